@@ -1,0 +1,122 @@
+# perfscript: build, test, demo and install. `make V=1` shows the commands.
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+BUILD     ?= build
+CC        ?= cc
+LUA_CFLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
+LUA_LIBS   := $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
+
+WARN      := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
+CFLAGS    ?= -O2 -g
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Ibindings -Iruntime \
+	-DPS_TAPSET_DIR='"$(PREFIX)/share/perfscript/tapsets"'
+LDFLAGS   ?=
+
+# Debian packages of DESIGN.md section 4, and what the tests compare against.
+DEPS := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang llvm \
+	libelf-dev zlib1g-dev libdw-dev libpfm4-dev libedit-dev luajit libluajit-5.1-dev \
+	lua-busted lua-check linux-perf util-linux procps
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-7s %s\n' $(1) $(2)
+endif
+
+# The Lua-free core: everything in runtime/ except the Lua binding and the CLI.
+CORE_SRCS := $(filter-out runtime/lua_% runtime/main.c,$(wildcard runtime/*.c))
+LUA_SRCS  := $(wildcard runtime/lua_*.c)
+CORE_OBJS := $(CORE_SRCS:runtime/%.c=$(BUILD)/runtime/%.o)
+PIC_OBJS  := $(CORE_SRCS:runtime/%.c=$(BUILD)/pic/%.o)
+LUA_OBJS  := $(LUA_SRCS:runtime/%.c=$(BUILD)/runtime/%.o)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+HELPERS   := $(BUILD)/tests/workload
+
+.PHONY: all deps check demo install clean asan lint bench
+all: perfscript $(BUILD)/libperfscript.so
+
+perfscript: $(CORE_OBJS) $(LUA_OBJS) $(BUILD)/runtime/main.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lm -ldl
+
+$(BUILD)/libperfscript.so: $(PIC_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,libperfscript.so.0 -o $@ $^
+
+$(BUILD)/runtime/lua_%.o: runtime/lua_%.c $(wildcard runtime/*.h bindings/*.h) | $(BUILD)/runtime
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LUA_CFLAGS) -c -o $@ $<
+
+$(BUILD)/runtime/main.o: runtime/main.c $(wildcard runtime/*.h bindings/*.h) | $(BUILD)/runtime
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LUA_CFLAGS) -c -o $@ $<
+
+$(BUILD)/runtime/%.o: runtime/%.c $(wildcard runtime/*.h bindings/*.h) | $(BUILD)/runtime
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/pic/%.o: runtime/%.c $(wildcard runtime/*.h bindings/*.h) | $(BUILD)/pic
+	$(call msg,CC,$< [pic])
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/tap.h $(CORE_OBJS) | $(BUILD)/tests
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(CORE_OBJS) -lm
+
+$(BUILD)/tests/workload: tests/workload.c | $(BUILD)/tests
+	$(call msg,CC,$<)
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-inline $(WARN) -pthread -o $@ $<
+
+$(BUILD)/runtime $(BUILD)/pic $(BUILD)/tests:
+	$(Q)mkdir -p $@
+
+# Install what is missing (as root, from Debian's archive only).
+deps:
+	@missing=$$(for p in $(DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "  DEPS    installing:" $$missing; \
+		if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root to install:" $$missing >&2; exit 1; fi; \
+		apt-get update -qq >/dev/null && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+tests-bin: all $(UNIT_BINS) $(HELPERS)
+.PHONY: tests-bin
+
+check: deps
+	@$(MAKE) --no-print-directory tests-bin
+	@tests/run
+
+demo: deps
+	@$(MAKE) --no-print-directory all $(HELPERS)
+	./perfscript examples/counters.lua -c '$(BUILD)/tests/workload pages 20000'
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(HELPERS)
+	@bench/run
+
+asan:
+	$(MAKE) BUILD=build-asan CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer' \
+		LDFLAGS='-fsanitize=address,undefined' all
+
+lint:
+	luacheck --no-color -q tapsets examples tests/spec
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
+		$(DESTDIR)$(PREFIX)/share/perfscript/tapsets $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 perfscript $(DESTDIR)$(PREFIX)/bin/perfscript
+	install -m 644 $(BUILD)/libperfscript.so $(DESTDIR)$(PREFIX)/lib/libperfscript.so.0
+	ln -sf libperfscript.so.0 $(DESTDIR)$(PREFIX)/lib/libperfscript.so
+	install -m 644 bindings/perfscript.h $(DESTDIR)$(PREFIX)/include/perfscript.h
+	for f in tapsets/*.lua; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/perfscript/tapsets/; done; true
+	install -m 644 docs/perfscript.1 $(DESTDIR)$(PREFIX)/share/man/man1/perfscript.1
+
+clean:
+	rm -rf $(BUILD) build-asan perfscript

@@ -1,0 +1,201 @@
+/*
+ * perfscript.h: the public C interface of libperfscript, the Lua-free core of
+ * perfscript. It parses event strings into perf_event_attr lists, owns
+ * sessions of counters on a target (self, a command, a pid, CPUs), reads and
+ * scales their values, and runs the epoll event loop that timers and (later)
+ * overflow rings plug into. The perfscript binary, its Lua binding and the
+ * LuaJIT FFI module are all clients of this header.
+ *
+ * Conventions: functions return 0 (or a count) on success and a negative
+ * errno or negative PS_ERR_* code on failure; constructors return NULL and set
+ * errno. Every __free() accepts NULL.
+ */
+#ifndef PERFSCRIPT_H
+#define PERFSCRIPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <linux/perf_event.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PS_VERSION "0.1.0"
+
+/* Failures that have no errno of their own. Returned negated, like -errno. */
+enum ps_error {
+	PS_ERR_FIRST = 4096,
+	PS_ERR_SYNTAX = PS_ERR_FIRST, /* malformed event string */
+	PS_ERR_UNKNOWN_EVENT,         /* no event by that name */
+	PS_ERR_UNKNOWN_TERM,          /* no such term in name/term=v/ */
+	PS_ERR_BAD_VALUE,             /* term value out of range or not a number */
+	PS_ERR_HANDLE,                /* freed, stale or made-up counter handle */
+	PS_ERR_NOT_SUPPORTED,         /* the event exists but this machine cannot count it */
+	PS_ERR_STATE,                 /* not valid now (e.g. reading a counter never opened) */
+	PS_ERR_LAST,
+};
+
+/* A message for a negative or positive PS_ERR_* code or errno value. */
+const char *ps_strerror(int err);
+
+/* ------------------------------------------------------------------------
+ * Event strings (runtime/event*.c). Pure: no fd is opened; only sysfs and
+ * tracefs are read. PERFSCRIPT_TRACEFS, when set, names the tracefs root
+ * used instead of /sys/kernel/tracing (tests point it at a fixture tree).
+ */
+
+struct ps_event_error {
+	int code;            /* PS_ERR_* (positive) */
+	int column;          /* 1-based column of the offending token, 0 if none */
+	char token[64];      /* the offending token as written */
+	char suggestion[64]; /* nearest known name, "" if none */
+	char message[320];   /* whole sentence, e.g. "unknown event 'cycels' at
+	                      * column 1 (did you mean 'cycles'?)" */
+};
+
+struct ps_events; /* the events one string produces, in order */
+
+/* Parse spec. On failure returns NULL, sets errno = EINVAL (ENOMEM on OOM)
+ * and fills *err when err is not NULL. */
+struct ps_events *ps_events__parse(const char *spec, struct ps_event_error *err);
+void ps_events__free(struct ps_events *evs);
+
+size_t ps_events__count(const struct ps_events *evs);
+/* The attr as it will be opened (disabled=1, read_format set) before the
+ * session applies its target (inherit, enable_on_exec). */
+const struct perf_event_attr *ps_events__attr(const struct ps_events *evs, size_t i);
+const char *ps_events__name(const struct ps_events *evs, size_t i); /* display name */
+size_t ps_events__leader(const struct ps_events *evs, size_t i);  /* == i for a leader */
+int ps_events__cpu(const struct ps_events *evs, size_t i);          /* cpu= term, or -1 */
+const char *ps_events__spec(const struct ps_events *evs);           /* the input string */
+
+/* Print the attr fields each event sets: one "field=value" per line with a
+ * blank line between events, or (json) one JSON array of objects. */
+int ps_events__describe(const struct ps_events *evs, FILE *out, bool json);
+
+/* ------------------------------------------------------------------------
+ * Sessions and counters (runtime/counter.c, runtime/target.c).
+ */
+
+enum ps_target_kind {
+	PS_TARGET_SELF,    /* the calling process (pid 0, any CPU) */
+	PS_TARGET_COMMAND, /* argv forked and held before exec */
+	PS_TARGET_PID,     /* every thread of an existing process */
+	PS_TARGET_CPUS,    /* system-wide on a CPU list */
+};
+
+struct ps_target_opts {
+	size_t sz;             /* sizeof(struct ps_target_opts) */
+	enum ps_target_kind kind;
+	pid_t pid;             /* PS_TARGET_PID */
+	char *const *argv;     /* PS_TARGET_COMMAND, NULL-terminated, run with execvp;
+	                        * may be set with PS_TARGET_CPUS too (like perf stat -a
+	                        * CMD): the command runs, counters stay per CPU */
+	const char *cpus;      /* PS_TARGET_CPUS: "0-3,5"; NULL means every online CPU */
+};
+
+struct ps_session;
+
+/* For PS_TARGET_COMMAND the child is forked here and held before exec until
+ * ps_session__release(). Fails with -ESRCH (errno) for a PID that is gone. */
+struct ps_session *ps_session__new(const struct ps_target_opts *opts);
+/* Closes every counter; a held command is killed and reaped. */
+void ps_session__free(struct ps_session *s);
+
+enum ps_target_kind ps_session__target_kind(const struct ps_session *s);
+pid_t ps_session__target_pid(const struct ps_session *s); /* 0 for self/CPUs */
+/* pidfd of the command or pid target (readable when it exits), or -1. */
+int ps_session__target_pidfd(const struct ps_session *s);
+/* Let a held command exec. Counters opened before this follow it from exec. */
+int ps_session__release(struct ps_session *s);
+/* Reap an exited command: returns 0 and its wait status, or -EAGAIN while it
+ * still runs, or -ECHILD when there is no command. */
+int ps_session__reap(struct ps_session *s, int *wstatus);
+
+typedef uint64_t ps_handle; /* non-zero; carries slot and generation */
+
+/* Reserve one counter per event of spec (nothing is opened). Writes the
+ * handles in order (a group gives its leader first) and returns how many, or
+ * a negative code with *err filled for a bad string, -ENOSPC when max is too
+ * small, -EMFILE past the session's counter limit. */
+int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *handles,
+			 size_t max, struct ps_event_error *err);
+/* Close and forget one counter. Freeing a leader frees its whole group. */
+int ps_session__free_counter(struct ps_session *s, ps_handle h);
+/* -PS_ERR_HANDLE unless h names a live counter of this session. */
+int ps_session__check(const struct ps_session *s, ps_handle h);
+
+/* Open every allocated counter that is not open yet (one fd per thread or
+ * CPU of the target) and enable the ones not stopped explicitly. On failure
+ * nothing new stays open, and msg (when not NULL) explains it, naming the
+ * event and what to do: "cannot open 'cycles:u': not supported by this
+ * machine's PMU ...". */
+int ps_session__open(struct ps_session *s, char *msg, size_t msglen);
+/* Same, for one counter (and its group). */
+int ps_session__open_counter(struct ps_session *s, ps_handle h, char *msg, size_t msglen);
+
+int ps_session__start(struct ps_session *s, ps_handle h); /* opens it if needed */
+int ps_session__stop(struct ps_session *s, ps_handle h);
+int ps_session__reset(struct ps_session *s, ps_handle h);
+
+struct ps_value {
+	uint64_t value;   /* raw scaled by enabled/running when multiplexed */
+	uint64_t raw;     /* sum over the counter's fds */
+	uint64_t enabled; /* ns, summed */
+	uint64_t running; /* ns, summed */
+};
+
+/* Read one counter: a counter never opened reads 0 (not an error); a freed
+ * handle is -PS_ERR_HANDLE. */
+int ps_session__read(struct ps_session *s, ps_handle h, struct ps_value *v);
+/* Read the group that leader heads with one PERF_FORMAT_GROUP read per fd;
+ * vals[i] is member i (leader first). Returns the member count. */
+int ps_session__read_group(struct ps_session *s, ps_handle leader, struct ps_value *vals,
+			   size_t max);
+/* Handles of the group h belongs to (leader first); returns the count. */
+int ps_session__group(struct ps_session *s, ps_handle h, ps_handle *handles, size_t max);
+
+const char *ps_session__spec(const struct ps_session *s, ps_handle h); /* as allocated */
+const char *ps_session__name(const struct ps_session *s, ps_handle h); /* display name */
+const struct perf_event_attr *ps_session__attr(const struct ps_session *s, ps_handle h);
+bool ps_session__is_open(const struct ps_session *s, ps_handle h);
+bool ps_session__is_running(const struct ps_session *s, ps_handle h);
+/* fds of an open counter (for rings and BPF); returns how many. */
+int ps_session__fds(const struct ps_session *s, ps_handle h, const int **fds);
+size_t ps_session__count(const struct ps_session *s); /* live counters */
+
+/* ------------------------------------------------------------------------
+ * The event loop (runtime/loop.c): one thread, epoll over fds, timerfds on
+ * CLOCK_MONOTONIC and a signalfd.
+ */
+
+struct ps_loop;
+/* Return 0 to keep going, a negative value to stop the loop with it. */
+typedef int (*ps_fd_fn)(struct ps_loop *loop, int fd, uint32_t events, void *ctx);
+typedef int (*ps_timer_fn)(struct ps_loop *loop, uint64_t expirations, void *ctx);
+
+struct ps_loop *ps_loop__new(void);
+void ps_loop__free(struct ps_loop *loop);
+int ps_loop__add_fd(struct ps_loop *loop, int fd, uint32_t events, ps_fd_fn fn, void *ctx);
+int ps_loop__del_fd(struct ps_loop *loop, int fd);
+/* A periodic timer; the first expiry is one interval from now. Returns a
+ * timer id (>= 0) for ps_loop__del_timer. */
+int ps_loop__add_timer(struct ps_loop *loop, uint64_t interval_ns, ps_timer_fn fn, void *ctx);
+int ps_loop__del_timer(struct ps_loop *loop, int id);
+/* Block the signals of set and deliver them through a signalfd; fn gets the
+ * signal number in expirations. */
+int ps_loop__add_signals(struct ps_loop *loop, const int *signals, size_t n, ps_timer_fn fn,
+			 void *ctx);
+/* Run until ps_loop__stop() or a callback returns < 0. Returns 0 or that value. */
+int ps_loop__run(struct ps_loop *loop);
+void ps_loop__stop(struct ps_loop *loop, int status);
+bool ps_loop__stopping(const struct ps_loop *loop);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PERFSCRIPT_H */

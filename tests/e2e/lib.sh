@@ -1,0 +1,35 @@
+# lib.sh: TAP helpers for perfscript's end-to-end CLI tests. Source it, call
+# the checks, end with `done_testing`. Every check prints one TAP line;
+# `skip` says why. $PERFSCRIPT and $WORKLOAD come from tests/run.
+PERFSCRIPT=${PERFSCRIPT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/perfscript}
+WORKLOAD=${WORKLOAD:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/tests/workload}
+TAP_N=0
+TAP_FAILED=0
+TMP=$(mktemp -d /tmp/perfscript-e2e.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+ok() { # cond-exit-status description
+	local rc=$1; shift
+	TAP_N=$((TAP_N + 1))
+	if [[ $rc -eq 0 ]]; then echo "ok $TAP_N - $*"; else
+		echo "not ok $TAP_N - $*"; TAP_FAILED=$((TAP_FAILED + 1)); fi
+}
+# is GOT WANT description
+is() {
+	local got=$1 want=$2; shift 2
+	[[ $got == "$want" ]]; ok $? "$*"
+	[[ $got == "$want" ]] || printf '#   got:  %s\n#   want: %s\n' "$got" "$want"
+}
+# like TEXT REGEX description
+like() {
+	local got=$1 re=$2; shift 2
+	[[ $got =~ $re ]]; ok $? "$*"
+	[[ $got =~ $re ]] || { printf '#   want match: %s\n' "$re"; printf '%s\n' "$got" | sed 's/^/#   got: /' | head -20; }
+}
+skip() { # reason description
+	local why=$1; shift
+	TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $* # SKIP $why"
+}
+diag() { echo "# $*"; }
+need_root() { [[ $(id -u) -eq 0 ]]; }
+done_testing() { echo "1..$TAP_N"; [[ $TAP_FAILED -eq 0 ]]; }

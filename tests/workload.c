@@ -1,0 +1,165 @@
+/*
+ * workload: a deterministic target for perfscript's end-to-end tests and
+ * benchmarks. Each mode does an exact amount of one kind of work so that a
+ * counter on it has a known value:
+ *   workload getppid N      N getppid() syscalls (syscalls:sys_enter_getppid == N)
+ *   workload pages N        touch N fresh anonymous pages (page-faults ~= N)
+ *   workload spin MS        burn CPU for MS milliseconds in hot_spin()
+ *   workload threads T N    T threads, each N getppid() calls
+ *   workload exit CODE      exit with CODE at once
+ *   workload sleep MS       sleep MS milliseconds
+ * Options before the mode: --wait-usr1 (block until SIGUSR1 before working;
+ * prints "ready PID" on stdout first), --fork (run the mode in a child too,
+ * so inheritance doubles the count).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static unsigned long arg_ul(const char *s)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s ? s : "", &end, 0);
+	if (!s || errno || *end) {
+		fprintf(stderr, "workload: bad number '%s'\n", s ? s : "");
+		exit(2);
+	}
+	return v;
+}
+
+__attribute__((noinline)) static void do_getppid(unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++)
+		syscall(SYS_getppid); /* not cached by libc, always a real syscall */
+}
+
+__attribute__((noinline)) static void do_pages(unsigned long n)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	volatile char *p = mmap(NULL, n * pg, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("workload: mmap");
+		exit(1);
+	}
+	for (unsigned long i = 0; i < n; i++)
+		p[i * pg] = 1;
+	munmap((void *)p, n * pg);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+volatile unsigned long spin_sink;
+void hot_spin(unsigned long ms); /* global, so symbol tests find it by name */
+
+__attribute__((noinline)) void hot_spin(unsigned long ms)
+{
+	double end = now_ms() + ms;
+
+	while (now_ms() < end)
+		for (int i = 0; i < 100000; i++)
+			spin_sink += i;
+}
+
+static void *thread_main(void *arg)
+{
+	do_getppid((unsigned long)arg);
+	return NULL;
+}
+
+static void do_threads(unsigned long t, unsigned long n)
+{
+	pthread_t *th = calloc(t, sizeof(*th));
+
+	if (!th)
+		exit(1);
+	for (unsigned long i = 0; i < t; i++)
+		if (pthread_create(&th[i], NULL, thread_main, (void *)n) != 0)
+			exit(1);
+	for (unsigned long i = 0; i < t; i++)
+		pthread_join(th[i], NULL);
+	free(th);
+}
+
+static void run_mode(char **argv)
+{
+	const char *mode = argv[0];
+
+	if (!strcmp(mode, "getppid"))
+		do_getppid(arg_ul(argv[1]));
+	else if (!strcmp(mode, "pages"))
+		do_pages(arg_ul(argv[1]));
+	else if (!strcmp(mode, "spin"))
+		hot_spin(arg_ul(argv[1]));
+	else if (!strcmp(mode, "threads"))
+		do_threads(arg_ul(argv[1]), arg_ul(argv[1] ? argv[2] : NULL));
+	else if (!strcmp(mode, "exit"))
+		exit((int)arg_ul(argv[1]));
+	else if (!strcmp(mode, "sleep"))
+		usleep(arg_ul(argv[1]) * 1000);
+	else {
+		fprintf(stderr, "workload: unknown mode '%s'\n", mode);
+		exit(2);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int wait_usr1 = 0, fork_too = 0, i = 1;
+
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--wait-usr1"))
+			wait_usr1 = 1;
+		else if (!strcmp(argv[i], "--fork"))
+			fork_too = 1;
+		else
+			break;
+	}
+	if (i >= argc) {
+		fprintf(stderr, "usage: workload [--wait-usr1] [--fork] "
+				"getppid N|pages N|spin MS|threads T N|exit CODE|sleep MS\n");
+		return 2;
+	}
+	if (wait_usr1) {
+		sigset_t set;
+		int sig;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		printf("ready %d\n", (int)getpid());
+		fflush(stdout);
+		sigwait(&set, &sig);
+	}
+	if (fork_too) {
+		pid_t child = fork();
+
+		if (child < 0)
+			return 1;
+		run_mode(argv + i);
+		if (child == 0)
+			_exit(0);
+		waitpid(child, NULL, 0);
+		return 0;
+	}
+	run_mode(argv + i);
+	return 0;
+}
