@@ -41,9 +41,13 @@ HELPERS   := $(BUILD)/tests/workload
 .PHONY: all deps check demo install clean asan lint bench
 all: perfscript $(BUILD)/libperfscript.so
 
-perfscript: $(CORE_OBJS) $(LUA_OBJS) $(BUILD)/runtime/main.o
+perfscript: $(LUA_OBJS) $(BUILD)/runtime/main.o $(BUILD)/libperfscript.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lm -ldl
+
+$(BUILD)/libperfscript.a: $(CORE_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/libperfscript.so: $(PIC_OBJS)
 	$(call msg,LINK,$@)
@@ -65,9 +69,9 @@ $(BUILD)/pic/%.o: runtime/%.c $(wildcard runtime/*.h bindings/*.h) | $(BUILD)/pi
 	$(call msg,CC,$< [pic])
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/tap.h $(CORE_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/tap.h $(BUILD)/libperfscript.a | $(BUILD)/tests
 	$(call msg,CC,$<)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(CORE_OBJS) -lm
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libperfscript.a -lm
 
 $(BUILD)/tests/workload: tests/workload.c | $(BUILD)/tests
 	$(call msg,CC,$<)
