@@ -1,0 +1,285 @@
+/*
+ * main.c: the perfscript command line. It parses options, builds the target
+ * (self, -c command, -p pid, -a/-C CPUs), and hands the script to the Lua
+ * runtime; --describe answers without opening anything.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lua_script.h"
+
+static const char usage[] =
+	"usage: perfscript [options] SCRIPT.lua [--] [script args]\n"
+	"       perfscript -e 'lua code' [options]\n"
+	"       perfscript --describe [--json] 'EVENT-SPEC'\n"
+	"\n"
+	"  -e CODE         run CODE instead of a script file\n"
+	"  -c 'CMD args'   run CMD as the target; counters follow it from exec, with\n"
+	"                  its children; the session ends when it exits\n"
+	"  -p PID          attach to a running process (all its threads)\n"
+	"  -a              count system-wide, on every CPU\n"
+	"  -C LIST         count on these CPUs only, e.g. 0-3,5\n"
+	"  -T SECONDS      end the session after SECONDS\n"
+	"  -I DIR          add DIR to the tapset search path\n"
+	"  -o FILE         write script output to FILE\n"
+	"  -v              verbose: say what the session does\n"
+	"      --describe SPEC   print the perf_event_attr fields SPEC sets\n"
+	"      --json            with --describe: a JSON array\n"
+	"      --version         print the version\n"
+	"  -h, --help            this text\n"
+	"\n"
+	"Docs: docs/guide.md, docs/events.md, docs/api.md; man perfscript.\n";
+
+struct options {
+	const char *code, *command, *cpus, *output, *describe;
+	const char *includes[32];
+	int nincludes;
+	pid_t pid;
+	bool system_wide, json;
+	int verbose;
+	double duration;
+};
+
+static int die_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "perfscript: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n(perfscript --help lists the options)\n");
+	return 2;
+}
+
+/* Split "cmd a 'b c'" into argv. Strings with shell syntax run under
+ * /bin/sh -c instead, so that pipes and redirections mean what they say. */
+static char **command_argv(const char *cmd)
+{
+	size_t n = 0, cap = 8;
+	char **argv = calloc(cap, sizeof(*argv));
+	char *buf = malloc(strlen(cmd) + sizeof("/bin/sh")), *out = buf;
+	const char *p = cmd;
+
+	if (!argv || !buf)
+		goto oom;
+	if (strpbrk(cmd, "|&;<>()$`\\*?[]{}~#=\n")) {
+		argv[0] = strcpy(buf, "/bin/sh"); /* argv[0] always owns buf */
+		argv[1] = "-c";
+		argv[2] = (char *)cmd;
+		return argv;
+	}
+	while (*p) {
+		char quote = 0;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		if (n + 2 > cap) {
+			char **grown = realloc(argv, (cap *= 2) * sizeof(*argv));
+
+			if (!grown)
+				goto oom;
+			argv = grown;
+		}
+		argv[n++] = out;
+		for (; *p && (quote || (*p != ' ' && *p != '\t')); p++) {
+			if (!quote && (*p == '\'' || *p == '"'))
+				quote = *p;
+			else if (quote && *p == quote)
+				quote = 0;
+			else
+				*out++ = *p;
+		}
+		*out++ = '\0';
+	}
+	argv[n] = NULL;
+	if (n == 0) {
+		free(buf);
+		free(argv);
+		errno = EINVAL;
+		return NULL;
+	}
+	return argv;
+oom:
+	free(buf);
+	free(argv);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* Print a parse error with a caret under the offending token. */
+static void print_event_error(const char *spec, const struct ps_event_error *err)
+{
+	fprintf(stderr, "perfscript: %s\n", err->message);
+	if (err->column > 0) {
+		size_t len = strlen(err->token);
+
+		fprintf(stderr, "  %s\n  %*s^", spec, err->column - 1, "");
+		for (size_t i = 1; i < len; i++)
+			fputc('~', stderr);
+		fputc('\n', stderr);
+	}
+}
+
+static int describe(const char *spec, bool json)
+{
+	struct ps_event_error err = { 0 };
+	struct ps_events *evs = ps_events__parse(spec, &err);
+	int rc;
+
+	if (!evs) {
+		print_event_error(spec, &err);
+		return 1;
+	}
+	rc = ps_events__describe(evs, stdout, json);
+	ps_events__free(evs);
+	return rc < 0 ? 1 : 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longs[] = {
+		{ "describe", required_argument, NULL, 'D' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "e:c:p:aC:T:I:o:vhli", longs, NULL)) != -1) {
+		char *end;
+
+		switch (c) {
+		case 'e': o->code = optarg; break;
+		case 'c': o->command = optarg; break;
+		case 'a': o->system_wide = true; break;
+		case 'C': o->cpus = optarg; break;
+		case 'o': o->output = optarg; break;
+		case 'v': o->verbose++; break;
+		case 'D': o->describe = optarg; break;
+		case 'J': o->json = true; break;
+		case 'p':
+			errno = 0;
+			o->pid = (pid_t)strtol(optarg, &end, 10);
+			if (errno || *end || o->pid <= 0)
+				return die_usage("-p wants a process id, got '%s'", optarg);
+			break;
+		case 'T':
+			o->duration = strtod(optarg, &end);
+			if (*end || !(o->duration > 0))
+				return die_usage("-T wants a positive number of seconds, got '%s'", optarg);
+			break;
+		case 'I':
+			if (o->nincludes == 32)
+				return die_usage("too many -I directories (at most %s)", "32");
+			o->includes[o->nincludes++] = optarg;
+			break;
+		case 'V': printf("perfscript %s (Lua 5.4)\n", PS_VERSION); exit(0);
+		case 'h': fputs(usage, stdout); exit(0);
+		case 'l':
+			return die_usage("%s", "-l (list events) is not available yet; "
+					       "docs/events.md lists the names perfscript accepts");
+		case 'i':
+			return die_usage("%s", "-i (the REPL) is not available yet; "
+					       "try perfscript -e 'code'");
+		default: return 2;
+		}
+	}
+	if (o->pid && (o->command || o->system_wide || o->cpus))
+		return die_usage("%s", "-p cannot be combined with -c, -a or -C");
+	return 0;
+}
+
+static struct ps_session *make_session(const struct options *o)
+{
+	struct ps_target_opts t = { .sz = sizeof(t), .kind = PS_TARGET_SELF };
+	char **cmd = NULL;
+	struct ps_session *s;
+
+	if (o->command) {
+		cmd = command_argv(o->command);
+		if (!cmd) {
+			fprintf(stderr, "perfscript: -c wants a command, got '%s'\n", o->command);
+			return NULL;
+		}
+		t.kind = PS_TARGET_COMMAND;
+		t.argv = cmd;
+	}
+	if (o->pid) {
+		t.kind = PS_TARGET_PID;
+		t.pid = o->pid;
+	}
+	if (o->system_wide || o->cpus) {
+		t.kind = PS_TARGET_CPUS;
+		t.cpus = o->cpus;
+	}
+	s = ps_session__new(&t);
+	if (!s) {
+		int err = errno;
+
+		if (err == ESRCH)
+			fprintf(stderr, "perfscript: -p %d: no such process\n", (int)o->pid);
+		else if (err == EINVAL && o->cpus)
+			fprintf(stderr, "perfscript: -C '%s': not a list of online CPUs "
+					"(e.g. 0-1; see /sys/devices/system/cpu/online)\n", o->cpus);
+		else
+			fprintf(stderr, "perfscript: cannot set up the target: %s\n", strerror(err));
+	}
+	if (cmd)
+		free(cmd[0]);
+	free(cmd);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { 0 };
+	struct ps_session *session = NULL;
+	struct ps_script *sc = NULL;
+	const char *chunk;
+	int rc, first;
+
+	rc = parse_options(argc, argv, &o);
+	if (rc)
+		return rc;
+	if (o.describe)
+		return describe(o.describe, o.json);
+	first = optind;
+	if (!o.code && first >= argc) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	chunk = o.code ? o.code : argv[first++];
+	session = make_session(&o);
+	if (!session)
+		return 1;
+	if (o.output) {
+		int fd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		/* After the command was forked: its output stays where it was. */
+		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+			fprintf(stderr, "perfscript: -o %s: %s\n", o.output, strerror(errno));
+			ps_session__free(session);
+			return 1;
+		}
+		close(fd);
+	}
+	sc = ps_script__new(session, o.verbose);
+	if (!sc) {
+		fprintf(stderr, "perfscript: cannot start Lua: %s\n", strerror(errno));
+		ps_session__free(session);
+		return 1;
+	}
+	for (int i = o.nincludes - 1; i >= 0; i--)
+		ps_script__add_path(sc, o.includes[i]);
+	sc->duration = o.duration;
+	rc = ps_script__run(sc, chunk, o.code != NULL, argv + first, argc - first, argv, 1);
+	ps_script__free(sc);
+	ps_session__free(session);
+	fflush(stdout);
+	return rc;
+}
