@@ -1,0 +1,109 @@
+/*
+ * event_describe.c: ps_events__describe, the stable, machine-comparable
+ * account of what a parsed event string will ask the kernel for (behind
+ * `perfscript --describe` and the tests). Each event prints its name, its
+ * leader's index, and the perf_event_attr fields it sets, named as in the
+ * kernel struct. type and config are always printed; every other field only
+ * when non-zero. Text form: one "field=value" per line, config* and the
+ * read_format/sample_type bit masks in 0x hex, the rest decimal, a blank line
+ * between events. JSON form: an array of one object per event with the same
+ * keys, every value a JSON number except name.
+ */
+#include <errno.h>
+
+#include "event.h"
+
+struct field {
+	const char *key;
+	uint64_t value;
+	bool hex;
+};
+
+#define MAX_FIELDS 24
+
+/* The fields of one event, in output order. */
+static size_t collect(const struct ps_event *ev, struct field *f)
+{
+	const struct perf_event_attr *a = &ev->attr;
+	size_t n = 0;
+
+#define ALWAYS(k, v, h) (f[n++] = (struct field){ k, (uint64_t)(v), h })
+#define NONZERO(k, v, h)                                                \
+	do {                                                            \
+		if (v)                                                  \
+			f[n++] = (struct field){ k, (uint64_t)(v), h }; \
+	} while (0)
+	ALWAYS("leader", ev->leader, false);
+	if (ev->cpu >= 0)
+		ALWAYS("cpu", ev->cpu, false);
+	ALWAYS("type", a->type, false);
+	ALWAYS("config", a->config, true);
+	NONZERO("config1", a->config1, true);
+	NONZERO("config2", a->config2, true);
+	NONZERO(a->freq ? "sample_freq" : "sample_period", a->sample_period, false);
+	NONZERO("freq", a->freq, false);
+	NONZERO("exclude_user", a->exclude_user, false);
+	NONZERO("exclude_kernel", a->exclude_kernel, false);
+	NONZERO("exclude_hv", a->exclude_hv, false);
+	NONZERO("exclude_host", a->exclude_host, false);
+	NONZERO("exclude_guest", a->exclude_guest, false);
+	NONZERO("exclude_idle", a->exclude_idle, false);
+	NONZERO("precise_ip", a->precise_ip, false);
+	NONZERO("pinned", a->pinned, false);
+	NONZERO("exclusive", a->exclusive, false);
+	NONZERO("inherit", a->inherit, false);
+	NONZERO("disabled", a->disabled, false);
+	NONZERO("read_format", a->read_format, true);
+	NONZERO("sample_type", a->sample_type, true);
+#undef ALWAYS
+#undef NONZERO
+	return n;
+}
+
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+int ps_events__describe(const struct ps_events *evs, FILE *out, bool json)
+{
+	struct field f[MAX_FIELDS];
+
+	if (!evs || !out)
+		return -EINVAL;
+	if (json)
+		fputs("[\n", out);
+	for (size_t i = 0; i < evs->n; i++) {
+		size_t n = collect(&evs->ev[i], f);
+
+		if (json) {
+			fputs("  {\"name\": ", out);
+			json_string(out, evs->ev[i].name);
+			for (size_t j = 0; j < n; j++)
+				fprintf(out, ", \"%s\": %llu", f[j].key,
+					(unsigned long long)f[j].value);
+			fputs(i + 1 < evs->n ? "},\n" : "}\n", out);
+			continue;
+		}
+		if (i > 0)
+			fputc('\n', out);
+		fprintf(out, "name=%s\n", evs->ev[i].name);
+		for (size_t j = 0; j < n; j++)
+			fprintf(out, f[j].hex ? "%s=0x%llx\n" : "%s=%llu\n", f[j].key,
+				(unsigned long long)f[j].value);
+	}
+	if (json)
+		fputs("]\n", out);
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,190 @@
+/*
+ * event_tracepoint.c: resolves `subsystem:event` names to PERF_TYPE_TRACEPOINT
+ * attrs by reading the event's id from tracefs (events/SUBSYS/EVENT/id). The
+ * tracefs root is $PERFSCRIPT_TRACEFS when set (tests point it at a fixture
+ * tree), else /sys/kernel/tracing, else /sys/kernel/debug/tracing; when
+ * neither is mounted and we are root, tracefs is mounted at
+ * /sys/kernel/tracing, as perf does. An unknown name gets a did-you-mean
+ * among the subsystem's events, or among the subsystems.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "event.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+#define DEBUGFS_TRACING "/sys/kernel/debug/tracing"
+
+static bool has_events_dir(const char *root)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(path, sizeof(path), "%s/events", root) >= (int)sizeof(path))
+		return false;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The tracefs root to use, or NULL when there is none. */
+static const char *tracefs_root(void)
+{
+	const char *env = getenv("PERFSCRIPT_TRACEFS");
+
+	if (env && *env)
+		return env; /* explicit: never fall back to the real one */
+	if (has_events_dir(TRACEFS))
+		return TRACEFS;
+	if (has_events_dir(DEBUGFS_TRACING))
+		return DEBUGFS_TRACING;
+	/* Only root may mount; a failure just leaves us without tracepoints. */
+	if (geteuid() == 0 && mount("nodev", TRACEFS, "tracefs", 0, NULL) == 0 &&
+	    has_events_dir(TRACEFS))
+		return TRACEFS;
+	return NULL;
+}
+
+static bool is_dir_entry(const char *dir, const struct dirent *de)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (de->d_name[0] == '.')
+		return false;
+	if (de->d_type == DT_DIR)
+		return true;
+	if (de->d_type != DT_UNKNOWN)
+		return false;
+	if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
+		return false;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Feed every subdirectory name of dir to the suggester. Returns false when
+ * dir cannot be opened. */
+static bool suggest_dir(const char *dir, struct ps_ev_suggest *s)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d)
+		return false;
+	while ((de = readdir(d)))
+		if (is_dir_entry(dir, de))
+			ps_ev__suggest(s, de->d_name);
+	closedir(d);
+	return true;
+}
+
+static bool has_glob(const char *s, size_t len)
+{
+	return memchr(s, '*', len) || memchr(s, '?', len) || memchr(s, '[', len);
+}
+
+static int unknown(const struct ps_ev_ref *ref, const char *root, struct ps_event_error *err)
+{
+	size_t toklen = ref->sys_len + 1 + ref->name_len;
+	char dir[PATH_MAX];
+	struct ps_ev_suggest s;
+
+	if (snprintf(dir, sizeof(dir), "%s/events/%.*s", root, (int)ref->sys_len, ref->sys) >=
+	    (int)sizeof(dir))
+		return ps_ev__fail(err, PS_ERR_UNKNOWN_EVENT, ref->column, ref->sys, toklen,
+				   "unknown tracepoint '%.*s' at column %d", (int)toklen, ref->sys,
+				   ref->column);
+	ps_ev__suggest_init(&s, ref->name, ref->name_len);
+	if (ps_ev__safe_component(ref->sys, ref->sys_len) && suggest_dir(dir, &s)) {
+		char full[sizeof(s.best) * 2 + 2];
+		size_t l;
+
+		/* Offer the whole "sys:event" name, cut to fit like any token. */
+		if (s.best[0]) {
+			l = (size_t)snprintf(full, sizeof(full), "%.*s:%s",
+					     (int)(ref->sys_len < sizeof(s.best) ? ref->sys_len : 63),
+					     ref->sys, s.best);
+			l = l < sizeof(s.best) ? l : sizeof(s.best) - 1;
+			memcpy(s.best, full, l);
+			s.best[l] = '\0';
+		}
+		ps_ev__fail(err, PS_ERR_UNKNOWN_EVENT, ref->column, ref->sys, toklen,
+			    "unknown tracepoint '%.*s' at column %d%s%s%s", (int)toklen, ref->sys,
+			    ref->column, s.best[0] ? " (did you mean '" : "", s.best,
+			    s.best[0] ? "'?)" : "");
+	} else {
+		snprintf(dir, sizeof(dir), "%s/events", root);
+		ps_ev__suggest_init(&s, ref->sys, ref->sys_len);
+		suggest_dir(dir, &s);
+		ps_ev__fail(err, PS_ERR_UNKNOWN_EVENT, ref->column, ref->sys, ref->sys_len,
+			    "unknown tracepoint subsystem '%.*s' at column %d%s%s%s",
+			    (int)ref->sys_len, ref->sys, ref->column,
+			    s.best[0] ? " (did you mean '" : "", s.best, s.best[0] ? "'?)" : "");
+	}
+	if (err)
+		snprintf(err->suggestion, sizeof(err->suggestion), "%s", s.best);
+	return -PS_ERR_UNKNOWN_EVENT;
+}
+
+static int tracepoint_resolve(const struct ps_ev_ref *ref, struct perf_event_attr *attr,
+			      struct ps_event_error *err)
+{
+	size_t toklen = ref->sys_len + 1 + ref->name_len;
+	const char *root;
+	char path[PATH_MAX];
+	uint64_t id;
+	int r;
+
+	if (!ref->sys)
+		return 0;
+	if (has_glob(ref->sys, ref->sys_len) || has_glob(ref->name, ref->name_len))
+		return ps_ev__fail(err, PS_ERR_NOT_SUPPORTED, ref->column, ref->sys, toklen,
+				   "tracepoint glob '%.*s' at column %d is not supported yet; "
+				   "name one tracepoint",
+				   (int)toklen, ref->sys, ref->column);
+	if (!ps_ev__safe_component(ref->sys, ref->sys_len) ||
+	    !ps_ev__safe_component(ref->name, ref->name_len))
+		return ps_ev__fail(err, PS_ERR_SYNTAX, ref->column, ref->sys, toklen,
+				   "bad tracepoint name '%.*s' at column %d", (int)toklen, ref->sys,
+				   ref->column);
+	root = tracefs_root();
+	if (!root)
+		return ps_ev__fail(err, PS_ERR_NOT_SUPPORTED, ref->column, ref->sys, toklen,
+				   "tracepoint '%.*s' at column %d: tracefs is not mounted "
+				   "(tried " TRACEFS " and " DEBUGFS_TRACING ")",
+				   (int)toklen, ref->sys, ref->column);
+	if (snprintf(path, sizeof(path), "%s/events/%.*s/%.*s/id", root, (int)ref->sys_len,
+		     ref->sys, (int)ref->name_len, ref->name) >= (int)sizeof(path))
+		return unknown(ref, root, err);
+	r = ps_ev__read_u64_file(path, &id);
+	if (r == -ENOENT || r == -ENOTDIR)
+		return unknown(ref, root, err);
+	if (r < 0)
+		return ps_ev__fail(err, PS_ERR_NOT_SUPPORTED, ref->column, ref->sys, toklen,
+				   "tracepoint '%.*s' at column %d: cannot read %s: %s", (int)toklen,
+				   ref->sys, ref->column, path, strerror(-r));
+	attr->type = PERF_TYPE_TRACEPOINT;
+	attr->config = id;
+	return 1;
+}
+
+/* Subsystem names, for a word that might have been meant as "sys:event". */
+static void tracepoint_suggest(const struct ps_ev_ref *ref, struct ps_ev_suggest *s)
+{
+	const char *root;
+	char dir[PATH_MAX];
+
+	if (!ref->sys || !(root = tracefs_root()))
+		return;
+	if (snprintf(dir, sizeof(dir), "%s/events", root) < (int)sizeof(dir))
+		suggest_dir(dir, s);
+}
+
+const struct ps_ev_resolver ps_ev__tracepoint = {
+	.what = "tracepoint",
+	.resolve = tracepoint_resolve,
+	.suggest = tracepoint_suggest,
+};
