@@ -1,0 +1,56 @@
+# cli.sh: the perfscript command line: options, --describe, -e, arg, -o, -I,
+# usage errors. No counters need privileges here.
+source "$(dirname "$0")/lib.sh"
+
+out=$("$PERFSCRIPT" --version); ok $? "--version exits 0"
+like "$out" '^perfscript [0-9]+\.[0-9]+\.[0-9]+' "--version prints the version"
+out=$("$PERFSCRIPT" --help); like "$out" "-c 'CMD args'" "--help lists -c"
+
+out=$("$PERFSCRIPT" 2>&1); rc=$?
+is "$rc" 2 "no script is a usage error (exit 2)"
+like "$out" "usage: perfscript" "no script prints the usage"
+out=$("$PERFSCRIPT" -p nope -e 'x=1' 2>&1); is "$?" 2 "-p wants a number"
+like "$out" "-p wants a process id, got 'nope'" "-p error names the bad value"
+out=$("$PERFSCRIPT" -T -1 -e 'x=1' 2>&1); is "$?" 2 "-T wants a positive number"
+out=$("$PERFSCRIPT" -p 1 -a -e 'x=1' 2>&1); like "$out" "cannot be combined" "-p with -a is refused"
+
+out=$("$PERFSCRIPT" --describe 'cycles:u')
+is "$out" "$(printf 'type=0\nconfig=0x0\nexclude_kernel=1\nexclude_hv=1\ndisabled=1\nread_format=0x3\nname=cycles:u\nleader=0')" \
+	"--describe prints the attr fields of cycles:u"
+out=$("$PERFSCRIPT" --describe --json '{task-clock,page-faults}')
+like "$out" '^\[' "--describe --json prints a JSON array"
+if command -v python3 >/dev/null; then
+	n=$(printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(len(d), d[1]["leader"], d[1]["name"])')
+	is "$n" "2 0 page-faults" "--describe --json parses: two events, member led by event 0"
+else
+	skip "python3 not installed" "--describe --json parses"
+fi
+out=$("$PERFSCRIPT" --describe 'cycels:u' 2>&1); rc=$?
+is "$rc" 1 "--describe of a bad string exits 1"
+like "$out" "did you mean 'cycles'\?" "--describe suggests the nearest name"
+like "$out" $'\n  cycels:u\n  \\^~~~~~' "--describe underlines the bad token"
+
+out=$("$PERFSCRIPT" -e 'print(arg[0], #arg, ...)' -- a b 2>&1)
+is "$out" "$(printf -- '-e\t2\ta\tb')" "-e code gets arg and ... like lua(1)"
+printf 'print(arg[0], arg[1], select("#", ...))\n' >"$TMP/args.lua"
+out=$("$PERFSCRIPT" "$TMP/args.lua" one two)
+is "$out" "$(printf '%s\tone\t2' "$TMP/args.lua")" "script arguments land in arg and ..."
+
+"$PERFSCRIPT" -o "$TMP/out.txt" -e 'printf("%d-%s\n", 42, "x"); print("p")'
+is "$(cat "$TMP/out.txt")" "$(printf '42-x\np')" "-o writes printf and print output to FILE"
+
+mkdir -p "$TMP/tapsets"
+printf 'return { answer = function() return 42 end }\n' >"$TMP/tapsets/mytap.lua"
+out=$("$PERFSCRIPT" -I "$TMP/tapsets" -e 'print(require("mytap").answer())')
+is "$out" 42 "-I DIR puts DIR on the tapset path"
+out=$(PERFSCRIPT_PATH="$TMP/tapsets" "$PERFSCRIPT" -e 'print(require("mytap").answer())')
+is "$out" 42 "PERFSCRIPT_PATH puts its directories on the tapset path"
+out=$("$PERFSCRIPT" -e 'print(require("perfmon") == perfmon)')
+is "$out" true 'require "perfmon" returns the perfmon global'
+
+out=$("$PERFSCRIPT" -e 'print(pid() > 0, tid() == pid(), cpu() >= 0, execname(), target() == pid())')
+is "$out" "$(printf 'true\ttrue\ttrue\tperfscript\ttrue')" "helpers describe perfscript's own process"
+out=$("$PERFSCRIPT" -e 'local t = gettimeofday_ns(); print(math.abs(t // 1000000000 - os.time()) <= 1)')
+is "$out" true "gettimeofday_ns is wall-clock nanoseconds"
+
+done_testing

@@ -1,0 +1,113 @@
+# counting.sh: real counters on every target kind. A syscalls tracepoint
+# gives exact counts: the workload makes exactly N getppid() calls.
+source "$(dirname "$0")/lib.sh"
+
+N=20000
+count_script='h = perfmon_allocate_counter("syscalls:sys_enter_getppid")
+probe("end", function() print(perfmon_get_counter(h)) end)'
+
+if ! need_root; then
+	for t in self -c -p -a -C threads group "page-faults vs perf stat"; do
+		skip "syscall tracepoints need root (run make check as root)" "count on target $t"
+	done
+	done_testing; exit
+fi
+
+# self: the script's own syscalls (each io.open/close pair is one close()).
+out=$("$PERFSCRIPT" -e '
+local c = assert(perfmon.counter("syscalls:sys_enter_close"))
+c:start()
+for _ = 1, 1000 do assert(io.open("/proc/self/stat")):close() end
+c:stop()
+print((c:read()))')
+is "$out" 1000 "self: 1000 closes counted exactly"
+
+out=$("$PERFSCRIPT" -e "$count_script" -c "$WORKLOAD getppid $N")
+is "$out" "$N" "-c: exactly N getppid() calls"
+out=$("$PERFSCRIPT" -e "$count_script" -c "$WORKLOAD --fork getppid $N")
+is "$out" "$((2 * N))" "-c: children of the command are counted (inherit)"
+out=$("$PERFSCRIPT" -e "$count_script" -c "$WORKLOAD threads 3 $N")
+is "$out" "$((3 * N))" "-c: threads of the command are counted"
+
+# -p: attach, then let the workload run.
+attach() { # workload args... ; prints perfscript's output
+	rm -f "$TMP/ready"; mkfifo "$TMP/ready"
+	"$WORKLOAD" --wait-usr1 "$@" >"$TMP/ready" &
+	local wpid; read -r _ wpid <"$TMP/ready"
+	"$PERFSCRIPT" -p "$wpid" -e "$count_script"'
+probe("begin", function() perfmon_create_context(); os.execute("kill -USR1 " .. target()) end)'
+	wait
+}
+out=$(attach getppid $N)
+is "$out" "$N" "-p: exactly N getppid() calls of the attached process"
+out=$(attach threads 4 $N)
+is "$out" "$((4 * N))" "-p: threads started after attaching are counted"
+
+out=$("$PERFSCRIPT" -a -e "$count_script" -c "$WORKLOAD getppid $N")
+ok $(( out >= N && out <= N + 100 ? 0 : 1 )) "-a: the command's N calls counted system-wide (got $out, others may add a few)"
+out=$("$PERFSCRIPT" -C 0 -e "$count_script" -c "taskset -c 0 $WORKLOAD getppid $N")
+ok $(( out >= N && out <= N + 100 ? 0 : 1 )) "-C 0: calls pinned to CPU 0 counted (got $out)"
+out=$("$PERFSCRIPT" -C 1 -e "$count_script" -c "taskset -c 0 $WORKLOAD getppid $N")
+ok $(( out < 100 ? 0 : 1 )) "-C 1: calls on CPU 0 are not counted (got $out)"
+
+# Group read: one coherent read of leader and members.
+out=$("$PERFSCRIPT" -e '
+local g = assert(perfmon.group("{syscalls:sys_enter_getppid,task-clock,page-faults}"))
+probe("end", function()
+  local v, enabled, running = g:read()
+  print(v[1], v["task-clock"] > 0, v[3] > 0, running <= enabled)
+end)' -c "$WORKLOAD getppid $N")
+is "$out" "$(printf '%d\ttrue\ttrue\ttrue' $N)" "-c: a group reads leader and members together"
+
+# Values: scaled = raw * enabled / running; software events always run.
+out=$("$PERFSCRIPT" -e '
+local c = assert(perfmon.counter("task-clock"))
+probe("end", function()
+  local v, e, r, raw = c:read()
+  print(r <= e, r > 0, v == raw)
+end)' -c "$WORKLOAD spin 50")
+is "$out" "$(printf 'true\ttrue\ttrue')" "task-clock: running <= enabled, value == raw when not multiplexed"
+if "$PERFSCRIPT" -e 'assert(perfmon.counter("cycles"):start())' 2>/dev/null; then
+	out=$("$PERFSCRIPT" -e '
+local cs = {}
+for i = 1, 16 do cs[i] = assert(perfmon.counter("cycles")) end
+probe("end", function()
+  local v, e, r, raw = cs[1]:read()
+  print(r < e, v >= raw)
+end)' -c "$WORKLOAD spin 200")
+	is "$out" "$(printf 'true\ttrue')" "16 cycles counters multiplex and scale"
+else
+	skip "no hardware PMU on this machine: cycles is not supported, so nothing multiplexes" \
+		"16 cycles counters multiplex and scale"
+fi
+
+# page-faults agree with perf stat counting the same run.
+rm -f "$TMP/ready"; mkfifo "$TMP/ready"
+"$WORKLOAD" --wait-usr1 pages 20000 >"$TMP/ready" &
+read -r _ wpid <"$TMP/ready"
+perf stat -x, -e page-faults -p "$wpid" -o "$TMP/perf.csv" &
+ppid=$!
+"$PERFSCRIPT" -p "$wpid" -e '
+local c = perfmon.counter("page-faults")
+probe("begin", function() c:start(); os.execute("sleep 0.3; kill -USR1 " .. target()) end)
+probe("end", function() print(c:read()) end)' >"$TMP/ps.out"
+wait $ppid
+ours=$(cat "$TMP/ps.out"); theirs=$(grep page-faults "$TMP/perf.csv" | cut -d, -f1)
+diag "page-faults: perfscript $ours, perf stat $theirs"
+ok $(( ours > 19000 && ${theirs:-0} > 0 && (ours - theirs) * 100 <= 2 * theirs && (theirs - ours) * 100 <= 2 * theirs ? 0 : 1 )) \
+	"page-faults within 2% of perf stat on the same run ($ours vs ${theirs:-none})"
+
+# No fd leak across 1000 counters opened and freed.
+out=$("$PERFSCRIPT" -e '
+local function nfds() local n = 0; for _ in io.popen("ls /proc/" .. pid() .. "/fd"):lines() do n = n + 1 end; return n end
+local before = nfds()
+for i = 1, 1000 do
+  local h = perfmon_allocate_counter("syscalls:sys_enter_getppid")
+  perfmon_start_counter(h)
+  perfmon_free_counter(h)
+end
+for i = 1, 1000 do local c <close> = perfmon.counter("task-clock"); c:start() end
+print(nfds() - before)')
+is "$out" 0 "1000 counters opened and freed leave no fd behind"
+
+done_testing

@@ -1,0 +1,43 @@
+# docs.sh: the docs are checked by machine. Every Lua function perfscript
+# registers (globals, the perfmon module, counter and group methods) and
+# every command-line option must appear in docs/.
+source "$(dirname "$0")/lib.sh"
+DOCS=$(cd "$(dirname "$0")/../../docs" && pwd)
+
+names=$("$PERFSCRIPT" -e '
+local std = {}
+for n in ("assert collectgarbage dofile error getmetatable ipairs load loadfile next pairs pcall print rawequal rawget rawlen rawset require select setmetatable tonumber tostring type xpcall warn"):gmatch("%S+") do std[n] = true end
+local out = {}
+for k, v in pairs(_G) do
+  if type(v) == "function" and not std[k] then out[#out + 1] = k end
+end
+for k, v in pairs(perfmon) do
+  if type(v) == "function" then out[#out + 1] = "perfmon." .. k end
+end
+local reg = debug.getregistry()
+for _, mt in ipairs({ "perfscript.counter", "perfscript.group" }) do
+  for k in pairs(reg[mt].__index) do out[#out + 1] = (mt:match("%.(%w+)$")) .. ":" .. k end
+end
+table.sort(out)
+print(table.concat(out, "\n"))')
+ok $? "perfscript lists its registered functions"
+n=0
+for name in $names; do
+	n=$((n + 1))
+	grep -qF "\`$name" "$DOCS/api.md"; ok $? "docs/api.md documents $name"
+done
+ok $(( n >= 20 ? 0 : 1 )) "found the registered functions ($n)"
+
+for opt in -e -c -p -a -C -T -I -o -v --describe --json --version --help; do
+	grep -qE -- "(^|[^a-z-])$opt([^a-z-]|$)" "$DOCS/guide.md" "$DOCS/perfscript.1"; ok $? "docs describe option $opt"
+done
+for f in guide.md events.md api.md perfscript.1; do
+	[[ -s $DOCS/$f ]]; ok $? "docs/$f exists"
+done
+if command -v man >/dev/null; then
+	out=$(MANWIDTH=80 man -l "$DOCS/perfscript.1" 2>&1 | head -5); like "$out" "perfscript" "perfscript.1 renders with man"
+else
+	skip "man is not installed" "perfscript.1 renders with man"
+fi
+
+done_testing

@@ -1,0 +1,87 @@
+# errors.sh: every environment failure a user can reach gets a message that
+# names the event and says what to do, and nothing stays open.
+source "$(dirname "$0")/lib.sh"
+
+# Hardware events on a machine without a PMU.
+out=$("$PERFSCRIPT" -e 'h = perfmon_allocate_counter("cycles:u")' 2>&1); rc=$?
+if [[ $rc -eq 0 ]]; then
+	skip "this machine has a hardware PMU" "cycles:u gives the not-supported message"
+	skip "this machine has a hardware PMU" "the not-supported message says what does work"
+else
+	like "$out" "cannot open 'cycles:u': not supported by this machine's PMU" "cycles:u gives the not-supported message"
+	like "$out" "task-clock" "the not-supported message says what does work"
+	is "$rc" 1 "a context that cannot open exits 1"
+fi
+out=$("$PERFSCRIPT" -e '
+local c = perfmon.counter("instructions")
+local ok, msg = c:start()
+print(ok, msg ~= nil)' 2>&1)
+if [[ $out == true* ]]; then skip "this machine has a hardware PMU" "c:start() returns nil, message"
+else is "$out" "$(printf 'nil\ttrue')" "c:start() of an unsupported event returns nil, message"; fi
+out=$("$PERFSCRIPT" -e 'print(perfmon_create_context(), perfmon_allocate_counter("branch-misses"), perfmon_create_context())' 2>&1)
+like "$out" "^0	[0-9]+	(0|[0-9]+	cannot open 'branch-misses')" "perfmon_create_context returns 0, or errno and a message"
+
+# Bad event strings open nothing: the whole context fails before any fd.
+out=$("$PERFSCRIPT" -e 'print(perfmon_allocate_counter("task-clock/perod=10/"))' 2>&1)
+like "$out" "^0	unknown term 'perod' at column 12 \(did you mean 'period'" "a bad term: 0, message with column and suggestion"
+
+# Permission: drop root and count a tracepoint.
+if need_root && command -v setpriv >/dev/null; then
+	paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+	cp "$PERFSCRIPT" "$TMP/perfscript"; chmod 755 "$TMP" "$TMP/perfscript"
+	out=$(cd /tmp && setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/perfscript" \
+		-e 'perfmon_allocate_counter("syscalls:sys_enter_getppid")' 2>&1); rc=$?
+	is "$rc" 1 "unprivileged: a tracepoint counter fails with exit 1"
+	like "$out" "cannot open 'syscalls:sys_enter_getppid'" "unprivileged: the message names the event"
+	like "$out" "perf_event_paranoid.*$paranoid" "unprivileged: the message gives perf_event_paranoid's value ($paranoid)"
+	like "$out" "CAP_PERFMON|root" "unprivileged: the message says what would allow it"
+	out=$(cd /tmp && setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/perfscript" \
+		-e 'local c = assert(perfmon.counter("task-clock:u")); assert(c:start()); print("ok")' 2>&1)
+	is "$out" ok "unprivileged: task-clock:u on itself still works"
+	out=$(cd /tmp && setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/perfscript" -a -T 0.1 \
+		-e 'perfmon_allocate_counter("cpu-clock")' 2>&1)
+	like "$out" "cannot open 'cpu-clock'.*(paranoid|CAP_PERFMON)" "unprivileged: system-wide counting explains the permission"
+else
+	for d in exit message paranoid allow self system-wide; do
+		skip "needs root and setpriv to drop privileges" "unprivileged: $d"
+	done
+fi
+
+# EMFILE: more fds than the limit allows.
+out=$(ulimit -n 40; "$PERFSCRIPT" -e 'for i = 1, 100 do perfmon_allocate_counter("task-clock") end' 2>&1); rc=$?
+is "$rc" 1 "too many counters for ulimit -n fails with exit 1"
+like "$out" "too many open files.*ulimit -n" "EMFILE says to raise ulimit -n"
+
+# ESRCH: -p of a process that is gone.
+"$WORKLOAD" exit 0 & dead=$!; wait $dead
+out=$("$PERFSCRIPT" -p "$dead" -e 'x = 1' 2>&1); rc=$?
+is "$rc" 1 "-p of a dead process exits 1"
+like "$out" "-p $dead: no such process" "-p of a dead process says so"
+
+# EINVAL: the field at fault is named.
+out=$("$PERFSCRIPT" -e 'perfmon_allocate_counter("task-clock/cpu=4096/")' 2>&1)
+like "$out" "cannot open 'task-clock/cpu=4096/'.*cpu" "an impossible cpu= names the cpu"
+out=$("$PERFSCRIPT" -C 4096 -e 'x = 1' 2>&1); rc=$?
+is "$rc" 1 "-C with a CPU that does not exist exits 1"
+like "$out" "-C '4096': not a list of online CPUs" "-C with a bad list says what is wrong"
+
+# The command: exec failure, exit status, death by signal.
+out=$("$PERFSCRIPT" -e 'x = 1' -c "$TMP/no-such-command" 2>&1); rc=$?
+is "$rc" 1 "-c of a missing command exits 1"
+like "$out" "cannot run the command: No such file or directory" "-c of a missing command says so"
+"$PERFSCRIPT" -e 'x = 1' -c "$WORKLOAD exit 3"; is "$?" 3 "perfscript exits with the command's status"
+out=$("$PERFSCRIPT" -e 'x = 1' -c "sh -c 'kill -SEGV \$\$'" 2>&1); rc=$?
+is "$rc" $((128 + 11)) "a command killed by a signal gives 128+signal"
+like "$out" "killed by signal 11" "a command killed by a signal is reported"
+out=$("$PERFSCRIPT" -e 'probe("end", function() error("x") end)' -c "$WORKLOAD exit 3" 2>&1); is "$?" 1 "a script error wins over the command's status"
+
+# Stale handles in a probe are errors with a traceback, not crashes.
+out=$("$PERFSCRIPT" -e '
+local h = perfmon_allocate_counter("task-clock")
+perfmon_free_counter(h)
+probe("begin", function() perfmon_get_counter(h) end)' 2>&1); rc=$?
+is "$rc" 1 "a stale handle in a probe exits 1"
+like "$out" "perfmon_get_counter: bad handle 0x[0-9a-f]+: .*stale" "a stale handle is named in the error"
+like "$out" "stack traceback" "a stale handle error has a traceback"
+
+done_testing

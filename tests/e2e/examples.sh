@@ -1,0 +1,28 @@
+# examples.sh: every example under examples/ runs and prints what it promises.
+source "$(dirname "$0")/lib.sh"
+EX=$(cd "$(dirname "$0")/../../examples" && pwd)
+
+out=$("$PERFSCRIPT" "$EX/hello.lua" 2>&1); ok $? "hello.lua runs"
+like "$out" "hello from perfscript" "hello.lua greets"
+
+out=$("$PERFSCRIPT" "$EX/counters.lua" -c "$WORKLOAD pages 5000" 2>&1); ok $? "counters.lua runs on a command"
+like "$out" "[0-9.]+ msec task-clock" "counters.lua prints task-clock"
+like "$out" "[0-9]{4,} +page-faults" "counters.lua prints page-faults"
+like "$out" "context-switches" "counters.lua prints context-switches"
+like "$out" "(not supported +cycles|[0-9]+ +cycles)" "counters.lua prints cycles or says it is not supported"
+like "$out" "(not supported +instructions|[0-9]+ +instructions)" "counters.lua prints instructions or says it is not supported"
+
+if need_root; then
+	out=$("$PERFSCRIPT" "$EX/syscalls.lua" -c "$WORKLOAD getppid 4321" 2>&1); ok $? "syscalls.lua runs"
+	like "$out" "getppid +4321" "syscalls.lua counts the workload's getppid calls exactly"
+else
+	skip "syscall tracepoints need root" "syscalls.lua runs"
+	skip "syscall tracepoints need root" "syscalls.lua counts"
+fi
+
+for ex in "$EX"/*.lua; do
+	case ${ex##*/} in hello.lua|counters.lua|syscalls.lua) continue ;; esac
+	ok 1 "examples/${ex##*/} has a test in tests/e2e/examples.sh"
+done
+
+done_testing

@@ -1,0 +1,116 @@
+# lifecycle.sh: a script's life: main chunk, begin, context, loop, end
+# exactly once; timers on the loop; exit(), -T, SIGINT, the target's end;
+# syntax and runtime errors with their exit status.
+source "$(dirname "$0")/lib.sh"
+
+out=$("$PERFSCRIPT" -e '
+io.write("chunk ")
+probe("begin", function() io.write("begin1 ") end)
+probe("begin", function() io.write("begin2 ") end)
+probe("end", function() io.write("end1 ") end)
+probe("end", function() print("end2") end)')
+is "$out" "chunk begin1 begin2 end1 end2" "probes run in phase and registration order; end once"
+
+out=$("$PERFSCRIPT" -e '
+local n = 0
+probe("timer.ms(100)", function() n = n + 1 end)
+probe("end", function() print(n) end)' -T 1)
+ok $(( out >= 8 && out <= 12 ? 0 : 1 )) "timer.ms(100) fires 10±2 times in one second (got $out)"
+
+start=$(date +%s%N)
+out=$("$PERFSCRIPT" -e '
+local n = 0
+probe("timer.hz(50)", function() n = n + 1; if n == 5 then exit() end end)
+probe("end", function() print("ended after", n) end)')
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+is "$out" "$(printf 'ended after\t5')" "exit() in a timer ends the session after that probe"
+ok $(( ms < 2000 ? 0 : 1 )) "exit() ends promptly (${ms} ms)"
+
+out=$("$PERFSCRIPT" -e '
+probe("begin", function() print("b1"); exit() end)
+probe("begin", function() print("b2") end)
+probe("timer.s(10)", function() print("timer") end)
+probe("end", function() print("end") end)')
+is "$out" "$(printf 'b1\nend')" "exit() in begin skips later begin probes and the loop"
+
+for u in s ms us ns hz; do
+	out=$("$PERFSCRIPT" -e "probe('timer.$u(5000)', function() end)" -T 0.05 2>&1)
+	ok $? "timer.$u(N) is accepted"
+done
+out=$("$PERFSCRIPT" -e 'probe("timer.sec(1)", print)' -T 0.01 2>&1); ok $? "timer.sec(N) is accepted as stap spells it"
+out=$("$PERFSCRIPT" -e 'probe("timer.msecs(1)", print)' 2>&1); rc=$?
+is "$rc" 1 "an unknown probe point fails"
+like "$out" "\(command line\):1: unknown probe point 'timer.msecs\(1\)' \(did you mean 'timer.ms\(N\)'\?" \
+	"an unknown probe point names the line and the nearest point"
+out=$("$PERFSCRIPT" -e 'probe("timer.ms(0)", print)' 2>&1)
+like "$out" "bad interval in probe point 'timer.ms\(0\)'" "a zero interval is refused"
+out=$("$PERFSCRIPT" -e 'probe("begin", 42)' 2>&1)
+like "$out" "bad argument #2 to 'probe' \(function expected, got number\)" "probe() checks its handler"
+
+# -T ends a session that would otherwise wait for a signal.
+start=$(date +%s%N)
+out=$("$PERFSCRIPT" -a -T 0.3 -e 'probe("end", function() print("end") end)')
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+is "$out" end "-T ends a system-wide session and runs end probes"
+ok $(( ms >= 250 && ms < 3000 ? 0 : 1 )) "-T 0.3 lasts about 0.3 s (${ms} ms)"
+
+# SIGINT: end probes run once, exit status 0; a second SIGINT ends at once.
+"$PERFSCRIPT" -e '
+probe("timer.ms(10)", function() end)
+probe("end", function() print("end ran") end)' >"$TMP/int.out" 2>&1 &
+pid=$!
+sleep 0.3
+kill -INT $pid
+wait $pid; rc=$?
+is "$rc" 0 "SIGINT ends the session with status 0"
+is "$(cat "$TMP/int.out")" "end ran" "SIGINT runs end probes exactly once"
+
+"$PERFSCRIPT" -e '
+probe("timer.ms(10)", function() end)
+probe("end", function() print("in end"); io.stdout:flush(); while true do end end)' >"$TMP/int2.out" 2>&1 &
+pid=$!
+sleep 0.3
+kill -INT $pid
+for _ in $(seq 50); do grep -q "in end" "$TMP/int2.out" && break; sleep 0.05; done
+kill -INT $pid
+sleep 0.2
+kill -0 $pid 2>/dev/null; is "$?" 1 "a second SIGINT ends a stuck end probe at once"
+kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+
+"$PERFSCRIPT" -e 'probe("timer.ms(10)", function() end) probe("end", function() print("term") end)' \
+	>"$TMP/term.out" 2>&1 &
+pid=$!; sleep 0.3; kill -TERM $pid; wait $pid
+is "$(cat "$TMP/term.out")" term "SIGTERM runs end probes"
+
+# Syntax error: file:line, exit 1, nothing opened and the command never runs.
+printf 'probe("begin", function()\n  print("x"\nend)\n' >"$TMP/bad.lua"
+out=$("$PERFSCRIPT" "$TMP/bad.lua" -c "touch $TMP/ran" 2>&1); rc=$?
+is "$rc" 1 "a syntax error exits 1"
+like "$out" "bad.lua:3: '\)' expected \(to close '\(' at line 2\)" "a syntax error names file and line"
+[[ ! -e $TMP/ran ]]; ok $? "after a syntax error the -c command never runs"
+out=$("$PERFSCRIPT" "$TMP/nonexistent.lua" 2>&1); rc=$?
+is "$rc" 1 "a missing script exits 1"
+like "$out" "cannot open .*nonexistent.lua" "a missing script is named"
+
+# Runtime error in a probe: message, traceback, error probes, end probes, exit 1.
+printf '%s\n' 'local function inner() error("boom") end' \
+	'probe("timer.ms(10)", function() inner() end)' \
+	'probe("timer.ms(10)", function() end)' \
+	'probe("error", function(msg) print("error probe: " .. msg) end)' \
+	'probe("end", function() print("end probe") end)' >"$TMP/rt.lua"
+out=$("$PERFSCRIPT" "$TMP/rt.lua" 2>"$TMP/rt.err"); rc=$?
+err=$(cat "$TMP/rt.err")
+is "$rc" 1 "a runtime error in a probe exits 1"
+like "$err" "error in timer.ms\(10\) probe: .*rt.lua:1: boom" "the error names the probe, file, line and message"
+like "$err" "stack traceback:.*rt.lua:1: in.*inner" "the error carries a traceback"
+is "$out" "$(printf 'error probe: %s:1: boom\nend probe' "$TMP/rt.lua")" "error probes, then end probes run"
+
+out=$("$PERFSCRIPT" -e 'probe("end", function() error("e1") end) probe("end", function() print("e2 ran") end)' 2>&1); rc=$?
+is "$rc" 1 "an error in an end probe exits 1"
+like "$out" "e2 ran" "an error in one end probe does not skip the next"
+
+out=$("$PERFSCRIPT" -e 'error({})' 2>&1)
+like "$out" "error object is a table value" "a non-string error is reported"
+out=$("$PERFSCRIPT" -e 'probe("begin", function() exit(7) end)'); is "$?" 7 "exit(N) sets the exit status"
+
+done_testing
