@@ -1,0 +1,122 @@
+/*
+ * counter_internal.h: the private layout of a session and its counter slots,
+ * shared by counter*.c (handles, open, read) and target.c (what a session
+ * counts: itself, a held command, a pid's threads or a CPU list), plus the
+ * open-failure explainer in errors.c that the Lua binding may call too. A
+ * handle is tag<<48 | generation<<24 | (slot+1): the tag tells sessions
+ * apart, the generation tells a slot's lives apart, and slot+1 keeps every
+ * handle non-zero. Nothing here is part of the public ABI.
+ */
+#ifndef PS_COUNTER_INTERNAL_H
+#define PS_COUNTER_INTERNAL_H
+
+#include "perfscript.h"
+
+#define PS_HANDLE_SLOT_MASK 0xffffffull
+#define PS_HANDLE_GEN_SHIFT 24
+#define PS_HANDLE_GEN_MASK 0xffffffu
+#define PS_HANDLE_TAG_SHIFT 48
+/* Counters a session may hold at once; ps_session__allocate gives -EMFILE past it. */
+#define PS_SESSION_MAX_COUNTERS (1u << 20)
+#define PS_NO_SLOT UINT32_MAX
+
+struct ps_counter {
+	/* Hot fields first: ps_session__read touches only these. */
+	uint32_t gen;       /* this life of the slot; part of the handle */
+	bool live;          /* allocated and not freed */
+	bool open;          /* fds[] are open */
+	bool group_fmt;     /* own fd reads in PERF_FORMAT_GROUP layout */
+	bool running;       /* enabled by us (or armed by enable_on_exec) */
+	int nfds;           /* one per thread or CPU of the target */
+	int *fds;           /* -1 until opened */
+	uint64_t *ids;      /* PERF_EVENT_IOC_ID of each fd */
+
+	bool stopped;       /* ps_session__stop()ed explicitly: open leaves it off */
+	int cpu;            /* the event's cpu= term, or -1 */
+	uint32_t leader;    /* slot of the group leader (its own slot when it leads) */
+	uint32_t nmembers;  /* leader only: group size including itself */
+	uint32_t *members;  /* leader only: slots, leader first */
+	uint64_t *rbuf;     /* leader only: scratch for one group read() */
+	size_t rbuf_words;
+	uint32_t next_free; /* free-list link while !live */
+	char *spec;         /* the string it was allocated from */
+	char *name;         /* display name from the parser */
+	struct perf_event_attr attr; /* as it will be opened on this target */
+};
+
+struct ps_session {
+	struct ps_counter *slots;
+	uint32_t nslots, cap;
+	uint32_t free_head;  /* PS_NO_SLOT when empty */
+	size_t live;
+	uint16_t tag;        /* never 0 */
+
+	enum ps_target_kind kind;
+	pid_t pid;           /* command child or -p pid; 0 otherwise */
+	int pidfd;           /* -1 when none */
+	bool has_command;    /* a forked child we own (COMMAND, or CPUS with argv) */
+	bool held;           /* the child waits for ps_session__release() */
+	bool reaped;
+	int wstatus;
+	int go_fd;           /* write end of the hold pipe, -1 once released */
+	int status_fd;       /* read end of the exec status pipe, -1 when done */
+	int *cpus;           /* CPUS target: the CPU list */
+	int ncpus;
+};
+
+/* Where a counter opens its fds: one (pid, cpu) pair per fd. */
+struct ps_position {
+	pid_t pid;
+	int cpu;
+};
+
+/* target.c: the positions a counter with cpu= term `cpu` (or -1) opens on.
+ * *pos is malloc'd; returns the count or -errno. */
+int ps_target__positions(const struct ps_session *s, int cpu, struct ps_position **pos);
+/* target.c: parse "0-3,5" against the online CPUs into a sorted, unique list. */
+int ps_cpus__parse(const char *list, int **cpus, int *ncpus);
+/* counter.c: close and forget every counter (ps_session__free). */
+void ps_counters__free_all(struct ps_session *s);
+/* counter.c: close a group's fds and mark it not open. */
+void ps_counter__close_group(struct ps_session *s, uint32_t leader);
+/* counter.c: enable a group's members, then its leader; 0 or -errno. */
+int ps_counter__enable_group(struct ps_session *s, uint32_t leader);
+
+/* Resolve a handle to its slot, or NULL (fast path of every ps_session__ call). */
+static inline struct ps_counter *ps_session__slot(const struct ps_session *s, ps_handle h)
+{
+	uint64_t slot = (h & PS_HANDLE_SLOT_MASK) - 1;
+	struct ps_counter *c;
+
+	if (!s || slot >= s->nslots || (uint16_t)(h >> PS_HANDLE_TAG_SHIFT) != s->tag)
+		return NULL;
+	c = &s->slots[slot];
+	if (!c->live || c->gen != ((h >> PS_HANDLE_GEN_SHIFT) & PS_HANDLE_GEN_MASK))
+		return NULL;
+	return c;
+}
+
+static inline ps_handle ps_session__handle(const struct ps_session *s, uint32_t slot)
+{
+	return (uint64_t)s->tag << PS_HANDLE_TAG_SHIFT |
+	       (uint64_t)(s->slots[slot].gen & PS_HANDLE_GEN_MASK) << PS_HANDLE_GEN_SHIFT |
+	       ((uint64_t)slot + 1);
+}
+
+/* What went wrong opening one event, for ps_explain_open_error(). */
+struct ps_open_failure {
+	const char *name;                     /* display name */
+	const struct perf_event_attr *attr;   /* as passed to perf_event_open */
+	const struct perf_event_attr *leader; /* its group leader's, NULL when it leads */
+	int err;                              /* positive errno */
+	enum ps_target_kind kind;
+	pid_t pid;                            /* pid argument of the failing call */
+	int cpu;                              /* cpu argument of the failing call */
+};
+
+/* errors.c: write "cannot open 'NAME': why; what to do" into msg, with what
+ * this machine says (PMUs in sysfs, perf_event_paranoid, RLIMIT_NOFILE).
+ * Returns the length it wanted, like snprintf. */
+int ps_explain_open_error(const struct ps_open_failure *f, char *msg, size_t msglen);
+
+#endif /* PS_COUNTER_INTERNAL_H */
