@@ -28,7 +28,7 @@
 #define GETPPID "syscalls:sys_enter_getppid"
 
 static const char *workload;
-static bool root;
+static bool root, have_pidfd;
 
 static int count_fds(void)
 {
@@ -213,7 +213,7 @@ static void test_commands(void)
 		     4 * N);
 
 	s = new_session(PS_TARGET_COMMAND, 0, (char *const[]){ "./nosuchcmd", NULL }, NULL);
-	tap_ok(s && ps_session__target_pid(s) > 0 && ps_session__target_pidfd(s) >= 0,
+	tap_ok(s && ps_session__target_pid(s) > 0 && (ps_session__target_pidfd(s) >= 0 || !have_pidfd),
 	       "a bad command still forks and is held");
 	tap_is_u64(ps_session__release(s), -ENOENT, "exec failure of ./nosuchcmd: -ENOENT");
 	for (int i = 0; i < 5000 && ps_session__reap(s, &st) == -EAGAIN; i++)
@@ -269,7 +269,7 @@ static void test_pid(const char *what, char *const *args, uint64_t want)
 	int open = ps_session__open(s, msg, sizeof(msg)), st = -1;
 
 	tap_ok(pid > 0 && s && open == 0 && ps_session__target_pid(s) == pid &&
-		       ps_session__target_pidfd(s) >= 0,
+		       (ps_session__target_pidfd(s) >= 0 || !have_pidfd),
 	       "attach to pid %d (%s)", (int)pid, msg);
 	kill(pid, SIGUSR1);
 	waitpid(pid, &st, 0);
@@ -582,6 +582,14 @@ int main(void)
 {
 	workload = getenv("WORKLOAD") ? getenv("WORKLOAD") : "build/tests/workload";
 	root = geteuid() == 0;
+	int pfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+
+	/* valgrind, for one, does not know pidfd_open: the session then has no pidfd */
+	have_pidfd = pfd >= 0;
+	if (pfd >= 0)
+		close(pfd);
+	else
+		tap_diag("no pidfd_open here (%s): pidfds are -1", strerror(errno));
 	test_self();
 	test_handles();
 	test_many();
