@@ -37,8 +37,10 @@ static struct ps_session *session_of(lua_State *L)
 /* Raise for a handle the session does not know. */
 static int bad_handle(lua_State *L, const char *fn, lua_Integer h, int rc)
 {
-	return luaL_error(L, "%s: bad handle %#llx: %s", fn, (unsigned long long)h,
-			  ps_strerror(rc));
+	char hex[24];
+
+	snprintf(hex, sizeof(hex), "%#llx", (unsigned long long)h); /* Lua's %I has no hex */
+	return luaL_error(L, "%s: bad handle %s: %s", fn, hex, ps_strerror(rc));
 }
 
 /* Return nil (or 0), message, code: an environment failure. */

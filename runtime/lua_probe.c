@@ -23,6 +23,7 @@ struct ps_timer_probe {
 	int id;  /* loop timer id, -1 until armed */
 	uint64_t interval_ns;
 	char point[48];
+	char where[56]; /* "timer.ms(10) probe", for error messages */
 };
 
 /* The handler arrays table, creating it on first use; pushes it. */
@@ -46,7 +47,7 @@ static int on_timer(struct ps_loop *loop, uint64_t expirations, void *ctx)
 	if (t->sc->stop_asked)
 		return 0;
 	lua_rawgeti(L, LUA_REGISTRYINDEX, t->ref);
-	ps_script__call(t->sc, 0, t->point);
+	ps_script__call(t->sc, 0, t->where);
 	fflush(stdout);
 	return 0;
 }
@@ -108,7 +109,9 @@ void ps_probe__run_point(struct ps_script *sc, const char *point, const char *ar
 {
 	lua_State *L = sc->L;
 	lua_Integer n;
+	char where[32];
 
+	snprintf(where, sizeof(where), "%s probe", point);
 	push_probes(L);
 	if (lua_getfield(L, -1, point) != LUA_TTABLE) {
 		lua_pop(L, 2);
@@ -122,7 +125,7 @@ void ps_probe__run_point(struct ps_script *sc, const char *point, const char *ar
 		lua_rawgeti(L, -1, i);
 		if (arg)
 			lua_pushstring(L, arg);
-		ps_script__call(sc, arg ? 1 : 0, point);
+		ps_script__call(sc, arg ? 1 : 0, where);
 	}
 	lua_pop(L, 2);
 	fflush(stdout);
@@ -234,6 +237,7 @@ static int add_timer(lua_State *L, struct ps_script *sc, const char *point)
 	t->id = -1;
 	t->interval_ns = (uint64_t)ns;
 	snprintf(t->point, sizeof(t->point), "%s", point);
+	snprintf(t->where, sizeof(t->where), "%s probe", t->point);
 	lua_pushvalue(L, 2);
 	t->ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	for (tail = &sc->timers; *tail; tail = &(*tail)->next)

@@ -65,10 +65,10 @@ int ps_script__call(struct ps_script *sc, int nargs, const char *where)
 		return 0;
 	}
 	fflush(stdout);
-	fprintf(stderr, "perfscript: error in %s probe: %s\n", where,
+	fprintf(stderr, "perfscript: error in %s: %s\n", where,
 		lua_tostring(L, -1) ? lua_tostring(L, -1) : "(no message)");
 	sc->errors++;
-	if (!sc->ending && strcmp(where, "error") != 0) {
+	if (!sc->ending && strcmp(where, "error probe") != 0) {
 		/* The first error ends the session; error probes see the message
 		 * without the traceback. */
 		const char *msg = lua_tostring(L, -1);

@@ -36,11 +36,11 @@ static const char usage[] =
 	"Docs: docs/guide.md, docs/events.md, docs/api.md; man perfscript.\n";
 
 struct options {
-	const char *code, *command, *cpus, *output, *describe;
+	const char *code, *command, *cpus, *output;
 	const char *includes[32];
 	int nincludes;
 	pid_t pid;
-	bool system_wide, json;
+	bool system_wide, json, describe;
 	int verbose;
 	double duration;
 };
@@ -142,7 +142,7 @@ static int describe(const char *spec, bool json)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longs[] = {
-		{ "describe", required_argument, NULL, 'D' },
+		{ "describe", no_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -160,7 +160,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'C': o->cpus = optarg; break;
 		case 'o': o->output = optarg; break;
 		case 'v': o->verbose++; break;
-		case 'D': o->describe = optarg; break;
+		case 'D': o->describe = true; break;
 		case 'J': o->json = true; break;
 		case 'p':
 			errno = 0;
@@ -246,9 +246,13 @@ int main(int argc, char **argv)
 	rc = parse_options(argc, argv, &o);
 	if (rc)
 		return rc;
-	if (o.describe)
-		return describe(o.describe, o.json);
 	first = optind;
+	if (o.describe) {
+		if (first + 1 != argc)
+			return die_usage("%s", "--describe wants one event string, e.g. "
+					       "--describe 'cycles:u'");
+		return describe(argv[first], o.json);
+	}
 	if (!o.code && first >= argc) {
 		fputs(usage, stderr);
 		return 2;

@@ -7,6 +7,7 @@
  *   workload spin MS        burn CPU for MS milliseconds in hot_spin()
  *   workload threads T N    T threads, each N getppid() calls
  *   workload exit CODE      exit with CODE at once
+ *   workload kill SIG       die by signal SIG
  *   workload sleep MS       sleep MS milliseconds
  * Options before the mode: --wait-usr1 (block until SIGUSR1 before working;
  * prints "ready PID" on stdout first), --fork (run the mode in a child too,
@@ -113,7 +114,10 @@ static void run_mode(char **argv)
 		do_threads(arg_ul(argv[1]), arg_ul(argv[1] ? argv[2] : NULL));
 	else if (!strcmp(mode, "exit"))
 		exit((int)arg_ul(argv[1]));
-	else if (!strcmp(mode, "sleep"))
+	else if (!strcmp(mode, "kill")) {
+		signal((int)arg_ul(argv[1]), SIG_DFL);
+		raise((int)arg_ul(argv[1]));
+	} else if (!strcmp(mode, "sleep"))
 		usleep(arg_ul(argv[1]) * 1000);
 	else {
 		fprintf(stderr, "workload: unknown mode '%s'\n", mode);
@@ -135,7 +139,7 @@ int main(int argc, char **argv)
 	}
 	if (i >= argc) {
 		fprintf(stderr, "usage: workload [--wait-usr1] [--fork] "
-				"getppid N|pages N|spin MS|threads T N|exit CODE|sleep MS\n");
+				"getppid N|pages N|spin MS|threads T N|exit CODE|kill SIG|sleep MS\n");
 		return 2;
 	}
 	if (wait_usr1) {

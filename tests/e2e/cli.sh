@@ -15,7 +15,7 @@ out=$("$PERFSCRIPT" -T -1 -e 'x=1' 2>&1); is "$?" 2 "-T wants a positive number"
 out=$("$PERFSCRIPT" -p 1 -a -e 'x=1' 2>&1); like "$out" "cannot be combined" "-p with -a is refused"
 
 out=$("$PERFSCRIPT" --describe 'cycles:u')
-is "$out" "$(printf 'type=0\nconfig=0x0\nexclude_kernel=1\nexclude_hv=1\ndisabled=1\nread_format=0x3\nname=cycles:u\nleader=0')" \
+is "$out" "$(printf 'name=cycles:u\nleader=0\ntype=0\nconfig=0x0\nexclude_kernel=1\nexclude_hv=1\ndisabled=1\nread_format=0x3')" \
 	"--describe prints the attr fields of cycles:u"
 out=$("$PERFSCRIPT" --describe --json '{task-clock,page-faults}')
 like "$out" '^\[' "--describe --json prints a JSON array"

@@ -2,9 +2,16 @@
 -- real kernel. perfscript measures itself here (the self target), so the
 -- counts come from this very process.
 
-local is_root = io.popen("id -u"):read("l") == "0"
+local is_root
+do
+  local p = io.popen("id -u")
+  is_root = p:read("l") == "0"
+  p:close()
+end
 
 -- n open/close pairs: each is exactly one openat and one close syscall.
+-- The counts below use openat: a garbage collection may close a stray file
+-- at any time, but nothing opens one behind the script's back.
 local function open_close(n)
   for _ = 1, n do
     local f = assert(io.open("/proc/self/stat", "r"))
@@ -26,7 +33,7 @@ describe("perfmon.counter", function()
 
   it("counts a syscall tracepoint exactly", function()
     if not is_root then return pending("needs root for syscall tracepoints") end
-    local c <close> = assert(perfmon.counter("syscalls:sys_enter_close"))
+    local c <close> = assert(perfmon.counter("syscalls:sys_enter_openat"))
     c:start()
     open_close(500)
     c:stop()
@@ -35,7 +42,7 @@ describe("perfmon.counter", function()
 
   it("stops and resets", function()
     if not is_root then return pending("needs root for syscall tracepoints") end
-    local c <close> = assert(perfmon.counter("syscalls:sys_enter_close"))
+    local c <close> = assert(perfmon.counter("syscalls:sys_enter_openat"))
     c:start()
     open_close(10)
     c:stop()
@@ -102,16 +109,16 @@ end)
 describe("perfmon.group", function()
   it("reads members coherently, by index and by name", function()
     if not is_root then return pending("needs root for syscall tracepoints") end
-    local g <close> = assert(perfmon.group("{syscalls:sys_enter_close,syscalls:sys_enter_openat}"))
+    local g <close> = assert(perfmon.group("{syscalls:sys_enter_openat,syscalls:sys_enter_close}"))
     assert.equals(2, #g)
-    assert.same({ "syscalls:sys_enter_close", "syscalls:sys_enter_openat" }, g:names())
+    assert.same({ "syscalls:sys_enter_openat", "syscalls:sys_enter_close" }, g:names())
     assert.truthy(g:start())
     open_close(100)
     g:stop()
     local v, enabled, running = g:read()
     assert.equals(100, v[1])
-    assert.equals(100, v[2])
-    assert.equals(100, v["syscalls:sys_enter_close"])
+    assert.is_true(v[2] >= 100) -- a collection may close more
+    assert.equals(100, v["syscalls:sys_enter_openat"])
     assert.is_true(running <= enabled)
   end)
 

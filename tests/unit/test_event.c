@@ -1,0 +1,538 @@
+/*
+ * test_event.c: unit tests of the event-string parser (runtime/event*.c):
+ * a table of valid strings with the attr fields each must produce, a table
+ * of invalid strings with the error code, column and suggestion each must
+ * report, the --describe text and JSON output, and one tracepoint against
+ * the machine's real tracefs. Tracepoints and PMUs otherwise resolve against
+ * the fixture trees in tests/fixtures, so results do not depend on the host.
+ * Runs from the repository root.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfscript.h"
+#include "tap.h"
+
+#define HW PERF_TYPE_HARDWARE
+#define SW PERF_TYPE_SOFTWARE
+#define TP PERF_TYPE_TRACEPOINT
+#define HC PERF_TYPE_HW_CACHE
+#define RAW PERF_TYPE_RAW
+
+/* flags */
+#define XU (1u << 0)
+#define XK (1u << 1)
+#define XH (1u << 2)
+#define XHOST (1u << 3)
+#define XGUEST (1u << 4)
+#define XIDLE (1u << 5)
+#define PIN (1u << 6)
+#define EXCL (1u << 7)
+#define INH (1u << 8)
+#define FREQ (1u << 9)
+#define MEMBER (1u << 10) /* not a leader: disabled=0, leader given */
+
+#define RF (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
+#define RFG (RF | PERF_FORMAT_GROUP | PERF_FORMAT_ID)
+#define ST                                                                             \
+	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \
+	 PERF_SAMPLE_PERIOD)
+#define RD PERF_SAMPLE_READ
+#define CC(t, op, res) ((uint64_t)(t) | (uint64_t)(op) << 8 | (uint64_t)(res) << 16)
+#define L1D PERF_COUNT_HW_CACHE_L1D
+#define L1I PERF_COUNT_HW_CACHE_L1I
+#define LL PERF_COUNT_HW_CACHE_LL
+#define DTLB PERF_COUNT_HW_CACHE_DTLB
+#define ITLB PERF_COUNT_HW_CACHE_ITLB
+#define BPU PERF_COUNT_HW_CACHE_BPU
+#define NODE PERF_COUNT_HW_CACHE_NODE
+#define RD_ PERF_COUNT_HW_CACHE_OP_READ
+#define WR_ PERF_COUNT_HW_CACHE_OP_WRITE
+#define PF_ PERF_COUNT_HW_CACHE_OP_PREFETCH
+#define ACC PERF_COUNT_HW_CACHE_RESULT_ACCESS
+#define MISS PERF_COUNT_HW_CACHE_RESULT_MISS
+
+struct vcase {
+	const char *spec;
+	uint32_t type;
+	uint64_t config;
+	unsigned flags;
+	unsigned precise;
+	uint64_t period;   /* sample_period, or sample_freq with FREQ */
+	uint64_t rf;       /* read_format; 0 means RF */
+	uint64_t st;       /* sample_type */
+	size_t idx;        /* the event checked */
+	size_t n;          /* events expected; 0 means 1 */
+	size_t leader;     /* with MEMBER, else idx */
+	const char *name;  /* display name; NULL means spec */
+	int cpu;           /* cpu= term + 1; 0 means none (-1) */
+	uint64_t config1, config2;
+};
+
+static const struct vcase valid[] = {
+	/* generic hardware, with perf's aliases */
+	{ "cycles", HW, PERF_COUNT_HW_CPU_CYCLES },
+	{ "cpu-cycles", HW, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", HW, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache-references", HW, PERF_COUNT_HW_CACHE_REFERENCES },
+	{ "cache-misses", HW, PERF_COUNT_HW_CACHE_MISSES },
+	{ "branches", HW, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-instructions", HW, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-misses", HW, PERF_COUNT_HW_BRANCH_MISSES },
+	{ "bus-cycles", HW, PERF_COUNT_HW_BUS_CYCLES },
+	{ "stalled-cycles-frontend", HW, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
+	{ "idle-cycles-frontend", HW, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
+	{ "stalled-cycles-backend", HW, PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
+	{ "idle-cycles-backend", HW, PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
+	{ "ref-cycles", HW, PERF_COUNT_HW_REF_CPU_CYCLES },
+	{ "CYCLES", HW, PERF_COUNT_HW_CPU_CYCLES },
+	/* software */
+	{ "cpu-clock", SW, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", SW, PERF_COUNT_SW_TASK_CLOCK },
+	{ "page-faults", SW, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "faults", SW, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "context-switches", SW, PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cs", SW, PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cpu-migrations", SW, PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "migrations", SW, PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "minor-faults", SW, PERF_COUNT_SW_PAGE_FAULTS_MIN },
+	{ "major-faults", SW, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
+	{ "alignment-faults", SW, PERF_COUNT_SW_ALIGNMENT_FAULTS },
+	{ "emulation-faults", SW, PERF_COUNT_SW_EMULATION_FAULTS },
+	{ "dummy", SW, 9 },
+	{ "bpf-output", SW, 10 },
+	{ "cgroup-switches", SW, 11 },
+	/* hardware cache: type x op x result, aliases, defaults, either order */
+	{ "L1-dcache-loads", HC, CC(L1D, RD_, ACC) },
+	{ "L1-dcache-load-misses", HC, CC(L1D, RD_, MISS) },
+	{ "L1-dcache-stores", HC, CC(L1D, WR_, ACC) },
+	{ "L1-dcache-store-misses", HC, CC(L1D, WR_, MISS) },
+	{ "L1-dcache-prefetches", HC, CC(L1D, PF_, ACC) },
+	{ "L1-dcache-prefetch-misses", HC, CC(L1D, PF_, MISS) },
+	{ "L1-dcache", HC, CC(L1D, RD_, ACC) },
+	{ "L1-dcache-misses", HC, CC(L1D, RD_, MISS) },
+	{ "L1-dcache-misses-store", HC, CC(L1D, WR_, MISS) },
+	{ "l1d-loads", HC, CC(L1D, RD_, ACC) },
+	{ "l1-d-load-miss", HC, CC(L1D, RD_, MISS) },
+	{ "L1-data-read-misses", HC, CC(L1D, RD_, MISS) },
+	{ "L1-dcache-load-refs", HC, CC(L1D, RD_, ACC) },
+	{ "L1-dcache-load-accesses", HC, CC(L1D, RD_, ACC) },
+	{ "L1-dcache-write-ops", HC, CC(L1D, WR_, ACC) },
+	{ "L1-dcache-speculative-read-misses", HC, CC(L1D, PF_, MISS) },
+	{ "L1-dcache-speculative-load", HC, CC(L1D, PF_, ACC) },
+	{ "l1-dcache-LOADS", HC, CC(L1D, RD_, ACC) },
+	{ "L1-icache-loads", HC, CC(L1I, RD_, ACC) },
+	{ "L1-icache-load-misses", HC, CC(L1I, RD_, MISS) },
+	{ "l1i-prefetches", HC, CC(L1I, PF_, ACC) },
+	{ "L1-instruction-load-misses", HC, CC(L1I, RD_, MISS) },
+	{ "LLC-loads", HC, CC(LL, RD_, ACC) },
+	{ "LLC-load-misses", HC, CC(LL, RD_, MISS) },
+	{ "LLC-stores", HC, CC(LL, WR_, ACC) },
+	{ "L2-store-misses", HC, CC(LL, WR_, MISS) },
+	{ "LLC-prefetch-misses", HC, CC(LL, PF_, MISS) },
+	{ "LLC-load-references", HC, CC(LL, RD_, ACC) },
+	{ "dTLB-loads", HC, CC(DTLB, RD_, ACC) },
+	{ "dTLB-load-misses", HC, CC(DTLB, RD_, MISS) },
+	{ "d-tlb-stores", HC, CC(DTLB, WR_, ACC) },
+	{ "Data-TLB-store-misses", HC, CC(DTLB, WR_, MISS) },
+	{ "dTLB-miss", HC, CC(DTLB, RD_, MISS) },
+	{ "iTLB-loads", HC, CC(ITLB, RD_, ACC) },
+	{ "iTLB-load-misses", HC, CC(ITLB, RD_, MISS) },
+	{ "Instruction-TLB-load-misses", HC, CC(ITLB, RD_, MISS) },
+	{ "branch-loads", HC, CC(BPU, RD_, ACC) },
+	{ "branch-load-misses", HC, CC(BPU, RD_, MISS) },
+	{ "bpu-loads", HC, CC(BPU, RD_, ACC) },
+	{ "btb-load-misses", HC, CC(BPU, RD_, MISS) },
+	{ "node-loads", HC, CC(NODE, RD_, ACC) },
+	{ "node-load-misses", HC, CC(NODE, RD_, MISS) },
+	{ "node-stores", HC, CC(NODE, WR_, ACC) },
+	{ "node-prefetch-misses", HC, CC(NODE, PF_, MISS) },
+	{ "L1-dcache-load-misses:u", HC, CC(L1D, RD_, MISS), XK | XH },
+	/* raw */
+	{ "r1a8", RAW, 0x1a8 },
+	{ "r0", RAW, 0 },
+	{ "rC0", RAW, 0xc0 },
+	{ "r01c2:u", RAW, 0x1c2, XK | XH },
+	{ "r1a8/period=1000/", RAW, 0x1a8, 0, 0, 1000, 0, ST },
+	{ "rffffffffffffffff", RAW, UINT64_MAX },
+	/* modifiers, with perf's semantics */
+	{ "cycles:u", HW, 0, XK | XH },
+	{ "cycles:k", HW, 0, XU | XH },
+	{ "cycles:h", HW, 0, XU | XK },
+	{ "cycles:uk", HW, 0, XH },
+	{ "cycles:ku", HW, 0, XH },
+	{ "cycles:kh", HW, 0, XU },
+	{ "cycles:uh", HW, 0, XK },
+	{ "cycles:ukh", HW, 0, 0 },
+	{ "cycles:H", HW, 0, XGUEST },
+	{ "cycles:G", HW, 0, XHOST },
+	{ "cycles:GH", HW, 0, 0 },
+	{ "cycles:Gu", HW, 0, XHOST | XK | XH },
+	{ "cycles:I", HW, 0, XIDLE },
+	{ "cycles:p", HW, 0, 0, 1 },
+	{ "cycles:pp", HW, 0, 0, 2 },
+	{ "cycles:ppp", HW, 0, 0, 3 },
+	{ "cycles:upp", HW, 0, XK | XH, 2 },
+	{ "cycles:pup", HW, 0, XK | XH, 2 },
+	{ "cycles:S", HW, 0, 0, 0, 0, 0, RD },
+	{ "cycles:D", HW, 0, PIN },
+	{ "cycles:e", HW, 0, EXCL },
+	{ "cycles:uD", HW, 0, XK | XH | PIN },
+	{ "instructions:k", HW, 1, XU | XH },
+	/* terms */
+	{ "cycles/period=100000/", HW, 0, 0, 0, 100000, 0, ST },
+	{ "cycles/period=100000/u", HW, 0, XK | XH, 0, 100000, 0, ST },
+	{ "cycles/period=100000/:u", HW, 0, XK | XH, 0, 100000, 0, ST },
+	{ "instructions/freq=4000/", HW, 1, FREQ, 0, 4000, 0, ST },
+	{ "cycles/period=0x1000/", HW, 0, 0, 0, 0x1000, 0, ST },
+	{ "cycles/period/", HW, 0, 0, 0, 1, 0, ST },
+	{ "cycles/period=1,period=5/", HW, 0, 0, 0, 5, 0, ST },
+	{ "task-clock/name=tc/", SW, 1, .name = "tc" },
+	{ "cycles/inherit/", HW, 0, INH },
+	{ "cycles/inherit=1/", HW, 0, INH },
+	{ "cycles/inherit=0/", HW, 0, 0 },
+	{ "cycles/pinned/", HW, 0, PIN },
+	{ "cycles/exclusive=1/", HW, 0, EXCL },
+	{ "cycles/cpu=3/", HW, 0, .cpu = 4 },
+	{ "cycles/cpu=0/", HW, 0, .cpu = 1 },
+	{ "cycles/config=0x3c/", HW, 0x3c },
+	{ "cycles//", HW, 0 },
+	{ "cycles/name=my-cycles,period=10/u", HW, 0, XK | XH, 0, 10, 0, ST, .name = "my-cycles" },
+	{ "instructions/period=1000/:k", HW, 1, XU | XH, 0, 1000, 0, ST },
+	{ "cycles/period=1000,inherit,pinned/pp", HW, 0, INH | PIN, 2, 1000, 0, ST },
+	{ "cpu/config=0x3c/", 4, 0x3c },
+	{ "cpu/config=0x3c,config1=0x1,config2=2/", 4, 0x3c, .config1 = 1, .config2 = 2 },
+	{ "cpu//", 4, 0 },
+	{ "cpu/config=0xc0/pp", 4, 0xc0, 0, 2 },
+	{ "cpu/config=0x3c,period=1000/u", 4, 0x3c, XK | XH, 0, 1000, 0, ST },
+	{ "msr/config=1/", 9, 1 },
+	{ "software/config=0x2/", SW, 2 },
+	/* tracepoints (fixture tracefs) */
+	{ "syscalls:sys_enter_getppid", TP, 180 },
+	{ "syscalls:sys_exit_getppid", TP, 179 },
+	{ "sched:sched_switch", TP, 316 },
+	{ "sched:sched_switch:k", TP, 316, XU | XH },
+	{ "syscalls:sys_enter_getppid/period=1/", TP, 180, 0, 0, 1, 0, ST },
+	{ "sched:sched_wakeup/name=wk/", TP, 318, .name = "wk" },
+	{ "irq:irq_handler_entry:u", TP, 150, XK | XH },
+	/* lists and groups */
+	{ "cycles,instructions", HW, 1, 0, 0, 0, 0, 0, .idx = 1, .n = 2, .name = "instructions" },
+	{ " cycles , instructions ", HW, 1, 0, 0, 0, 0, 0, .idx = 1, .n = 2, .name = "instructions" },
+	{ "{cycles,instructions}", HW, 0, 0, 0, 0, RFG, 0, .n = 2, .name = "cycles" },
+	{ "{cycles,instructions} ", HW, 1, MEMBER, 0, 0, RF, 0, .idx = 1, .n = 2, .leader = 0,
+	  .name = "instructions" },
+	{ "{cycles,instructions}:u", HW, 1, MEMBER | XK | XH, 0, 0, RF, 0, .idx = 1, .n = 2,
+	  .name = "instructions:u" },
+	{ "{cycles:u,instructions}:k", HW, 0, XH, 0, 0, RFG, 0, .n = 2, .name = "cycles:uk" },
+	{ "{cycles/period=1000/,instructions}", HW, 0, 0, 0, 1000, RFG, ST | RD, .n = 2,
+	  .name = "cycles/period=1000/" },
+	{ "{cycles,instructions}:S", HW, 0, 0, 0, 0, RFG, RD, .n = 2, .name = "cycles:S" },
+	{ "{cycles,instructions}:D", HW, 0, PIN, 0, 0, RFG, 0, .n = 2, .name = "cycles:D" },
+	{ "{cycles,instructions/pinned/}", HW, 0, PIN, 0, 0, RFG, 0, .n = 2, .name = "cycles" },
+	{ "{cycles,instructions/pinned/}  ", HW, 1, MEMBER, 0, 0, RF, 0, .idx = 1, .n = 2,
+	  .name = "instructions/pinned/" },
+	{ "cycles,{instructions,branches}", HW, 4, MEMBER, 0, 0, RF, 0, .idx = 2, .n = 3,
+	  .leader = 1, .name = "branches" },
+	{ "cycles,{instructions,branches}:u", HW, 1, XK | XH, 0, 0, RFG, 0, .idx = 1, .n = 3,
+	  .name = "instructions:u" },
+	{ "{cycles,instructions}:pp", HW, 1, MEMBER, 2, 0, RF, 0, .idx = 1, .n = 2,
+	  .name = "instructions:pp" },
+	{ "{cycles,task-clock,page-faults}:u", SW, 2, MEMBER | XK | XH, 0, 0, RF, 0, .idx = 2,
+	  .n = 3, .name = "page-faults:u" },
+	{ "{sched:sched_switch,cycles}", TP, 316, 0, 0, 0, RFG, 0, .n = 2,
+	  .name = "sched:sched_switch" },
+	{ "{cycles,instructions/period=50/}", HW, 1, MEMBER, 0, 50, RF, ST, .idx = 1, .n = 2,
+	  .name = "instructions/period=50/" },
+	{ "{cycles/name=c/,instructions}:u", HW, 0, XK | XH, 0, 0, RFG, 0, .n = 2, .name = "c" },
+};
+
+static void check_valid(const struct vcase *c)
+{
+	struct ps_event_error err;
+	struct ps_events *evs = ps_events__parse(c->spec, &err);
+	const struct perf_event_attr *a;
+	char why[512] = "";
+	size_t n = c->n ? c->n : 1, leader = c->flags & MEMBER ? c->leader : c->idx;
+	uint64_t rf = c->rf ? c->rf : RF;
+	const char *name = c->name ? c->name : c->spec;
+
+	if (!evs) {
+		tap_ok(0, "valid '%s'", c->spec);
+		tap_diag("  error: %s", err.message);
+		return;
+	}
+	a = ps_events__attr(evs, c->idx);
+#define CHECK(what, got, want)                                                         \
+	do {                                                                           \
+		unsigned long long g_ = (got), w_ = (want);                            \
+		if (g_ != w_)                                                          \
+			snprintf(why + strlen(why), sizeof(why) - strlen(why),         \
+				 " %s=%llu(want %llu)", what, g_, w_);                 \
+	} while (0)
+	CHECK("count", ps_events__count(evs), n);
+	if (a) {
+		CHECK("size", a->size, sizeof(*a));
+		CHECK("type", a->type, c->type);
+		CHECK("config", a->config, c->config);
+		CHECK("config1", a->config1, c->config1);
+		CHECK("config2", a->config2, c->config2);
+		CHECK("exclude_user", a->exclude_user, !!(c->flags & XU));
+		CHECK("exclude_kernel", a->exclude_kernel, !!(c->flags & XK));
+		CHECK("exclude_hv", a->exclude_hv, !!(c->flags & XH));
+		CHECK("exclude_host", a->exclude_host, !!(c->flags & XHOST));
+		CHECK("exclude_guest", a->exclude_guest, !!(c->flags & XGUEST));
+		CHECK("exclude_idle", a->exclude_idle, !!(c->flags & XIDLE));
+		CHECK("pinned", a->pinned, !!(c->flags & PIN));
+		CHECK("exclusive", a->exclusive, !!(c->flags & EXCL));
+		CHECK("inherit", a->inherit, !!(c->flags & INH));
+		CHECK("freq", a->freq, !!(c->flags & FREQ));
+		CHECK("precise_ip", a->precise_ip, c->precise);
+		CHECK("sample_period", a->sample_period, c->period);
+		CHECK("read_format", a->read_format, rf);
+		CHECK("sample_type", a->sample_type, c->st);
+		CHECK("disabled", a->disabled, !(c->flags & MEMBER));
+		CHECK("wakeup_events", a->wakeup_events, 0);
+	} else {
+		strcat(why, " no such event");
+	}
+	CHECK("leader", ps_events__leader(evs, c->idx), leader);
+	CHECK("cpu", (long long)ps_events__cpu(evs, c->idx), (long long)c->cpu - 1);
+#undef CHECK
+	if (!ps_events__name(evs, c->idx) || strcmp(ps_events__name(evs, c->idx), name) != 0)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), " name='%s'(want '%s')",
+			 ps_events__name(evs, c->idx) ? ps_events__name(evs, c->idx) : "(null)",
+			 name);
+	if (!tap_ok(why[0] == '\0', "valid '%s' [%zu]", c->spec, c->idx))
+		tap_diag(" %s", why);
+	ps_events__free(evs);
+}
+
+struct icase {
+	const char *spec;
+	int code;
+	int column;
+	const char *suggestion; /* NULL: not checked; "" means none */
+	const char *message;    /* NULL: not checked */
+};
+
+static const struct icase invalid[] = {
+	{ "", PS_ERR_SYNTAX, 1, NULL, "empty event at column 1" },
+	{ "cycels", PS_ERR_UNKNOWN_EVENT, 1, "cycles",
+	  "unknown event 'cycels' at column 1 (did you mean 'cycles'?)" },
+	{ "instrctions", PS_ERR_UNKNOWN_EVENT, 1, "instructions", NULL },
+	{ "task-clok", PS_ERR_UNKNOWN_EVENT, 1, "task-clock", NULL },
+	{ "L1-dcache-lod-misses", PS_ERR_UNKNOWN_EVENT, 1, "L1-dcache-load-misses", NULL },
+	{ "xyzzyplugh", PS_ERR_UNKNOWN_EVENT, 1, "", "unknown event 'xyzzyplugh' at column 1" },
+	{ "cycels:u", PS_ERR_UNKNOWN_EVENT, 1, "cycles", NULL },
+	{ "cycles:u,instructons", PS_ERR_UNKNOWN_EVENT, 10, "instructions", NULL },
+	{ "L1-icache-stores", PS_ERR_UNKNOWN_EVENT, 1, "",
+	  "unknown event 'L1-icache-stores' at column 1 (L1-icache cannot count store events)" },
+	{ "cycles:x", PS_ERR_SYNTAX, 8, NULL,
+	  "unknown modifier 'x' at column 8 (valid: u k h H G I p pp ppp S D e)" },
+	{ "cycles:uu", PS_ERR_SYNTAX, 9, NULL, "duplicate modifier 'u' at column 9" },
+	{ "cycles:pppp", PS_ERR_BAD_VALUE, 8, NULL, NULL },
+	{ "cycles:", PS_ERR_SYNTAX, 8, NULL, NULL },
+	{ "cycles/period=1/x", PS_ERR_SYNTAX, 17, NULL, NULL },
+	{ "sched:sched_switch:q", PS_ERR_SYNTAX, 20, NULL, NULL },
+	{ "cycles/perod=1/", PS_ERR_UNKNOWN_TERM, 8, "period",
+	  "unknown term 'perod' at column 8 (did you mean 'period'?; valid terms: period freq "
+	  "name inherit pinned exclusive cpu config config1 config2)" },
+	{ "cycles/bogus=1/", PS_ERR_UNKNOWN_TERM, 8, "",
+	  "unknown term 'bogus' at column 8 (valid terms: period freq name inherit pinned "
+	  "exclusive cpu config config1 config2)" },
+	{ "cycles/period=xyz/", PS_ERR_BAD_VALUE, 15, NULL,
+	  "bad number 'xyz' for term 'period' at column 15" },
+	{ "cycles/period=1,freq=2/", PS_ERR_BAD_VALUE, 17, NULL,
+	  "period and freq both given at column 17" },
+	{ "cycles/freq=100,period=2/", PS_ERR_BAD_VALUE, 17, NULL, NULL },
+	{ "cycles/period=0/", PS_ERR_BAD_VALUE, 15, NULL, NULL },
+	{ "cycles/period=99999999999999999999/", PS_ERR_BAD_VALUE, 15, NULL, NULL },
+	{ "cycles/inherit=2/", PS_ERR_BAD_VALUE, 16, NULL, NULL },
+	{ "cycles/cpu=0x100000000/", PS_ERR_BAD_VALUE, 12, NULL, NULL },
+	{ "cycles/name=/", PS_ERR_BAD_VALUE, 8, NULL, NULL },
+	{ "cycles/period=1", PS_ERR_SYNTAX, 7, NULL, "unterminated term list '/' at column 7" },
+	{ "cycles/,/", PS_ERR_SYNTAX, 8, NULL, NULL },
+	{ "{cycles,instructions", PS_ERR_SYNTAX, 1, NULL, "unterminated group '{' at column 1" },
+	{ "{cycles,", PS_ERR_SYNTAX, 1, NULL, NULL },
+	{ "{}", PS_ERR_SYNTAX, 1, NULL, NULL },
+	{ "{cycles,{instructions}}", PS_ERR_SYNTAX, 9, NULL, NULL },
+	{ "{cycles,instructions}:z", PS_ERR_SYNTAX, 23, NULL, NULL },
+	{ "{cycles,instructions}:uu", PS_ERR_SYNTAX, 24, NULL, NULL },
+	{ "cycles,", PS_ERR_SYNTAX, 8, NULL, "empty event at column 8" },
+	{ ",cycles", PS_ERR_SYNTAX, 1, NULL, NULL },
+	{ "cycles,,instructions", PS_ERR_SYNTAX, 8, NULL, NULL },
+	{ "cycles}", PS_ERR_SYNTAX, 7, NULL, NULL },
+	{ "cycles#", PS_ERR_SYNTAX, 7, NULL, NULL },
+	{ "syscalls:sys_enter_getppd", PS_ERR_UNKNOWN_EVENT, 1, "syscalls:sys_enter_getppid",
+	  "unknown tracepoint 'syscalls:sys_enter_getppd' at column 1 (did you mean "
+	  "'syscalls:sys_enter_getppid'?)" },
+	{ "shed:sched_switch", PS_ERR_UNKNOWN_EVENT, 1, "sched", NULL },
+	{ "cycles,sched:sched_swich", PS_ERR_UNKNOWN_EVENT, 8, "sched:sched_switch", NULL },
+	{ "sched:*", PS_ERR_NOT_SUPPORTED, 1, NULL, NULL },
+	{ "mem:0x1000:rw", PS_ERR_NOT_SUPPORTED, 1, NULL, NULL },
+	{ "cpu/event=0x3c/", PS_ERR_NOT_SUPPORTED, 5, NULL, NULL },
+	{ "cpu/config=1,umask=2/", PS_ERR_NOT_SUPPORTED, 14, NULL, NULL },
+	{ "cpu/bogus=1/", PS_ERR_UNKNOWN_TERM, 5, "", NULL },
+	{ "nosuchpmu/config=1/", PS_ERR_UNKNOWN_EVENT, 1, NULL, NULL },
+	{ "cpux/config=1/", PS_ERR_UNKNOWN_EVENT, 1, "cpu", NULL },
+};
+
+static void check_invalid(const struct icase *c)
+{
+	struct ps_event_error err;
+	struct ps_events *evs;
+	char why[512] = "";
+
+	memset(&err, 0xa5, sizeof(err));
+	errno = 0;
+	evs = ps_events__parse(c->spec, &err);
+	if (evs) {
+		tap_ok(0, "invalid '%s'", c->spec);
+		tap_diag("  parsed into %zu events", ps_events__count(evs));
+		ps_events__free(evs);
+		return;
+	}
+	if (errno != EINVAL)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), " errno=%d", errno);
+	if (err.code != c->code)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), " code=%d(want %d)",
+			 err.code, c->code);
+	if (err.column != c->column)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), " column=%d(want %d)",
+			 err.column, c->column);
+	if (c->suggestion && strcmp(err.suggestion, c->suggestion) != 0)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why),
+			 " suggestion='%s'(want '%s')", err.suggestion, c->suggestion);
+	if (c->message && strcmp(err.message, c->message) != 0)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), " message differs");
+	if (!tap_ok(why[0] == '\0', "invalid '%s'", c->spec))
+		tap_diag(" %s: %s", why, err.message);
+}
+
+static char *describe(const char *spec, bool json)
+{
+	struct ps_events *evs = ps_events__parse(spec, NULL);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!evs || !(f = open_memstream(&buf, &len))) {
+		ps_events__free(evs);
+		return NULL;
+	}
+	ps_events__describe(evs, f, json);
+	fclose(f);
+	ps_events__free(evs);
+	return buf;
+}
+
+static void test_describe(void)
+{
+	static const struct {
+		const char *spec;
+		bool json;
+		const char *want;
+	} cases[] = {
+		{ "cycles:u", false,
+		  "name=cycles:u\nleader=0\ntype=0\nconfig=0x0\nexclude_kernel=1\nexclude_hv=1\n"
+		  "disabled=1\nread_format=0x3\n" },
+		{ "{cycles/period=100000/,instructions}:u,cpu/config=0x3c/", false,
+		  "name=cycles/period=100000/:u\nleader=0\ntype=0\nconfig=0x0\n"
+		  "sample_period=100000\nexclude_kernel=1\nexclude_hv=1\ndisabled=1\n"
+		  "read_format=0xf\nsample_type=0x197\n"
+		  "\n"
+		  "name=instructions:u\nleader=0\ntype=0\nconfig=0x1\nexclude_kernel=1\n"
+		  "exclude_hv=1\nread_format=0x3\n"
+		  "\n"
+		  "name=cpu/config=0x3c/\nleader=2\ntype=4\nconfig=0x3c\ndisabled=1\n"
+		  "read_format=0x3\n" },
+		{ "task-clock/freq=99,cpu=1,name=t\"c/", false,
+		  "name=t\"c\nleader=0\ncpu=1\ntype=1\nconfig=0x1\nsample_freq=99\nfreq=1\n"
+		  "disabled=1\nread_format=0x3\nsample_type=0x187\n" },
+		{ "cycles:u", true,
+		  "[\n  {\"name\": \"cycles:u\", \"leader\": 0, \"type\": 0, \"config\": 0, "
+		  "\"exclude_kernel\": 1, \"exclude_hv\": 1, \"disabled\": 1, \"read_format\": 3}\n"
+		  "]\n" },
+		{ "{cycles,instructions/period=1000/}:S,task-clock/name=t\"c/", true,
+		  "[\n"
+		  "  {\"name\": \"cycles:S\", \"leader\": 0, \"type\": 0, \"config\": 0, "
+		  "\"disabled\": 1, \"read_format\": 15, \"sample_type\": 16},\n"
+		  "  {\"name\": \"instructions/period=1000/:S\", \"leader\": 0, \"type\": 0, "
+		  "\"config\": 1, \"sample_period\": 1000, \"read_format\": 3, "
+		  "\"sample_type\": 391},\n"
+		  "  {\"name\": \"t\\\"c\", \"leader\": 2, \"type\": 1, \"config\": 1, "
+		  "\"disabled\": 1, \"read_format\": 3}\n"
+		  "]\n" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = describe(cases[i].spec, cases[i].json);
+
+		tap_is_str(got, cases[i].want, "describe %s '%s'", cases[i].json ? "json" : "text",
+			   cases[i].spec);
+		free(got);
+	}
+}
+
+static void test_api(void)
+{
+	struct ps_event_error err;
+	struct ps_events *evs = ps_events__parse("cycles,instructions", &err);
+
+	tap_ok(evs && strcmp(ps_events__spec(evs), "cycles,instructions") == 0 &&
+		       !ps_events__attr(evs, 2) && !ps_events__name(evs, 2) &&
+		       ps_events__cpu(evs, 2) == -1 && ps_events__count(NULL) == 0,
+	       "accessors: spec, out-of-range index, NULL set");
+	ps_events__free(evs);
+	ps_events__free(NULL);
+	errno = 0;
+	evs = ps_events__parse(NULL, &err);
+	tap_ok(!evs && errno == EINVAL && err.code == PS_ERR_SYNTAX, "NULL spec is EINVAL");
+	tap_ok(!ps_events__parse("cycels", NULL) && errno == EINVAL, "err may be NULL");
+}
+
+/* The machine's own tracefs: same parser, real ids. */
+static void test_real_tracefs(void)
+{
+	const char *path = "/sys/kernel/tracing/events/syscalls/sys_enter_getppid/id";
+	struct ps_event_error err;
+	struct ps_events *evs;
+	unsigned long long id;
+	FILE *f;
+
+	unsetenv("PERFSCRIPT_TRACEFS");
+	f = fopen(path, "r");
+	if (!f || fscanf(f, "%llu", &id) != 1) {
+		tap_skip("tracefs not readable here (need root and tracefs at /sys/kernel/tracing)",
+			 "real tracefs syscalls:sys_enter_getppid");
+		if (f)
+			fclose(f);
+		return;
+	}
+	fclose(f);
+	evs = ps_events__parse("syscalls:sys_enter_getppid", &err);
+	tap_ok(evs && ps_events__attr(evs, 0)->type == PERF_TYPE_TRACEPOINT &&
+		       ps_events__attr(evs, 0)->config == id,
+	       "real tracefs syscalls:sys_enter_getppid has id %llu", id);
+	if (!evs)
+		tap_diag("  %s", err.message);
+	ps_events__free(evs);
+}
+
+int main(void)
+{
+	setenv("PERFSCRIPT_TRACEFS", "tests/fixtures/tracefs", 1);
+	setenv("PERFSCRIPT_SYSFS", "tests/fixtures/sysfs", 1);
+	for (size_t i = 0; i < sizeof(valid) / sizeof(valid[0]); i++)
+		check_valid(&valid[i]);
+	for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++)
+		check_invalid(&invalid[i]);
+	test_describe();
+	test_api();
+	test_real_tracefs();
+	return tap_done();
+}
