@@ -36,8 +36,8 @@ static const char *tracefs_root(void)
 {
 	const char *env = getenv("PERFSCRIPT_TRACEFS");
 
-	if (env && *env)
-		return env; /* explicit: never fall back to the real one */
+	if (env && *env) /* explicit: never fall back to the real one */
+		return has_events_dir(env) ? env : NULL;
 	if (has_events_dir(TRACEFS))
 		return TRACEFS;
 	if (has_events_dir(DEBUGFS_TRACING))
@@ -151,11 +151,14 @@ static int tracepoint_resolve(const struct ps_ev_ref *ref, struct perf_event_att
 				   "bad tracepoint name '%.*s' at column %d", (int)toklen, ref->sys,
 				   ref->column);
 	root = tracefs_root();
-	if (!root)
+	if (!root) {
+		const char *env = getenv("PERFSCRIPT_TRACEFS");
+
 		return ps_ev__fail(err, PS_ERR_NOT_SUPPORTED, ref->column, ref->sys, toklen,
-				   "tracepoint '%.*s' at column %d: tracefs is not mounted "
-				   "(tried " TRACEFS " and " DEBUGFS_TRACING ")",
-				   (int)toklen, ref->sys, ref->column);
+				   "tracepoint '%.*s' at column %d: no tracefs (tried %s)",
+				   (int)toklen, ref->sys, ref->column,
+				   env && *env ? env : TRACEFS " and " DEBUGFS_TRACING);
+	}
 	if (snprintf(path, sizeof(path), "%s/events/%.*s/%.*s/id", root, (int)ref->sys_len,
 		     ref->sys, (int)ref->name_len, ref->name) >= (int)sizeof(path))
 		return unknown(ref, root, err);
@@ -171,20 +174,7 @@ static int tracepoint_resolve(const struct ps_ev_ref *ref, struct perf_event_att
 	return 1;
 }
 
-/* Subsystem names, for a word that might have been meant as "sys:event". */
-static void tracepoint_suggest(const struct ps_ev_ref *ref, struct ps_ev_suggest *s)
-{
-	const char *root;
-	char dir[PATH_MAX];
-
-	if (!ref->sys || !(root = tracefs_root()))
-		return;
-	if (snprintf(dir, sizeof(dir), "%s/events", root) < (int)sizeof(dir))
-		suggest_dir(dir, s);
-}
-
 const struct ps_ev_resolver ps_ev__tracepoint = {
 	.what = "tracepoint",
 	.resolve = tracepoint_resolve,
-	.suggest = tracepoint_suggest,
 };

@@ -491,6 +491,12 @@ static void test_api(void)
 	       "accessors: spec, out-of-range index, NULL set");
 	ps_events__free(evs);
 	ps_events__free(NULL);
+	setenv("PERFSCRIPT_TRACEFS", "tests/fixtures/no-such-tracefs", 1);
+	evs = ps_events__parse("sched:sched_switch", &err);
+	tap_ok(!evs && err.code == PS_ERR_NOT_SUPPORTED && strstr(err.message, "no tracefs"),
+	       "missing tracefs is reported, not mistaken for an unknown name");
+	ps_events__free(evs);
+	setenv("PERFSCRIPT_TRACEFS", "tests/fixtures/tracefs", 1);
 	errno = 0;
 	evs = ps_events__parse(NULL, &err);
 	tap_ok(!evs && errno == EINVAL && err.code == PS_ERR_SYNTAX, "NULL spec is EINVAL");
