@@ -45,7 +45,7 @@ static int open_group(struct ps_session *s, uint32_t li, char *msg, size_t msgle
 	struct ps_position *pos = NULL;
 	struct perf_event_attr a, la;
 	bool drop_group = false;
-	int npos, kept = 0, err = 0;
+	int npos, kept = 0, err = 0, at = 0; /* at: the position being opened */
 	uint32_t m, bad = li; /* the slot whose open failed */
 
 	npos = ps_target__positions(s, l->cpu, &pos);
@@ -72,6 +72,7 @@ static int open_group(struct ps_session *s, uint32_t li, char *msg, size_t msgle
 	for (int p = 0; p < npos; p++) {
 		bool skip = false;
 
+		at = p;
 		for (m = 0; m < l->nmembers && !skip; m++) {
 			struct ps_counter *c = &s->slots[l->members[m]];
 			int fd;
@@ -145,8 +146,8 @@ fail:
 			.leader = bad == li ? NULL : &la,
 			.err = err,
 			.kind = s->kind,
-			.pid = pos && npos > 0 ? pos[kept < npos ? kept : 0].pid : s->pid,
-			.cpu = pos && npos > 0 ? pos[kept < npos ? kept : 0].cpu : l->cpu,
+			.pid = err != ESRCH && pos && at < npos ? pos[at].pid : s->pid,
+			.cpu = pos && at < npos ? pos[at].cpu : l->cpu,
 		};
 
 		attr_for_open(s, l, true, drop_group, &la);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -173,6 +174,19 @@ static void explain_permission(struct msgbuf *b, const struct ps_open_failure *f
 		       "or CAP_SYS_PTRACE; see kernel.yama.ptrace_scope)");
 }
 
+static bool cpu_online(int cpu)
+{
+	int *cpus = NULL, n = 0;
+	bool found = false;
+
+	if (ps_cpus__parse(NULL, &cpus, &n) != 0)
+		return true; /* cannot tell: do not blame the CPU */
+	for (int i = 0; i < n && !found; i++)
+		found = cpus[i] == cpu;
+	free(cpus);
+	return found;
+}
+
 /* EINVAL says only "something in the attr": name the field most likely at fault. */
 static void explain_invalid(struct msgbuf *b, const struct ps_open_failure *f)
 {
@@ -180,7 +194,9 @@ static void explain_invalid(struct msgbuf *b, const struct ps_open_failure *f)
 	long max_rate = 0;
 
 	add(b, "invalid event attributes: ");
-	if (a->freq && read_long("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate) == 0 &&
+	if (f->cpu >= 0 && !cpu_online(f->cpu)) {
+		add(b, "cpu=%d is not an online CPU (see /sys/devices/system/cpu/online)", f->cpu);
+	} else if (a->freq && read_long("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate) == 0 &&
 	    a->sample_freq > (uint64_t)max_rate) {
 		add(b, "freq=%llu is above kernel.perf_event_max_sample_rate (%ld)",
 		    (unsigned long long)a->sample_freq, max_rate);

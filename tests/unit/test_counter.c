@@ -212,6 +212,21 @@ static void test_commands(void)
 	test_command("threads 4 N", (char *const[]){ (char *)workload, "threads", "4", n, NULL },
 		     4 * N);
 
+	/* inherit + PERF_FORMAT_GROUP: the group read sums the forked child too */
+	ps_handle g[2];
+	struct ps_value v[2];
+
+	s = new_session(PS_TARGET_COMMAND, 0,
+			(char *const[]){ (char *)workload, "--fork", "getppid", n, NULL }, NULL);
+	tap_ok(ps_session__allocate(s, "{" GETPPID ",task-clock}", g, 2, NULL) == 2 &&
+		       ps_session__open(s, NULL, 0) == 0 && run_command(s) == 0 &&
+		       ps_session__read_group(s, g[0], v, 2) == 2,
+	       "command with an inherited group");
+	tap_ok(v[0].raw == 2 * N && v[1].raw > 0 && v[0].enabled == v[1].enabled,
+	       "inherited group read sums parent and child: %llu getppid, %llu ns",
+	       (unsigned long long)v[0].raw, (unsigned long long)v[1].raw);
+	ps_session__free(s);
+
 	s = new_session(PS_TARGET_COMMAND, 0, (char *const[]){ "./nosuchcmd", NULL }, NULL);
 	tap_ok(s && ps_session__target_pid(s) > 0 && (ps_session__target_pidfd(s) >= 0 || !have_pidfd),
 	       "a bad command still forks and is held");
@@ -516,6 +531,39 @@ static void test_errors(void)
 	tap_ok(err == -EMFILE && strstr(msg, "too many open files") && strstr(msg, "ulimit -n"),
 	       "EMFILE explained with ulimit -n");
 	tap_ok(count_fds() == before, "and nothing of it stays open");
+	ps_session__free(s);
+
+	s = new_session(PS_TARGET_SELF, 0, NULL, NULL);
+	alloc1(s, "task-clock/freq=1000000/");
+	err = ps_session__open(s, msg, sizeof(msg));
+	tap_diag("%s", msg);
+	tap_ok(err == -EINVAL && strstr(msg, "freq=1000000 is above kernel.perf_event_max_sample_rate"),
+	       "EINVAL: a frequency above the kernel's limit is named");
+	ps_session__free(s);
+	s = new_session(PS_TARGET_SELF, 0, NULL, NULL);
+	alloc1(s, "task-clock/cpu=4000/");
+	err = ps_session__open(s, msg, sizeof(msg));
+	tap_diag("%s", msg);
+	tap_ok(err < 0 && strstr(msg, "cpu=4000 is not an online CPU"),
+	       "an offline or absent cpu= is named");
+	ps_session__free(s);
+
+	pid_t child = fork();
+
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	s = new_session(PS_TARGET_PID, child, NULL, NULL);
+	alloc1(s, "task-clock");
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	err = ps_session__open(s, msg, sizeof(msg));
+	tap_diag("%s", msg);
+	char want[80];
+
+	snprintf(want, sizeof(want), "the -p target process %d is gone", (int)child);
+	tap_ok(err == -ESRCH && strstr(msg, want), "-p target gone before open: -ESRCH explained");
 	ps_session__free(s);
 
 	tap_is_str(ps_strerror(-PS_ERR_HANDLE), ps_strerror(PS_ERR_HANDLE), "ps_strerror: either sign");
