@@ -30,8 +30,10 @@ static uint16_t next_tag(void)
 	static _Atomic uint32_t seq;
 	uint32_t v = atomic_fetch_add(&seq, 1);
 
-	if (v == 0) /* first session: start somewhere unpredictable */
-		atomic_store(&seq, v = (uint32_t)time(NULL) ^ (uint32_t)getpid() << 7);
+	if (v == 0) { /* first session: start somewhere unpredictable */
+		v = (uint32_t)time(NULL) ^ (uint32_t)getpid() << 7;
+		atomic_store(&seq, v + 1);
+	}
 	/* distinct for 65535 consecutive sessions of one process, never 0 */
 	return (uint16_t)(v % 0xffffu + 1);
 }

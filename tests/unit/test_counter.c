@@ -454,6 +454,21 @@ static void test_handles(void)
 		       ps_session__reset(s, h) == -PS_ERR_HANDLE,
 	       "every accessor refuses the stale handle");
 	tap_is_u64(ps_session__read(NULL, h2, &v), -PS_ERR_HANDLE, "NULL session");
+
+	struct ps_session *ss[4];
+	ps_handle hh[4];
+	int foreign_ok = 0;
+
+	for (int i = 0; i < 4; i++) {
+		ss[i] = new_session(PS_TARGET_SELF, 0, NULL, NULL);
+		hh[i] = alloc1(ss[i], "task-clock");
+	}
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 4; j++)
+			foreign_ok += (i == j) == (ps_session__check(ss[i], hh[j]) == 0);
+	tap_is_u64(foreign_ok, 16, "consecutive sessions refuse each other's handles");
+	for (int i = 0; i < 4; i++)
+		ps_session__free(ss[i]);
 	ps_session__free(s);
 	ps_session__free(t);
 	ps_session__free(NULL);
