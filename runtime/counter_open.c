@@ -3,8 +3,10 @@
  * opened position by position (one thread or CPU of the target at a time),
  * leader then members with group_fd set to the leader's fd at that position,
  * and is all-or-nothing: on any failure every fd this call opened is closed
- * and the caller gets the negative errno plus a sentence from
- * ps_explain_open_error() naming the event. Leaders are opened disabled and
+ * and the caller gets the kernel's negative errno (-ENOENT for an event this
+ * machine lacks, deliberately not -PS_ERR_NOT_SUPPORTED, so callers can tell
+ * causes apart) plus a sentence from ps_explain_open_error() naming the
+ * event. Leaders are opened disabled and
  * enabled at the end, except on a held command, where enable_on_exec arms
  * them so counting starts at the command's exec and not a moment before.
  */
