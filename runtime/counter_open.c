@@ -6,9 +6,9 @@
  * and the caller gets the kernel's negative errno (-ENOENT for an event this
  * machine lacks, deliberately not -PS_ERR_NOT_SUPPORTED, so callers can tell
  * causes apart) plus a sentence from ps_explain_open_error() naming the
- * event. Leaders are opened disabled and
- * enabled at the end, except on a held command, where enable_on_exec arms
- * them so counting starts at the command's exec and not a moment before.
+ * event. Leaders are opened disabled and enabled at the end, except on a
+ * held command, where enable_on_exec arms them so counting starts at the
+ * command's exec and not a moment before.
  */
 #include <errno.h>
 #include <stdlib.h>
