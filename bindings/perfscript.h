@@ -130,7 +130,9 @@ int ps_session__free_counter(struct ps_session *s, ps_handle h);
 int ps_session__check(const struct ps_session *s, ps_handle h);
 
 /* Open every allocated counter that is not open yet (one fd per thread or
- * CPU of the target) and enable the ones not stopped explicitly. On failure
+ * CPU of the target) and enable the ones not stopped explicitly. A group
+ * whose own ps_session__open_counter() failed is skipped: its caller was
+ * told then. On failure
  * nothing new stays open, and msg (when not NULL) explains it, naming the
  * event and what to do: "cannot open 'cycles:u': not supported by this
  * machine's PMU ...". */

@@ -32,6 +32,7 @@ struct ps_counter {
 	uint64_t *ids;      /* PERF_EVENT_IOC_ID of each fd */
 
 	bool stopped;       /* ps_session__stop()ed explicitly: open leaves it off */
+	bool open_failed;   /* leader: ps_session__open_counter failed; ps_session__open skips it */
 	int cpu;            /* the event's cpu= term, or -1 */
 	uint32_t leader;    /* slot of the group leader (its own slot when it leads) */
 	uint32_t nmembers;  /* leader only: group size including itself */

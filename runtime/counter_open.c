@@ -189,7 +189,10 @@ int ps_session__open(struct ps_session *s, char *msg, size_t msglen)
 	for (uint32_t i = 0; i < s->nslots; i++) {
 		struct ps_counter *c = &s->slots[i];
 
-		if (!c->live || c->leader != i || c->open)
+		/* A group whose own open already failed was reported to its
+		 * caller then (e.g. counter:start()); it must not fail the
+		 * whole context again. */
+		if (!c->live || c->leader != i || c->open || c->open_failed)
 			continue;
 		err = open_group(s, i, msg, msglen);
 		if (err)
@@ -231,5 +234,6 @@ int ps_session__open_counter(struct ps_session *s, ps_handle h, char *msg, size_
 		if (err)
 			ps_counter__close_group(s, li);
 	}
+	s->slots[li].open_failed = err != 0;
 	return err;
 }

@@ -21,30 +21,38 @@
 #define TRACEFS "/sys/kernel/tracing"
 #define DEBUGFS_TRACING "/sys/kernel/debug/tracing"
 
-static bool has_events_dir(const char *root)
+/* Whether root/events is a directory we can read; a permission failure is
+ * remembered so the error can say "permission" rather than "no tracefs". */
+static bool has_events_dir(const char *root, bool *denied)
 {
 	char path[PATH_MAX];
 	struct stat st;
 
 	if (snprintf(path, sizeof(path), "%s/events", root) >= (int)sizeof(path))
 		return false;
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return true;
+	if (errno == EACCES || errno == EPERM)
+		*denied = true;
+	return false;
 }
 
 /* The tracefs root to use, or NULL when there is none. */
-static const char *tracefs_root(void)
+static const char *tracefs_root(bool *denied)
 {
 	const char *env = getenv("PERFSCRIPT_TRACEFS");
 
 	if (env && *env) /* explicit: never fall back to the real one */
-		return has_events_dir(env) ? env : NULL;
-	if (has_events_dir(TRACEFS))
+		return has_events_dir(env, denied) ? env : NULL;
+	if (has_events_dir(TRACEFS, denied))
 		return TRACEFS;
-	if (has_events_dir(DEBUGFS_TRACING))
+	if (has_events_dir(DEBUGFS_TRACING, denied))
 		return DEBUGFS_TRACING;
+	if (*denied)
+		return NULL;
 	/* Only root may mount; a failure just leaves us without tracepoints. */
 	if (geteuid() == 0 && mount("nodev", TRACEFS, "tracefs", 0, NULL) == 0 &&
-	    has_events_dir(TRACEFS))
+	    has_events_dir(TRACEFS, denied))
 		return TRACEFS;
 	return NULL;
 }
@@ -136,6 +144,7 @@ static int tracepoint_resolve(const struct ps_ev_ref *ref, struct perf_event_att
 	const char *root;
 	char path[PATH_MAX];
 	uint64_t id;
+	bool denied = false;
 	int r;
 
 	if (!ref->sys)
@@ -150,7 +159,13 @@ static int tracepoint_resolve(const struct ps_ev_ref *ref, struct perf_event_att
 		return ps_ev__fail(err, PS_ERR_SYNTAX, ref->column, ref->sys, toklen,
 				   "bad tracepoint name '%.*s' at column %d", (int)toklen, ref->sys,
 				   ref->column);
-	root = tracefs_root();
+	root = tracefs_root(&denied);
+	if (!root && denied)
+		return ps_ev__fail(err, PS_ERR_NOT_SUPPORTED, ref->column, ref->sys, toklen,
+				   "tracepoint '%.*s' at column %d: permission denied reading "
+				   "tracefs (" TRACEFS "); tracepoints need root, or read access "
+				   "to tracefs and a perf_event_paranoid of -1",
+				   (int)toklen, ref->sys, ref->column);
 	if (!root) {
 		const char *env = getenv("PERFSCRIPT_TRACEFS");
 
@@ -167,8 +182,9 @@ static int tracepoint_resolve(const struct ps_ev_ref *ref, struct perf_event_att
 		return unknown(ref, root, err);
 	if (r < 0)
 		return ps_ev__fail(err, PS_ERR_NOT_SUPPORTED, ref->column, ref->sys, toklen,
-				   "tracepoint '%.*s' at column %d: cannot read %s: %s", (int)toklen,
-				   ref->sys, ref->column, path, strerror(-r));
+				   "tracepoint '%.*s' at column %d: cannot read %s: %s%s", (int)toklen,
+				   ref->sys, ref->column, path, strerror(-r),
+				   r == -EACCES ? " (tracepoints need root)" : "");
 	attr->type = PERF_TYPE_TRACEPOINT;
 	attr->config = id;
 	return 1;

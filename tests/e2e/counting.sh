@@ -99,7 +99,12 @@ ok $(( ours > 19000 && ${theirs:-0} > 0 && (ours - theirs) * 100 <= 2 * theirs &
 
 # No fd leak across 1000 counters opened and freed.
 out=$("$PERFSCRIPT" -e '
-local function nfds() local n = 0; for _ in io.popen("ls /proc/" .. pid() .. "/fd"):lines() do n = n + 1 end; return n end
+local function nfds() -- fds of this process, listed in the diagnostics
+  local p, list = io.popen("ls -l /proc/" .. pid() .. "/fd | tail -n +2"), {}
+  for l in p:lines() do list[#list + 1] = l:match("%d+ %->.*") end
+  p:close()
+  return list
+end
 local before = nfds()
 for i = 1, 1000 do
   local h = perfmon_allocate_counter("syscalls:sys_enter_getppid")
@@ -107,7 +112,12 @@ for i = 1, 1000 do
   perfmon_free_counter(h)
 end
 for i = 1, 1000 do local c <close> = perfmon.counter("task-clock"); c:start() end
-print(nfds() - before)')
-is "$out" 0 "1000 counters opened and freed leave no fd behind"
+local after = nfds()
+print(#after - #before)
+if #after ~= #before then
+  print("# before: " .. table.concat(before, ", ") .. "\n# after:  " .. table.concat(after, ", "))
+end')
+is "$(head -1 <<<"$out")" 0 "1000 counters opened and freed leave no fd behind"
+tail -n +2 <<<"$out"
 
 done_testing
