@@ -69,9 +69,26 @@ static int allocate(lua_State *L, const char *spec, ps_handle *hs, char *msg, si
 
 /* ---- counter objects ---- */
 
+/* Argument 1 as a counter. Methods carry their class's metatable as upvalue
+ * 2, so the common case is one raw comparison instead of luaL_checkudata's
+ * registry lookup by name; anything else gets luaL_checkudata's message. */
+static struct counter_ud *to_counter(lua_State *L)
+{
+	struct counter_ud *c = lua_touserdata(L, 1);
+
+	if (c && lua_getmetatable(L, 1)) {
+		bool same = lua_rawequal(L, -1, lua_upvalueindex(2));
+
+		lua_pop(L, 1);
+		if (same)
+			return c;
+	}
+	return luaL_checkudata(L, 1, COUNTER_MT);
+}
+
 static struct counter_ud *check_counter(lua_State *L)
 {
-	struct counter_ud *c = luaL_checkudata(L, 1, COUNTER_MT);
+	struct counter_ud *c = to_counter(L);
 
 	if (!c->h)
 		luaL_error(L, "attempt to use a closed counter");
@@ -563,15 +580,19 @@ static const luaL_Reg seed_globals[] = {
 	{ NULL, NULL },
 };
 
+/* A class's metatable; its functions get the session and the metatable
+ * itself as upvalues 1 and 2. */
 static void new_class(lua_State *L, const char *name, const luaL_Reg *meta,
 		      const luaL_Reg *methods, struct ps_session *s)
 {
 	luaL_newmetatable(L, name);
 	lua_pushlightuserdata(L, s);
-	luaL_setfuncs(L, meta, 1);
+	lua_pushvalue(L, -2);
+	luaL_setfuncs(L, meta, 2);
 	lua_createtable(L, 0, 8);
 	lua_pushlightuserdata(L, s);
-	luaL_setfuncs(L, methods, 1);
+	lua_pushvalue(L, -3);
+	luaL_setfuncs(L, methods, 2);
 	lua_setfield(L, -2, "__index");
 	lua_pop(L, 1);
 }
