@@ -5,6 +5,7 @@
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 BUILD     ?= build
+BIN       ?= perfscript
 CC        ?= cc
 LUA_CFLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
 LUA_LIBS   := $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
@@ -39,9 +40,9 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 HELPERS   := $(BUILD)/tests/workload
 
 .PHONY: all deps check demo install clean asan lint bench
-all: perfscript $(BUILD)/libperfscript.so
+all: $(BIN) $(BUILD)/libperfscript.so
 
-perfscript: $(LUA_OBJS) $(BUILD)/runtime/main.o $(BUILD)/libperfscript.a
+$(BIN): $(LUA_OBJS) $(BUILD)/runtime/main.o $(BUILD)/libperfscript.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lm -ldl
 
@@ -105,8 +106,11 @@ bench: deps
 	@$(MAKE) --no-print-directory all $(HELPERS)
 	@bench/run
 
+# A sanitizer build beside the normal one: build-asan/perfscript and tests.
+# `make asan && PERFSCRIPT=$PWD/build-asan/perfscript tests/run` runs the suite on it.
 asan:
-	$(MAKE) BUILD=build-asan CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer' \
+	$(MAKE) BUILD=build-asan BIN=build-asan/perfscript \
+		CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer' \
 		LDFLAGS='-fsanitize=address,undefined' all
 
 lint:
