@@ -45,8 +45,10 @@ static int msghandler(lua_State *L)
 	return 1;
 }
 
-void ps_script__stop(struct ps_script *sc)
+void ps_script__stop(struct ps_script *sc, const char *why)
 {
+	if (!sc->stop_asked)
+		snprintf(sc->stop_reason, sizeof(sc->stop_reason), "%s", why);
 	sc->stop_asked = true;
 	ps_loop__stop(sc->loop, 0);
 }
@@ -77,7 +79,7 @@ int ps_script__call(struct ps_script *sc, int nargs, const char *where)
 		lua_pushlstring(L, msg ? msg : "", nl ? (size_t)(nl - msg) : (msg ? strlen(msg) : 0));
 		ps_probe__run_point(sc, "error", lua_tostring(L, -1));
 		lua_pop(L, 1);
-		ps_script__stop(sc);
+		ps_script__stop(sc, "a handler raised an error");
 	}
 	lua_pop(L, 2); /* message, handler */
 	return -1;
@@ -177,8 +179,6 @@ static int on_signal(struct ps_loop *loop, uint64_t signo, void *ctx)
 
 	(void)loop;
 	if (++sc->nsignals == 1) {
-		if (sc->verbose)
-			fprintf(stderr, "perfscript: %s, ending the session\n", strsignal((int)signo));
 		/* A second SIGINT/SIGTERM, even during end probes, ends at once. */
 		sigset_t set;
 
@@ -189,7 +189,7 @@ static int on_signal(struct ps_loop *loop, uint64_t signo, void *ctx)
 		sigaddset(&set, SIGTERM);
 		sigprocmask(SIG_UNBLOCK, &set, NULL);
 	}
-	ps_script__stop(sc);
+	ps_script__stop(sc, signo == SIGINT ? "SIGINT" : "SIGTERM");
 	return 0;
 }
 
@@ -204,7 +204,7 @@ static int on_target_exit(struct ps_loop *loop, int fd, uint32_t events, void *c
 	ps_loop__del_fd(loop, fd);
 	sc->target_done = true;
 	sc->target_wstatus = wstatus;
-	ps_script__stop(sc);
+	ps_script__stop(sc, "the target exited");
 	return 0;
 }
 
@@ -212,7 +212,7 @@ static int on_deadline(struct ps_loop *loop, uint64_t expirations, void *ctx)
 {
 	(void)loop;
 	(void)expirations;
-	ps_script__stop(ctx);
+	ps_script__stop(ctx, "-T expired");
 	return 0;
 }
 
@@ -283,6 +283,10 @@ static int start_session(struct ps_script *sc)
 	if (ps_loop__add_signals(sc->loop, sigs, 2, on_signal, sc) < 0)
 		return -1;
 	sc->started = true;
+	if (sc->verbose)
+		fprintf(stderr, "perfscript: session started: %zu counters, %zu timers, target pid %d\n",
+			ps_session__count(sc->session), ps_probe__timer_count(sc),
+			(int)ps_session__target_pid(sc->session));
 	return ps_probe__arm_timers(sc) < 0 ? -1 : 0;
 }
 
@@ -326,6 +330,9 @@ int ps_script__run(struct ps_script *sc, const char *chunk, bool is_code, char *
 		}
 	}
 	sc->ending = true;
+	if (sc->verbose)
+		fprintf(stderr, "perfscript: session ended: %s\n",
+			sc->stop_reason[0] ? sc->stop_reason : "nothing left to wait for");
 	ps_probe__run_point(sc, "end", NULL);
 	fflush(stdout);
 	return final_status(sc);

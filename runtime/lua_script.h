@@ -24,6 +24,7 @@ struct ps_script {
 	bool started;    /* begin probes ran: timers are armed on registration */
 	bool ending;     /* end probes are running or ran */
 	bool stop_asked; /* exit(), a signal, -T or the target ended the session */
+	char stop_reason[64];
 	int errors;      /* handler errors so far */
 	int exit_status; /* status perfscript exits with when no error occurred */
 	double duration; /* -T, seconds; 0 = none */
@@ -50,8 +51,9 @@ int ps_script__run(struct ps_script *sc, const char *chunk, bool is_code, char *
  * stack balanced, counts an error, reports it and ends the session. Returns
  * 0 or -1 when the handler raised an error. */
 int ps_script__call(struct ps_script *sc, int nargs, const char *where);
-/* End the session from inside (exit(), a signal, the target's end, -T). */
-void ps_script__stop(struct ps_script *sc);
+/* End the session from inside (exit(), a signal, the target's end, -T);
+ * why is said with -v. The first reason given is the one kept. */
+void ps_script__stop(struct ps_script *sc, const char *why);
 /* Open the counters allocated and not yet open; report failure as a Lua
  * environment error: returns 0, or -errno after printing nothing (msg holds
  * the explanation). */

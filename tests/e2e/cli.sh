@@ -53,4 +53,7 @@ is "$out" "$(printf 'true\ttrue\ttrue\tperfscript\ttrue')" "helpers describe per
 out=$("$PERFSCRIPT" -e 'local t = gettimeofday_ns(); print(math.abs(t // 1000000000 - os.time()) <= 1)')
 is "$out" true "gettimeofday_ns is wall-clock nanoseconds"
 
+out=$("$PERFSCRIPT" -v -T 0.05 -e 'probe("timer.s(5)", print)' 2>&1)
+like "$out" "session started: 0 counters, 1 timers.*session ended: -T expired" "-v says when and why the session starts and ends"
+
 done_testing
