@@ -195,8 +195,10 @@ int ps_session__open(struct ps_session *s, char *msg, size_t msglen)
 		if (!c->live || c->leader != i || c->open || c->open_failed)
 			continue;
 		err = open_group(s, i, msg, msglen);
-		if (err)
+		if (err) {
+			c->open_failed = true; /* reported now; a later open skips it */
 			goto cleanup;
+		}
 		opened[n++] = i;
 	}
 	for (uint32_t k = 0; k < n; k++) {

@@ -34,8 +34,9 @@ static uint16_t next_tag(void)
 		v = (uint32_t)time(NULL) ^ (uint32_t)getpid() << 7;
 		atomic_store(&seq, v + 1);
 	}
-	/* distinct for 65535 consecutive sessions of one process, never 0 */
-	return (uint16_t)(v % 0xffffu + 1);
+	/* Distinct for 32767 consecutive sessions of one process, never 0, and
+	 * below 1<<15 so a handle stays positive as a Lua integer. */
+	return (uint16_t)(v % 0x7fffu + 1);
 }
 
 static int pidfd_open_compat(pid_t pid)

@@ -158,7 +158,7 @@ end)
 describe("seed globals", function()
   it("follow the proposal's return conventions", function()
     local h = perfmon_allocate_counter("task-clock")
-    assert.is_true(math.type(h) == "integer" and h ~= 0)
+    assert.is_true(math.type(h) == "integer" and h > 0) -- positive, whatever the session tag
     assert.equals("task-clock", perfmon_handle_to_string(h))
     assert.equals(0, perfmon_create_context())
     local x = 0
