@@ -171,6 +171,90 @@ int ps_session__fds(const struct ps_session *s, ps_handle h, const int **fds);
 size_t ps_session__count(const struct ps_session *s); /* live counters */
 
 /* ------------------------------------------------------------------------
+ * Overflow samples (runtime/ring.c, runtime/record.c, runtime/sampling.c).
+ * A counter whose event string has period= or freq= samples. The session
+ * opens it once per CPU of the target (per thread and CPU for -p), maps one
+ * ring buffer per CPU (carried by a dummy tracking event that also reports
+ * COMM, MMAP2, FORK and EXIT) and redirects every sampling fd on that CPU into
+ * it with PERF_EVENT_IOC_SET_OUTPUT. Sampling fds get PERF_SAMPLE_IDENTIFIER
+ * and sample_id_all, so every record maps back to its counter. Records are
+ * decoded in place; pointers in a ps_sample or ps_record are valid only
+ * during the callback that receives them.
+ */
+
+struct ps_sample {
+	ps_handle handle;     /* the counter that overflowed */
+	uint64_t sample_type; /* PERF_SAMPLE_* bits present in this record */
+	uint64_t id;          /* kernel id of the fd that overflowed */
+	uint64_t ip, addr, time, period;
+	uint32_t pid, tid, cpu;
+	uint16_t misc;        /* header misc: PERF_RECORD_MISC_CPUMODE_MASK bits */
+	uint64_t nr_ips;      /* PERF_SAMPLE_CALLCHAIN: entries, PERF_CONTEXT_* included */
+	const uint64_t *ips;
+	uint64_t read_format; /* of the counter, to decode read[] */
+	uint64_t read_words;  /* PERF_SAMPLE_READ: u64 words at read */
+	const uint64_t *read;
+	uint32_t raw_size;    /* PERF_SAMPLE_RAW (tracepoint fields) */
+	const void *raw;
+};
+
+/* Member i of a sample's PERF_SAMPLE_READ block (leader first): its value and
+ * the enabled/running times. Returns the member count, or -ERANGE. */
+int ps_sample__value(const struct ps_sample *s, size_t i, uint64_t *value, uint64_t *enabled,
+		     uint64_t *running);
+
+struct ps_record {
+	uint32_t type;        /* PERF_RECORD_LOST, _LOST_SAMPLES, _THROTTLE, _UNTHROTTLE,
+	                       * _COMM, _MMAP2, _FORK, _EXIT */
+	uint16_t misc;
+	ps_handle handle;     /* its counter, 0 for the tracking event */
+	uint32_t pid, tid, ppid, ptid, cpu;
+	uint64_t time, id;
+	uint64_t lost;        /* LOST, LOST_SAMPLES: samples lost */
+	uint64_t addr, len, pgoff; /* MMAP2 */
+	uint32_t prot, flags;
+	uint8_t build_id_size;     /* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID */
+	const uint8_t *build_id;
+	const char *filename;      /* MMAP2 */
+	const char *comm;          /* COMM */
+};
+
+struct ps_sample_ops {
+	size_t sz;  /* sizeof(struct ps_sample_ops) */
+	/* Each sample; return < 0 to stop draining (the record is consumed). */
+	int (*sample)(const struct ps_sample *s, void *ctx);
+	/* Each other record we track; may be NULL. Lost samples are counted per
+	 * counter before this is called. */
+	int (*record)(const struct ps_record *r, void *ctx);
+	void *ctx;
+};
+
+struct ps_sample_stats {
+	uint64_t samples;     /* delivered to ops->sample */
+	uint64_t lost;        /* from LOST and LOST_SAMPLES records */
+	uint64_t throttled;   /* THROTTLE records */
+	uint64_t unthrottled;
+	uint64_t malformed;   /* records skipped because they did not parse */
+};
+
+int ps_session__set_sample_ops(struct ps_session *s, const struct ps_sample_ops *ops);
+/* Data pages per ring (a power of two; default 256, i.e. 1 MiB). Takes
+ * effect for rings mapped after the call. */
+int ps_session__set_ring_pages(struct ps_session *s, size_t pages);
+bool ps_session__is_sampling(const struct ps_session *s, ps_handle h);
+/* The ring fds to poll for EPOLLIN (one per CPU once a sampling counter is
+ * open; the set only grows). Returns how many. */
+int ps_session__ring_fds(const struct ps_session *s, const int **fds);
+/* Decode and deliver at most budget records (0: all there are) of the ring
+ * whose fd is given. Returns the number consumed, or a negative code (the
+ * value a callback returned to stop, or -EBADMSG after skipping a corrupt
+ * stretch, which is counted as malformed). */
+int ps_session__drain(struct ps_session *s, int ring_fd, size_t budget);
+/* Drain every ring completely (at the end of a session). */
+int ps_session__drain_all(struct ps_session *s);
+int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_sample_stats *st);
+
+/* ------------------------------------------------------------------------
  * The event loop (runtime/loop.c): one thread, epoll over fds, timerfds on
  * CLOCK_MONOTONIC and a signalfd.
  */
