@@ -1,8 +1,9 @@
 /*
  * lua_helpers.c: the small global functions a SystemTap user reaches for:
- * printf, exit, pid, tid, cpu, execname, gettimeofday_ns and target. Outside
- * a sample handler they describe perfscript's own process; target() names
- * the process being measured.
+ * printf, exit, pid, tid, cpu, execname, gettimeofday_ns and target. Inside
+ * a perfmon.sample handler pid, tid, cpu and execname describe the sample,
+ * as in a SystemTap probe; elsewhere perfscript's own process. target()
+ * names the process being measured.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -13,7 +14,7 @@
 
 #include <lauxlib.h>
 
-#include "lua_script.h"
+#include "lua_sample.h"
 
 static struct ps_script *script_of(lua_State *L)
 {
@@ -34,6 +35,12 @@ static int l_printf(lua_State *L)
 	return 0;
 }
 
+/* Inside a perfmon.sample handler, the helpers describe the sample. */
+static const struct ps_sample *sample_of(lua_State *L)
+{
+	return ps_sample_object__current(script_of(L));
+}
+
 /* exit([status]): end the session once the current probe returns. */
 static int l_exit(lua_State *L)
 {
@@ -46,26 +53,37 @@ static int l_exit(lua_State *L)
 
 static int l_pid(lua_State *L)
 {
-	lua_pushinteger(L, getpid());
+	const struct ps_sample *s = sample_of(L);
+
+	lua_pushinteger(L, s ? (lua_Integer)s->pid : getpid());
 	return 1;
 }
 
 static int l_tid(lua_State *L)
 {
-	lua_pushinteger(L, gettid());
+	const struct ps_sample *s = sample_of(L);
+
+	lua_pushinteger(L, s ? (lua_Integer)s->tid : gettid());
 	return 1;
 }
 
 static int l_cpu(lua_State *L)
 {
-	lua_pushinteger(L, sched_getcpu());
+	const struct ps_sample *s = sample_of(L);
+
+	lua_pushinteger(L, s ? (lua_Integer)s->cpu : sched_getcpu());
 	return 1;
 }
 
 static int l_execname(lua_State *L)
 {
+	const struct ps_sample *s = sample_of(L);
 	char comm[17] = "";
 
+	if (s) {
+		lua_pushstring(L, ps_sample_object__comm(script_of(L), (pid_t)s->pid));
+		return 1;
+	}
 	prctl(PR_GET_NAME, comm);
 	lua_pushstring(L, comm);
 	return 1;

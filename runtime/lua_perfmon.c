@@ -67,6 +67,16 @@ static int allocate(lua_State *L, const char *spec, ps_handle *hs, char *msg, si
 	return n;
 }
 
+/* Open one counter (and its group); new sample rings join the loop. */
+static int open_one(lua_State *L, ps_handle h, char *msg, size_t len)
+{
+	int rc = ps_session__open_counter(session_of(L), h, msg, len);
+
+	if (rc == 0)
+		ps_script__opened(ps_script__from(L));
+	return rc;
+}
+
 /* ---- counter objects ---- */
 
 /* Argument 1 as a counter. Methods carry their class's metatable as upvalue
@@ -109,7 +119,7 @@ static int c_start(lua_State *L)
 	struct ps_session *s = session_of(L);
 	struct counter_ud *c = check_counter(L);
 	char msg[1024] = "";
-	int rc = ps_session__is_open(s, c->h) ? 0 : ps_session__open_counter(s, c->h, msg, sizeof(msg));
+	int rc = ps_session__is_open(s, c->h) ? 0 : open_one(L, c->h, msg, sizeof(msg));
 
 	if (rc < 0)
 		return fail(L, false, msg[0] ? msg : ps_strerror(rc), rc);
@@ -267,7 +277,7 @@ static int g_start(lua_State *L)
 	struct group_ud *g = check_group(L);
 	char msg[1024] = "";
 	int rc = ps_session__is_open(s, g->h[0]) ? 0
-						  : ps_session__open_counter(s, g->h[0], msg, sizeof(msg));
+						  : open_one(L, g->h[0], msg, sizeof(msg));
 
 	if (rc < 0)
 		return fail(L, false, msg[0] ? msg : ps_strerror(rc), rc);
@@ -526,7 +536,7 @@ static int start_stop(lua_State *L, bool start)
 	if (rc < 0)
 		return bad_handle(L, start ? "perfmon_start_counter" : "perfmon_stop_counter", h, rc);
 	if (start && !ps_session__is_open(s, (ps_handle)h)) {
-		rc = ps_session__open_counter(s, (ps_handle)h, msg, sizeof(msg));
+		rc = open_one(L, (ps_handle)h, msg, sizeof(msg));
 		if (rc < 0)
 			return fail(L, true, msg[0] ? msg : ps_strerror(rc), rc);
 	}
@@ -561,11 +571,63 @@ static int g_handle_to_string(lua_State *L)
 	return 1;
 }
 
+/* A handle argument: an integer handle or a counter object. */
+static ps_handle handle_arg(lua_State *L, int idx)
+{
+	struct counter_ud *c = luaL_testudata(L, idx, COUNTER_MT);
+
+	if (c)
+		return c->h;
+	if (!lua_isinteger(L, idx))
+		luaL_typeerror(L, idx, "counter handle or " COUNTER_MT);
+	return (ps_handle)lua_tointeger(L, idx);
+}
+
+/* perfmon.lost(h) -> lost, throttled: samples of h lost so far. */
+static int m_lost(lua_State *L)
+{
+	struct ps_sample_stats st;
+	ps_handle h = handle_arg(L, 1);
+	int rc = ps_session__sample_stats(session_of(L), h, &st);
+
+	if (rc < 0)
+		return bad_handle(L, "perfmon.lost", (lua_Integer)h, rc);
+	lua_pushinteger(L, (lua_Integer)st.lost);
+	lua_pushinteger(L, (lua_Integer)st.throttled);
+	return 2;
+}
+
+/* perfmon.stats(h) -> { samples, lost, throttled, unthrottled, malformed } */
+static int m_stats(lua_State *L)
+{
+	struct ps_sample_stats st;
+	ps_handle h = handle_arg(L, 1);
+	int rc = ps_session__sample_stats(session_of(L), h, &st);
+
+	if (rc < 0)
+		return bad_handle(L, "perfmon.stats", (lua_Integer)h, rc);
+	const struct {
+		const char *name;
+		uint64_t v;
+	} f[] = { { "samples", st.samples },	     { "lost", st.lost },
+		  { "throttled", st.throttled },     { "unthrottled", st.unthrottled },
+		  { "malformed", st.malformed } };
+
+	lua_createtable(L, 0, 5);
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		lua_pushinteger(L, (lua_Integer)f[i].v);
+		lua_setfield(L, -2, f[i].name);
+	}
+	return 1;
+}
+
 static const luaL_Reg module_funcs[] = {
 	{ "counter", m_counter },
 	{ "group", m_group },
 	{ "describe", m_describe },
 	{ "open", m_open },
+	{ "lost", m_lost },
+	{ "stats", m_stats },
 	{ NULL, NULL },
 };
 

@@ -12,7 +12,7 @@
 
 #include <lauxlib.h>
 
-#include "lua_script.h"
+#include "lua_sample.h"
 
 static const char PROBES_KEY[] = "perfscript.probes";
 
@@ -156,7 +156,7 @@ static const struct {
 
 static const char *const known_points[] = {
 	"begin", "end", "error", "timer.s(N)", "timer.ms(N)", "timer.us(N)", "timer.ns(N)",
-	"timer.hz(N)", "perfmon.sample(NAME)", "kernel.perfmon.sample(NAME)",
+	"timer.hz(N)", "perfmon.sample(NAME)", "kernel.perfmon.sample(NAME)", "perfmon.lost(NAME)",
 };
 
 /* Case-insensitive edit distance, for "did you mean". */
@@ -203,7 +203,7 @@ static int unknown_point(lua_State *L, const char *point)
 	}
 	return luaL_error(L,
 			  "unknown probe point '%s' (did you mean '%s'?; points: begin, end, "
-			  "error, timer.s/ms/us/ns/hz(N), perfmon.sample(NAME))",
+			  "error, timer.s/ms/us/ns/hz(N), perfmon.sample(NAME), perfmon.lost(NAME))",
 			  point, best);
 }
 
@@ -269,10 +269,8 @@ static int l_probe(lua_State *L)
 	}
 	if (!strncmp(point, "timer.", 6))
 		return add_timer(L, sc, point);
-	if (!strncmp(point, "perfmon.sample(", 15) || !strncmp(point, "kernel.perfmon.sample(", 22))
-		return luaL_error(L, "probe point '%s': overflow sampling is not available in this "
-				  "version of perfscript yet (counting works: read counters from "
-				  "timer and end probes)", point);
+	if (!strncmp(point, "perfmon.", 8) || !strncmp(point, "kernel.perfmon.", 15))
+		return ps_sample__probe(L, sc, point);
 	return unknown_point(L, point);
 }
 

@@ -17,7 +17,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
-#include "lua_script.h"
+#include "lua_sample.h"
 
 static const char SCRIPT_KEY[] = "perfscript.script";
 
@@ -87,7 +87,19 @@ int ps_script__call(struct ps_script *sc, int nargs, const char *where)
 
 int ps_script__create_context(struct ps_script *sc, char *msg, size_t msglen)
 {
-	return ps_session__open(sc->session, msg, msglen);
+	int rc = ps_session__open(sc->session, msg, msglen);
+
+	if (rc == 0)
+		ps_script__opened(sc);
+	return rc;
+}
+
+void ps_script__opened(struct ps_script *sc)
+{
+	int rc = ps_sample__sync(sc);
+
+	if (rc < 0)
+		fprintf(stderr, "perfscript: cannot watch the sample rings: %s\n", ps_strerror(rc));
 }
 
 /* Prepend DIR/?.lua;DIR/?/init.lua to package.path. */
@@ -158,6 +170,12 @@ struct ps_script *ps_script__new(struct ps_session *session, int verbose)
 	lua_pop(sc->L, 1);
 	ps_probe__open(sc->L, sc);
 	ps_helpers__open(sc->L, sc);
+	ps_sample_object__open(sc->L, sc);
+	if (ps_sample__setup(sc) < 0) {
+		ps_script__free(sc);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return sc;
 }
 
@@ -167,8 +185,10 @@ void ps_script__free(struct ps_script *sc)
 		return;
 	if (sc->L) {
 		ps_probe__free(sc);
+		ps_sample__free(sc);
 		lua_close(sc->L); /* __gc of counter objects frees their handles */
 	}
+	ps_sample_object__free(sc);
 	ps_loop__free(sc->loop);
 	free(sc);
 }
@@ -253,7 +273,8 @@ static bool has_event_source(struct ps_script *sc)
 {
 	enum ps_target_kind kind = ps_session__target_kind(sc->session);
 
-	return ps_probe__timer_count(sc) > 0 || sc->duration > 0 || kind != PS_TARGET_SELF;
+	return ps_probe__timer_count(sc) > 0 || sc->duration > 0 || kind != PS_TARGET_SELF ||
+	       ps_sample__any(sc);
 }
 
 /* Start the session proper: context, target, timers, signals. Returns 0, or
@@ -267,6 +288,10 @@ static int start_session(struct ps_script *sc)
 	rc = ps_script__create_context(sc, msg, sizeof(msg));
 	if (rc < 0) {
 		fprintf(stderr, "perfscript: %s\n", msg[0] ? msg : ps_strerror(rc));
+		return -1;
+	}
+	if (ps_sample__resolve(sc) < 0) {
+		fprintf(stderr, "perfscript: %s\n", sc->sample_error);
 		return -1;
 	}
 	rc = ps_session__release(sc->session);
@@ -329,11 +354,13 @@ int ps_script__run(struct ps_script *sc, const char *chunk, bool is_code, char *
 				ps_loop__run(sc->loop);
 		}
 	}
+	ps_sample__finish(sc); /* what the target left in the rings, before end */
 	sc->ending = true;
 	if (sc->verbose)
 		fprintf(stderr, "perfscript: session ended: %s\n",
 			sc->stop_reason[0] ? sc->stop_reason : "nothing left to wait for");
 	ps_probe__run_point(sc, "end", NULL);
 	fflush(stdout);
+	ps_sample__report_lost(sc);
 	return final_status(sc);
 }

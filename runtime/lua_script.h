@@ -14,6 +14,8 @@
 #include "perfscript.h"
 
 struct ps_timer_probe;
+struct ps_samplers;
+struct ps_sample_state;
 
 struct ps_script {
 	lua_State *L;
@@ -30,6 +32,9 @@ struct ps_script {
 	double duration; /* -T, seconds; 0 = none */
 
 	struct ps_timer_probe *timers; /* linked list, in registration order */
+	struct ps_samplers *samplers;  /* perfmon.sample/lost probes (lua_sample.c) */
+	struct ps_sample_state *sample_state; /* the sample object (lua_sample_object.c) */
+	char sample_error[512];        /* why a sample probe could not be resolved */
 	int nsignals;                  /* SIGINT/SIGTERM seen */
 	bool target_done;              /* the -c/-p target exited */
 	int target_wstatus;
@@ -58,6 +63,8 @@ void ps_script__stop(struct ps_script *sc, const char *why);
  * environment error: returns 0, or -errno after printing nothing (msg holds
  * the explanation). */
 int ps_script__create_context(struct ps_script *sc, char *msg, size_t msglen);
+/* After any counter was opened: put new ring buffers into the loop. */
+void ps_script__opened(struct ps_script *sc);
 
 struct ps_script *ps_script__from(lua_State *L);
 

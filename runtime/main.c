@@ -25,6 +25,7 @@ static const char usage[] =
 	"  -a              count system-wide, on every CPU\n"
 	"  -C LIST         count on these CPUs only, e.g. 0-3,5\n"
 	"  -T SECONDS      end the session after SECONDS\n"
+	"  -b PAGES        data pages per sample ring buffer (power of 2; default 256)\n"
 	"  -I DIR          add DIR to the tapset search path\n"
 	"  -o FILE         write script output to FILE\n"
 	"  -v              verbose: say what the session does\n"
@@ -43,6 +44,7 @@ struct options {
 	bool system_wide, json, describe;
 	int verbose;
 	double duration;
+	long ring_pages;
 };
 
 static int die_usage(const char *fmt, const char *arg)
@@ -150,7 +152,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "e:c:p:aC:T:I:o:vhli", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:c:p:aC:T:I:o:b:vhli", longs, NULL)) != -1) {
 		char *end;
 
 		switch (c) {
@@ -172,6 +174,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->duration = strtod(optarg, &end);
 			if (*end || !(o->duration > 0))
 				return die_usage("-T wants a positive number of seconds, got '%s'", optarg);
+			break;
+		case 'b':
+			o->ring_pages = strtol(optarg, &end, 10);
+			if (*end || o->ring_pages <= 0 || (o->ring_pages & (o->ring_pages - 1)))
+				return die_usage("-b wants a power of two of pages, e.g. 1024; got '%s'", optarg);
 			break;
 		case 'I':
 			if (o->nincludes == 32)
@@ -261,6 +268,8 @@ int main(int argc, char **argv)
 	session = make_session(&o);
 	if (!session)
 		return 1;
+	if (o.ring_pages)
+		ps_session__set_ring_pages(session, (size_t)o.ring_pages);
 	if (o.output) {
 		int fd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 

@@ -1,0 +1,42 @@
+/*
+ * lua_sample.h: the overflow-sample side of the Lua binding: the
+ * perfmon.sample/perfmon.lost probes (lua_sample.c) and the reused sample
+ * object handed to their handlers (lua_sample_object.c).
+ */
+#ifndef PS_LUA_SAMPLE_H
+#define PS_LUA_SAMPLE_H
+
+#include "lua_script.h"
+
+/* Register probe("perfmon.sample(NAME)" | "perfmon.lost(NAME)", fn); fn at 2. */
+int ps_sample__probe(lua_State *L, struct ps_script *sc, const char *point);
+bool ps_sample__any(const struct ps_script *sc);
+/* Resolve every probe's NAME to a sampling counter; on failure -1 with
+ * sc->sample_error set (it names the script line of the probe). */
+int ps_sample__resolve(struct ps_script *sc);
+/* Hand the session our sample and record callbacks. */
+int ps_sample__setup(struct ps_script *sc);
+/* Put ring fds that appeared since the last call into the loop (after any
+ * counter was opened), with the periodic drain timer. */
+int ps_sample__sync(struct ps_script *sc);
+/* Deliver what is left in the rings (the session is ending, not by error). */
+void ps_sample__finish(struct ps_script *sc);
+/* Say on stderr how many samples were lost or throttled, when any were. */
+void ps_sample__report_lost(struct ps_script *sc);
+void ps_sample__free(struct ps_script *sc);
+
+/* The sample object (lua_sample_object.c). */
+void ps_sample_object__open(lua_State *L, struct ps_script *sc);
+/* Point the object at s and push it. */
+void ps_sample_object__push(struct ps_script *sc, const struct ps_sample *s);
+/* The sample is gone: reading the object now raises. */
+void ps_sample_object__release(struct ps_script *sc);
+/* Feed a tracking record (COMM, MMAP2, FORK, EXIT) to names and symbols. */
+void ps_sample_object__record(struct ps_script *sc, const struct ps_record *r);
+/* The current sample, or NULL outside a sample handler (helpers use it). */
+const struct ps_sample *ps_sample_object__current(const struct ps_script *sc);
+/* The command name of pid, from COMM records or /proc. */
+const char *ps_sample_object__comm(struct ps_script *sc, pid_t pid);
+void ps_sample_object__free(struct ps_script *sc);
+
+#endif
