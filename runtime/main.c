@@ -14,7 +14,7 @@
 #include "lua_script.h"
 
 static const char usage[] =
-	"usage: perfscript [options] SCRIPT.lua [--] [script args]\n"
+	"usage: perfscript [options] SCRIPT.lua [options] [script args] [-- script args]\n"
 	"       perfscript -e 'lua code' [options]\n"
 	"       perfscript --describe [--json] 'EVENT-SPEC'\n"
 	"\n"
@@ -141,6 +141,79 @@ static int describe(const char *spec, bool json)
 	return rc < 0 ? 1 : 0;
 }
 
+/* Options with a value, and flags, as getopt's string spells them. */
+static const char short_opts[] = "+e:c:p:aC:T:I:o:b:vhli";
+
+/* Whether arg is one of our options; *takes_next when its value is the next
+ * argument. A cluster like -av or -T5 counts. */
+static bool is_our_option(const char *arg, bool *takes_next)
+{
+	static const char *const longs[] = { "--describe", "--json", "--version", "--help" };
+
+	*takes_next = false;
+	if (arg[0] != '-' || !arg[1])
+		return false;
+	if (arg[1] == '-') {
+		for (size_t i = 0; i < sizeof(longs) / sizeof(longs[0]); i++)
+			if (!strcmp(arg, longs[i]))
+				return true;
+		return false;
+	}
+	for (const char *c = arg + 1; *c; c++) {
+		const char *o = strchr(short_opts + 1, *c);
+
+		if (!o || *c == ':')
+			return false;
+		if (o[1] == ':') {
+			*takes_next = c[1] == '\0';
+			return true;
+		}
+	}
+	return true;
+}
+
+/* Reorder argv as [argv0, our options..., "--", script, script args...]:
+ * our options may come before or after the script name (perfscript s.lua
+ * -c ./app), while anything after the script that is not ours, and all
+ * after "--", belongs to the script (profile.lua --folded out.txt). */
+static char **split_args(int argc, char **argv, int *outc)
+{
+	char **opts = calloc((size_t)argc + 2, sizeof(*opts)), **pos = calloc((size_t)argc + 1, sizeof(*pos));
+	int no = 0, np = 0;
+	bool dashdash = false;
+
+	if (!opts || !pos) {
+		free(opts);
+		free(pos);
+		return NULL;
+	}
+	opts[no++] = argv[0];
+	for (int i = 1; i < argc; i++) {
+		bool next;
+
+		if (dashdash) {
+			pos[np++] = argv[i];
+		} else if (!strcmp(argv[i], "--")) {
+			dashdash = true;
+		} else if ((np == 0 && argv[i][0] == '-' && argv[i][1]) ||
+			   is_our_option(argv[i], &next)) {
+			/* Before the script every option is ours, so getopt reports
+			 * the unknown ones. */
+			is_our_option(argv[i], &next);
+			opts[no++] = argv[i];
+			if (next && i + 1 < argc)
+				opts[no++] = argv[++i];
+		} else {
+			pos[np++] = argv[i];
+		}
+	}
+	opts[no++] = "--";
+	memcpy(opts + no, pos, (size_t)np * sizeof(*pos));
+	free(pos);
+	*outc = no + np;
+	return opts;
+}
+
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longs[] = {
@@ -152,7 +225,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "e:c:p:aC:T:I:o:b:vhli", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, short_opts, longs, NULL)) != -1) {
 		char *end;
 
 		switch (c) {
@@ -249,7 +322,13 @@ int main(int argc, char **argv)
 	struct ps_script *sc = NULL;
 	const char *chunk;
 	int rc, first;
+	static char **args; /* the reordered argv lives as long as the process */
 
+	argv = args = split_args(argc, argv, &argc);
+	if (!argv) {
+		perror("perfscript");
+		return 1;
+	}
 	rc = parse_options(argc, argv, &o);
 	if (rc)
 		return rc;

@@ -1,0 +1,138 @@
+# sampling.sh: overflow samples reach Lua handlers live, exactly, with lost
+# samples counted and symbols resolved. A syscalls tracepoint with period=1
+# gives one sample per getppid() call of the workload.
+source "$(dirname "$0")/lib.sh"
+EX=$(cd "$(dirname "$0")/../../examples" && pwd)
+
+if ! need_root; then
+	skip "syscall tracepoints and system-wide samples need root" "sampling tests"
+	done_testing; exit
+fi
+
+N=200000
+exact='
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=" .. arg[1] .. "/")
+local n, bad_pid, user, back = 0, 0, 0, 0
+local last = {}
+probe("perfmon.sample(c)", function(s)
+  n = n + 1
+  if s.pid ~= target() or s.tid ~= target() then bad_pid = bad_pid + 1 end
+  if s.user then user = user + 1 end
+  if (last[s.cpu] or 0) > s.time then back = back + 1 end
+  last[s.cpu] = s.time
+end)
+probe("end", function()
+  local lost = perfmon.lost(c)
+  print(n, lost, bad_pid, user, back)
+end)'
+out=$("$PERFSCRIPT" -b 2048 -e "$exact" -c "$WORKLOAD getppid $N" -- 1 2>"$TMP/err")
+is "$out" "$(printf '%d\t0\t0\t0\t0' $N)" "period=1: exactly N samples, 0 lost, all from the workload, none user, time never goes back"
+[[ ! -s $TMP/err ]]; ok $? "period=1: nothing on stderr ($(head -c 200 "$TMP/err"))"
+out=$("$PERFSCRIPT" -e "$exact" -c "$WORKLOAD getppid $N" -- 1000)
+is "$out" "$(printf '%d\t0\t0\t0\t0' $((N / 1000)))" "period=1000: exactly N/1000 samples"
+
+# A handle literal and the kernel.perfmon.sample alias.
+out=$("$PERFSCRIPT" -e '
+local h = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=10/")
+local n = 0
+probe("kernel.perfmon.sample(" .. h .. ")", function() n = n + 1 end)
+probe("end", function() print(n) end)' -c "$WORKLOAD getppid 1000")
+is "$out" 100 "kernel.perfmon.sample(HANDLE) works with a handle value"
+out=$("$PERFSCRIPT" -e '
+c = assert(perfmon.counter("syscalls:sys_enter_getppid/period=100/"))
+local n = 0
+probe("perfmon.sample(c)", function(s) n = n + 1; assert(pid() == s.pid and tid() == s.tid and cpu() == s.cpu) end)
+probe("end", function() print(n, execname() == "perfscript") end)' -c "$WORKLOAD getppid 1000")
+is "$out" "$(printf '10\ttrue')" "a counter object global works; pid/tid/cpu describe the sample inside handlers"
+
+# Lost accounting: a one-page ring and a slow handler lose samples; delivered + lost == N.
+M=50000
+out=$("$PERFSCRIPT" -b 1 -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+local n, lost_calls, lost_sum = 0, 0, 0
+probe("perfmon.sample(c)", function() n = n + 1; for _ = 1, 3000 do end end)
+probe("perfmon.lost(c)", function(k) lost_calls = lost_calls + 1; lost_sum = lost_sum + k end)
+probe("end", function() print(n, perfmon.lost(c), lost_calls > 0, lost_sum == perfmon.lost(c)) end)' \
+	-c "$WORKLOAD getppid $M" 2>"$TMP/lost.err")
+read -r delivered lost fired summed <<<"$out"
+diag "delivered $delivered, lost $lost"
+ok $(( lost > 0 ? 0 : 1 )) "a tiny ring and a slow handler lose samples ($lost)"
+is "$((delivered + lost))" "$M" "delivered + lost == N exactly"
+is "$fired $summed" "true true" "perfmon.lost(c) probes fire and add up to perfmon.lost(c)"
+like "$(cat "$TMP/lost.err")" "$lost of $M samples of 'syscalls:sys_enter_getppid/period=1/' were lost.*-b PAGES" \
+	"stderr says how many samples were lost and what to do"
+
+# The sample object: fields, copy, and no use after its handler.
+out=$("$PERFSCRIPT" -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+local kept, copy
+probe("perfmon.sample(c)", function(s)
+  kept = s
+  copy = copy or s:copy()
+  if not copy.sym then error("no sym") end
+end)
+probe("end", function()
+  print(copy.pid == target(), copy.period, copy.user, copy.name, copy.dso, copy.comm)
+  print(copy.sym:match("^[%w_.]+%+0x%x+$") ~= nil)
+  print(pcall(function() return kept.ip end))
+  print(tostring(kept))
+end)' -c "$WORKLOAD getppid 10")
+like "$out" $'^true\t1\tfalse\tsyscalls:sys_enter_getppid/period=1/\t\\[kernel.kallsyms\\]\tworkload\n' \
+	"s:copy() keeps pid, period, user, name, dso and comm"
+like "$out" $'\ntrue\n' "a kernel sample ip resolves to a kallsyms name (func+0xoff)"
+like "$out" "false	.*this sample is gone: its handler returned" "reading a sample after its handler raises"
+like "$out" "perfscript.sample \(gone\)" "tostring of a gone sample says so"
+
+# Symbols: the workload's hot function tops a cpu-clock profile.
+out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 600" --folded "$TMP/folded.txt" 2>&1); ok $? "profile.lua runs"
+top=$(sed -n '4p' <<<"$out")
+like "$top" "^ +[0-9]+ +[0-9.]+%  hot_spin$" "profile.lua: hot_spin is the top function"
+like "$out" "^[0-9]+ samples of cpu-clock at 999 Hz" "profile.lua prints the sample count"
+bad=$(grep -cvE '^[^ ;]+(;[^ ;]+)* [0-9]+$' "$TMP/folded.txt")
+is "$bad" 0 "--folded: every line is 'frame;frame;... count'"
+grep -qE '^workload;.*main;.*hot_spin [0-9]+$' "$TMP/folded.txt"; ok $? "--folded has workload;...;main;...;hot_spin stacks"
+out=$("$PERFSCRIPT" "$EX/pagefaults.lua" -c "$WORKLOAD pages 3000" 2>&1); ok $? "pagefaults.lua runs"
+like "$out" "do_pages" "pagefaults.lua names the faulting function"
+out=$("$PERFSCRIPT" "$EX/sample_values.lua" -c "$WORKLOAD spin 200" 2>&1); ok $? "sample_values.lua runs"
+like "$out" "[0-9.]+ ms cpu +[0-9]+ page-faults +[0-9]+ context-switches" "sample_values.lua prints member deltas"
+n=$(sed -n 's/^\([0-9]*\) slices$/\1/p' <<<"$out")
+ok $(( n >= 10 && n <= 30 ? 0 : 1 )) "sample_values.lua: about 20 slices of 10 ms in 200 ms of CPU (got $n)"
+
+# Bad sample probes fail with the script line.
+out=$("$PERFSCRIPT" -e 'probe("perfmon.sample(nosuch)", print)' 2>&1); rc=$?
+is "$rc" 1 "a sample probe on a nil global exits 1"
+like "$out" "\(command line\):1: perfmon.sample\(nosuch\): global 'nosuch' is nil" "a nil global is named with the probe's line"
+out=$("$PERFSCRIPT" -e 'c = perfmon_allocate_counter("task-clock")
+probe("perfmon.sample(c)", print)' 2>&1)
+like "$out" ":2: perfmon.sample\(c\): counter 'task-clock' does not sample; give it a period" "a counting counter is refused with the fix"
+out=$("$PERFSCRIPT" -e 'c = perfmon_allocate_counter("task-clock/period=1000000/"); perfmon_free_counter(c)
+probe("perfmon.sample(c)", print)' 2>&1)
+like "$out" ":2: perfmon.sample\(c\): not a live counter handle" "a freed handle is refused"
+out=$("$PERFSCRIPT" -e 'probe("perfmon.sample(1+1)", print)' 2>&1)
+like "$out" "'1\+1' is neither a global name nor a handle" "a malformed target is refused"
+
+# A failing handler: traceback, error and end probes, exit 1.
+out=$("$PERFSCRIPT" -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+local n = 0
+probe("perfmon.sample(c)", function() n = n + 1; if n == 5 then error("bad sample") end end)
+probe("error", function(m) print("error probe", m) end)
+probe("end", function() print("end", n) end)' -c "$WORKLOAD getppid 1000" 2>"$TMP/herr"); rc=$?
+is "$rc" 1 "a handler error exits 1"
+like "$(cat "$TMP/herr")" "error in perfmon.sample probe: .*bad sample.*stack traceback" "a handler error prints a traceback"
+is "$out" "$(printf 'error probe\t(command line):4: bad sample\nend\t5')" "after a handler error no more samples run; error then end probes do"
+
+# A slow handler stays responsive to SIGINT.
+"$PERFSCRIPT" -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+probe("perfmon.sample(c)", function() for _ = 1, 20000 do end end)
+probe("end", function() print("end ran") end)' -c "$WORKLOAD getppid 100000000" >"$TMP/slow.out" 2>&1 &
+pid=$!
+sleep 1; kill -INT $pid
+for _ in $(seq 40); do kill -0 $pid 2>/dev/null || break; sleep 0.05; done
+kill -0 $pid 2>/dev/null; is "$?" 1 "a slow handler still ends within 2 s of SIGINT"
+kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+like "$(cat "$TMP/slow.out")" "end ran" "end probes ran after SIGINT"
+pkill -f "workload getppid 100000000" 2>/dev/null
+
+done_testing
