@@ -315,6 +315,30 @@ static int start_session(struct ps_script *sc)
 	return ps_probe__arm_timers(sc) < 0 ? -1 : 0;
 }
 
+/* A -c command still running when the session ends (exit(), -T, a signal)
+ * is sent SIGTERM, as perf stat --timeout does, then reaped. */
+static void stop_command(struct ps_script *sc)
+{
+	enum ps_target_kind kind = ps_session__target_kind(sc->session);
+	pid_t pid = ps_session__target_pid(sc->session);
+	int ws;
+
+	if (sc->target_done || pid <= 0 || kind == PS_TARGET_PID ||
+	    ps_session__reap(sc->session, &ws) != -EAGAIN)
+		return;
+	if (sc->verbose)
+		fprintf(stderr, "perfscript: sending SIGTERM to the command (pid %d)\n", (int)pid);
+	kill(pid, SIGTERM);
+	for (int i = 0; i < 100; i++) { /* up to 1 s, then SIGKILL */
+		if (ps_session__reap(sc->session, &ws) != -EAGAIN)
+			return;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	while (ps_session__reap(sc->session, &ws) == -EAGAIN)
+		usleep(1000);
+}
+
 /* The exit status of perfscript: 1 after any error, else the command's. */
 static int final_status(struct ps_script *sc)
 {
@@ -362,5 +386,6 @@ int ps_script__run(struct ps_script *sc, const char *chunk, bool is_code, char *
 	ps_probe__run_point(sc, "end", NULL);
 	fflush(stdout);
 	ps_sample__report_lost(sc);
+	stop_command(sc);
 	return final_status(sc);
 }
