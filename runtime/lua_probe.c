@@ -155,7 +155,7 @@ static const struct {
 };
 
 static const char *const known_points[] = {
-	"begin", "end", "error", "timer.s(N)", "timer.ms(N)", "timer.us(N)", "timer.ns(N)",
+	"begin", "end", "error", "begin(N)", "end(N)", "timer.s(N)", "timer.ms(N)", "timer.us(N)", "timer.ns(N)",
 	"timer.hz(N)", "perfmon.sample(NAME)", "kernel.perfmon.sample(NAME)", "perfmon.lost(NAME)",
 };
 
@@ -248,23 +248,85 @@ static int add_timer(lua_State *L, struct ps_script *sc, const char *point)
 	return 0;
 }
 
+/* "begin", "end", "error", optionally with a priority as in SystemTap:
+ * "end(100)" runs after every end probe of a lower number (default 0). */
+static bool phase_point(const char *point, char name[8], lua_Integer *prio)
+{
+	static const char *const phases[] = { "begin", "end", "error" };
+
+	for (size_t i = 0; i < 3; i++) {
+		size_t n = strlen(phases[i]);
+		char *end;
+
+		if (strncmp(point, phases[i], n) != 0)
+			continue;
+		*prio = 0;
+		if (point[n] == '(') {
+			errno = 0;
+			*prio = strtoll(point + n + 1, &end, 10);
+			if (errno || end == point + n + 1 || strcmp(end, ")") != 0)
+				return false;
+		} else if (point[n]) {
+			return false;
+		}
+		strcpy(name, phases[i]);
+		return true;
+	}
+	return false;
+}
+
+/* Insert the handler at 2 into the point's list, after every handler of a
+ * priority <= prio: registration order within one priority. */
+static void add_phase_probe(lua_State *L, const char *name, lua_Integer prio)
+{
+	char key[16];
+	lua_Integer n, at;
+
+	snprintf(key, sizeof(key), "%s.prio", name);
+	push_probes(L);
+	for (int k = 0; k < 2; k++) {
+		if (lua_getfield(L, -1 - k, k ? key : name) != LUA_TTABLE) {
+			lua_pop(L, 1);
+			lua_newtable(L);
+			lua_pushvalue(L, -1);
+			lua_setfield(L, -3 - k, k ? key : name);
+		}
+	}
+	/* stack: probes, fns, prios */
+	n = luaL_len(L, -1);
+	for (at = n; at >= 1; at--) {
+		lua_rawgeti(L, -1, at);
+		if (lua_tointeger(L, -1) <= prio) {
+			lua_pop(L, 1);
+			break;
+		}
+		lua_pop(L, 1);
+	}
+	at++; /* the new handler's index */
+	for (lua_Integer i = n; i >= at; i--) {
+		lua_rawgeti(L, -1, i);
+		lua_rawseti(L, -2, i + 1);
+		lua_rawgeti(L, -2, i);
+		lua_rawseti(L, -3, i + 1);
+	}
+	lua_pushinteger(L, prio);
+	lua_rawseti(L, -2, at);
+	lua_pushvalue(L, 2);
+	lua_rawseti(L, -3, at);
+	lua_pop(L, 3);
+}
+
 /* probe(point, handler) */
 static int l_probe(lua_State *L)
 {
 	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
 	const char *point = luaL_checkstring(L, 1);
+	char name[8];
+	lua_Integer prio;
 
 	luaL_checktype(L, 2, LUA_TFUNCTION);
-	if (!strcmp(point, "begin") || !strcmp(point, "end") || !strcmp(point, "error")) {
-		push_probes(L);
-		if (lua_getfield(L, -1, point) != LUA_TTABLE) {
-			lua_pop(L, 1);
-			lua_newtable(L);
-			lua_pushvalue(L, -1);
-			lua_setfield(L, -3, point);
-		}
-		lua_pushvalue(L, 2);
-		lua_rawseti(L, -2, luaL_len(L, -2) + 1);
+	if (phase_point(point, name, &prio)) {
+		add_phase_probe(L, name, prio);
 		return 0;
 	}
 	if (!strncmp(point, "timer.", 6))

@@ -12,6 +12,18 @@ probe("end", function() print("end2") end)')
 is "$out" "chunk begin1 begin2 end1 end2" "probes run in phase and registration order; end once"
 
 out=$("$PERFSCRIPT" -e '
+probe("end(10)", function() io.write("late ") end)
+probe("end", function() io.write("a ") end)
+probe("end(-5)", function() io.write("early ") end)
+probe("end(0)", function() io.write("b ") end)
+probe("end(10)", function() print("later") end)
+probe("begin(1)", function() io.write("begin1 ") end)
+probe("begin", function() io.write("begin0 ") end)')
+is "$out" "begin0 begin1 early a b late later" "begin(N)/end(N) run by priority, then registration order"
+out=$("$PERFSCRIPT" -e 'probe("end(x)", print)' 2>&1)
+like "$out" "unknown probe point 'end\(x\)'" "a bad priority is an unknown point"
+
+out=$("$PERFSCRIPT" -e '
 local n = 0
 probe("timer.ms(100)", function() n = n + 1 end)
 probe("end", function() print(n) end)' -T 1)
