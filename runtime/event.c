@@ -377,8 +377,8 @@ static void finalize(struct ps_events *evs)
 		a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 		if (leads_group)
 			a->read_format |= PERF_FORMAT_GROUP | PERF_FORMAT_ID;
-		if (a->sample_period) /* a union with sample_freq */
-			a->sample_type = sample | (leads_group ? PERF_SAMPLE_READ : 0);
+		if (a->sample_period) /* a union with sample_freq; |= keeps the terms' bits */
+			a->sample_type |= sample | (leads_group ? PERF_SAMPLE_READ : 0);
 		if (ev->sample_read)
 			la->sample_type |= PERF_SAMPLE_READ;
 		if (ev->leader != i) {

@@ -1,7 +1,8 @@
 /*
  * event_terms.c: the `/term=value,.../` part of an event string. The terms
  * every event takes (period, freq, name, inherit, pinned, exclusive, cpu,
- * config, config1, config2) are one table here; a term the table does not
+ * config, config1, config2, and the sample contents callchain, stack, addr,
+ * raw) are one table here; a term the table does not
  * know goes to the resolver that named the event (its term hook), which is
  * where PMU format terms such as event= and umask= will be encoded. A term
  * without a value means 1.
@@ -23,6 +24,10 @@ enum term_id {
 	T_CONFIG,
 	T_CONFIG1,
 	T_CONFIG2,
+	T_CALLCHAIN,
+	T_STACK,
+	T_ADDR,
+	T_RAW,
 };
 
 enum term_kind {
@@ -42,9 +47,16 @@ static const struct term_def {
 	{ "pinned", T_PINNED, K_BOOL },      { "exclusive", T_EXCLUSIVE, K_BOOL },
 	{ "cpu", T_CPU, K_NUM },             { "config", T_CONFIG, K_NUM },
 	{ "config1", T_CONFIG1, K_NUM },     { "config2", T_CONFIG2, K_NUM },
+	{ "callchain", T_CALLCHAIN, K_BOOL }, { "stack", T_STACK, K_COUNT },
+	{ "addr", T_ADDR, K_BOOL },           { "raw", T_RAW, K_BOOL },
 };
 #define NTERMS (sizeof(terms) / sizeof(terms[0]))
-#define TERMS_LIST "period freq name inherit pinned exclusive cpu config config1 config2"
+#define TERMS_LIST                                                                            \
+	"period freq name inherit pinned exclusive cpu config config1 config2 callchain stack " \
+	"addr raw"
+/* Deepest callchain stack= may ask for; the kernel's own cap (kernel.perf_event_max_stack)
+ * defaults to 127 and refuses more at open, but 1024 keeps room for a raised sysctl. */
+#define PS_MAX_STACK 1024
 
 struct term {
 	const char *key, *val;
@@ -81,6 +93,14 @@ static int bad_value(const struct term *t, const char *why, struct ps_event_erro
 			   "bad %s '%.*s' for term '%.*s' at column %d%s", *why ? "value" : "number",
 			   (int)t->val_len, t->val, (int)t->key_len, t->key, (int)t->val_pos + 1,
 			   why);
+}
+
+static void set_bit(__u64 *word, uint64_t bit, uint64_t on)
+{
+	if (on)
+		*word |= bit;
+	else
+		*word &= ~bit;
 }
 
 static int apply(const struct term_def *d, const struct term *t, struct ps_event *ev,
@@ -142,6 +162,31 @@ static int apply(const struct term_def *d, const struct term *t, struct ps_event
 		break;
 	case T_CONFIG2:
 		a->config2 = v;
+		break;
+	case T_CALLCHAIN:
+		/* The sample bits stay on a counting event too, where the kernel ignores
+		 * them; finalize() adds the rest of sample_type once period/freq is known. */
+		set_bit(&a->sample_type, PERF_SAMPLE_CALLCHAIN, v);
+		break;
+	case T_STACK:
+		if (v > PS_MAX_STACK)
+			return bad_value(t, " (must be 1 to 1024)", err);
+		a->sample_max_stack = (uint16_t)v;
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		break;
+	case T_ADDR:
+		set_bit(&a->sample_type, PERF_SAMPLE_ADDR, v);
+		break;
+	case T_RAW:
+		/* Only tracepoints have a raw record (their fields); the kernel would
+		 * refuse it at open with a bare EINVAL, so say it here with the column. */
+		if (v && a->type != PERF_TYPE_TRACEPOINT)
+			return ps_ev__fail(err, PS_ERR_BAD_VALUE, (int)t->key_pos + 1, t->key,
+					   t->key_len,
+					   "term 'raw' at column %d needs a tracepoint "
+					   "(subsys:event)",
+					   (int)t->key_pos + 1);
+		set_bit(&a->sample_type, PERF_SAMPLE_RAW, v);
 		break;
 	case T_NAME:
 		break;

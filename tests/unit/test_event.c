@@ -249,6 +249,19 @@ static const struct vcase valid[] = {
 	  .name = "sched:sched_switch" },
 	{ "{cycles,instructions/period=50/}", HW, 1, MEMBER, 0, 50, RF, ST, .idx = 1, .n = 2,
 	  .name = "instructions/period=50/" },
+	/* what a sample carries: callchain, stack=N (implies callchain), addr, raw */
+	{ "cycles/period=1000,callchain/", HW, 0, 0, 0, 1000, 0, ST | PERF_SAMPLE_CALLCHAIN },
+	{ "cycles/callchain,period=1000/u", HW, 0, XK | XH, 0, 1000, 0,
+	  ST | PERF_SAMPLE_CALLCHAIN },
+	{ "cycles/period=1000,stack=16/", HW, 0, 0, 0, 1000, 0, ST | PERF_SAMPLE_CALLCHAIN },
+	{ "cycles/period=1000,callchain=0/", HW, 0, 0, 0, 1000, 0, ST },
+	{ "cycles/freq=99,addr/", HW, 0, FREQ, 0, 99, 0, ST | PERF_SAMPLE_ADDR },
+	{ "syscalls:sys_enter_getppid/period=1,raw/", TP, 180, 0, 0, 1, 0, ST | PERF_SAMPLE_RAW },
+	{ "syscalls:sys_enter_getppid/raw,callchain,addr,period=1/", TP, 180, 0, 0, 1, 0,
+	  ST | PERF_SAMPLE_RAW | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_ADDR },
+	{ "cycles/callchain/", HW, 0, 0, 0, 0, 0, PERF_SAMPLE_CALLCHAIN },
+	{ "{cycles/period=1000,callchain/,instructions}:S", HW, 0, 0, 0, 1000, RFG,
+	  ST | RD | PERF_SAMPLE_CALLCHAIN, .n = 2, .name = "cycles/period=1000,callchain/:S" },
 	{ "{cycles/name=c/,instructions}:u", HW, 0, XK | XH, 0, 0, RFG, 0, .n = 2, .name = "c" },
 };
 
@@ -342,10 +355,10 @@ static const struct icase invalid[] = {
 	{ "sched:sched_switch:q", PS_ERR_SYNTAX, 20, NULL, NULL },
 	{ "cycles/perod=1/", PS_ERR_UNKNOWN_TERM, 8, "period",
 	  "unknown term 'perod' at column 8 (did you mean 'period'?; valid terms: period freq "
-	  "name inherit pinned exclusive cpu config config1 config2)" },
+	  "name inherit pinned exclusive cpu config config1 config2 callchain stack addr raw)" },
 	{ "cycles/bogus=1/", PS_ERR_UNKNOWN_TERM, 8, "",
 	  "unknown term 'bogus' at column 8 (valid terms: period freq name inherit pinned "
-	  "exclusive cpu config config1 config2)" },
+	  "exclusive cpu config config1 config2 callchain stack addr raw)" },
 	{ "cycles/period=xyz/", PS_ERR_BAD_VALUE, 15, NULL,
 	  "bad number 'xyz' for term 'period' at column 15" },
 	{ "cycles/period=1,freq=2/", PS_ERR_BAD_VALUE, 17, NULL,
@@ -356,6 +369,14 @@ static const struct icase invalid[] = {
 	{ "cycles/inherit=2/", PS_ERR_BAD_VALUE, 16, NULL, NULL },
 	{ "cycles/cpu=0x100000000/", PS_ERR_BAD_VALUE, 12, NULL, NULL },
 	{ "cycles/name=/", PS_ERR_BAD_VALUE, 8, NULL, NULL },
+	{ "cycles/period=1,stack=0/", PS_ERR_BAD_VALUE, 23, NULL, NULL },
+	{ "cycles/period=1,stack=1025/", PS_ERR_BAD_VALUE, 23, NULL,
+	  "bad value '1025' for term 'stack' at column 23 (must be 1 to 1024)" },
+	{ "cycles/stack=x/", PS_ERR_BAD_VALUE, 14, NULL, NULL },
+	{ "cycles/period=1,raw/", PS_ERR_BAD_VALUE, 17, NULL,
+	  "term 'raw' at column 17 needs a tracepoint (subsys:event)" },
+	{ "cycles/callchain=2/", PS_ERR_BAD_VALUE, 18, NULL, NULL },
+	{ "cycles/adr/", PS_ERR_UNKNOWN_TERM, 8, "addr", NULL },
 	{ "cycles/period=1", PS_ERR_SYNTAX, 7, NULL, "unterminated term list '/' at column 7" },
 	{ "cycles/,/", PS_ERR_SYNTAX, 8, NULL, NULL },
 	{ "{cycles,instructions", PS_ERR_SYNTAX, 1, NULL, "unterminated group '{' at column 1" },
@@ -480,6 +501,28 @@ static void test_describe(void)
 	}
 }
 
+/* stack=N sets sample_max_stack, which the case table does not look at. */
+static void test_max_stack(void)
+{
+	static const struct {
+		const char *spec;
+		unsigned want;
+	} cases[] = {
+		{ "cycles/period=1,stack=1/", 1 },
+		{ "cycles/period=1,stack=1024/", 1024 },
+		{ "cycles/period=1,callchain/", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ps_events *evs = ps_events__parse(cases[i].spec, NULL);
+		const struct perf_event_attr *a = ps_events__attr(evs, 0);
+
+		tap_ok(a && a->sample_max_stack == cases[i].want, "'%s': sample_max_stack=%u",
+		       cases[i].spec, cases[i].want);
+		ps_events__free(evs);
+	}
+}
+
 static void test_api(void)
 {
 	struct ps_event_error err;
@@ -540,6 +583,7 @@ int main(void)
 	for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++)
 		check_invalid(&invalid[i]);
 	test_describe();
+	test_max_stack();
 	test_api();
 	test_real_tracefs();
 	return tap_done();
