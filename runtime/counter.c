@@ -16,8 +16,13 @@
 
 #include "counter_internal.h"
 
-static void close_fds(struct ps_counter *c)
+static void close_fds(struct ps_session *s, uint32_t slot)
 {
+	struct ps_counter *c = &s->slots[slot];
+
+	/* its samples still in a ring now map to no counter and are skipped */
+	if (c->ids_mapped)
+		ps_sampling__unmap_ids(s, slot);
 	for (int i = 0; i < c->nfds; i++)
 		if (c->fds[i] >= 0)
 			close(c->fds[i]);
@@ -35,7 +40,7 @@ void ps_counter__close_group(struct ps_session *s, uint32_t leader)
 
 	/* members first: closing the leader first would promote them to singletons */
 	for (uint32_t i = l->nmembers; i-- > 0;)
-		close_fds(&s->slots[l->members[i]]);
+		close_fds(s, l->members[i]);
 	free(l->rbuf);
 	l->rbuf = NULL;
 	l->rbuf_words = 0;
@@ -45,7 +50,7 @@ static void release_slot(struct ps_session *s, uint32_t i)
 {
 	struct ps_counter *c = &s->slots[i];
 
-	close_fds(c);
+	close_fds(s, i);
 	free(c->members);
 	free(c->rbuf);
 	free(c->spec);
@@ -102,6 +107,8 @@ static void apply_target(const struct ps_session *s, struct perf_event_attr *a, 
 		a->inherit = 1;
 	a->disabled = leads; /* members count whenever their leader does */
 	a->enable_on_exec = 0;
+	if (a->sample_period)
+		ps_sampling__prepare_attr(s, a);
 }
 
 int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *handles, size_t max,
@@ -189,6 +196,7 @@ int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *hand
 
 		/* a group is one unit on one CPU: the leader's cpu= term places it */
 		c->cpu = l->cpu;
+		c->sampling = c->attr.sample_period != 0;
 		apply_target(s, &c->attr, c == l, c == l && l->nmembers > 1);
 		handles[i] = ps_session__handle(s, slots[i]);
 	}

@@ -5,12 +5,15 @@
  * open-failure explainer in errors.c that the Lua binding may call too. A
  * handle is tag<<48 | generation<<24 | (slot+1): the tag tells sessions
  * apart, the generation tells a slot's lives apart, and slot+1 keeps every
- * handle non-zero. Nothing here is part of the public ABI.
+ * handle non-zero. The sampling state (rings, carriers, the id -> counter
+ * map, sample ops and stats) lives in struct ps_sampling, run by sampling.c.
+ * Nothing here is part of the public ABI.
  */
 #ifndef PS_COUNTER_INTERNAL_H
 #define PS_COUNTER_INTERNAL_H
 
 #include "perfscript.h"
+#include "ring.h"
 
 #define PS_HANDLE_SLOT_MASK 0xffffffull
 #define PS_HANDLE_GEN_SHIFT 24
@@ -43,6 +46,29 @@ struct ps_counter {
 	char *spec;         /* the string it was allocated from */
 	char *name;         /* display name from the parser */
 	struct perf_event_attr attr; /* as it will be opened on this target */
+	bool sampling;      /* period= or freq=: its fds write into the session's rings */
+	bool ids_mapped;    /* its ids are in the session's id map */
+	struct ps_sample_stats st;
+};
+
+/* One id -> counter entry; slot PS_NO_SLOT marks a ring carrier. */
+struct ps_id_slot {
+	uint64_t id;
+	uint32_t slot;
+};
+
+struct ps_sampling {
+	struct ps_ring *rings;   /* one per CPU that has one, in creation order */
+	int *ring_fds;           /* the carriers' fds, parallel to rings */
+	int nrings, cap;         /* cap: online CPUs; the arrays never move */
+	int *ring_of_cpu;        /* CPU number -> index in rings, or -1 */
+	int ncpu_slots;
+	size_t ring_pages;       /* data pages of rings mapped next; 0 means the default */
+	struct ps_sample_ops ops;
+	struct ps_id_slot *ids;  /* sorted by id */
+	size_t nids, idcap;
+	struct ps_id_slot last;  /* the last id looked up: samples come in runs */
+	struct ps_sample_stats total;
 };
 
 struct ps_session {
@@ -63,6 +89,7 @@ struct ps_session {
 	int status_fd;       /* read end of the exec status pipe, -1 when done */
 	int *cpus;           /* CPUS target: the CPU list */
 	int ncpus;
+	struct ps_sampling smp;
 };
 
 /* Where a counter opens its fds: one (pid, cpu) pair per fd. */
@@ -71,9 +98,11 @@ struct ps_position {
 	int cpu;
 };
 
-/* target.c: the positions a counter with cpu= term `cpu` (or -1) opens on.
- * *pos is malloc'd; returns the count or -errno. */
-int ps_target__positions(const struct ps_session *s, int cpu, struct ps_position **pos);
+/* target.c: the positions a counter with cpu= term `cpu` (or -1) opens on;
+ * per_cpu (sampling) gives every (task, CPU) pair. *pos is malloc'd;
+ * returns the count or -errno. */
+int ps_target__positions(const struct ps_session *s, int cpu, bool per_cpu,
+			 struct ps_position **pos);
 /* target.c: parse "0-3,5" against the online CPUs into a sorted, unique list. */
 int ps_cpus__parse(const char *list, int **cpus, int *ncpus);
 /* counter.c: close and forget every counter (ps_session__free). */
@@ -82,6 +111,20 @@ void ps_counters__free_all(struct ps_session *s);
 void ps_counter__close_group(struct ps_session *s, uint32_t leader);
 /* counter.c: enable a group's members, then its leader; 0 or -errno. */
 int ps_counter__enable_group(struct ps_session *s, uint32_t leader);
+
+/* sampling.c: what a sampling attr needs on top of the parser's (IDENTIFIER,
+ * sample_id_all, watermark wakeups). */
+void ps_sampling__prepare_attr(const struct ps_session *s, struct perf_event_attr *a);
+/* sampling.c: make sure every CPU of pos has a ring; 0 or -errno with msg filled. */
+int ps_sampling__ensure_rings(struct ps_session *s, const struct ps_position *pos, int npos,
+			      char *msg, size_t msglen);
+/* sampling.c: redirect a sampling fd opened on cpu into that CPU's ring. */
+int ps_sampling__set_output(struct ps_session *s, int fd, int cpu);
+/* sampling.c: add / drop an open sampling counter's ids in the id map. */
+int ps_sampling__map_ids(struct ps_session *s, uint32_t slot);
+void ps_sampling__unmap_ids(struct ps_session *s, uint32_t slot);
+/* sampling.c: unmap the rings and close their carriers (ps_session__free). */
+void ps_sampling__free(struct ps_session *s);
 
 /* Resolve a handle to its slot, or NULL (fast path of every ps_session__ call). */
 static inline struct ps_counter *ps_session__slot(const struct ps_session *s, ps_handle h)

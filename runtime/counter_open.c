@@ -8,7 +8,9 @@
  * causes apart) plus a sentence from ps_explain_open_error() naming the
  * event. Leaders are opened disabled and enabled at the end, except on a
  * held command, where enable_on_exec arms them so counting starts at the
- * command's exec and not a moment before.
+ * command's exec and not a moment before. A group with a sampling member
+ * opens once per task and CPU, after the session has a ring on each of those
+ * CPUs, and its sampling fds are redirected into them (sampling.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -49,12 +51,24 @@ static int open_group(struct ps_session *s, uint32_t li, char *msg, size_t msgle
 	bool drop_group = false;
 	int npos, kept = 0, err = 0, at = 0; /* at: the position being opened */
 	uint32_t m, bad = li; /* the slot whose open failed */
+	bool sampling = false;
 
-	npos = ps_target__positions(s, l->cpu, &pos);
+	for (m = 0; m < l->nmembers; m++)
+		sampling |= s->slots[l->members[m]].sampling;
+	npos = ps_target__positions(s, l->cpu, sampling, &pos);
 	if (npos < 0) {
 		err = -npos;
 		a = l->attr;
 		goto fail;
+	}
+	if (sampling) {
+		/* rings first: each sampling fd is redirected into its CPU's ring as it opens */
+		err = -ps_sampling__ensure_rings(s, pos, npos, msg, msglen);
+		if (err) {
+			ps_counter__close_group(s, li);
+			free(pos);
+			return -err;
+		}
 	}
 	for (m = 0; m < l->nmembers; m++) {
 		struct ps_counter *c = &s->slots[l->members[m]];
@@ -105,6 +119,13 @@ static int open_group(struct ps_session *s, uint32_t li, char *msg, size_t msgle
 				bad = l->members[m];
 				goto fail;
 			}
+			if (c->sampling) {
+				err = -ps_sampling__set_output(s, fd, pos[p].cpu);
+				if (err) {
+					bad = l->members[m];
+					goto fail;
+				}
+			}
 		}
 		if (!skip) {
 			kept++;
@@ -133,6 +154,10 @@ static int open_group(struct ps_session *s, uint32_t li, char *msg, size_t msgle
 		struct ps_counter *c = &s->slots[l->members[m]];
 
 		c->nfds = kept;
+		if (c->sampling && (err = -ps_sampling__map_ids(s, l->members[m]))) {
+			bad = l->members[m];
+			goto fail;
+		}
 		c->open = true;
 		c->group_fmt = !drop_group && (c->attr.read_format & PERF_FORMAT_GROUP);
 		/* members run with their leader unless stopped; the leader is enabled later */

@@ -6,7 +6,8 @@
  * through a second CLOEXEC pipe as an errno. PID attaches to every thread of
  * a running process; CPUS counts system-wide on a validated CPU list,
  * optionally running a command as well. This file also says, for each
- * counter, on which (pid, cpu) pairs its fds are opened.
+ * counter, on which (pid, cpu) pairs its fds are opened: a counting counter
+ * once per task (cpu -1) or CPU, a sampling one once per task and CPU.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -264,6 +265,7 @@ void ps_session__free(struct ps_session *s)
 	if (!s)
 		return;
 	ps_counters__free_all(s);
+	ps_sampling__free(s); /* after the counters: their fds hold references to the rings */
 	free(s->slots);
 	if (s->has_command && s->held && !s->reaped) {
 		kill(s->pid, SIGKILL);
@@ -393,12 +395,67 @@ cleanup:
 	return (int)n;
 }
 
-int ps_target__positions(const struct ps_session *s, int cpu, struct ps_position **pos)
+/* Sampling positions: every (task, CPU) pair. The kernel will not mmap an
+ * inherited per-task event on cpu -1, and SET_OUTPUT wants the same CPU as
+ * the ring, so a sampling counter on a task is opened once per CPU. */
+static int per_cpu_positions(const struct ps_session *s, int cpu, struct ps_position **pos)
+{
+	struct ps_position *tasks = NULL, *v = NULL;
+	int *cpus = NULL, ncpus = 0, ntasks = 1, err = 0;
+	pid_t pid = s->kind == PS_TARGET_COMMAND ? s->pid : s->kind == PS_TARGET_CPUS ? -1 : 0;
+
+	if (cpu >= 0) {
+		ncpus = 1;
+		cpus = malloc(sizeof(*cpus));
+		if (!cpus)
+			return -ENOMEM;
+		cpus[0] = cpu;
+	} else if (s->kind == PS_TARGET_CPUS) {
+		ncpus = s->ncpus;
+		cpus = malloc((ncpus ? ncpus : 1) * sizeof(*cpus));
+		if (!cpus)
+			return -ENOMEM;
+		memcpy(cpus, s->cpus, ncpus * sizeof(*cpus));
+	} else {
+		err = ps_cpus__parse(NULL, &cpus, &ncpus);
+		if (err)
+			return err;
+	}
+	if (s->kind == PS_TARGET_PID) {
+		ntasks = list_threads(s->pid, -1, &tasks);
+		if (ntasks < 0) {
+			err = ntasks;
+			goto cleanup;
+		}
+	}
+	v = malloc((size_t)ntasks * ncpus * sizeof(*v) + 1);
+	if (!v) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (int t = 0; t < ntasks; t++) {
+		for (int c = 0; c < ncpus; c++) {
+			v[t * ncpus + c].pid = tasks ? tasks[t].pid : pid;
+			v[t * ncpus + c].cpu = cpus[c];
+		}
+	}
+	*pos = v;
+	err = ntasks * ncpus;
+cleanup:
+	free(tasks);
+	free(cpus);
+	return err;
+}
+
+int ps_target__positions(const struct ps_session *s, int cpu, bool per_cpu,
+			 struct ps_position **pos)
 {
 	struct ps_position *v;
 	int n = 1;
 
 	*pos = NULL;
+	if (per_cpu)
+		return per_cpu_positions(s, cpu, pos);
 	if (s->kind == PS_TARGET_PID)
 		return list_threads(s->pid, cpu, pos);
 	if (s->kind == PS_TARGET_CPUS && cpu < 0)
