@@ -15,6 +15,8 @@ CFLAGS    ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Ibindings -Iruntime \
 	-DPS_TAPSET_DIR='"$(PREFIX)/share/perfscript/tapsets"'
 LDFLAGS   ?=
+# The symbolizer (runtime/symbols*.c) reads ELF files with elfutils.
+CORE_LIBS := -ldw -lelf
 
 # Debian packages of DESIGN.md section 4, and what the tests compare against.
 DEPS := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang llvm \
@@ -44,7 +46,7 @@ all: $(BIN) $(BUILD)/libperfscript.so
 
 $(BIN): $(LUA_OBJS) $(BUILD)/runtime/main.o $(BUILD)/libperfscript.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lm -ldl
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) $(CORE_LIBS) -lm -ldl
 
 $(BUILD)/libperfscript.a: $(CORE_OBJS)
 	$(call msg,AR,$@)
@@ -52,7 +54,7 @@ $(BUILD)/libperfscript.a: $(CORE_OBJS)
 
 $(BUILD)/libperfscript.so: $(PIC_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,libperfscript.so.0 -o $@ $^
+	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,libperfscript.so.0 -o $@ $^ $(CORE_LIBS)
 
 $(BUILD)/runtime/lua_%.o: runtime/lua_%.c $(wildcard runtime/*.h bindings/*.h) | $(BUILD)/runtime
 	$(call msg,CC,$<)
@@ -72,7 +74,7 @@ $(BUILD)/pic/%.o: runtime/%.c $(wildcard runtime/*.h bindings/*.h) | $(BUILD)/pi
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/tap.h $(BUILD)/libperfscript.a | $(BUILD)/tests
 	$(call msg,CC,$<)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libperfscript.a -lm
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libperfscript.a $(CORE_LIBS) -lm
 
 $(BUILD)/tests/workload: tests/workload.c | $(BUILD)/tests
 	$(call msg,CC,$<)

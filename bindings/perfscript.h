@@ -255,6 +255,51 @@ int ps_session__drain_all(struct ps_session *s);
 int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_sample_stats *st);
 
 /* ------------------------------------------------------------------------
+ * Symbols (runtime/symbols*.c). Turns sampled addresses into "func+0x1a".
+ * User space: each process's executable mappings (from /proc/PID/maps or
+ * from the MMAP2/FORK/COMM records of a ring) point at ELF files opened with
+ * elfutils' libdwfl, one per file (same device, inode, mtime and size) shared
+ * by every process that maps it, so a process that has exited still resolves.
+ * Debuginfo is looked up offline only, by build-id under /usr/lib/debug;
+ * nothing is downloaded. Kernel: /proc/kallsyms, read once on first use.
+ * Results are cached per ELF file and address. Not thread-safe.
+ */
+
+struct ps_symbols;
+
+struct ps_symbols *ps_symbols__new(void); /* NULL + errno */
+void ps_symbols__free(struct ps_symbols *syms);
+
+/* Learn pid's executable mappings from /proc/PID/maps (for -p and self,
+ * whose mappings predate the session); replaces what was known of pid.
+ * -ESRCH when the process is gone. A pid that resolve() has never heard of
+ * is read this way once, on its first lookup, too. */
+int ps_symbols__add_proc(struct ps_symbols *syms, pid_t pid);
+
+/* Feed a record of the ring: MMAP2 adds an executable mapping to rec->pid
+ * (replacing whatever it overlaps), FORK copies the parent's mappings to a
+ * new process (threads share theirs already), COMM with
+ * PERF_RECORD_MISC_COMM_EXEC forgets the pid's old mappings, EXIT keeps them
+ * (samples may still be in the rings). Other record types are ignored. */
+int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec);
+
+/* Write "func+0x1a" for addr in pid's address space (kernel=false) or in the
+ * kernel (kernel=true) to buf, truncated to len like snprintf. Returns 0, or
+ * -ENOENT with "0x7f12..." written when addr does not resolve (unknown pid,
+ * no mapping, no symbol, kernel addresses hidden by kptr_restrict): an
+ * unknown address is never an error. -EINVAL for a NULL or empty buf. *dso,
+ * when dso is not NULL, gets the mapping's file name, "[vdso]", "[anon]",
+ * "[kernel.kallsyms]", "[modname]" for a kernel module, or "[unknown]";
+ * the string is owned by syms. */
+int ps_symbols__resolve(struct ps_symbols *syms, pid_t pid, uint64_t addr, bool kernel,
+			char *buf, size_t len, const char **dso);
+
+/* Read /proc/kallsyms now rather than on the first kernel lookup. Returns 0,
+ * -EACCES when every address reads as 0 (kptr_restrict, or not root:
+ * kernel addresses then resolve to hex), or -errno. */
+int ps_symbols__load_kernel(struct ps_symbols *syms);
+
+/* ------------------------------------------------------------------------
  * The event loop (runtime/loop.c): one thread, epoll over fds, timerfds on
  * CLOCK_MONOTONIC and a signalfd.
  */
