@@ -153,20 +153,20 @@ int ps_sample__resolve(struct ps_script *sc)
 
 		if (!found) {
 			snprintf(sc->sample_error, sizeof(sc->sample_error),
-				 "%s %s(%s): global '%s' is nil when the context is created; "
+				 "%s%s(%s): global '%s' is nil when the context is created; "
 				 "allocate the counter at top level or in a begin probe",
 				 p->where, kind, p->target, p->target);
 			return -1;
 		}
 		if (ps_session__check(sc->session, h) < 0) {
 			snprintf(sc->sample_error, sizeof(sc->sample_error),
-				 "%s %s(%s): not a live counter handle (freed, stale or not a "
+				 "%s%s(%s): not a live counter handle (freed, stale or not a "
 				 "counter)", p->where, kind, p->target[0] ? p->target : "handle");
 			return -1;
 		}
 		if (!ps_session__is_sampling(sc->session, h)) {
 			snprintf(sc->sample_error, sizeof(sc->sample_error),
-				 "%s %s(%s): counter '%s' does not sample; give it a period or "
+				 "%s%s(%s): counter '%s' does not sample; give it a period or "
 				 "a frequency, e.g. '%s/period=100000/' or '%s/freq=1000/'",
 				 p->where, kind, p->target[0] ? p->target : "handle",
 				 ps_session__name(sc->session, h), ps_session__name(sc->session, h),
@@ -300,7 +300,9 @@ int ps_sample__sync(struct ps_script *sc)
 
 void ps_sample__finish(struct ps_script *sc)
 {
-	if (!sc->samplers || sc->errors)
+	/* After an error no handler runs again; after SIGINT the user wants
+	 * out now, and a slow handler could take seconds over a full ring. */
+	if (!sc->samplers || sc->errors || sc->nsignals)
 		return;
 	ps_session__drain_all(sc->session);
 	fflush(stdout);

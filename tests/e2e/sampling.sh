@@ -12,21 +12,22 @@ fi
 N=200000
 exact='
 c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=" .. arg[1] .. "/")
-local n, bad_pid, user, back = 0, 0, 0, 0
+local n, bad_pid, kernel, back = 0, 0, 0, 0
 local last = {}
 probe("perfmon.sample(c)", function(s)
   n = n + 1
   if s.pid ~= target() or s.tid ~= target() then bad_pid = bad_pid + 1 end
-  if s.user then user = user + 1 end
+  -- syscall tracepoints record the user registers: ip is in libc
+  if not s.user then kernel = kernel + 1 end
   if (last[s.cpu] or 0) > s.time then back = back + 1 end
   last[s.cpu] = s.time
 end)
 probe("end", function()
   local lost = perfmon.lost(c)
-  print(n, lost, bad_pid, user, back)
+  print(n, lost, bad_pid, kernel, back)
 end)'
 out=$("$PERFSCRIPT" -b 2048 -e "$exact" -c "$WORKLOAD getppid $N" -- 1 2>"$TMP/err")
-is "$out" "$(printf '%d\t0\t0\t0\t0' $N)" "period=1: exactly N samples, 0 lost, all from the workload, none user, time never goes back"
+is "$out" "$(printf '%d\t0\t0\t0\t0' $N)" "period=1: exactly N samples, 0 lost, all from the workload, all user-mode, time never goes back"
 [[ ! -s $TMP/err ]]; ok $? "period=1: nothing on stderr ($(head -c 200 "$TMP/err"))"
 out=$("$PERFSCRIPT" -e "$exact" -c "$WORKLOAD getppid $N" -- 1000)
 is "$out" "$(printf '%d\t0\t0\t0\t0' $((N / 1000)))" "period=1000: exactly N/1000 samples"
@@ -62,24 +63,31 @@ is "$fired $summed" "true true" "perfmon.lost(c) probes fire and add up to perfm
 like "$(cat "$TMP/lost.err")" "$lost of $M samples of 'syscalls:sys_enter_getppid/period=1/' were lost.*-b PAGES" \
 	"stderr says how many samples were lost and what to do"
 
-# The sample object: fields, copy, and no use after its handler.
+# The sample object: fields, copy, and no use after its handler. A syscall
+# tracepoint sample carries the user registers (ip in libc's syscall
+# wrapper); a context switch is taken in the kernel.
 out=$("$PERFSCRIPT" -e '
 c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
-local kept, copy
+cs = perfmon_allocate_counter("context-switches/period=1/")
+local kept, copy, kcopy
 probe("perfmon.sample(c)", function(s)
   kept = s
   copy = copy or s:copy()
-  if not copy.sym then error("no sym") end
 end)
+probe("perfmon.sample(cs)", function(s) kcopy = kcopy or s:copy() end)
 probe("end", function()
-  print(copy.pid == target(), copy.period, copy.user, copy.name, copy.dso, copy.comm)
-  print(copy.sym:match("^[%w_.]+%+0x%x+$") ~= nil)
+  print(copy.pid == target(), copy.period, copy.user, copy.name, copy.comm)
+  print(copy.sym:match("^([%w_.]+)%+0x%x+$"), copy.dso:match("libc") ~= nil)
+  print(kcopy.user, kcopy.dso, kcopy.sym:match("^([%w_.]+)%+0x%x+$"))
   print(pcall(function() return kept.ip end))
   print(tostring(kept))
-end)' -c "$WORKLOAD getppid 10")
-like "$out" $'^true\t1\tfalse\tsyscalls:sys_enter_getppid/period=1/\t\\[kernel.kallsyms\\]\tworkload\n' \
-	"s:copy() keeps pid, period, user, name, dso and comm"
-like "$out" $'\ntrue\n' "a kernel sample ip resolves to a kallsyms name (func+0xoff)"
+end)' -c "$WORKLOAD --fork getppid 10" 2>&1) # the parent waits: a context switch
+like "$out" $'^true\t1\ttrue\tsyscalls:sys_enter_getppid/period=1/\tworkload\n' \
+	"s:copy() keeps pid, period, user, name and comm"
+like "$out" $'\nsyscall\ttrue\n' "a user-space ip resolves to libc's syscall()"
+kfunc=$(sed -n 3p <<<"$out" | cut -f3)
+like "$(sed -n 3p <<<"$out")" $'^false\t\\[kernel.kallsyms\\]\t[a-z_]' "a context-switch sample is in the kernel"
+grep -qE " [tTwW] $kfunc\$" /proc/kallsyms; ok $? "its ip resolves to a kallsyms name ($kfunc)"
 like "$out" "false	.*this sample is gone: its handler returned" "reading a sample after its handler raises"
 like "$out" "perfscript.sample \(gone\)" "tostring of a gone sample says so"
 
