@@ -11,6 +11,7 @@
  * Everything needs root (tracepoints, kernel samples): it skips otherwise.
  */
 #include <errno.h>
+#include <sched.h>
 #include <dirent.h>
 #include <poll.h>
 #include <signal.h>
@@ -133,6 +134,15 @@ static void set_ops(struct ps_session *s, struct seen *w)
 				     .record = on_record, .ctx = w };
 
 	ps_session__set_sample_ops(s, &ops);
+}
+
+static int stop_seen;
+
+static int stop_at_3(const struct ps_sample *s, void *ctx)
+{
+	(void)s;
+	(void)ctx;
+	return ++stop_seen == 3 ? -ECANCELED : 0;
 }
 
 static struct ps_session *command(char **argv)
@@ -409,6 +419,112 @@ static void test_user_ips(void)
 	ps_session__free(s);
 }
 
+/* -p: per thread and CPU; threads made after attaching are inherited clones
+ * whose samples still name the counter (IDENTIFIER is the primary id). */
+static void test_pid_threads(void)
+{
+	int out[2];
+	pid_t child;
+	char line[64] = "";
+	struct ps_session *s;
+	struct seen w;
+	ps_handle h;
+
+	if (pipe(out) < 0)
+		return;
+	child = fork();
+	if (child == 0) {
+		dup2(out[1], 1);
+		execl(workload, workload, "--wait-usr1", "threads", "4", "5000", (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	if (read(out[0], line, sizeof(line) - 1) <= 0 || strncmp(line, "ready", 5) != 0) {
+		tap_ok(0, "-p: workload got ready");
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		close(out[0]);
+		return;
+	}
+	close(out[0]);
+	struct ps_target_opts o = { .sz = sizeof(o), .kind = PS_TARGET_PID, .pid = child };
+
+	s = ps_session__new(&o);
+	h = s ? alloc1(s, GETPPID "/period=1/") : 0;
+	seen_init(&w, 0, h);
+	if (s) {
+		set_ops(s, &w);
+		ps_session__set_ring_pages(s, 1024); /* drained only at the end */
+	}
+	if (!tap_ok(s && ps_session__open(s, NULL, 0) == 0, "-p: a sampling counter opens")) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		ps_session__free(s);
+		return;
+	}
+	kill(child, SIGUSR1);
+	waitpid(child, NULL, 0);
+	ps_session__drain_all(s);
+	tap_is_u64(w.samples, 20000, "-p: 4 new threads x 5000 calls, all samples delivered");
+	tap_is_u64(w.bad_handle, 0, "-p: clones' samples name the counter");
+	ps_session__free(s);
+}
+
+/* drain() honours its budget and the callback's stop, and leaves the rest. */
+static void test_budget(void)
+{
+	struct ps_target_opts o = { .sz = sizeof(o), .kind = PS_TARGET_SELF };
+	struct ps_session *s = ps_session__new(&o);
+	struct ps_sample_ops stop = { .sz = sizeof(stop), .sample = stop_at_3 };
+	struct seen w;
+	const int *fds;
+	int nrings, got = 0, first = -1, k;
+	ps_handle h;
+
+	if (!tap_ok(s != NULL, "budget: self session"))
+		return;
+	h = alloc1(s, GETPPID "/period=1,cpu=0/");
+	seen_init(&w, 0, h);
+	set_ops(s, &w);
+	if (!tap_ok(ps_session__open(s, NULL, 0) == 0, "a cpu=0 sampling counter opens")) {
+		ps_session__free(s);
+		return;
+	}
+	nrings = ps_session__ring_fds(s, &fds);
+	tap_is_u64(nrings, 1, "cpu=0 maps one ring");
+	/* run on CPU 0 so every sample lands in that ring */
+	cpu_set_t one, old;
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_getaffinity(0, sizeof(old), &old);
+	sched_setaffinity(0, sizeof(one), &one);
+	for (int i = 0; i < 100; i++)
+		syscall(SYS_getppid);
+	sched_setaffinity(0, sizeof(old), &old);
+	ps_session__stop(s, h);
+	first = ps_session__drain(s, fds[0], 10);
+	while ((k = ps_session__drain(s, fds[0], 10)) > 0)
+		got += k;
+	tap_ok(first == 10 && w.samples == 100 && got == 90,
+	       "a budget of 10 consumes 10 records at a time (%d, then %d, %llu samples)", first,
+	       got, (unsigned long long)w.samples);
+	tap_ok(ps_session__drain(s, -1, 0) == -EBADF, "draining a non-ring fd is -EBADF");
+	ps_session__start(s, h);
+	for (int i = 0; i < 10; i++)
+		syscall(SYS_getppid);
+	ps_session__stop(s, h);
+	ps_session__set_sample_ops(s, &stop);
+	stop_seen = 0;
+	k = 0;
+	for (int i = 0; i < nrings && k >= 0; i++)
+		k = ps_session__drain(s, fds[i], 0);
+	tap_ok(k == -ECANCELED && stop_seen == 3, "a callback's -ECANCELED stops the drain after "
+						  "its record (%d, %d seen)",
+	       k, stop_seen);
+	ps_session__free(s);
+}
+
 /* Freeing one sampling counter leaves the ring (on its carrier) and the
  * other counter's samples alone; many open/free cycles leak no fd. */
 static void test_free_mid_session(void)
@@ -478,6 +594,8 @@ int main(void)
 	test_kernel_misc();
 	test_group_read();
 	test_user_ips();
+	test_pid_threads();
+	test_budget();
 	test_free_mid_session();
 	tap_is_u64(count_fds(), fds_before, "no fd left open by any session");
 	return tap_done();
