@@ -184,7 +184,8 @@ size_t ps_session__count(const struct ps_session *s); /* live counters */
 
 struct ps_sample {
 	ps_handle handle;     /* the counter that overflowed */
-	uint64_t sample_type; /* PERF_SAMPLE_* bits present in this record */
+	uint64_t sample_type; /* PERF_SAMPLE_* bits present in this record (PERIOD
+	                       * always: a fixed period is filled from the attr) */
 	uint64_t id;          /* kernel id of the fd that overflowed */
 	uint64_t ip, addr, time, period;
 	uint32_t pid, tid, cpu;
@@ -248,10 +249,14 @@ int ps_session__ring_fds(const struct ps_session *s, const int **fds);
 /* Decode and deliver at most budget records (0: all there are) of the ring
  * whose fd is given. Returns the number consumed, or a negative code (the
  * value a callback returned to stop, or -EBADMSG after skipping a corrupt
- * stretch, which is counted as malformed). */
+ * stretch, which is counted as malformed). A return equal to budget may have
+ * left records behind: drain again, as the kernel signals the fd once per
+ * watermark written, not again for what already waits. */
 int ps_session__drain(struct ps_session *s, int ring_fd, size_t budget);
 /* Drain every ring completely (at the end of a session). */
 int ps_session__drain_all(struct ps_session *s);
+/* Stats of counter h, or with h == 0 the session's totals (records of freed
+ * counters and of the ring carriers included). */
 int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_sample_stats *st);
 
 /* ------------------------------------------------------------------------
