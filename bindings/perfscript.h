@@ -255,8 +255,8 @@ int ps_session__ring_fds(const struct ps_session *s, const int **fds);
 int ps_session__drain(struct ps_session *s, int ring_fd, size_t budget);
 /* Drain every ring completely (at the end of a session). */
 int ps_session__drain_all(struct ps_session *s);
-/* Stats of counter h, or with h == 0 the session's totals (records of freed
- * counters and of the ring carriers included). */
+/* Stats of counter h, or with h == 0 the session's totals (which include
+ * losses reported by the ring carriers and malformed records of no counter). */
 int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_sample_stats *st);
 
 /* ------------------------------------------------------------------------
