@@ -1,0 +1,105 @@
+-- profile.lua: building blocks for sampling profiles. A profile takes
+-- samples (the object a perfmon.sample probe gets, or any table with the
+-- same fields) and keeps what profilers print: samples per function, per
+-- pid and per command, and folded stacks ("root;caller;callee count", the
+-- input of flamegraph.pl and speedscope).
+--   local profile = require "profile"
+--   local p = profile.new{ stacks = true }
+--   probe("perfmon.sample(prof)", function(s) p:add(s) end)
+--   probe("end", function() io.write(p:top_text(20)) end)
+local M = {}
+
+-- "func+0x1f" -> "func": samples of one function at different offsets
+-- count together.
+function M.func(sym)
+  return (tostring(sym):gsub("%+0x%x+$", ""))
+end
+
+-- The frames of a sample, root first: its command, user frames, then
+-- kernel frames, each without its offset. The sample's chains are
+-- innermost first.
+function M.stack(s)
+  local frames = {}
+  local k, u = s:kstack(), s:ustack()
+  local n = 1
+  frames[1] = s.comm or "?"
+  for i = #u, 1, -1 do n = n + 1; frames[n] = M.func(u[i]) end
+  for i = #k, 1, -1 do n = n + 1; frames[n] = M.func(k[i]) end
+  return frames
+end
+
+function M.folded_key(s)
+  return table.concat(M.stack(s), ";")
+end
+
+local Profile = {}
+Profile.__index = Profile
+
+-- profile.new{ stacks = true } also keeps folded stacks (they need the
+-- callchain term on the sampling counter).
+function M.new(opts)
+  opts = opts or {}
+  return setmetatable({ total = 0, by_func = {}, by_pid = {}, by_comm = {}, stacks = {},
+                        keep_stacks = opts.stacks and true or false }, Profile)
+end
+
+local function bump(t, k) t[k] = (t[k] or 0) + 1 end
+
+-- Count one sample. Reads only sym, pid and comm (and the chains with
+-- stacks), since each field of a live sample is decoded on demand.
+function Profile:add(s)
+  self.total = self.total + 1
+  bump(self.by_func, M.func(s.sym))
+  bump(self.by_pid, s.pid)
+  bump(self.by_comm, s.comm or "?")
+  if self.keep_stacks then bump(self.stacks, M.folded_key(s)) end
+end
+
+-- Rows {key, count, pct} of one breakdown, most samples first, ties by key.
+local function rows(t, total, n)
+  local out = {}
+  for k, c in pairs(t) do out[#out + 1] = { key = k, count = c } end
+  table.sort(out, function(a, b)
+    if a.count ~= b.count then return a.count > b.count end
+    if type(a.key) == type(b.key) then return a.key < b.key end
+    return tostring(a.key) < tostring(b.key)
+  end)
+  for i = #out, (n or #out) + 1, -1 do out[i] = nil end
+  for _, r in ipairs(out) do r.pct = 100 * r.count / math.max(total, 1) end
+  return out
+end
+
+function Profile:top(n) return rows(self.by_func, self.total, n) end
+function Profile:pids(n) return rows(self.by_pid, self.total, n) end
+function Profile:comms(n) return rows(self.by_comm, self.total, n) end
+
+-- The table examples/profile.lua prints: a header line, then one
+-- "samples percent function" row per function.
+function Profile:top_text(n, header)
+  local out = { header or ("%d samples\n"):format(self.total),
+                ("\n%8s %8s  %s\n"):format("samples", "percent", "function") }
+  for _, r in ipairs(self:top(n)) do
+    out[#out + 1] = ("%8d %7.2f%%  %s\n"):format(r.count, r.pct, r.key)
+  end
+  return table.concat(out)
+end
+
+-- Folded stacks, one "frame;frame;... count" line each, sorted so the
+-- output is the same for the same samples.
+function Profile:folded()
+  local keys, out = {}, {}
+  for k in pairs(self.stacks) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for i, k in ipairs(keys) do out[i] = k .. " " .. self.stacks[k] .. "\n" end
+  return table.concat(out)
+end
+
+function Profile:write_folded(path)
+  local f, err = io.open(path, "w")
+  if not f then return nil, err end
+  f:write(self:folded())
+  f:close()
+  return true
+end
+
+return M
