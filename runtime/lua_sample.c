@@ -8,6 +8,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -23,6 +24,7 @@ struct sample_probe {
 	char target[64];  /* global name, or "" when a handle was given */
 	ps_handle handle; /* resolved at context creation */
 	bool lost;        /* perfmon.lost(NAME) rather than perfmon.sample(NAME) */
+	uint64_t reported; /* lost samples this probe was told of */
 	int ref;          /* handler */
 	char where[128];  /* "script.lua:12:" of the registration */
 };
@@ -203,6 +205,8 @@ static int dispatch(struct ps_script *sc, ps_handle h, bool lost, int nargs_push
 
 		if (p->handle != h || p->lost != lost)
 			continue;
+		if (lost)
+			p->reported += (uint64_t)lua_tointeger(L, -1);
 		lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref);
 		for (int a = 0; a < nargs_pushed; a++)
 			lua_pushvalue(L, -1 - nargs_pushed);
@@ -240,13 +244,32 @@ static int on_record(const struct ps_record *r, void *ctx)
 	return 0;
 }
 
+/* Whether SIGINT or SIGTERM waits: a busy ring must not starve them. */
+static bool signal_waiting(void)
+{
+	sigset_t set;
+
+	return sigpending(&set) == 0 && (sigismember(&set, SIGINT) || sigismember(&set, SIGTERM));
+}
+
+/* Drain a ring until it is empty. The kernel wakes us once per quarter ring
+ * written, not again for records already waiting, so a full budget means
+ * "go on"; between budgets a pending signal or the end of the session wins,
+ * and the drain timer picks up what is left. */
+static void drain_ring(struct ps_script *sc, int fd)
+{
+	while (ps_session__drain(sc->session, fd, DRAIN_BUDGET) == DRAIN_BUDGET &&
+	       !sc->stop_asked && !signal_waiting())
+		;
+}
+
 static int on_ring(struct ps_loop *loop, int fd, uint32_t events, void *ctx)
 {
 	struct ps_script *sc = ctx;
 
 	(void)loop;
 	(void)events;
-	ps_session__drain(sc->session, fd, DRAIN_BUDGET);
+	drain_ring(sc, fd);
 	fflush(stdout);
 	return 0;
 }
@@ -260,7 +283,7 @@ static int on_drain_timer(struct ps_loop *loop, uint64_t expirations, void *ctx)
 	(void)loop;
 	(void)expirations;
 	for (int i = 0; i < n && !sc->stop_asked; i++)
-		ps_session__drain(sc->session, fds[i], DRAIN_BUDGET);
+		drain_ring(sc, fds[i]);
 	fflush(stdout);
 	return 0;
 }
@@ -298,6 +321,27 @@ int ps_sample__sync(struct ps_script *sc)
 	return 0;
 }
 
+/* Losses the kernel never put in a LOST record (the ring was still full
+ * when the writer went away) reach the perfmon.lost probes at the end, so
+ * what they were told adds up to perfmon.lost(h). */
+static void report_late_losses(struct ps_script *sc)
+{
+	struct ps_samplers *sp = sc->samplers;
+
+	for (size_t i = 0; i < sp->n && !sc->errors; i++) {
+		struct sample_probe *p = &sp->probes[i];
+		struct ps_sample_stats st;
+
+		if (!p->lost || ps_session__sample_stats(sc->session, p->handle, &st) < 0 ||
+		    st.lost <= p->reported)
+			continue;
+		lua_rawgeti(sc->L, LUA_REGISTRYINDEX, p->ref);
+		lua_pushinteger(sc->L, (lua_Integer)(st.lost - p->reported));
+		p->reported = st.lost;
+		ps_script__call(sc, 1, "perfmon.lost probe");
+	}
+}
+
 void ps_sample__finish(struct ps_script *sc)
 {
 	/* After an error no handler runs again; after SIGINT the user wants
@@ -305,6 +349,7 @@ void ps_sample__finish(struct ps_script *sc)
 	if (!sc->samplers || sc->errors || sc->nsignals)
 		return;
 	ps_session__drain_all(sc->session);
+	report_late_losses(sc);
 	fflush(stdout);
 }
 

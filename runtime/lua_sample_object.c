@@ -134,6 +134,12 @@ void ps_sample_object__record(struct ps_script *sc, const struct ps_record *r)
 		return;
 	if (r->type == PERF_RECORD_COMM)
 		comm_set(st, (pid_t)r->pid, r->comm);
+	if (r->type == PERF_RECORD_FORK && r->pid != r->ppid) {
+		char comm[16];
+
+		snprintf(comm, sizeof(comm), "%s", comm_get(st, (pid_t)r->ppid));
+		comm_set(st, (pid_t)r->pid, comm);
+	}
 	if (r->type == PERF_RECORD_MMAP2 || r->type == PERF_RECORD_FORK ||
 	    r->type == PERF_RECORD_COMM)
 		ps_symbols__record(symbols(sc), r);

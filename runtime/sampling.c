@@ -53,6 +53,9 @@ void ps_sampling__prepare_attr(const struct ps_session *s, struct perf_event_att
 	if (!a->freq)
 		a->sample_type &= ~(uint64_t)PERF_SAMPLE_PERIOD;
 	a->sample_type |= PERF_SAMPLE_IDENTIFIER;
+	/* Exact lost counts per fd (Linux 6.0+): LOST records are not exact, the
+	 * kernel reports a loss only in front of the next record that fits. */
+	a->read_format |= PERF_FORMAT_LOST;
 	a->sample_id_all = 1;
 	a->watermark = 1;
 	a->wakeup_watermark = wakeup_bytes(s);
@@ -334,9 +337,46 @@ int ps_session__ring_fds(const struct ps_session *s, const int **fds)
 	return s->smp.nrings;
 }
 
+/* Samples the kernel could not write for c, from PERF_FORMAT_LOST: exact,
+ * where LOST records miss a loss the writer never got to report (the ring
+ * still full when the target exited) or charge it to the next writer. */
+static uint64_t kernel_lost(const struct ps_counter *c)
+{
+	uint64_t rf = c->attr.read_format, total = 0, small[5], *buf = small;
+	size_t words = 5;
+
+	if (!(rf & PERF_FORMAT_LOST) || !c->open)
+		return 0;
+	if (c->group_fmt) {
+		words = 3 + (size_t)c->nmembers * 3;
+		buf = malloc(words * sizeof(*buf));
+		if (!buf)
+			return 0;
+	}
+	for (int k = 0; k < c->nfds; k++) {
+		ssize_t n = read(c->fds[k], buf, words * sizeof(*buf));
+
+		if (n < 0)
+			continue;
+		if (!c->group_fmt) { /* value, enabled, running, id, lost */
+			if (n >= 5 * (ssize_t)sizeof(*buf))
+				total += buf[4];
+			continue;
+		}
+		/* nr, enabled, running, then { value, id, lost } per member */
+		for (uint64_t j = 0; j < buf[0] && (3 + (j + 1) * 3) * sizeof(*buf) <= (size_t)n; j++)
+			if (buf[3 + j * 3 + 1] == c->ids[k])
+				total += buf[3 + j * 3 + 2];
+	}
+	if (buf != small)
+		free(buf);
+	return total;
+}
+
 int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_sample_stats *st)
 {
 	const struct ps_counter *c;
+	uint64_t klost;
 
 	if (!s || !st)
 		return -EINVAL;
@@ -348,6 +388,10 @@ int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_
 	if (!c)
 		return -PS_ERR_HANDLE;
 	*st = c->st;
+	if ((c->attr.read_format & PERF_FORMAT_LOST) && c->open) {
+		klost = kernel_lost(c);
+		st->lost = klost; /* exact; the records' count is what was reported live */
+	}
 	return 0;
 }
 

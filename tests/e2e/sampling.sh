@@ -72,7 +72,7 @@ cs = perfmon_allocate_counter("context-switches/period=1/")
 local kept, copy, kcopy
 probe("perfmon.sample(c)", function(s)
   kept = s
-  copy = copy or s:copy()
+  if s.pid == target() then copy = copy or s:copy() end
 end)
 probe("perfmon.sample(cs)", function(s) kcopy = kcopy or s:copy() end)
 probe("end", function()
