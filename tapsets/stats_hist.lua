@@ -13,6 +13,10 @@
 local M = {}
 local floor, log, max = math.floor, math.log, math.max
 local LN2 = log(2)
+-- integral bounds as integers where the Lua has them (5.3+), so rows
+-- print as 4 rather than 4.0
+local toint = math.tointeger or function(x) return x end
+local function pow2(k) return toint(2 ^ k) or 2 ^ k end
 
 local WIDTH = 50  -- columns of the widest bar
 local MARGIN = 2  -- empty buckets shown around data, and kept beside a "~"
@@ -35,8 +39,8 @@ end
 -- The value SystemTap prints for log bucket k: its bound nearest zero.
 function M.log_value(k)
   if k == 0 then return 0 end
-  if k > 0 then return 2 ^ (k - 1) end
-  return -2 ^ (-k - 1)
+  if k > 0 then return pow2(k - 1) end
+  return -pow2(-k - 1)
 end
 
 -- Linear bucket index: 0 underflow, 1..n the steps, n+1 overflow (n steps
@@ -70,8 +74,8 @@ function M.log_rows(counts)
   for k = first, last do
     local lo, hi
     if k == 0 then lo, hi = 0, 1
-    elseif k > 0 then lo, hi = 2 ^ (k - 1), 2 ^ k
-    else lo, hi = -2 ^ (-k), -2 ^ (-k - 1) end
+    elseif k > 0 then lo, hi = pow2(k - 1), pow2(k)
+    else lo, hi = -pow2(-k), -pow2(-k - 1) end
     rows[#rows + 1] = { lo = lo, hi = hi, count = counts[k] or 0, label = M.num(M.log_value(k)), index = k }
   end
   rows.first_index, rows.last_index = -65, 65
