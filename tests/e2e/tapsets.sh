@@ -1,0 +1,79 @@
+# tapsets.sh: the tapset library from real scripts: require from anywhere,
+# autoprint at the session's end, interval reports on a timer, and
+# examples/stat.lua against perf stat counting the very same run.
+source "$(dirname "$0")/lib.sh"
+EX=$(cd "$(dirname "$0")/../../examples" && pwd)
+cd "$TMP" || exit 1 # tapsets come from beside the binary, not the cwd
+
+out=$("$PERFSCRIPT" -e 'local s = require("stats").new("lat")
+for _, v in ipairs({1, 2, 3, 900}) do s:add(v) end
+probe("end", function() print("script end") end)' 2>&1)
+like "$out" $'^script end\nlat @count=4 @min=1 @max=900 @sum=906 @avg=226.500\nvalue \\|-+ count\n' \
+	"an aggregate never printed is printed after the script's end probes"
+like "$out" $'\n  512 \\|@ +1\n' "autoprint includes its log histogram"
+out=$("$PERFSCRIPT" -e 'local stats = require "stats"; stats.autoprint(false)
+stats.new("lat"):add(1)' 2>&1)
+is "$out" "" "stats.autoprint(false) turns autoprint off"
+out=$("$PERFSCRIPT" -e 'local k = require("stats").keyed("calls")
+k:add("read", 10); k:add("read", 30); k:add("write", 5)
+probe("end", function() for key, s in k:sorted("sum") do print(key, s:sum()) end end)' 2>&1)
+is "$out" $'read\t40\nwrite\t5' "a keyed aggregate the script iterated is not printed again"
+
+mkdir -p "$TMP/lib"; echo 'return { hello = function() return "mine" end }' >"$TMP/lib/mytap.lua"
+out=$("$PERFSCRIPT" -I "$TMP/lib" -e 'print(require("mytap").hello(), require("stats") ~= nil)')
+is "$out" $'mine\ttrue' "-I DIR adds a tapset directory beside the shipped tapsets"
+
+# interval: perf stat -x style CSV lines on a timer, over a command.
+out=$("$PERFSCRIPT" "$EX/stat.lua" -c "$WORKLOAD spin 350" --interval 100 --csv 2>&1); ok $? "stat.lua --interval runs"
+n=$(grep -cE '^[0-9]+\.[0-9]{9},[0-9.]+,msec,task-clock,[0-9]+,100\.00,[0-9.]+,CPUs utilized$' <<<"$out")
+ok $(( n >= 3 ? 0 : 1 )) "--interval 100 --csv: a task-clock CSV line per 100 ms (got $n)"
+n=$(grep -cE '^[0-9.]+,[0-9]+,,page-faults,[0-9]+,[0-9.]+,[0-9.]+,/sec$' <<<"$out")
+ok $(( n >= 3 ? 0 : 1 )) "--interval 100 --csv: page-faults lines with 8 fields (got $n)"
+
+# stat.lua -c: perf stat's rows for the default events.
+out=$("$PERFSCRIPT" "$EX/stat.lua" -c "$WORKLOAD pages 5000" 2>&1); ok $? "stat.lua -c runs"
+like "$out" "Performance counter stats for process id '[0-9]+':" "stat.lua prints perf stat's title"
+like "$out" $'\n +[0-9]+\\.[0-9]{2} msec task-clock +# +[0-9.]+ CPUs utilized\n' "stat.lua: task-clock with CPUs utilized"
+for ev in context-switches cpu-migrations; do
+	like "$out" $'\n +[0-9]+ +'"$ev"$' +# +[0-9.]+ [KMG]?/sec\n' "stat.lua: $ev with its rate"
+done
+like "$out" $'\n +[0-9]{4,} +page-faults +# +[0-9.]+ [KMG]?/sec\n' "stat.lua: page-faults with its rate"
+for ev in cycles instructions branches branch-misses; do
+	like "$out" $'\n +(<not supported>|[0-9]+) +'"$ev"$'( |\n)' "stat.lua: $ev counted or <not supported>"
+done
+like "$out" $'\n +[0-9]+\\.[0-9]{9} seconds time elapsed' "stat.lua: elapsed time"
+
+# The same run, counted by perf stat and stat.lua both attached with -p.
+if ! command -v perf >/dev/null; then
+	skip "perf is not installed" "stat.lua agrees with perf stat"
+elif ! need_root; then
+	skip "attaching perf stat and perfscript to one process needs root here" "stat.lua agrees with perf stat"
+else
+	mkfifo "$TMP/ready"
+	"$WORKLOAD" --wait-usr1 pages 20000 >"$TMP/ready" &
+	read -r _ wpid <"$TMP/ready"
+	perf stat -x, -p "$wpid" -o "$TMP/perf.csv" &
+	ppid=$!
+	"$PERFSCRIPT" -p "$wpid" "$EX/stat.lua" >"$TMP/stat.out" 2>&1 &
+	spid=$!
+	sleep 0.5; kill -USR1 "$wpid"
+	wait $spid; ok $? "stat.lua -p runs"
+	wait $ppid
+	theirs() { awk -F, -v e="$1" '$3 == e { print $1 }' "$TMP/perf.csv"; }
+	ours() { awk -v e="$1" '$2 == e || $3 == e { print $1 }' "$TMP/stat.out"; }
+	for ev in task-clock context-switches cpu-migrations page-faults; do
+		a=$(ours "$ev") b=$(theirs "$ev")
+		diag "$ev: stat.lua $a, perf stat $b"
+		# within 2%, or 1 for the counts that are 0 or 1 on a quiet run
+		awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; t = b * 0.02; if (t < 1) t = 1
+			exit !(a != "" && b != "" && d <= t) }'
+		ok $? "$ev within 2% of perf stat on the same run ($a vs ${b:-none})"
+	done
+	for ev in cycles instructions; do
+		b=$(theirs "$ev"); a=$(grep -E " $ev\$| $ev " "$TMP/stat.out" | head -1)
+		if [[ $b == "<not supported>" ]]; then like "$a" "<not supported>" "$ev: <not supported> where perf stat says so"
+		else like "$a" "^ +[0-9]+ " "$ev: counted where perf stat counts it"; fi
+	done
+fi
+
+done_testing
