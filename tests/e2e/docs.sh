@@ -40,4 +40,26 @@ else
 	skip "man is not installed" "perfscript.1 renders with man"
 fi
 
+# Every public function of every tapset module is in docs/tapsets.md.
+TAPSETS=$(cd "$(dirname "$0")/../../tapsets" && pwd)
+mods=$(cd "$TAPSETS" && ls -- *.lua 2>/dev/null | sed 's/\.lua$//')
+if [[ -n $mods ]]; then
+	tnames=$("$PERFSCRIPT" -e '
+local out = {}
+for mod in (...):gmatch("%S+") do
+  for k, v in pairs(require(mod)) do
+    if type(v) == "function" and not k:match("^_") then out[#out + 1] = mod .. "." .. k end
+  end
+end
+table.sort(out)
+print(table.concat(out, "\n"))' -- "$mods")
+	ok $? "perfscript lists the tapsets' functions"
+	n=0
+	for name in $tnames; do
+		n=$((n + 1))
+		grep -qF "\`$name" "$DOCS/tapsets.md"; ok $? "docs/tapsets.md documents $name"
+	done
+	ok $(( n >= 20 ? 0 : 1 )) "found the tapsets' functions ($n)"
+fi
+
 done_testing
