@@ -107,7 +107,8 @@ struct ps_session *ps_session__new(const struct ps_target_opts *opts);
 void ps_session__free(struct ps_session *s);
 
 enum ps_target_kind ps_session__target_kind(const struct ps_session *s);
-pid_t ps_session__target_pid(const struct ps_session *s); /* 0 for self/CPUs */
+/* The command's or -p process's pid; 0 for self and CPUs without a command. */
+pid_t ps_session__target_pid(const struct ps_session *s);
 /* pidfd of the command or pid target (readable when it exits), or -1. */
 int ps_session__target_pidfd(const struct ps_session *s);
 /* Let a held command exec. Counters opened before this follow it from exec. */

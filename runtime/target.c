@@ -293,7 +293,8 @@ enum ps_target_kind ps_session__target_kind(const struct ps_session *s)
 
 pid_t ps_session__target_pid(const struct ps_session *s)
 {
-	return s && (s->kind == PS_TARGET_COMMAND || s->kind == PS_TARGET_PID) ? s->pid : 0;
+	/* a command run beside system-wide counters (-a -c) is a target too */
+	return s && (s->kind == PS_TARGET_PID || s->has_command) ? s->pid : 0;
 }
 
 int ps_session__target_pidfd(const struct ps_session *s)

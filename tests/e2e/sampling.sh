@@ -32,6 +32,25 @@ is "$out" "$(printf '%d\t0\t0\t0\t0' $N)" "period=1: exactly N samples, 0 lost, 
 out=$("$PERFSCRIPT" -e "$exact" -c "$WORKLOAD getppid $N" -- 1000)
 is "$out" "$(printf '%d\t0\t0\t0\t0' $((N / 1000)))" "period=1000: exactly N/1000 samples"
 
+# Other targets: -p (threads included) and system-wide.
+rm -f "$TMP/ready"; mkfifo "$TMP/ready"
+"$WORKLOAD" --wait-usr1 threads 3 10000 >"$TMP/ready" &
+read -r _ wpid <"$TMP/ready"
+out=$("$PERFSCRIPT" -p "$wpid" -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+local n, other = 0, 0
+probe("perfmon.sample(c)", function(s) n = n + 1; if s.pid ~= target() then other = other + 1 end end)
+probe("begin", function() perfmon_create_context(); os.execute("kill -USR1 " .. target()) end)
+probe("end", function() print(n, other, (perfmon.lost(c))) end)')
+wait
+is "$out" "$(printf '30000\t0\t0')" "-p: every sample of 3 threads x 10000 calls, all of the process"
+out=$("$PERFSCRIPT" -a -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+local mine = 0
+probe("perfmon.sample(c)", function(s) if s.pid == target() then mine = mine + 1 end end)
+probe("end", function() print(mine, (perfmon.lost(c))) end)' -c "$WORKLOAD getppid 20000")
+is "$out" "$(printf '20000\t0')" "-a: the command's 20000 samples arrive from the per-CPU rings"
+
 # A handle literal and the kernel.perfmon.sample alias.
 out=$("$PERFSCRIPT" -e '
 local h = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=10/")
