@@ -5,6 +5,8 @@
  *   workload getppid N      N getppid() syscalls (syscalls:sys_enter_getppid == N)
  *   workload pages N        touch N fresh anonymous pages (page-faults ~= N)
  *   workload spin MS        burn CPU for MS milliseconds in hot_spin()
+ *   workload loop N         N rounds of a fixed arithmetic loop in hot_loop(); prints
+ *                           "loop_ms=.." (its own elapsed time) on stderr
  *   workload threads T N    T threads, each N getppid() calls
  *   workload exit CODE      exit with CODE at once
  *   workload kill SIG       die by signal SIG
@@ -80,6 +82,19 @@ __attribute__((noinline)) void hot_spin(unsigned long ms)
 			spin_sink += i;
 }
 
+void hot_loop(unsigned long n);
+
+/* Fixed work, not fixed time: what sampling costs shows as a longer run. */
+__attribute__((noinline)) void hot_loop(unsigned long n)
+{
+	double t0 = now_ms();
+
+	for (unsigned long r = 0; r < n; r++)
+		for (int i = 0; i < 100000; i++)
+			spin_sink += i;
+	fprintf(stderr, "loop_ms=%.3f\n", now_ms() - t0);
+}
+
 static void *thread_main(void *arg)
 {
 	do_getppid((unsigned long)arg);
@@ -110,6 +125,8 @@ static void run_mode(char **argv)
 		do_pages(arg_ul(argv[1]));
 	else if (!strcmp(mode, "spin"))
 		hot_spin(arg_ul(argv[1]));
+	else if (!strcmp(mode, "loop"))
+		hot_loop(arg_ul(argv[1]));
 	else if (!strcmp(mode, "threads"))
 		do_threads(arg_ul(argv[1]), arg_ul(argv[1] ? argv[2] : NULL));
 	else if (!strcmp(mode, "exit"))
@@ -139,7 +156,7 @@ int main(int argc, char **argv)
 	}
 	if (i >= argc) {
 		fprintf(stderr, "usage: workload [--wait-usr1] [--fork] "
-				"getppid N|pages N|spin MS|threads T N|exit CODE|kill SIG|sleep MS\n");
+				"getppid N|pages N|spin MS|loop N|threads T N|exit CODE|kill SIG|sleep MS\n");
 		return 2;
 	}
 	if (wait_usr1) {
