@@ -52,9 +52,10 @@ $(BUILD)/libperfscript.a: $(CORE_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libperfscript.so: $(PIC_OBJS)
+$(BUILD)/libperfscript.so: $(PIC_OBJS) bindings/libperfscript.map
 	$(call msg,LINK,$@)
-	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,libperfscript.so.0 -o $@ $^ $(CORE_LIBS)
+	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,libperfscript.so.0 \
+		-Wl,--version-script,bindings/libperfscript.map -o $@ $(PIC_OBJS) $(CORE_LIBS)
 
 $(BUILD)/runtime/lua_%.o: runtime/lua_%.c $(wildcard runtime/*.h bindings/*.h) | $(BUILD)/runtime
 	$(call msg,CC,$<)
