@@ -128,6 +128,8 @@ install: all
 	install -m 644 bindings/perfscript.h $(DESTDIR)$(PREFIX)/include/perfscript.h
 	for f in tapsets/*.lua; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/perfscript/tapsets/; done; true
 	install -m 644 docs/perfscript.1 $(DESTDIR)$(PREFIX)/share/man/man1/perfscript.1
+	install -d $(DESTDIR)$(PREFIX)/share/lua/5.1
+	install -m 644 bindings/perfscript.lua $(DESTDIR)$(PREFIX)/share/lua/5.1/perfscript.lua
 
 clean:
 	rm -rf $(BUILD) build-asan perfscript

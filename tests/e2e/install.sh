@@ -5,7 +5,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 make -s install PREFIX=/usr DESTDIR="$TMP/root" >"$TMP/install.log" 2>&1; ok $? "make install DESTDIR=... succeeds"
 for f in bin/perfscript lib/libperfscript.so lib/libperfscript.so.0 include/perfscript.h \
-	share/man/man1/perfscript.1; do
+	share/man/man1/perfscript.1 share/lua/5.1/perfscript.lua; do
 	[[ -e $TMP/root/usr/$f ]]; ok $? "installs $f"
 done
 out=$("$TMP/root/usr/bin/perfscript" --version); like "$out" "^perfscript " "the installed binary runs"

@@ -1,0 +1,204 @@
+-- perfscript.lua: the LuaJIT FFI binding of libperfscript, for programs that
+-- measure their own code regions with the same event strings, counters and
+-- error messages as perfscript scripts, without the perfscript runtime.
+--
+--   local perfscript = require "perfscript"
+--   local s = assert(perfscript.session())          -- this process
+--   local c = assert(s:counter("task-clock"))
+--   c:start(); work(); print(c:read())              -- value, enabled, running
+--   print(perfscript.measure("page-faults", work))  -- { ["page-faults"] = n }
+--
+-- The library is found as $PERFSCRIPT_LIB, else "perfscript" on the
+-- dynamic linker's path (make install puts it there). It binds the C header
+-- bindings/perfscript.h directly: the declarations below mirror it.
+local ffi = require "ffi"
+
+ffi.cdef [[
+typedef uint64_t ps_handle;
+struct ps_session;
+struct ps_events;
+struct ps_event_error {
+  int code; int column; char token[64]; char suggestion[64]; char message[320];
+};
+enum ps_target_kind { PS_TARGET_SELF, PS_TARGET_COMMAND, PS_TARGET_PID, PS_TARGET_CPUS };
+struct ps_target_opts {
+  size_t sz; enum ps_target_kind kind; int pid; char *const *argv; const char *cpus;
+};
+struct ps_value { uint64_t value, raw, enabled, running; };
+
+const char *ps_strerror(int err);
+struct ps_events *ps_events__parse(const char *spec, struct ps_event_error *err);
+void ps_events__free(struct ps_events *evs);
+size_t ps_events__count(const struct ps_events *evs);
+const char *ps_events__name(const struct ps_events *evs, size_t i);
+size_t ps_events__leader(const struct ps_events *evs, size_t i);
+
+struct ps_session *ps_session__new(const struct ps_target_opts *opts);
+void ps_session__free(struct ps_session *s);
+int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *handles,
+                         size_t max, struct ps_event_error *err);
+int ps_session__free_counter(struct ps_session *s, ps_handle h);
+int ps_session__open_counter(struct ps_session *s, ps_handle h, char *msg, size_t msglen);
+int ps_session__start(struct ps_session *s, ps_handle h);
+int ps_session__stop(struct ps_session *s, ps_handle h);
+int ps_session__reset(struct ps_session *s, ps_handle h);
+int ps_session__read(struct ps_session *s, ps_handle h, struct ps_value *v);
+int ps_session__read_group(struct ps_session *s, ps_handle leader, struct ps_value *vals,
+                           size_t max);
+int ps_session__group(struct ps_session *s, ps_handle h, ps_handle *handles, size_t max);
+const char *ps_session__name(const struct ps_session *s, ps_handle h);
+const char *ps_session__spec(const struct ps_session *s, ps_handle h);
+bool ps_session__is_open(const struct ps_session *s, ps_handle h);
+]]
+
+local lib = ffi.load(os.getenv("PERFSCRIPT_LIB") or "perfscript")
+local MAX = 256
+
+local M = { version = "0.1.0" }
+
+local function strerror(rc) return ffi.string(lib.ps_strerror(rc)) end
+
+-- A counter: one handle of a session. Reads return Lua numbers (exact below 2^53).
+local Counter = {}
+Counter.__index = Counter
+
+function Counter:start()
+  local msg = ffi.new("char[1024]")
+  local rc = 0
+  if not lib.ps_session__is_open(self.s.ptr, self.h) then
+    rc = lib.ps_session__open_counter(self.s.ptr, self.h, msg, 1024)
+  end
+  if rc == 0 then rc = lib.ps_session__start(self.s.ptr, self.h) end
+  if rc < 0 then
+    return nil, msg[0] ~= 0 and ffi.string(msg) or strerror(rc), -rc
+  end
+  return self
+end
+
+function Counter:stop() lib.ps_session__stop(self.s.ptr, self.h); return self end
+function Counter:reset() lib.ps_session__reset(self.s.ptr, self.h); return self end
+
+function Counter:read()
+  local v = self.s.val
+  local rc = lib.ps_session__read(self.s.ptr, self.h, v)
+  if rc < 0 then error("perfscript: read: " .. strerror(rc), 2) end
+  return tonumber(v.value), tonumber(v.enabled), tonumber(v.running), tonumber(v.raw)
+end
+
+function Counter:name() return ffi.string(lib.ps_session__name(self.s.ptr, self.h)) end
+function Counter:close() lib.ps_session__free_counter(self.s.ptr, self.h) end
+Counter.__tostring = function(c)
+  return ("perfscript.counter '%s': %d"):format(c:name(), (c:read()))
+end
+
+-- A group: counters opened and read together.
+local Group = {}
+Group.__index = Group
+
+function Group:start() return Counter.start(self.counters[1]) and self end
+function Group:stop() lib.ps_session__stop(self.s.ptr, self.h); return self end
+
+function Group:read()
+  local vals = ffi.new("struct ps_value[?]", #self.counters)
+  local n = lib.ps_session__read_group(self.s.ptr, self.h, vals, #self.counters)
+  if n < 0 then error("perfscript: read: " .. strerror(n), 2) end
+  local out = {}
+  for i = 0, n - 1 do
+    out[i + 1] = tonumber(vals[i].value)
+    out[self.counters[i + 1]:name()] = out[i + 1]
+  end
+  return out, tonumber(vals[0].enabled), tonumber(vals[0].running)
+end
+
+-- A session: counters on one target (this process unless told otherwise).
+local Session = {}
+Session.__index = Session
+
+local function allocate(self, spec)
+  local hs, err = ffi.new("ps_handle[?]", MAX), ffi.new("struct ps_event_error")
+  local n = lib.ps_session__allocate(self.ptr, spec, hs, MAX, err)
+  if n < 0 then
+    return nil, err.message[0] ~= 0 and ffi.string(err.message) or strerror(n), -n
+  end
+  return hs, n
+end
+
+-- s:counter(spec) -> counter, ... (one per event of spec) | nil, message, code
+function Session:counter(spec)
+  local hs, n, code = allocate(self, spec)
+  if not hs then return nil, n, code end
+  local out = {}
+  for i = 0, n - 1 do out[i + 1] = setmetatable({ s = self, h = hs[i] }, Counter) end
+  return unpack(out)
+end
+
+-- s:group("{a,b}") -> group | nil, message, code
+function Session:group(spec)
+  local hs, n, code = allocate(self, spec)
+  if not hs then return nil, n, code end
+  local g = setmetatable({ s = self, h = hs[0], counters = {} }, Group)
+  for i = 0, n - 1 do g.counters[i + 1] = setmetatable({ s = self, h = hs[i] }, Counter) end
+  if lib.ps_session__group(self.ptr, hs[0], hs, MAX) ~= n then
+    lib.ps_session__free_counter(self.ptr, hs[0])
+    error("perfscript: group wants one group, e.g. '{task-clock,page-faults}'", 2)
+  end
+  return g
+end
+
+function Session:close()
+  if self.ptr ~= nil then
+    lib.ps_session__free(ffi.gc(self.ptr, nil))
+    self.ptr = nil
+  end
+end
+
+-- perfscript.session([{pid = PID} | {cpus = "0-1"}]) -> session | nil, message
+function M.session(opts)
+  opts = opts or {}
+  local t = ffi.new("struct ps_target_opts")
+  t.sz = ffi.sizeof(t)
+  if opts.pid then
+    t.kind, t.pid = lib.PS_TARGET_PID, opts.pid
+  elseif opts.cpus then
+    t.kind = lib.PS_TARGET_CPUS
+    if opts.cpus ~= true then t.cpus = opts.cpus end
+  end
+  local ptr = lib.ps_session__new(t)
+  if ptr == nil then return nil, "perfscript: cannot create the session: " .. strerror(ffi.errno()) end
+  return setmetatable({ ptr = ffi.gc(ptr, lib.ps_session__free), val = ffi.new("struct ps_value") },
+                      Session)
+end
+
+-- perfscript.parse(spec) -> { {name =, leader =}, ... } | nil, message, column:
+-- the events a string names, without opening anything.
+function M.parse(spec)
+  local err = ffi.new("struct ps_event_error")
+  local evs = lib.ps_events__parse(spec, err)
+  if evs == nil then return nil, ffi.string(err.message), err.column end
+  local out = {}
+  for i = 0, tonumber(lib.ps_events__count(evs)) - 1 do
+    out[i + 1] = { name = ffi.string(lib.ps_events__name(evs, i)),
+                   leader = tonumber(lib.ps_events__leader(evs, i)) + 1 }
+  end
+  lib.ps_events__free(evs)
+  return out
+end
+
+-- perfscript.measure(spec, fn, ...) -> { [name] = value }, fn's results:
+-- counts one call of fn on this process.
+function M.measure(spec, fn, ...)
+  local s = assert(M.session())
+  local cs = { assert(s:counter(spec)) }
+  for _, c in ipairs(cs) do assert(c:start()) end
+  local res = { pcall(fn, ...) }
+  local out = {}
+  for _, c in ipairs(cs) do
+    c:stop()
+    out[c:name()] = (c:read())
+  end
+  s:close()
+  if not res[1] then error(res[2], 2) end
+  return out, unpack(res, 2)
+end
+
+return M

@@ -1,0 +1,55 @@
+# ffi.sh: the LuaJIT FFI binding (bindings/perfscript.lua) over
+# libperfscript.so counts for real, and the tapsets load under LuaJIT too.
+source "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+if ! command -v luajit >/dev/null; then
+	skip "luajit is not installed (make deps installs it)" "LuaJIT FFI binding"
+	done_testing; exit
+fi
+export PERFSCRIPT_LIB="$ROOT/build/libperfscript.so" LUA_PATH="$ROOT/bindings/?.lua;$ROOT/tapsets/?.lua;;"
+lj() { luajit -e "$1" 2>&1; }
+
+out=$(lj 'local p = require "perfscript"; local s = assert(p.session())
+local c = assert(s:counter("task-clock"))
+assert(c:start()); local x = 0; for i = 1, 1e6 do x = x + i end
+local v, e, r = c:read(); print(v > 0, r <= e, c:name())')
+is "$out" "$(printf 'true\ttrue\ttask-clock')" "FFI: a task-clock counter on this process counts"
+
+out=$(lj 'local p = require "perfscript"; local s = assert(p.session())
+print(s:counter("task-clock,cycels"))')
+like "$out" "^nil	unknown event 'cycels' at column 12 \(did you mean 'cycles'\?\)" "FFI: a bad string gives nil and the parser's message"
+
+out=$(lj 'local p = require "perfscript"; local s = assert(p.session())
+local c = assert(s:counter("instructions")); print(c:start())')
+if [[ $out == nil* ]]; then
+	like "$out" "not supported by this machine's PMU" "FFI: an unsupported event gives nil and the explanation"
+else
+	skip "this machine has a hardware PMU" "FFI: an unsupported event gives nil and the explanation"
+fi
+
+if need_root; then
+	out=$(lj 'local ffi, p = require "ffi", require "perfscript"
+ffi.cdef "long syscall(long n, ...);"
+local r = p.measure("syscalls:sys_enter_getppid", function(n) for _ = 1, n do ffi.C.syscall(110) end return "done" end, 12345)
+print(r["syscalls:sys_enter_getppid"])')
+	is "$out" 12345 "FFI: perfscript.measure counts exactly 12345 getppid() calls"
+	out=$(lj 'local ffi, p = require "ffi", require "perfscript"
+ffi.cdef "long syscall(long n, ...);"
+local s = assert(p.session()); local g = assert(s:group("{syscalls:sys_enter_getppid,task-clock}"))
+assert(g:start()); for _ = 1, 1000 do ffi.C.syscall(110) end; g:stop()
+local v = g:read(); print(v[1], v["task-clock"] > 0)')
+	is "$out" "$(printf '1000\ttrue')" "FFI: a group reads coherently"
+else
+	skip "syscall tracepoints need root" "FFI: perfscript.measure counts exactly"
+	skip "syscall tracepoints need root" "FFI: a group reads coherently"
+fi
+
+out=$(lj 'local p = require "perfscript"; local e = assert(p.parse("{cycles,instructions}:u"))
+print(#e, e[2].name, e[2].leader)')
+is "$out" "$(printf '2\tinstructions:u\t1')" "FFI: parse lists the events of a string"
+
+out=$(lj 'local stats = require "stats"; stats.autoprint(false)
+local s = stats.new(); for i = 1, 100 do s:add(i) end
+print(s:count(), s:sum(), s:min(), s:max())')
+is "$out" "$(printf '100\t5050\t1\t100')" "the stats tapset runs under LuaJIT"
+done_testing
