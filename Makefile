@@ -21,7 +21,7 @@ CORE_LIBS := -ldw -lelf
 # Debian packages of DESIGN.md section 4, and what the tests compare against.
 DEPS := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang llvm \
 	libelf-dev zlib1g-dev libdw-dev libpfm4-dev libedit-dev luajit libluajit-5.1-dev \
-	lua-busted lua-check linux-perf util-linux procps
+	lua-busted lua-check linux-perf util-linux procps tmux
 
 ifeq ($(V),1)
 Q :=
@@ -46,7 +46,7 @@ all: $(BIN) $(BUILD)/libperfscript.so
 
 $(BIN): $(LUA_OBJS) $(BUILD)/runtime/main.o $(BUILD)/libperfscript.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) $(CORE_LIBS) -lm -ldl
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -ledit $(CORE_LIBS) -lm -ldl
 
 $(BUILD)/libperfscript.a: $(CORE_OBJS)
 	$(call msg,AR,$@)

@@ -198,6 +198,10 @@ static int on_signal(struct ps_loop *loop, uint64_t signo, void *ctx)
 	struct ps_script *sc = ctx;
 
 	(void)loop;
+	if (signo == SIGINT && sc->on_interrupt) {
+		sc->on_interrupt(sc); /* the REPL: Ctrl-C drops the line, not the session */
+		return 0;
+	}
 	if (++sc->nsignals == 1) {
 		/* A second SIGINT/SIGTERM, even during end probes, ends at once. */
 		sigset_t set;
@@ -279,7 +283,7 @@ static bool has_event_source(struct ps_script *sc)
 
 /* Start the session proper: context, target, timers, signals. Returns 0, or
  * -1 when the session cannot start (the reason is printed). */
-static int start_session(struct ps_script *sc)
+int ps_script__start(struct ps_script *sc)
 {
 	static const int sigs[] = { SIGINT, SIGTERM };
 	char msg[1024] = "";
@@ -372,12 +376,17 @@ int ps_script__run(struct ps_script *sc, const char *chunk, bool is_code, char *
 	if (ps_script__call(sc, nargs, "main chunk") == 0 && !sc->stop_asked) {
 		ps_probe__run_point(sc, "begin", NULL);
 		if (!sc->stop_asked && !sc->errors) {
-			if (start_session(sc) < 0)
+			if (ps_script__start(sc) < 0)
 				sc->errors++;
 			else if (!sc->stop_asked && has_event_source(sc))
 				ps_loop__run(sc->loop);
 		}
 	}
+	return ps_script__end(sc);
+}
+
+int ps_script__end(struct ps_script *sc)
+{
 	ps_sample__finish(sc); /* what the target left in the rings, before end */
 	sc->ending = true;
 	if (sc->verbose)

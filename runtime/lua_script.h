@@ -36,6 +36,7 @@ struct ps_script {
 	struct ps_sample_state *sample_state; /* the sample object (lua_sample_object.c) */
 	char sample_error[512];        /* why a sample probe could not be resolved */
 	int nsignals;                  /* SIGINT/SIGTERM seen */
+	void (*on_interrupt)(struct ps_script *sc); /* set by the REPL: SIGINT is its */
 	bool target_done;              /* the -c/-p target exited */
 	int target_wstatus;
 };
@@ -50,6 +51,15 @@ void ps_script__add_path(struct ps_script *sc, const char *dir);
  * process exit status. */
 int ps_script__run(struct ps_script *sc, const char *chunk, bool is_code, char **args, int nargs,
 		   char **argv0, int argv0n);
+
+/* The pieces of ps_script__run, for the REPL: start the session (context,
+ * target, timers, signals; -1 when it cannot start, reason printed), and end
+ * it (drain, end probes, lost report, the command; returns the exit status). */
+int ps_script__start(struct ps_script *sc);
+int ps_script__end(struct ps_script *sc);
+/* The REPL (lua_repl.c): read Lua from stdin on the event loop until EOF,
+ * exit() or the session ends otherwise; returns the exit status. */
+int ps_repl__run(struct ps_script *sc);
 
 /* The one protected-call path (lua_script.c): the function and its nargs
  * arguments are on the stack. Runs it with a traceback handler, keeps the

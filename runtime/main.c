@@ -16,6 +16,7 @@
 static const char usage[] =
 	"usage: perfscript [options] SCRIPT.lua [options] [script args] [-- script args]\n"
 	"       perfscript -e 'lua code' [options]\n"
+	"       perfscript -i [options]           interactive: Lua at a prompt\n"
 	"       perfscript --describe [--json] 'EVENT-SPEC'\n"
 	"\n"
 	"  -e CODE         run CODE instead of a script file\n"
@@ -41,7 +42,7 @@ struct options {
 	const char *includes[32];
 	int nincludes;
 	pid_t pid;
-	bool system_wide, json, describe;
+	bool system_wide, json, describe, repl;
 	int verbose;
 	double duration;
 	long ring_pages;
@@ -263,9 +264,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'l':
 			return die_usage("%s", "-l (list events) is not available yet; "
 					       "docs/events.md lists the names perfscript accepts");
-		case 'i':
-			return die_usage("%s", "-i (the REPL) is not available yet; "
-					       "try perfscript -e 'code'");
+		case 'i': o->repl = true; break;
 		default: return 2;
 		}
 	}
@@ -339,11 +338,13 @@ int main(int argc, char **argv)
 					       "--describe 'cycles:u'");
 		return describe(argv[first], o.json);
 	}
-	if (!o.code && first >= argc) {
+	if (o.repl && (o.code || first < argc))
+		return die_usage("%s", "-i reads Lua from stdin: give it no script and no -e");
+	if (!o.repl && !o.code && first >= argc) {
 		fputs(usage, stderr);
 		return 2;
 	}
-	chunk = o.code ? o.code : argv[first++];
+	chunk = o.code || o.repl ? o.code : argv[first++];
 	session = make_session(&o);
 	if (!session)
 		return 1;
@@ -369,7 +370,8 @@ int main(int argc, char **argv)
 	for (int i = o.nincludes - 1; i >= 0; i--)
 		ps_script__add_path(sc, o.includes[i]);
 	sc->duration = o.duration;
-	rc = ps_script__run(sc, chunk, o.code != NULL, argv + first, argc - first, argv, 1);
+	rc = o.repl ? ps_repl__run(sc)
+		    : ps_script__run(sc, chunk, o.code != NULL, argv + first, argc - first, argv, 1);
 	ps_script__free(sc);
 	ps_session__free(session);
 	fflush(stdout);

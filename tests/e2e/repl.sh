@@ -1,0 +1,54 @@
+# repl.sh: perfscript -i, from a pipe and on a terminal (tmux): expressions
+# print, incomplete chunks continue, errors do not end the session, counters
+# open after each chunk, probes fire while the prompt waits, Ctrl-C drops
+# the line and Ctrl-D ends the session with its end probes.
+source "$(dirname "$0")/lib.sh"
+
+out=$(printf '%s\n' 'c = perfmon.counter("task-clock")' '1 + 1' 'for i = 1, 2 do' '  print(i * 10)' 'end' \
+	'c:read() > 0' 'probe("end", function() print("end probe") end)' 'error("oops")' 'print("still here")' |
+	"$PERFSCRIPT" -i 2>"$TMP/err"); rc=$?
+is "$rc" 0 "-i from a pipe exits 0 at end of input"
+is "$out" "$(printf '2\n10\n20\ntrue\nstill here\nend probe')" \
+	"-i: expressions print, chunks continue, counters open, an error does not end it, end probes run"
+like "$(cat "$TMP/err")" "^stdin:1: oops" "-i: an error is printed with its line"
+out=$(printf 'x = \n' | "$PERFSCRIPT" -i 2>&1)
+like "$out" "stdin ended inside a chunk" "-i: input ending inside a chunk says so"
+out=$(printf 'exit(3)\nprint("not reached")\n' | "$PERFSCRIPT" -i 2>&1); rc=$?
+is "$rc:$out" "3:" "-i: exit(N) ends the session with status N"
+out=$("$PERFSCRIPT" -i </dev/null 2>&1); ok $? "-i with stdin at /dev/null ends cleanly ($out)"
+out=$("$PERFSCRIPT" -i -e 'x=1' 2>&1); is "$?" 2 "-i with -e is a usage error"
+out=$(printf 'print(perfmon.counter("cycels"))\n' | "$PERFSCRIPT" -i 2>&1)
+like "$out" "nil	unknown event 'cycels'" "-i: environment failures return nil, message as in scripts"
+
+if command -v tmux >/dev/null; then
+	s=ps-repl-$$
+	tmux new-session -d -s $s -x 150 -y 30 "$PERFSCRIPT -i; echo EXITED \$?; sleep 10"
+	send() { tmux send-keys -t $s -l "$1"; tmux send-keys -t $s Enter; sleep 0.3; }
+	sleep 0.5
+	send 'c = perfmon.counter("task-clock")'
+	send 'for i = 1, 2 do'
+	send 'print(i * 10)'
+	send 'end'
+	send 'c:read() > 0'
+	tmux send-keys -t $s -l 'unfinished('; tmux send-keys -t $s C-c; sleep 0.3
+	send 'probe("timer.ms(200)", function() print("tick") end)'
+	send 'probe("end", function() print("end probe") end)'
+	sleep 0.6
+	tmux send-keys -t $s C-d; sleep 0.5
+	screen=$(tmux capture-pane -t $s -p)
+	tmux kill-session -t $s 2>/dev/null
+	like "$screen" "perfscript> for i = 1, 2 do
+ +>> print\(i \* 10\)
+ +>> end
+10
+20" "tty: a chunk continues over lines and runs"
+	like "$screen" $'perfscript> c:read\\(\\) > 0\ntrue' "tty: an expression prints"
+	like "$screen" "perfscript> unfinished\(
+perfscript> probe" "tty: Ctrl-C drops the line being typed"
+	like "$screen" "tick.*tick" "tty: timer probes fire while the prompt waits"
+	like "$screen" "end probe
+EXITED 0" "tty: Ctrl-D ends the session with its end probes"
+else
+	for d in chunk expression ctrl-c timers ctrl-d; do skip "tmux is not installed" "tty: $d"; done
+fi
+done_testing
