@@ -6,7 +6,8 @@
  *   workload pages N        touch N fresh anonymous pages (page-faults ~= N)
  *   workload spin MS        burn CPU for MS milliseconds in hot_spin()
  *   workload loop N         N rounds of a fixed arithmetic loop in hot_loop(); prints
- *                           "loop_ms=.." (its own elapsed time) on stderr
+ *                           "loop_ms=.. cpu_ms=.." (its own elapsed and CPU time)
+ *                           on stderr
  *   workload threads T N    T threads, each N getppid() calls
  *   workload exit CODE      exit with CODE at once
  *   workload kill SIG       die by signal SIG
@@ -87,12 +88,16 @@ void hot_loop(unsigned long n);
 /* Fixed work, not fixed time: what sampling costs shows as a longer run. */
 __attribute__((noinline)) void hot_loop(unsigned long n)
 {
+	struct timespec c0, c1;
 	double t0 = now_ms();
 
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	for (unsigned long r = 0; r < n; r++)
 		for (int i = 0; i < 100000; i++)
 			spin_sink += i;
-	fprintf(stderr, "loop_ms=%.3f\n", now_ms() - t0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	fprintf(stderr, "loop_ms=%.3f cpu_ms=%.3f\n", now_ms() - t0,
+		(c1.tv_sec - c0.tv_sec) * 1e3 + (c1.tv_nsec - c0.tv_nsec) / 1e6);
 }
 
 static void *thread_main(void *arg)
