@@ -44,7 +44,7 @@ secs() { calc %.3f "($2 - $1) / 1e6"; }                     # secs T0_US T1_US
 
 echo
 echo "sampling"
-[ "$(id -u)" = 0 ] || skip "not root (syscall tracepoints on a command need root)"
+[ "$EUID" = 0 ] || skip "not root (syscall tracepoints on a command need root)"
 command -v perf >/dev/null || skip "perf not installed (the comparisons need it)"
 [ -r "$TPDIR/id" ] || skip "no $TP tracepoint (tracefs not mounted?)"
 [ -x "$PS" ] || die "$PS not built (run make first)"
