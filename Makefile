@@ -15,8 +15,16 @@ CFLAGS    ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Ibindings -Iruntime \
 	-DPS_TAPSET_DIR='"$(PREFIX)/share/perfscript/tapsets"'
 LDFLAGS   ?=
-# The symbolizer (runtime/symbols*.c) reads ELF files with elfutils.
-CORE_LIBS := -ldw -lelf
+# The symbolizer (runtime/symbols*.c) reads ELF files with elfutils; the
+# in-kernel path (runtime/bpf*.c) loads its programs with libbpf.
+CORE_LIBS := -ldw -lelf -lbpf
+# BPF programs (runtime/bpf/*.bpf.c): clang to BPF objects, bpftool to skeletons.
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+BPF_ARCH  := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+BPF_SRCS  := $(wildcard runtime/bpf/*.bpf.c)
+BPF_SKELS := $(BPF_SRCS:runtime/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 
 # Debian packages of DESIGN.md section 4, and what the tests compare against.
 DEPS := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang llvm \
@@ -81,7 +89,22 @@ $(BUILD)/tests/workload: tests/workload.c | $(BUILD)/tests
 	$(call msg,CC,$<)
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-inline $(WARN) -pthread -o $@ $<
 
-$(BUILD)/runtime $(BUILD)/pic $(BUILD)/tests:
+$(BUILD)/bpf/%.bpf.o: runtime/bpf/%.bpf.c $(wildcard runtime/bpf/*.h) | $(BUILD)/bpf
+	$(call msg,BPF,$<)
+	$(Q)$(CLANG) -target bpf -g -O2 -D__TARGET_ARCH_$(BPF_ARCH) \
+		$(if $(MULTIARCH),-I/usr/include/$(MULTIARCH)) -Iruntime/bpf -c -o $@ $<
+
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(call msg,GENSKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+# The loader includes the skeletons (the BPF objects embedded in them).
+BPF_LOADER := $(patsubst runtime/%.c,%.o,$(filter runtime/bpf%.c,$(CORE_SRCS)))
+BPF_LOADER := $(addprefix $(BUILD)/runtime/,$(BPF_LOADER)) $(addprefix $(BUILD)/pic/,$(BPF_LOADER))
+$(BPF_LOADER): ALL_CFLAGS += -I$(BUILD)/bpf
+$(BPF_LOADER): $(BPF_SKELS)
+
+$(BUILD)/runtime $(BUILD)/pic $(BUILD)/tests $(BUILD)/bpf:
 	$(Q)mkdir -p $@
 
 # Install what is missing (as root, from Debian's archive only).
