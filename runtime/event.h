@@ -26,6 +26,7 @@ struct ps_event {
 	bool sample_read; /* S modifier: the leader samples the group's values */
 	bool named;       /* name came from a name= term */
 	bool has_mods;    /* the text as written ends in modifiers */
+	int bpf;          /* bpf term: 1, nobpf term: -1, neither: 0 (runtime/bpf.c) */
 };
 
 struct ps_events {

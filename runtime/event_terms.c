@@ -28,6 +28,8 @@ enum term_id {
 	T_STACK,
 	T_ADDR,
 	T_RAW,
+	T_BPF,
+	T_NOBPF,
 };
 
 enum term_kind {
@@ -49,11 +51,12 @@ static const struct term_def {
 	{ "config1", T_CONFIG1, K_NUM },     { "config2", T_CONFIG2, K_NUM },
 	{ "callchain", T_CALLCHAIN, K_BOOL }, { "stack", T_STACK, K_COUNT },
 	{ "addr", T_ADDR, K_BOOL },           { "raw", T_RAW, K_BOOL },
+	{ "bpf", T_BPF, K_BOOL },           { "nobpf", T_NOBPF, K_BOOL },
 };
 #define NTERMS (sizeof(terms) / sizeof(terms[0]))
 #define TERMS_LIST                                                                            \
 	"period freq name inherit pinned exclusive cpu config config1 config2 callchain stack " \
-	"addr raw"
+	"addr raw bpf nobpf"
 /* Deepest callchain stack= may ask for; the kernel's own cap (kernel.perf_event_max_stack)
  * defaults to 127 and refuses more at open, but 1024 keeps room for a raised sysctl. */
 #define PS_MAX_STACK 1024
@@ -187,6 +190,11 @@ static int apply(const struct term_def *d, const struct term *t, struct ps_event
 					   "(subsys:event)",
 					   (int)t->key_pos + 1);
 		set_bit(&a->sample_type, PERF_SAMPLE_RAW, v);
+		break;
+	case T_BPF:
+	case T_NOBPF:
+		/* the path of its overflows: BPF program or perf ring (runtime/bpf.c) */
+		ev->bpf = v ? (d->id == T_BPF ? 1 : -1) : 0;
 		break;
 	case T_NAME:
 		break;
