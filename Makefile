@@ -17,7 +17,8 @@ ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Ibindings -Iruntime \
 LDFLAGS   ?=
 # The symbolizer (runtime/symbols*.c) reads ELF files with elfutils; the
 # in-kernel path (runtime/bpf*.c) loads its programs with libbpf.
-CORE_LIBS := -ldw -lelf -lbpf
+# Vendor event names (runtime/event_pfm.c) come from libpfm4.
+CORE_LIBS := -ldw -lelf -lbpf -lpfm
 # BPF programs (runtime/bpf/*.bpf.c): clang to BPF objects, bpftool to skeletons.
 CLANG     ?= clang
 BPFTOOL   ?= bpftool
