@@ -415,6 +415,11 @@ static void push_attr(lua_State *L, const struct ps_events *evs, size_t i)
 	lua_setfield(L, -2, "config");
 	set_u64(L, "config1", a->config1);
 	set_u64(L, "config2", a->config2);
+	if (a->type == PERF_TYPE_BREAKPOINT) { /* bp_addr/bp_len alias config1/config2 */
+		set_u64(L, "bp_type", a->bp_type);
+		set_u64(L, "bp_addr", a->bp_addr);
+		set_u64(L, "bp_len", a->bp_len);
+	}
 	set_u64(L, a->freq ? "sample_freq" : "sample_period", a->sample_period);
 	set_u64(L, "freq", a->freq);
 	set_u64(L, "exclude_user", a->exclude_user);
