@@ -71,7 +71,7 @@ struct term {
 static bool is_key_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_' || c == '-';
+	       c == '_' || c == '-' || c == '.'; /* '.': sysfs event names (l1d_cache.rd) */
 }
 
 static int unknown_term(const struct term *t, struct ps_event_error *err)
@@ -214,7 +214,7 @@ static int apply_term(const struct term *t, const struct ps_ev_ref *ref,
 			return apply(&terms[i], t, ev, err);
 	if (res && res->term) {
 		r = res->term(ref, t->key, t->key_len, t->has_val ? t->val : "1",
-			      t->has_val ? t->val_len : 1, (int)t->key_pos + 1, &ev->attr, err);
+			      t->has_val ? t->val_len : 1, (int)t->key_pos + 1, ev, err);
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}
@@ -274,4 +274,16 @@ int ps_ev__parse_terms(const char *s, size_t *pos, const struct ps_ev_ref *ref,
 	}
 	return ps_ev__fail(err, PS_ERR_SYNTAX, (int)open + 1, "/", 1,
 			   "unterminated term list '/' at column %d", (int)open + 1);
+}
+
+/* For the PMU resolver's unknown-term message, which lists both vocabularies. */
+void ps_ev__suggest_generic_terms(struct ps_ev_suggest *s)
+{
+	for (size_t i = 0; i < NTERMS; i++)
+		ps_ev__suggest(s, terms[i].name);
+}
+
+const char *ps_ev__generic_terms(void)
+{
+	return TERMS_LIST;
 }
