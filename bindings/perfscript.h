@@ -78,6 +78,46 @@ const char *ps_events__spec(const struct ps_events *evs);           /* the input
 int ps_events__describe(const struct ps_events *evs, FILE *out, bool json);
 
 /* ------------------------------------------------------------------------
+ * Event metadata from sysfs, and the list of nameable events
+ * (runtime/event.c, runtime/event_list.c). PERFSCRIPT_SYSFS, when set,
+ * names the directory used instead of /sys for PMUs
+ * ($PERFSCRIPT_SYSFS/bus/event_source/devices/...).
+ */
+
+/* The scale and unit sysfs gives a PMU event alias (events/NAME.scale and
+ * .unit, e.g. power/energy-pkg/: 2.3283064365386962890625e-10 "Joules"): a
+ * counter's value times *scale is in *unit. Events without them get 1.0 and
+ * "". Either pointer may be NULL. 0, or -EINVAL for a bad index. */
+int ps_events__scale(const struct ps_events *evs, size_t i, double *scale, const char **unit);
+/* The CPUs the event's PMU asks to be opened on (its sysfs cpumask: one CPU
+ * per socket or die for uncore PMUs). Returns how many, 0 when the PMU has
+ * no cpumask (open it wherever the target says), or -EINVAL. *cpus stays
+ * valid for the life of the process. */
+int ps_events__cpus(const struct ps_events *evs, size_t i, const int **cpus);
+
+struct ps_event_list_entry {
+	const char *group; /* "hardware", "software", "cache", "tracepoint",
+	                    * "pmu/NAME" (sysfs), "libpfm4/PMU" */
+	const char *name;  /* as the event parser accepts it */
+	const char *desc;  /* "" when the source has none */
+	int supported;     /* 1 opened here, 0 the kernel refused it, -1 not checked */
+};
+
+struct ps_event_list;
+
+/* What this machine can name, grouped in the order above, sorted within a
+ * group. glob (fnmatch, case-insensitive; a word without wildcards matches
+ * as a substring) filters by name; NULL or "" keeps everything. Hardware and
+ * cache events are tried once with perf_event_open on the calling thread
+ * (user space only) to fill supported. NULL + errno on failure. */
+struct ps_event_list *ps_event_list__new(const char *glob);
+void ps_event_list__free(struct ps_event_list *l);
+size_t ps_event_list__count(const struct ps_event_list *l);
+const struct ps_event_list_entry *ps_event_list__entry(const struct ps_event_list *l, size_t i);
+/* Text (a heading per group, then "  name  description") or a JSON array. */
+int ps_event_list__print(const struct ps_event_list *l, FILE *out, bool json);
+
+/* ------------------------------------------------------------------------
  * Sessions and counters (runtime/counter.c, runtime/target.c).
  */
 

@@ -4,8 +4,10 @@
  * :modifiers), asks the resolvers of event.h what each name means, applies
  * modifiers with perf's semantics and terms from the table in
  * event_terms.c, then fills in what every attr needs to be opened as a
- * counter (size, disabled on leaders, read_format, sample_type). It never
- * opens anything; errors carry the column, the token and a did-you-mean.
+ * counter (size, disabled on leaders, read_format, sample_type). A
+ * tracepoint glob becomes one event per match, each with the terms and
+ * modifiers written after the glob. It never opens anything; errors carry
+ * the column, the token and a did-you-mean.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,9 +17,9 @@
 
 const struct ps_ev_resolver *const ps_ev__resolvers[] = {
 	&ps_ev__symbolic,
-	&ps_ev__breakpoint,
 	&ps_ev__tracepoint,
 	&ps_ev__pmu,
+	&ps_ev__pfm,
 };
 const size_t ps_ev__nresolvers = sizeof(ps_ev__resolvers) / sizeof(ps_ev__resolvers[0]);
 
@@ -105,7 +107,7 @@ static int resolve(struct parser *p, const struct ps_ev_ref *ref, struct ps_even
 		   const struct ps_ev_resolver **res)
 {
 	for (size_t i = 0; i < ps_ev__nresolvers; i++) {
-		int r = ps_ev__resolvers[i]->resolve(ref, &ev->attr, p->err);
+		int r = ps_ev__resolvers[i]->resolve(ref, ev, p->err);
 
 		if (r > 0)
 			*res = ps_ev__resolvers[i];
@@ -125,13 +127,27 @@ static int parse_name(struct parser *p, struct ps_ev_ref *ref, struct ps_event *
 	struct ps_ev_ref tp;
 	int r;
 
+	if (len == 3 && !strncmp(&s[p->pos], "mem:", 4))
+		return ps_ev__parse_breakpoint(s, &p->pos, ref, ev, p->err);
+	if (s[p->pos + len] == ':' && s[p->pos + len + 1] == ':') { /* skx::EVENT */
+		r = ps_ev__parse_vendor(s, &p->pos, ref, ev, p->err);
+		if (r > 0)
+			*res = &ps_ev__pfm;
+		if (r != 0)
+			return r < 0 ? r : 0;
+		return ps_ev__fail(p->err, PS_ERR_UNKNOWN_EVENT, col(p->pos), &s[p->pos], len + 2,
+				   "unknown vendor event '%.*s' at column %d (libpfm4 knows no such "
+				   "PMU or event here)",
+				   (int)(len + 2 + word_len(&s[p->pos + len + 2])), &s[p->pos],
+				   col(p->pos));
+	}
 	*ref = (struct ps_ev_ref){ .name = &s[p->pos], .name_len = len, .column = col(p->pos) };
 	p->pos += len;
 	len2 = s[p->pos] == ':' ? word_len(&s[p->pos + 1]) : 0;
 	ref->terms = s[p->pos] == '/';
 	if (len2 == 0)
 		return resolve(p, ref, ev, res);
-	r = ps_ev__symbolic.resolve(ref, &ev->attr, p->err);
+	r = ps_ev__symbolic.resolve(ref, ev, p->err);
 	if (r > 0)
 		*res = &ps_ev__symbolic;
 	if (r != 0)
@@ -139,6 +155,18 @@ static int parse_name(struct parser *p, struct ps_ev_ref *ref, struct ps_event *
 	tp = (struct ps_ev_ref){ .sys = ref->name, .sys_len = len, .name = &s[p->pos + 1],
 				 .name_len = len2, .column = ref->column };
 	tp.terms = s[p->pos + 1 + len2] == '/';
+	if (!ps_ev__has_glob(ref->name, len) && !ps_ev__tracepoint_subsys(ref->name, len)) {
+		/* Not a tracepoint subsystem here: maybe EVENT:UMASK for libpfm4. */
+		size_t at = p->pos - len;
+
+		r = ps_ev__parse_vendor(s, &at, ref, ev, p->err);
+		if (r > 0) {
+			*res = &ps_ev__pfm;
+			p->pos = at;
+		}
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
 	r = resolve(p, &tp, ev, res);
 	if (r < 0 && looks_like_mods(tp.name, len2) && !tp.terms) {
 		/* "cycels:u" is a misspelt event with modifiers, not a tracepoint
@@ -249,6 +277,38 @@ static int push_event(struct parser *p, struct ps_event *ev)
 	return 0;
 }
 
+/* One event per tracepoint the glob of ref matches, each a copy of tmpl
+ * (terms and modifiers applied) named "subsys:event" plus the text written
+ * after the glob. Outside braces each is its own leader; inside, the group's
+ * leader stays the leader. */
+static int push_glob(struct parser *p, const struct ps_event *tmpl, const struct ps_ev_ref *ref,
+		     bool in_group)
+{
+	const char *after = ref->name + ref->name_len;
+	size_t n = 0, rest = (size_t)(&p->s[p->pos] - after);
+	struct ps_ev_tp *tp = NULL;
+	int r = ps_ev__tracepoint_glob(ref, &tp, &n, p->err);
+
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		struct ps_event ev = *tmpl;
+
+		ev.attr.config = tp[i].id;
+		if (!in_group)
+			ev.leader = p->evs->n;
+		ev.name = tmpl->named ? strdup(tmpl->name) : NULL;
+		if (!tmpl->named && asprintf(&ev.name, "%s%.*s", tp[i].name, (int)rest, after) < 0)
+			ev.name = NULL;
+		if (!ev.name) {
+			r = ps_ev__nomem(p->err);
+			break;
+		}
+		if ((r = push_event(p, &ev)) < 0)
+			free(ev.name);
+	}
+	ps_ev__tp_free(tp, n);
+	return r;
+}
+
 /* name [/terms/] [[:]mods]; on success the event is appended to p->evs. */
 static int parse_event(struct parser *p, size_t leader, size_t group_open, bool in_group)
 {
@@ -280,6 +340,11 @@ static int parse_event(struct parser *p, size_t leader, size_t group_open, bool 
 		if (r < 0)
 			goto fail;
 		ev.has_mods = true;
+	}
+	if (ref.sys && ev.attr.type == PERF_TYPE_TRACEPOINT &&
+	    (ps_ev__has_glob(ref.sys, ref.sys_len) || ps_ev__has_glob(ref.name, ref.name_len))) {
+		r = push_glob(p, &ev, &ref, in_group);
+		goto fail; /* the template's name, if any, is not kept */
 	}
 	if (!ev.named && !(ev.name = strndup(&p->s[start], p->pos - start))) {
 		r = ps_ev__nomem(p->err);
@@ -472,4 +537,24 @@ int ps_events__cpu(const struct ps_events *evs, size_t i)
 const char *ps_events__spec(const struct ps_events *evs)
 {
 	return evs ? evs->spec : NULL;
+}
+
+int ps_events__scale(const struct ps_events *evs, size_t i, double *scale, const char **unit)
+{
+	if (!evs || i >= evs->n)
+		return -EINVAL;
+	if (scale)
+		*scale = evs->ev[i].scale > 0 ? evs->ev[i].scale : 1.0;
+	if (unit)
+		*unit = evs->ev[i].unit ? evs->ev[i].unit : "";
+	return 0;
+}
+
+int ps_events__cpus(const struct ps_events *evs, size_t i, const int **cpus)
+{
+	if (!evs || i >= evs->n)
+		return -EINVAL;
+	if (cpus)
+		*cpus = evs->ev[i].cpus;
+	return (int)evs->ev[i].ncpus;
 }

@@ -2,10 +2,12 @@
  * event.h: internals shared by the event-string parser files (event.c,
  * event_terms.c, event_names.c, event_tracepoint.c, event_pmu.c,
  * event_describe.c, event_util.c). The parser turns a name into an attr by
- * asking a list of resolvers in order (symbolic tables, breakpoints,
- * tracepoints, sysfs PMUs; later libpfm4), so each kind of name lives in its
- * own file and a new kind is one more entry in ps_ev__resolvers. Nothing here
- * is exported from the library.
+ * asking a list of resolvers in order (symbolic tables, tracepoints, sysfs
+ * PMUs, libpfm4), so each kind of name lives in its own file and a new kind
+ * is one more entry in ps_ev__resolvers. Breakpoints (mem:ADDR/LEN:rwx) and
+ * vendor names with ':' inside them have their own grammar, so the lexer
+ * hands them to event_breakpoint.c and event_pfm.c directly. Nothing here is
+ * exported from the library.
  */
 #ifndef PS_EVENT_H
 #define PS_EVENT_H
@@ -17,6 +19,12 @@
 
 #include "perfscript.h"
 
+struct ps_ev_format;
+
+/* At most this many distinct format terms are tracked per event for the
+ * overlap check; more are still applied, just not compared. */
+#define PS_EV_MAX_FMT_USED 16
+
 /* One parsed event; ps_events keeps them in spec order, leaders first. */
 struct ps_event {
 	struct perf_event_attr attr;
@@ -27,6 +35,14 @@ struct ps_event {
 	bool named;       /* name came from a name= term */
 	bool has_mods;    /* the text as written ends in modifiers */
 	int bpf;          /* bpf term: 1, nobpf term: -1, neither: 0 (runtime/bpf.c) */
+	double scale;     /* sysfs events/NAME.scale; 0 means none (1.0) */
+	const char *unit; /* sysfs events/NAME.unit, NULL if none; owned by the PMU cache */
+	const int *cpus;  /* the PMU's cpumask (uncore); owned by the PMU cache */
+	size_t ncpus;
+	/* Format terms written in the string, to refuse two that set the same bits. */
+	const struct ps_ev_format *fmt_used[PS_EV_MAX_FMT_USED];
+	const char *fmt_key[PS_EV_MAX_FMT_USED]; /* as written, for the message */
+	unsigned nfmt_used;
 };
 
 struct ps_events {
@@ -56,23 +72,23 @@ struct ps_ev_suggest {
 
 struct ps_ev_resolver {
 	const char *what;
-	/* 1: the name is this resolver's and *attr is filled (type, config);
+	/* 1: the name is this resolver's and ev->attr is filled (type, config);
 	 * 0: not this resolver's name; < 0: -PS_ERR_* or -ENOMEM, err filled. */
-	int (*resolve)(const struct ps_ev_ref *ref, struct perf_event_attr *attr,
+	int (*resolve)(const struct ps_ev_ref *ref, struct ps_event *ev,
 		       struct ps_event_error *err);
 	/* Offer the names this resolver knows that could be meant by ref. */
 	void (*suggest)(const struct ps_ev_ref *ref, struct ps_ev_suggest *s);
 	/* A term the generic table does not know (PMU format terms, later):
 	 * 1 applied, 0 unknown here, < 0 error with err filled. May be NULL. */
 	int (*term)(const struct ps_ev_ref *ref, const char *key, size_t key_len,
-		    const char *val, size_t val_len, int column, struct perf_event_attr *attr,
+		    const char *val, size_t val_len, int column, struct ps_event *ev,
 		    struct ps_event_error *err);
 };
 
 extern const struct ps_ev_resolver ps_ev__symbolic;   /* event_names.c */
-extern const struct ps_ev_resolver ps_ev__breakpoint; /* event_names.c (stub) */
 extern const struct ps_ev_resolver ps_ev__tracepoint; /* event_tracepoint.c */
 extern const struct ps_ev_resolver ps_ev__pmu;        /* event_pmu.c */
+extern const struct ps_ev_resolver ps_ev__pfm;        /* event_pfm.c */
 
 /* Tried in this order; the first that claims a name wins. */
 extern const struct ps_ev_resolver *const ps_ev__resolvers[];
@@ -106,5 +122,117 @@ bool ps_ev__parse_u64(const char *s, size_t len, uint64_t *v);
 /* A sysfs/tracefs path component we are willing to open: no '/', not ".."
  * or hidden, not empty. Keeps event strings from walking the filesystem. */
 bool ps_ev__safe_component(const char *s, size_t len);
+
+/* Feed the generic term names (period, freq, ...) to a suggester, and the
+ * same names as one space-separated string for messages (event_terms.c). */
+void ps_ev__suggest_generic_terms(struct ps_ev_suggest *s);
+const char *ps_ev__generic_terms(void);
+
+/* ---- breakpoints (event_breakpoint.c) ---- */
+
+/* s[*pos] starts "mem:". Parses ADDR[/LEN][:rwx], fills ev->attr and ref,
+ * and advances *pos past what it took; modifiers after it are left. */
+int ps_ev__parse_breakpoint(const char *s, size_t *pos, struct ps_ev_ref *ref,
+			    struct ps_event *ev, struct ps_event_error *err);
+
+/* ---- tracepoints (event_tracepoint.c) ---- */
+
+struct ps_ev_tp {
+	char *name; /* "subsys:event" */
+	uint64_t id;
+};
+
+/* Whether tracefs has a subsystem directory of that name. */
+bool ps_ev__tracepoint_subsys(const char *sys, size_t len);
+/* Every tracepoint whose sys and name match the globs of ref (fnmatch), in
+ * sorted order; *out is an array of *n to free with ps_ev__tp_free. A glob
+ * matching nothing is an error naming it. */
+int ps_ev__tracepoint_glob(const struct ps_ev_ref *ref, struct ps_ev_tp **out, size_t *n,
+			   struct ps_event_error *err);
+/* Every tracepoint, sorted (for the listing): 0 or -errno. */
+int ps_ev__tracepoint_all(struct ps_ev_tp **out, size_t *n);
+void ps_ev__tp_free(struct ps_ev_tp *tp, size_t n);
+bool ps_ev__has_glob(const char *s, size_t len);
+
+/* ---- sysfs PMUs (event_sysfs.c) ---- */
+
+/* One format/NAME file: "config1:0-15" or "config:0-7,32-35". A file that
+ * does not parse is kept with bad set, so only its use is an error. */
+struct ps_ev_format {
+	char *name;
+	char *spec;       /* the file's text, trimmed, for messages */
+	const char *bad;  /* why the file does not parse, or NULL */
+	int word;         /* 0 config, 1 config1, 2 config2 */
+	unsigned width;   /* bits in all ranges */
+	uint64_t mask;    /* those bits within the word */
+	unsigned nranges;
+	uint8_t lo[8], hi[8];
+};
+
+/* One events/NAME alias with its .scale and .unit. */
+struct ps_ev_alias {
+	char *name;
+	char *terms;      /* "event=0x3c,umask=0x0" */
+	double scale;     /* 0 when there is no .scale file */
+	char *unit;       /* NULL when there is no .unit file */
+};
+
+struct ps_ev_pmu {
+	char *name;
+	uint32_t type;
+	struct ps_ev_format *fmt;
+	size_t nfmt;
+	struct ps_ev_alias *alias;
+	size_t nalias;
+	int *cpus;        /* cpumask, NULL when the PMU has none (any CPU) */
+	size_t ncpus;
+};
+
+/* The sysfs root ($PERFSCRIPT_SYSFS or /sys) + "/bus/event_source/devices". */
+int ps_ev__devices_dir(char *buf, size_t len);
+/* Look a PMU up (read once per sysfs root and cached for the process; the
+ * cache is never freed, so pointers into it stay valid). 1 found, 0 no such
+ * PMU, < 0 error with err filled (unreadable type). */
+int ps_ev__pmu_find(const char *name, size_t len, const struct ps_ev_pmu **pmu, int column,
+		    struct ps_event_error *err);
+/* The PMU names in the devices directory, sorted; free with ps_ev__names_free. */
+int ps_ev__pmu_names(char ***names, size_t *n);
+void ps_ev__names_free(char **names, size_t n);
+const struct ps_ev_format *ps_ev__pmu_format(const struct ps_ev_pmu *pmu, const char *key,
+					     size_t len);
+const struct ps_ev_alias *ps_ev__pmu_alias(const struct ps_ev_pmu *pmu, const char *key,
+					   size_t len);
+/* Parse a cpumask/cpu list ("0,18" or "0-3,8") into a malloc'd array. */
+int ps_ev__parse_cpulist(const char *s, int **cpus, size_t *n);
+
+/* ---- libpfm4 (event_pfm.c) ---- */
+
+/* s[*pos] starts a vendor name that may contain ':' (pmu::EVENT:UMASK:mod).
+ * 1 claimed (attr filled, *pos advanced), 0 not a libpfm4 name (nothing
+ * touched), < 0 error with err filled (the event exists but the rest does
+ * not fit it). */
+int ps_ev__parse_vendor(const char *s, size_t *pos, struct ps_ev_ref *ref, struct ps_event *ev,
+			struct ps_event_error *err);
+/* Forget libpfm4's state so the next use initialises it again (tests that
+ * change LIBPFM_FORCE_PMU). Not thread-safe. */
+void ps_ev__pfm_reset(void);
+
+struct ps_ev_pfm_entry {
+	const char *pmu, *event, *umask, *desc;
+};
+/* Call fn for every event and unit mask of the PMUs libpfm4 finds present
+ * (not its generic perf/perf_raw tables). 0, or -ENOENT without libpfm4. */
+int ps_ev__pfm_foreach(int (*fn)(const struct ps_ev_pfm_entry *e, void *ctx), void *ctx);
+
+/* ---- symbolic names (event_names.c), for the listing ---- */
+
+struct ps_ev_sym_entry {
+	const char *group; /* "hardware", "software", "cache" */
+	const char *name;
+	const char *desc;
+	uint32_t type;
+	uint64_t config;
+};
+int ps_ev__symbolic_foreach(int (*fn)(const struct ps_ev_sym_entry *e, void *ctx), void *ctx);
 
 #endif /* PS_EVENT_H */

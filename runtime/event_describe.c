@@ -3,8 +3,10 @@
  * account of what a parsed event string will ask the kernel for (behind
  * `perfscript --describe` and the tests). Each event prints its name, its
  * leader's index, and the perf_event_attr fields it sets, named as in the
- * kernel struct. type and config are always printed; every other field only
- * when non-zero. Text form: one "field=value" per line, config* and the
+ * kernel struct. type and config are always printed (and for a breakpoint
+ * bp_type, bp_addr and bp_len in place of config1/config2); every other
+ * field only when non-zero; a sysfs event's scale and unit, and its PMU's
+ * cpumask, follow as scale=, unit= and cpus= (a string in JSON). Text form: one "field=value" per line, config* and the
  * read_format/sample_type bit masks in 0x hex, the rest decimal, a blank line
  * between events. JSON form: an array of one object per event with the same
  * keys, every value a JSON number except name.
@@ -38,8 +40,15 @@ static size_t collect(const struct ps_event *ev, struct field *f)
 		ALWAYS("cpu", ev->cpu, false);
 	ALWAYS("type", a->type, false);
 	ALWAYS("config", a->config, true);
-	NONZERO("config1", a->config1, true);
-	NONZERO("config2", a->config2, true);
+	if (a->type == PERF_TYPE_BREAKPOINT) {
+		/* bp_addr and bp_len share their words with config1 and config2. */
+		ALWAYS("bp_type", a->bp_type, false);
+		ALWAYS("bp_addr", a->bp_addr, true);
+		ALWAYS("bp_len", a->bp_len, false);
+	} else {
+		NONZERO("config1", a->config1, true);
+		NONZERO("config2", a->config2, true);
+	}
 	NONZERO(a->freq ? "sample_freq" : "sample_period", a->sample_period, false);
 	NONZERO("freq", a->freq, false);
 	NONZERO("exclude_user", a->exclude_user, false);
@@ -76,6 +85,27 @@ static void json_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* scale=, unit= and cpus=, which are not attr fields but what the counting
+ * layer needs to know about a sysfs event. */
+static void extras(const struct ps_event *ev, FILE *out, bool json)
+{
+	if (ev->scale > 0) {
+		fprintf(out, json ? ", \"scale\": %.17g" : "scale=%.17g\n", ev->scale);
+		if (json) {
+			fputs(", \"unit\": ", out);
+			json_string(out, ev->unit ? ev->unit : "");
+		} else {
+			fprintf(out, "unit=%s\n", ev->unit ? ev->unit : "");
+		}
+	}
+	if (ev->ncpus) {
+		fputs(json ? ", \"cpus\": \"" : "cpus=", out);
+		for (size_t c = 0; c < ev->ncpus; c++)
+			fprintf(out, c ? ",%d" : "%d", ev->cpus[c]);
+		fputs(json ? "\"" : "\n", out);
+	}
+}
+
 int ps_events__describe(const struct ps_events *evs, FILE *out, bool json)
 {
 	struct field f[MAX_FIELDS];
@@ -93,6 +123,7 @@ int ps_events__describe(const struct ps_events *evs, FILE *out, bool json)
 			for (size_t j = 0; j < n; j++)
 				fprintf(out, ", \"%s\": %llu", f[j].key,
 					(unsigned long long)f[j].value);
+			extras(&evs->ev[i], out, true);
 			fputs(i + 1 < evs->n ? "},\n" : "}\n", out);
 			continue;
 		}
@@ -102,6 +133,7 @@ int ps_events__describe(const struct ps_events *evs, FILE *out, bool json)
 		for (size_t j = 0; j < n; j++)
 			fprintf(out, f[j].hex ? "%s=0x%llx\n" : "%s=%llu\n", f[j].key,
 				(unsigned long long)f[j].value);
+		extras(&evs->ev[i], out, false);
 	}
 	if (json)
 		fputs("]\n", out);

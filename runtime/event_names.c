@@ -4,8 +4,8 @@
  * events (cpu-clock, page-faults, ...), hardware-cache events built from a
  * cache, an operation and a result (L1-dcache-load-misses), and raw events
  * (r01c2). Spellings and aliases follow perf's tables so that what works in
- * `perf stat -e` works here; matching is case-insensitive. Also holds the
- * placeholder resolver for breakpoints (mem:ADDR), which come later.
+ * `perf stat -e` works here; matching is case-insensitive. The one-line
+ * descriptions are ours, for `perfscript -l`.
  */
 #include <string.h>
 #include <strings.h>
@@ -17,37 +17,38 @@
 struct sym {
 	const char *names[MAX_ALIASES]; /* canonical first, then aliases */
 	uint64_t config;
+	const char *desc;
 };
 
 static const struct sym hw_syms[] = {
-	{ { "cpu-cycles", "cycles" }, PERF_COUNT_HW_CPU_CYCLES },
-	{ { "instructions" }, PERF_COUNT_HW_INSTRUCTIONS },
-	{ { "cache-references" }, PERF_COUNT_HW_CACHE_REFERENCES },
-	{ { "cache-misses" }, PERF_COUNT_HW_CACHE_MISSES },
-	{ { "branch-instructions", "branches" }, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ { "branch-misses" }, PERF_COUNT_HW_BRANCH_MISSES },
-	{ { "bus-cycles" }, PERF_COUNT_HW_BUS_CYCLES },
+	{ { "cpu-cycles", "cycles" }, PERF_COUNT_HW_CPU_CYCLES, "Core cycles (may vary with frequency scaling)" },
+	{ { "instructions" }, PERF_COUNT_HW_INSTRUCTIONS, "Instructions retired" },
+	{ { "cache-references" }, PERF_COUNT_HW_CACHE_REFERENCES, "Last-level cache accesses (the PMU's idea of them)" },
+	{ { "cache-misses" }, PERF_COUNT_HW_CACHE_MISSES, "Last-level cache misses" },
+	{ { "branch-instructions", "branches" }, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "Branch instructions retired" },
+	{ { "branch-misses" }, PERF_COUNT_HW_BRANCH_MISSES, "Mispredicted branches retired" },
+	{ { "bus-cycles" }, PERF_COUNT_HW_BUS_CYCLES, "Bus cycles" },
 	{ { "stalled-cycles-frontend", "idle-cycles-frontend" },
-	  PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
-	{ { "stalled-cycles-backend", "idle-cycles-backend" }, PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
-	{ { "ref-cycles" }, PERF_COUNT_HW_REF_CPU_CYCLES },
+	  PERF_COUNT_HW_STALLED_CYCLES_FRONTEND, "Cycles the front end issued nothing" },
+	{ { "stalled-cycles-backend", "idle-cycles-backend" }, PERF_COUNT_HW_STALLED_CYCLES_BACKEND, "Cycles the back end could not accept work" },
+	{ { "ref-cycles" }, PERF_COUNT_HW_REF_CPU_CYCLES, "Reference cycles (constant rate, not scaled by frequency)" },
 };
 
 /* Numbers rather than enum names for the newest ones, so that older
  * linux/perf_event.h headers still build. */
 static const struct sym sw_syms[] = {
-	{ { "cpu-clock" }, PERF_COUNT_SW_CPU_CLOCK },
-	{ { "task-clock" }, PERF_COUNT_SW_TASK_CLOCK },
-	{ { "page-faults", "faults" }, PERF_COUNT_SW_PAGE_FAULTS },
-	{ { "context-switches", "cs" }, PERF_COUNT_SW_CONTEXT_SWITCHES },
-	{ { "cpu-migrations", "migrations" }, PERF_COUNT_SW_CPU_MIGRATIONS },
-	{ { "minor-faults" }, PERF_COUNT_SW_PAGE_FAULTS_MIN },
-	{ { "major-faults" }, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
-	{ { "alignment-faults" }, PERF_COUNT_SW_ALIGNMENT_FAULTS },
-	{ { "emulation-faults" }, PERF_COUNT_SW_EMULATION_FAULTS },
-	{ { "dummy" }, 9 },
-	{ { "bpf-output" }, 10 },
-	{ { "cgroup-switches" }, 11 },
+	{ { "cpu-clock" }, PERF_COUNT_SW_CPU_CLOCK, "CPU time by a per-CPU high-resolution timer (ns)" },
+	{ { "task-clock" }, PERF_COUNT_SW_TASK_CLOCK, "CPU time of the task (ns)" },
+	{ { "page-faults", "faults" }, PERF_COUNT_SW_PAGE_FAULTS, "Page faults" },
+	{ { "context-switches", "cs" }, PERF_COUNT_SW_CONTEXT_SWITCHES, "Context switches" },
+	{ { "cpu-migrations", "migrations" }, PERF_COUNT_SW_CPU_MIGRATIONS, "Migrations to another CPU" },
+	{ { "minor-faults" }, PERF_COUNT_SW_PAGE_FAULTS_MIN, "Page faults served without I/O" },
+	{ { "major-faults" }, PERF_COUNT_SW_PAGE_FAULTS_MAJ, "Page faults that needed I/O" },
+	{ { "alignment-faults" }, PERF_COUNT_SW_ALIGNMENT_FAULTS, "Alignment faults fixed up by the kernel" },
+	{ { "emulation-faults" }, PERF_COUNT_SW_EMULATION_FAULTS, "Instructions the kernel emulated" },
+	{ { "dummy" }, 9, "Counts nothing (carries side-band records)" },
+	{ { "bpf-output" }, 10, "Output from BPF programs" },
+	{ { "cgroup-switches" }, 11, "Switches between tasks of different cgroups" },
 };
 
 /* Cache ids, operations and results, in kernel enum order
@@ -195,9 +196,10 @@ static bool decode_raw(const char *s, size_t len, uint64_t *config)
 	return true;
 }
 
-static int symbolic_resolve(const struct ps_ev_ref *ref, struct perf_event_attr *attr,
+static int symbolic_resolve(const struct ps_ev_ref *ref, struct ps_event *ev,
 			    struct ps_event_error *err)
 {
+	struct perf_event_attr *attr = &ev->attr;
 	const struct sym *sym;
 	uint64_t config;
 	int r, type = 0, op = 0;
@@ -270,21 +272,52 @@ const struct ps_ev_resolver ps_ev__symbolic = {
 	.suggest = symbolic_suggest,
 };
 
-/* perf's mem:ADDR[/LEN][:rwx] breakpoints parse as subsystem "mem"; claim
- * them so the user hears "not supported yet" instead of "no subsystem mem". */
-static int breakpoint_resolve(const struct ps_ev_ref *ref, struct perf_event_attr *attr,
-			      struct ps_event_error *err)
+static int sym_foreach(const struct sym *tab, size_t n, const char *group, uint32_t type,
+		       int (*fn)(const struct ps_ev_sym_entry *e, void *ctx), void *ctx)
 {
-	(void)attr;
-	if (!ref->sys || ref->sys_len != 3 || memcmp(ref->sys, "mem", 3) != 0)
-		return 0;
-	return ps_ev__fail(err, PS_ERR_NOT_SUPPORTED, ref->column, ref->sys,
-			   ref->sys_len + 1 + ref->name_len,
-			   "breakpoint event 'mem:%.*s' at column %d is not supported yet",
-			   (int)ref->name_len, ref->name, ref->column);
+	for (size_t i = 0; i < n; i++) {
+		struct ps_ev_sym_entry e = { group, tab[i].names[0], tab[i].desc, type,
+					     tab[i].config };
+		int r = fn(&e, ctx);
+
+		if (r)
+			return r;
+	}
+	return 0;
 }
 
-const struct ps_ev_resolver ps_ev__breakpoint = {
-	.what = "breakpoint",
-	.resolve = breakpoint_resolve,
-};
+/* Every name in the form `perf list` prints, for the listing. */
+int ps_ev__symbolic_foreach(int (*fn)(const struct ps_ev_sym_entry *e, void *ctx), void *ctx)
+{
+	static const char *const res_desc[NRESULTS] = { "accesses", "misses" };
+	char name[64], desc[96];
+	int r;
+
+	if ((r = sym_foreach(hw_syms, sizeof(hw_syms) / sizeof(hw_syms[0]), "hardware",
+			     PERF_TYPE_HARDWARE, fn, ctx)) ||
+	    (r = sym_foreach(sw_syms, sizeof(sw_syms) / sizeof(sw_syms[0]), "software",
+			     PERF_TYPE_SOFTWARE, fn, ctx)))
+		return r;
+	for (size_t t = 0; t < NCACHE; t++) {
+		for (size_t op = 0; op < NOPS; op++) {
+			if (!(cache_valid_ops[t] & (1u << op)))
+				continue;
+			for (size_t res = 0; res < NRESULTS; res++) {
+				struct ps_ev_sym_entry e = { "cache", name, desc, PERF_TYPE_HW_CACHE,
+							     t | op << 8 | res << 16 };
+
+				if (res == 0)
+					snprintf(name, sizeof(name), "%s-%s", cache_types[t][0],
+						 cache_ops[op][1]);
+				else
+					snprintf(name, sizeof(name), "%s-%s-misses",
+						 cache_types[t][0], cache_ops[op][0]);
+				snprintf(desc, sizeof(desc), "%s %s %s", cache_types[t][0],
+					 cache_ops[op][0], res_desc[res]);
+				if ((r = fn(&e, ctx)))
+					return r;
+			}
+		}
+	}
+	return 0;
+}

@@ -5,10 +5,13 @@
  * tree), else /sys/kernel/tracing, else /sys/kernel/debug/tracing; when
  * neither is mounted and we are root, tracefs is mounted at
  * /sys/kernel/tracing, as perf does. An unknown name gets a did-you-mean
- * among the subsystem's events, or among the subsystems.
+ * among the subsystem's events, or among the subsystems. A name with glob
+ * characters (sched:*, syscalls:sys_enter_*) is expanded here into every
+ * match, in sorted order, and the same walk lists all tracepoints for -l.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +92,7 @@ static bool suggest_dir(const char *dir, struct ps_ev_suggest *s)
 	return true;
 }
 
-static bool has_glob(const char *s, size_t len)
+bool ps_ev__has_glob(const char *s, size_t len)
 {
 	return memchr(s, '*', len) || memchr(s, '?', len) || memchr(s, '[', len);
 }
@@ -137,9 +140,10 @@ static int unknown(const struct ps_ev_ref *ref, const char *root, struct ps_even
 	return -PS_ERR_UNKNOWN_EVENT;
 }
 
-static int tracepoint_resolve(const struct ps_ev_ref *ref, struct perf_event_attr *attr,
+static int tracepoint_resolve(const struct ps_ev_ref *ref, struct ps_event *ev,
 			      struct ps_event_error *err)
 {
+	struct perf_event_attr *attr = &ev->attr;
 	size_t toklen = ref->sys_len + 1 + ref->name_len;
 	const char *root;
 	char path[PATH_MAX];
@@ -149,11 +153,13 @@ static int tracepoint_resolve(const struct ps_ev_ref *ref, struct perf_event_att
 
 	if (!ref->sys)
 		return 0;
-	if (has_glob(ref->sys, ref->sys_len) || has_glob(ref->name, ref->name_len))
-		return ps_ev__fail(err, PS_ERR_NOT_SUPPORTED, ref->column, ref->sys, toklen,
-				   "tracepoint glob '%.*s' at column %d is not supported yet; "
-				   "name one tracepoint",
-				   (int)toklen, ref->sys, ref->column);
+	if (ps_ev__has_glob(ref->sys, ref->sys_len) || ps_ev__has_glob(ref->name, ref->name_len)) {
+		/* The parser expands the glob (ps_ev__tracepoint_glob) once the
+		 * terms and modifiers that every match shares are known. */
+		attr->type = PERF_TYPE_TRACEPOINT;
+		attr->config = 0;
+		return 1;
+	}
 	if (!ps_ev__safe_component(ref->sys, ref->sys_len) ||
 	    !ps_ev__safe_component(ref->name, ref->name_len))
 		return ps_ev__fail(err, PS_ERR_SYNTAX, ref->column, ref->sys, toklen,
@@ -194,3 +200,157 @@ const struct ps_ev_resolver ps_ev__tracepoint = {
 	.what = "tracepoint",
 	.resolve = tracepoint_resolve,
 };
+
+bool ps_ev__tracepoint_subsys(const char *sys, size_t len)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	bool denied = false;
+	const char *root;
+
+	if (!ps_ev__safe_component(sys, len) || !(root = tracefs_root(&denied)))
+		return false;
+	if (snprintf(path, sizeof(path), "%s/events/%.*s", root, (int)len, sys) >= (int)sizeof(path))
+		return false;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void ps_ev__tp_free(struct ps_ev_tp *tp, size_t n)
+{
+	for (size_t i = 0; i < n && tp; i++)
+		free(tp[i].name);
+	free(tp);
+}
+
+static int cmp_tp(const void *a, const void *b)
+{
+	return strcmp(((const struct ps_ev_tp *)a)->name, ((const struct ps_ev_tp *)b)->name);
+}
+
+struct walk {
+	struct ps_ev_tp *v;
+	size_t n, cap;
+};
+
+static int walk_add(struct walk *w, const char *sys, const char *ev, uint64_t id)
+{
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 64;
+		struct ps_ev_tp *nv = realloc(w->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		w->v = nv;
+		w->cap = cap;
+	}
+	if (asprintf(&w->v[w->n].name, "%s:%s", sys, ev) < 0)
+		return -ENOMEM;
+	w->v[w->n++].id = id;
+	return 0;
+}
+
+/* Events of one subsystem directory that match nglob (NULL: all); ids are
+ * read only when asked for, since -l lists thousands of names. */
+static int walk_subsys(struct walk *w, const char *root, const char *sys, const char *nglob,
+		       bool ids)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	if (snprintf(dir, sizeof(dir), "%s/events/%s", root, sys) >= (int)sizeof(dir) ||
+	    !(d = opendir(dir)))
+		return 0;
+	while ((de = readdir(d))) {
+		uint64_t id = 0;
+
+		if (!is_dir_entry(dir, de) || (nglob && fnmatch(nglob, de->d_name, 0) != 0))
+			continue;
+		if (ids && (snprintf(path, sizeof(path), "%s/%s/id", dir, de->d_name) >=
+				    (int)sizeof(path) ||
+			    ps_ev__read_u64_file(path, &id) < 0))
+			continue;
+		if ((r = walk_add(w, sys, de->d_name, id)) < 0)
+			break;
+	}
+	closedir(d);
+	return r;
+}
+
+static int walk_all(const char *root, const char *sglob, const char *nglob, bool ids,
+		    struct ps_ev_tp **out, size_t *n)
+{
+	char dir[PATH_MAX];
+	struct walk w = { 0 };
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	if (snprintf(dir, sizeof(dir), "%s/events", root) >= (int)sizeof(dir) || !(d = opendir(dir)))
+		return -errno;
+	while ((de = readdir(d))) {
+		if (!is_dir_entry(dir, de) || (sglob && fnmatch(sglob, de->d_name, 0) != 0))
+			continue;
+		if ((r = walk_subsys(&w, root, de->d_name, nglob, ids)) < 0)
+			break;
+	}
+	closedir(d);
+	if (r < 0) {
+		ps_ev__tp_free(w.v, w.n);
+		return r;
+	}
+	if (w.n)
+		qsort(w.v, w.n, sizeof(*w.v), cmp_tp);
+	*out = w.v;
+	*n = w.n;
+	return 0;
+}
+
+int ps_ev__tracepoint_all(struct ps_ev_tp **out, size_t *n)
+{
+	bool denied = false;
+	const char *root = tracefs_root(&denied);
+
+	*out = NULL;
+	*n = 0;
+	if (!root)
+		return denied ? -EACCES : -ENOENT;
+	return walk_all(root, NULL, NULL, false, out, n);
+}
+
+int ps_ev__tracepoint_glob(const struct ps_ev_ref *ref, struct ps_ev_tp **out, size_t *n,
+			   struct ps_event_error *err)
+{
+	size_t toklen = ref->sys_len + 1 + ref->name_len;
+	char sglob[NAME_MAX + 1], nglob[NAME_MAX + 1];
+	bool denied = false;
+	const char *root;
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	if (ref->sys_len > NAME_MAX || ref->name_len > NAME_MAX)
+		return ps_ev__fail(err, PS_ERR_SYNTAX, ref->column, ref->sys, toklen,
+				   "bad tracepoint name '%.*s' at column %d", (int)toklen, ref->sys,
+				   ref->column);
+	if (!(root = tracefs_root(&denied)))
+		return ps_ev__fail(err, PS_ERR_NOT_SUPPORTED, ref->column, ref->sys, toklen,
+				   "tracepoint glob '%.*s' at column %d: %s", (int)toklen, ref->sys,
+				   ref->column,
+				   denied ? "permission denied reading tracefs" : "no tracefs");
+	snprintf(sglob, sizeof(sglob), "%.*s", (int)ref->sys_len, ref->sys);
+	snprintf(nglob, sizeof(nglob), "%.*s", (int)ref->name_len, ref->name);
+	r = walk_all(root, sglob, nglob, true, out, n);
+	if (r == -ENOMEM)
+		return ps_ev__nomem(err);
+	if (r < 0 || *n == 0) {
+		ps_ev__tp_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return ps_ev__fail(err, PS_ERR_UNKNOWN_EVENT, ref->column, ref->sys, toklen,
+				   "no tracepoint matches '%.*s' at column %d", (int)toklen,
+				   ref->sys, ref->column);
+	}
+	return 0;
+}
