@@ -9,6 +9,8 @@
  *                           "loop_ms=.. cpu_ms=.." (its own elapsed and CPU time)
  *                           on stderr
  *   workload threads T N    T threads, each N getppid() calls
+ *   workload children N1 N2 two child processes making N1 and N2 getppid() calls;
+ *                           each prints "child PID N" on stdout, the parent waits
  *   workload exit CODE      exit with CODE at once
  *   workload kill SIG       die by signal SIG
  *   workload sleep MS       sleep MS milliseconds
@@ -120,6 +122,30 @@ static void do_threads(unsigned long t, unsigned long n)
 	free(th);
 }
 
+static void do_children(unsigned long n1, unsigned long n2)
+{
+	unsigned long n[2] = { n1, n2 };
+
+	for (int i = 0; i < 2; i++) {
+		pid_t pid;
+
+		fflush(stdout);
+		pid = fork();
+		if (pid < 0) {
+			perror("workload: fork");
+			exit(1);
+		}
+		if (pid == 0) {
+			printf("child %d %lu\n", (int)getpid(), n[i]);
+			fflush(stdout);
+			do_getppid(n[i]);
+			_exit(0);
+		}
+	}
+	while (wait(NULL) > 0 || errno == EINTR)
+		;
+}
+
 static void run_mode(char **argv)
 {
 	const char *mode = argv[0];
@@ -134,6 +160,8 @@ static void run_mode(char **argv)
 		hot_loop(arg_ul(argv[1]));
 	else if (!strcmp(mode, "threads"))
 		do_threads(arg_ul(argv[1]), arg_ul(argv[1] ? argv[2] : NULL));
+	else if (!strcmp(mode, "children"))
+		do_children(arg_ul(argv[1]), arg_ul(argv[1] ? argv[2] : NULL));
 	else if (!strcmp(mode, "exit"))
 		exit((int)arg_ul(argv[1]));
 	else if (!strcmp(mode, "kill")) {
