@@ -201,6 +201,9 @@ static int bad_attr(const char *tok, size_t len, const char *buf, int idx, int c
 			bad_col = column + (int)(p + 1 - buf);
 			break;
 		}
+		/* A value libpfm4 refused: the last "name=value" is the likeliest. */
+		if (pfm_err == PFM_ERR_ATTR_VAL && *e == '=')
+			bad_col = column + (int)(p + 1 - buf);
 		p = strchr(e, ':');
 	}
 	code = pfm_err == PFM_ERR_ATTR_VAL ? PS_ERR_BAD_VALUE : PS_ERR_UNKNOWN_EVENT;
