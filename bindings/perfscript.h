@@ -301,6 +301,105 @@ int ps_session__drain_all(struct ps_session *s);
 int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_sample_stats *st);
 
 /* ------------------------------------------------------------------------
+ * In-kernel overflow handling (runtime/bpf*.c, runtime/bpf/ps_sample.bpf.c).
+ * A sampling counter may be served by a BPF program attached to its fds
+ * (libbpf, one object per counter, programs named ps_*) instead of the perf
+ * ring: the program filters overflows in the kernel and forwards survivors
+ * as compact records through one BPF ring buffer per session to the same
+ * ps_sample_ops->sample callback (ip pid tid time cpu period user, addr, and
+ * a callchain from stack ids when the counter has the callchain term), or
+ * counts them in a hash map keyed by any of pid, tid, cpu, comm, ip, user
+ * stack, kernel stack. Which path a counter takes: its event string's
+ * bpf/nobpf term, else its ps_bpf_opts.backend, else the session's backend;
+ * AUTO means BPF for counters that ask for in-kernel work (filters or
+ * aggregation) and the perf ring for the rest. When AUTO cannot load BPF
+ * (no permission, no BTF, no program type) the counter stays on the perf
+ * path, its filters applied in user space, and ps_session__bpf_fallback()
+ * says why; an explicit BPF request fails to open instead, with the reason.
+ * Differences from the perf path: time is CLOCK_MONOTONIC (bpf_ktime_get_ns);
+ * a tracepoint's program runs on every hit of the tracepoint, so the
+ * counter's own count stays 0 and its stop/start do not pause forwarding.
+ */
+
+enum ps_backend {
+	PS_BACKEND_AUTO = 0, /* BPF for counters that ask for in-kernel work */
+	PS_BACKEND_PERF,     /* the perf ring buffer */
+	PS_BACKEND_BPF,      /* a BPF program; failing to load is an error */
+};
+
+enum ps_bpf_mode {
+	PS_BPF_FORWARD = 1,   /* deliver survivors to ps_sample_ops->sample */
+	PS_BPF_AGGREGATE = 2, /* count survivors by key (ps_session__aggregate_read) */
+};
+
+enum ps_agg_field { /* aggregation key fields, ORed */
+	PS_AGG_PID = 1u << 0,
+	PS_AGG_TID = 1u << 1,
+	PS_AGG_CPU = 1u << 2,
+	PS_AGG_COMM = 1u << 3,
+	PS_AGG_IP = 1u << 4,
+	PS_AGG_USTACK = 1u << 5,
+	PS_AGG_KSTACK = 1u << 6,
+};
+
+enum ps_bpf_priv { PS_PRIV_ANY = 0, PS_PRIV_USER, PS_PRIV_KERNEL };
+
+struct ps_bpf_opts {
+	size_t sz;               /* sizeof(struct ps_bpf_opts) */
+	enum ps_backend backend; /* AUTO: defer to the term and the session */
+	unsigned mode;           /* PS_BPF_FORWARD | PS_BPF_AGGREGATE; 0 = FORWARD */
+	const pid_t *pids;       /* keep only these processes (tgids); copied */
+	size_t npids;
+	pid_t tid;               /* keep only this thread; 0 = any */
+	const int *cpus;         /* keep only these CPUs; copied */
+	size_t ncpus;
+	enum ps_bpf_priv priv;   /* user-only or kernel-only overflows */
+	uint64_t every;          /* keep every Nth overflow that passed; 0 or 1 = all */
+	uint32_t keys;           /* PS_AGG_* fields of the aggregation key */
+	uint32_t entries;        /* aggregation map size; 0 = 16384 */
+};
+
+/* Default for the session's counters (set before they open). */
+int ps_session__set_backend(struct ps_session *s, enum ps_backend b);
+/* Configure counter h's in-kernel handling. On an open counter the program
+ * is replaced at once (a new object is loaded and attached before the old
+ * one goes). msg explains a failure. */
+int ps_session__set_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf_opts *o,
+			char *msg, size_t msglen);
+/* The path an open counter takes: PS_BACKEND_BPF or PS_BACKEND_PERF. */
+enum ps_backend ps_session__backend(const struct ps_session *s, ps_handle h);
+/* Why AUTO fell back to the perf path ("" when it did not); the first reason. */
+const char *ps_session__bpf_fallback(const struct ps_session *s);
+/* The BPF ring buffer's epoll fd, -1 until a forwarding program is loaded. */
+int ps_session__bpf_fd(const struct ps_session *s);
+/* Deliver at most budget forwarded records (0: all). Returns how many, or
+ * the negative value a callback stopped with. Also reports new reserve
+ * failures of each counter to ops->record as PERF_RECORD_LOST_SAMPLES when
+ * check_lost is set (one map read per counter: do it on a timer). */
+int ps_session__bpf_drain(struct ps_session *s, size_t budget, bool check_lost);
+
+/* One aggregation entry; only the fields in `fields` are meaningful.
+ * Stacks are leaf first; pointers are valid during the callback only. */
+struct ps_agg_entry {
+	uint32_t fields;           /* PS_AGG_* */
+	uint32_t pid, tid, cpu;
+	char comm[16];
+	uint64_t ip;
+	bool user;                 /* ip is a user-space address */
+	size_t nustack, nkstack;   /* 0 with the field set: the stack was not captured */
+	const uint64_t *ustack, *kstack;
+	uint64_t count;
+};
+typedef int (*ps_agg_fn)(const struct ps_agg_entry *e, void *ctx);
+/* Call fn for each key of counter h's aggregation map; fn < 0 stops. */
+int ps_session__aggregate_read(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx);
+int ps_session__aggregate_clear(struct ps_session *s, ps_handle h);
+/* Keys that found the map full (counted in the kernel, per CPU, summed). */
+int ps_session__aggregate_dropped(const struct ps_session *s, ps_handle h, uint64_t *dropped);
+/* Show libbpf's log (and the verifier's) on stderr. Process-wide. */
+void ps_bpf__set_verbose(bool on);
+
+/* ------------------------------------------------------------------------
  * Symbols (runtime/symbols*.c). Turns sampled addresses into "func+0x1a".
  * User space: each process's executable mappings (from /proc/PID/maps or
  * from the MMAP2/FORK/COMM records of a ring) point at ELF files opened with

@@ -20,6 +20,8 @@ static void close_fds(struct ps_session *s, uint32_t slot)
 {
 	struct ps_counter *c = &s->slots[slot];
 
+	/* the program goes before the fds it is attached to */
+	ps_bpf__detach_counter(s, slot);
 	/* its samples still in a ring now map to no counter and are skipped */
 	if (c->ids_mapped)
 		ps_sampling__unmap_ids(s, slot);
@@ -51,6 +53,7 @@ static void release_slot(struct ps_session *s, uint32_t i)
 	struct ps_counter *c = &s->slots[i];
 
 	close_fds(s, i);
+	ps_bpf__free_counter(s, i);
 	free(c->members);
 	free(c->rbuf);
 	free(c->spec);
@@ -158,6 +161,7 @@ int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *hand
 		c = &s->slots[slots[done]];
 		c->attr = *ps_events__attr(evs, done);
 		c->cpu = ps_events__cpu(evs, done);
+		c->bpf_term = ps_bpf__term(evs, done);
 		c->spec = strdup(spec);
 		c->name = strdup(ps_events__name(evs, done) ? ps_events__name(evs, done) : spec);
 		if (!c->spec || !c->name) {

@@ -49,6 +49,8 @@ struct ps_counter {
 	bool sampling;      /* period= or freq=: its fds write into the session's rings */
 	bool ids_mapped;    /* its ids are in the session's id map */
 	struct ps_sample_stats st;
+	int bpf_term;       /* event string: 1 bpf, -1 nobpf, 0 neither */
+	struct ps_bpf_counter *bpf; /* in-kernel handling (bpf.c), NULL when never asked */
 };
 
 /* One id -> counter entry; slot PS_NO_SLOT marks a ring carrier. */
@@ -90,6 +92,8 @@ struct ps_session {
 	int *cpus;           /* CPUS target: the CPU list */
 	int ncpus;
 	struct ps_sampling smp;
+	enum ps_backend backend;     /* default for sampling counters */
+	struct ps_bpf_session *bpf;  /* BPF ring buffer and state (bpf.c), NULL until used */
 };
 
 /* Where a counter opens its fds: one (pid, cpu) pair per fd. */
@@ -125,6 +129,24 @@ int ps_sampling__map_ids(struct ps_session *s, uint32_t slot);
 void ps_sampling__unmap_ids(struct ps_session *s, uint32_t slot);
 /* sampling.c: unmap the rings and close their carriers (ps_session__free). */
 void ps_sampling__free(struct ps_session *s);
+
+/* bpf.c: after a sampling counter's fds opened: attach its program when it
+ * takes the BPF path. 0 (BPF or perf path) or -errno with msg filled when
+ * BPF was required and failed. */
+int ps_bpf__attach_counter(struct ps_session *s, uint32_t slot, char *msg, size_t msglen);
+/* bpf.c: the bpf/nobpf term of event i: 1, -1 or 0. */
+int ps_bpf__term(const struct ps_events *evs, size_t i);
+/* bpf.c: destroy the counter's program and links (before its fds close). */
+void ps_bpf__detach_counter(struct ps_session *s, uint32_t slot);
+/* bpf.c: forget the counter's configuration too (its slot is released). */
+void ps_bpf__free_counter(struct ps_session *s, uint32_t slot);
+/* bpf.c: the ring buffer and everything else (ps_session__free). */
+void ps_bpf__free(struct ps_session *s);
+/* bpf.c: the user-space version of the counter's filters, for a counter on
+ * the perf path whose BPF configuration asked for some: false drops it. */
+bool ps_bpf__keep(struct ps_session *s, struct ps_counter *c, const struct ps_sample *smp);
+/* bpf.c: samples the counter's program could not reserve ring space for. */
+int ps_bpf__lost(const struct ps_session *s, const struct ps_counter *c, uint64_t *lost);
 
 /* Resolve a handle to its slot, or NULL (fast path of every ps_session__ call). */
 static inline struct ps_counter *ps_session__slot(const struct ps_session *s, ps_handle h)

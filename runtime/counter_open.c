@@ -160,11 +160,21 @@ static int open_group(struct ps_session *s, uint32_t li, char *msg, size_t msgle
 		}
 		c->open = true;
 		c->group_fmt = !drop_group && (c->attr.read_format & PERF_FORMAT_GROUP);
+		/* before anything is enabled, so no overflow takes the wrong path */
+		if (c->sampling && (err = -ps_bpf__attach_counter(s, l->members[m], msg, msglen))) {
+			bad = l->members[m];
+			goto bpf_fail;
+		}
 		/* members run with their leader unless stopped; the leader is enabled later */
 		c->running = m > 0 && !c->stopped;
 	}
 	free(pos);
 	return 0;
+bpf_fail:
+	/* the message says what failed to load; the fds themselves were fine */
+	ps_counter__close_group(s, li);
+	free(pos);
+	return -err;
 fail:
 	if (msg && msglen) {
 		struct ps_open_failure f = {

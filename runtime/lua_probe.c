@@ -316,7 +316,7 @@ static void add_phase_probe(lua_State *L, const char *name, lua_Integer prio)
 	lua_pop(L, 3);
 }
 
-/* probe(point, handler) */
+/* probe(point, handler [, options]) */
 static int l_probe(lua_State *L)
 {
 	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));

@@ -27,12 +27,14 @@ struct sample_probe {
 	uint64_t reported; /* lost samples this probe was told of */
 	int ref;          /* handler */
 	char where[128];  /* "script.lua:12:" of the registration */
+	struct ps_bpf_conf *opts; /* in-kernel options of the probe, NULL if none */
 };
 
 struct ps_samplers {
 	struct sample_probe *probes;
 	size_t n, cap;
 	int nrings;             /* ring fds already in the loop */
+	int bpf_fd;             /* the BPF ring buffer's fd in the loop, or -1 */
 	bool drain_timer;
 	ps_handle last;         /* one-entry cache: last handle dispatched... */
 	size_t last_first;      /* ...and its first probe index */
@@ -40,8 +42,11 @@ struct ps_samplers {
 
 static struct ps_samplers *samplers(struct ps_script *sc)
 {
-	if (!sc->samplers)
+	if (!sc->samplers) {
 		sc->samplers = calloc(1, sizeof(*sc->samplers));
+		if (sc->samplers)
+			sc->samplers->bpf_fd = -1;
+	}
 	return sc->samplers;
 }
 
@@ -101,12 +106,20 @@ int ps_sample__probe(lua_State *L, struct ps_script *sc, const char *point)
 	luaL_where(L, 1);
 	snprintf(p.where, sizeof(p.where), "%s", lua_tostring(L, -1));
 	lua_pop(L, 1);
+	if (!lua_isnoneornil(L, 3)) {
+		if (p.lost)
+			return luaL_error(L, "perfmon.lost takes no options; give them to the "
+					  "perfmon.sample probe of the counter");
+		p.opts = ps_aggregate__options(L, 3);
+	}
 	if (sp->n == sp->cap) {
 		size_t cap = sp->cap ? sp->cap * 2 : 8;
 		struct sample_probe *grown = realloc(sp->probes, cap * sizeof(*grown));
 
-		if (!grown)
+		if (!grown) {
+			free(p.opts);
 			return luaL_error(L, "out of memory");
+		}
 		sp->probes = grown;
 		sp->cap = cap;
 	}
@@ -176,9 +189,17 @@ int ps_sample__resolve(struct ps_script *sc)
 			return -1;
 		}
 		p->handle = h;
+		if (!p->lost)
+			ps_aggregate__want_samples(sc, h);
+		if (p->opts && ps_aggregate__use_options(sc, h, p->opts) < 0) {
+			snprintf(sc->sample_error, sizeof(sc->sample_error), "out of memory");
+			return -1;
+		}
 	}
 	if (sp)
 		sp->last = 0;
+	if (ps_aggregate__apply(sc, sc->sample_error, sizeof(sc->sample_error)) < 0)
+		return -1;
 	return 0;
 }
 
@@ -274,6 +295,26 @@ static int on_ring(struct ps_loop *loop, int fd, uint32_t events, void *ctx)
 	return 0;
 }
 
+/* The BPF ring buffer, the same way: in budgets, yielding to signals. */
+static void drain_bpf(struct ps_script *sc, bool check_lost)
+{
+	while (ps_session__bpf_drain(sc->session, DRAIN_BUDGET, false) == DRAIN_BUDGET &&
+	       !sc->stop_asked && !signal_waiting())
+		;
+	if (check_lost)
+		ps_session__bpf_drain(sc->session, 1, true);
+}
+
+static int on_bpf(struct ps_loop *loop, int fd, uint32_t events, void *ctx)
+{
+	(void)loop;
+	(void)fd;
+	(void)events;
+	drain_bpf(ctx, false);
+	fflush(stdout);
+	return 0;
+}
+
 static int on_drain_timer(struct ps_loop *loop, uint64_t expirations, void *ctx)
 {
 	struct ps_script *sc = ctx;
@@ -284,6 +325,8 @@ static int on_drain_timer(struct ps_loop *loop, uint64_t expirations, void *ctx)
 	(void)expirations;
 	for (int i = 0; i < n && !sc->stop_asked; i++)
 		drain_ring(sc, fds[i]);
+	if (!sc->stop_asked)
+		drain_bpf(sc, true);
 	fflush(stdout);
 	return 0;
 }
@@ -311,7 +354,14 @@ int ps_sample__sync(struct ps_script *sc)
 		if (rc < 0)
 			return rc;
 	}
-	if (n > 0 && !sp->drain_timer) {
+	if (sp->bpf_fd < 0 && ps_session__bpf_fd(sc->session) >= 0) {
+		int rc = ps_loop__add_fd(sc->loop, ps_session__bpf_fd(sc->session), EPOLLIN, on_bpf, sc);
+
+		if (rc < 0)
+			return rc;
+		sp->bpf_fd = ps_session__bpf_fd(sc->session);
+	}
+	if ((n > 0 || sp->bpf_fd >= 0) && !sp->drain_timer) {
 		int id = ps_loop__add_timer(sc->loop, DRAIN_INTERVAL_NS, on_drain_timer, sc);
 
 		if (id < 0)
@@ -349,6 +399,7 @@ void ps_sample__finish(struct ps_script *sc)
 	if (!sc->samplers || sc->errors || sc->nsignals)
 		return;
 	ps_session__drain_all(sc->session);
+	ps_session__bpf_drain(sc->session, 0, true);
 	report_late_losses(sc);
 	fflush(stdout);
 }
@@ -387,8 +438,10 @@ void ps_sample__free(struct ps_script *sc)
 
 	if (!sp)
 		return;
-	for (size_t i = 0; i < sp->n; i++)
+	for (size_t i = 0; i < sp->n; i++) {
 		luaL_unref(sc->L, LUA_REGISTRYINDEX, sp->probes[i].ref);
+		free(sp->probes[i].opts);
+	}
 	free(sp->probes);
 	free(sp);
 	sc->samplers = NULL;

@@ -8,6 +8,8 @@
 
 #include "lua_script.h"
 
+struct ps_bpf_conf;
+
 /* Register probe("perfmon.sample(NAME)" | "perfmon.lost(NAME)", fn); fn at 2. */
 int ps_sample__probe(lua_State *L, struct ps_script *sc, const char *point);
 bool ps_sample__any(const struct ps_script *sc);
@@ -38,5 +40,22 @@ const struct ps_sample *ps_sample_object__current(const struct ps_script *sc);
 /* The command name of pid, from COMM records or /proc. */
 const char *ps_sample_object__comm(struct ps_script *sc, pid_t pid);
 void ps_sample_object__free(struct ps_script *sc);
+/* The session's symbolizer (created on first use), or NULL on ENOMEM. */
+struct ps_symbols *ps_sample_object__symbols(struct ps_script *sc);
+
+/* In-kernel handling options and perfmon.aggregate (lua_aggregate.c). */
+/* Register perfmon.aggregate in the module table on top of the stack. */
+void ps_aggregate__open(lua_State *L, struct ps_script *sc);
+/* Parse a probe's options table at idx (raises on misuse); free() it. */
+struct ps_bpf_conf *ps_aggregate__options(lua_State *L, int idx);
+/* Merge parsed probe options into counter h's configuration. */
+int ps_aggregate__use_options(struct ps_script *sc, ps_handle h, const struct ps_bpf_conf *opts);
+/* A perfmon.sample probe names h: an aggregating counter forwards too. */
+void ps_aggregate__want_samples(struct ps_script *sc, ps_handle h);
+/* Hand changed configurations to the session; -errno with msg filled. */
+int ps_aggregate__apply(struct ps_script *sc, char *msg, size_t msglen);
+/* Say on stderr how many overflows found an aggregation map full. */
+void ps_aggregate__report(struct ps_script *sc);
+void ps_aggregate__free(struct ps_script *sc);
 
 #endif

@@ -126,6 +126,11 @@ static struct ps_symbols *symbols(struct ps_script *sc)
 	return st ? st->syms : NULL;
 }
 
+struct ps_symbols *ps_sample_object__symbols(struct ps_script *sc)
+{
+	return symbols(sc);
+}
+
 void ps_sample_object__record(struct ps_script *sc, const struct ps_record *r)
 {
 	struct ps_sample_state *st = state(sc);

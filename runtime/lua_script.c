@@ -96,10 +96,17 @@ int ps_script__create_context(struct ps_script *sc, char *msg, size_t msglen)
 
 void ps_script__opened(struct ps_script *sc)
 {
+	const char *why = ps_session__bpf_fallback(sc->session);
 	int rc = ps_sample__sync(sc);
 
 	if (rc < 0)
 		fprintf(stderr, "perfscript: cannot watch the sample rings: %s\n", ps_strerror(rc));
+	if (why[0] && !sc->bpf_told) {
+		/* auto: one line, then the perf ring does the work */
+		fprintf(stderr, "perfscript: in-kernel handling unavailable, using the perf ring "
+				"buffer: %s\n", why);
+		sc->bpf_told = true;
+	}
 }
 
 /* Prepend DIR/?.lua;DIR/?/init.lua to package.path. */
@@ -167,6 +174,7 @@ struct ps_script *ps_script__new(struct ps_session *session, int verbose)
 	lua_setfield(sc->L, LUA_REGISTRYINDEX, SCRIPT_KEY);
 	add_default_paths(sc);
 	luaL_requiref(sc->L, "perfmon", ps_perfmon__open, 1);
+	ps_aggregate__open(sc->L, sc);
 	lua_pop(sc->L, 1);
 	ps_probe__open(sc->L, sc);
 	ps_helpers__open(sc->L, sc);
@@ -186,6 +194,7 @@ void ps_script__free(struct ps_script *sc)
 	if (sc->L) {
 		ps_probe__free(sc);
 		ps_sample__free(sc);
+		ps_aggregate__free(sc);
 		lua_close(sc->L); /* __gc of counter objects frees their handles */
 	}
 	ps_sample_object__free(sc);
@@ -289,13 +298,14 @@ int ps_script__start(struct ps_script *sc)
 	char msg[1024] = "";
 	int rc, pidfd;
 
+	/* probes first: their options decide how counters open (BPF or perf ring) */
+	if (ps_sample__resolve(sc) < 0) {
+		fprintf(stderr, "perfscript: %s\n", sc->sample_error);
+		return -1;
+	}
 	rc = ps_script__create_context(sc, msg, sizeof(msg));
 	if (rc < 0) {
 		fprintf(stderr, "perfscript: %s\n", msg[0] ? msg : ps_strerror(rc));
-		return -1;
-	}
-	if (ps_sample__resolve(sc) < 0) {
-		fprintf(stderr, "perfscript: %s\n", sc->sample_error);
 		return -1;
 	}
 	rc = ps_session__release(sc->session);
@@ -395,6 +405,7 @@ int ps_script__end(struct ps_script *sc)
 	ps_probe__run_point(sc, "end", NULL);
 	fflush(stdout);
 	ps_sample__report_lost(sc);
+	ps_aggregate__report(sc);
 	stop_command(sc);
 	return final_status(sc);
 }

@@ -16,6 +16,7 @@
 struct ps_timer_probe;
 struct ps_samplers;
 struct ps_sample_state;
+struct ps_aggregates;
 
 struct ps_script {
 	lua_State *L;
@@ -34,6 +35,8 @@ struct ps_script {
 	struct ps_timer_probe *timers; /* linked list, in registration order */
 	struct ps_samplers *samplers;  /* perfmon.sample/lost probes (lua_sample.c) */
 	struct ps_sample_state *sample_state; /* the sample object (lua_sample_object.c) */
+	struct ps_aggregates *aggregates;     /* in-kernel configurations (lua_aggregate.c) */
+	bool bpf_told;                 /* the BPF fallback notice was printed */
 	char sample_error[512];        /* why a sample probe could not be resolved */
 	int nsignals;                  /* SIGINT/SIGTERM seen */
 	void (*on_interrupt)(struct ps_script *sc); /* set by the REPL: SIGINT is its */

@@ -30,6 +30,8 @@ static const char usage[] =
 	"  -I DIR          add DIR to the tapset search path\n"
 	"  -o FILE         write script output to FILE\n"
 	"  -v              verbose: say what the session does\n"
+	"      --backend=auto|bpf|perf  how sampling counters deliver overflows: BPF\n"
+	"                        programs in the kernel or the perf ring (default auto)\n"
 	"      --describe SPEC   print the perf_event_attr fields SPEC sets\n"
 	"      --json            with --describe: a JSON array\n"
 	"      --version         print the version\n"
@@ -46,6 +48,7 @@ struct options {
 	int verbose;
 	double duration;
 	long ring_pages;
+	enum ps_backend backend;
 };
 
 static int die_usage(const char *fmt, const char *arg)
@@ -155,6 +158,10 @@ static bool is_our_option(const char *arg, bool *takes_next)
 	if (arg[0] != '-' || !arg[1])
 		return false;
 	if (arg[1] == '-') {
+		if (!strncmp(arg, "--backend", 9) && (arg[9] == '=' || !arg[9])) {
+			*takes_next = !arg[9];
+			return true;
+		}
 		for (size_t i = 0; i < sizeof(longs) / sizeof(longs[0]); i++)
 			if (!strcmp(arg, longs[i]))
 				return true;
@@ -222,6 +229,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "json", no_argument, NULL, 'J' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "backend", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -265,6 +273,16 @@ static int parse_options(int argc, char **argv, struct options *o)
 			return die_usage("%s", "-l (list events) is not available yet; "
 					       "docs/events.md lists the names perfscript accepts");
 		case 'i': o->repl = true; break;
+		case 'B':
+			if (!strcmp(optarg, "auto"))
+				o->backend = PS_BACKEND_AUTO;
+			else if (!strcmp(optarg, "bpf"))
+				o->backend = PS_BACKEND_BPF;
+			else if (!strcmp(optarg, "perf"))
+				o->backend = PS_BACKEND_PERF;
+			else
+				return die_usage("--backend wants auto, bpf or perf, got '%s'", optarg);
+			break;
 		default: return 2;
 		}
 	}
@@ -350,6 +368,9 @@ int main(int argc, char **argv)
 		return 1;
 	if (o.ring_pages)
 		ps_session__set_ring_pages(session, (size_t)o.ring_pages);
+	ps_session__set_backend(session, o.backend);
+	if (o.verbose)
+		ps_bpf__set_verbose(true); /* libbpf's log, the verifier's included */
 	if (o.output) {
 		int fd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 

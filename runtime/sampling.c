@@ -376,7 +376,7 @@ static uint64_t kernel_lost(const struct ps_counter *c)
 int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_sample_stats *st)
 {
 	const struct ps_counter *c;
-	uint64_t klost;
+	uint64_t klost, blost;
 
 	if (!s || !st)
 		return -EINVAL;
@@ -388,7 +388,9 @@ int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_
 	if (!c)
 		return -PS_ERR_HANDLE;
 	*st = c->st;
-	if ((c->attr.read_format & PERF_FORMAT_LOST) && c->open) {
+	if (c->bpf && ps_bpf__lost(s, c, &blost) == 0) {
+		st->lost = blost; /* reserve failures of the BPF ring buffer, exact */
+	} else if ((c->attr.read_format & PERF_FORMAT_LOST) && c->open) {
 		klost = kernel_lost(c);
 		st->lost = klost; /* exact; the records' count is what was reported live */
 	}
@@ -414,6 +416,9 @@ static int deliver_sample(struct ps_session *s, const struct perf_event_header *
 		smp.period = c->attr.sample_period;
 		smp.sample_type |= PERF_SAMPLE_PERIOD;
 	}
+	/* in-kernel filters asked for, but BPF could not serve: same rules here */
+	if (c->bpf && !ps_bpf__keep(s, c, &smp))
+		return 0;
 	c->st.samples++;
 	m->total.samples++;
 	return m->ops.sample ? m->ops.sample(&smp, m->ops.ctx) : 0;

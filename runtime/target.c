@@ -266,6 +266,7 @@ void ps_session__free(struct ps_session *s)
 		return;
 	ps_counters__free_all(s);
 	ps_sampling__free(s); /* after the counters: their fds hold references to the rings */
+	ps_bpf__free(s);
 	free(s->slots);
 	if (s->has_command && s->held && !s->reaped) {
 		kill(s->pid, SIGKILL);

@@ -1,0 +1,657 @@
+/*
+ * bpf.c: the in-kernel path of overflow samples. It decides, per sampling
+ * counter, whether the perf ring or a BPF program serves it (the event's
+ * bpf/nobpf term, the counter's options, the session's backend), loads one
+ * ps_sample_bpf skeleton per BPF counter with the counter's filters baked
+ * into read-only data, attaches it to every fd of the counter (a tracepoint
+ * to one: the kernel runs tracepoint programs per tracepoint, not per
+ * event), and turns the records of the session's one BPF ring buffer into
+ * the same struct ps_sample the perf path delivers. libbpf's log is kept
+ * (and shown with -v) so a load failure names the program and the
+ * verifier's last words. Aggregation maps are read in bpf_aggregate.c.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf_internal.h"
+#include "event.h"
+#include "ps_sample.skel.h"
+
+#define PS_AGG_ENTRIES_DEFAULT 16384u
+#define PS_STACK_ENTRIES 16384u
+#define PS_STOP_BUDGET (-EINTR) /* our own stop of ring_buffer__consume */
+
+static bool log_verbose;
+static bool log_installed;
+static char log_tail[4096]; /* the end of libbpf's output since the last load */
+static size_t log_len;
+
+static int log_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[2048];
+	int n;
+
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	if (n < 0)
+		return 0;
+	if (log_verbose)
+		fputs(line, stderr);
+	if (level == LIBBPF_DEBUG)
+		return n;
+	if ((size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
+	if (log_len + (size_t)n >= sizeof(log_tail)) { /* keep the newest text */
+		size_t drop = log_len + (size_t)n - sizeof(log_tail) + 1;
+
+		drop = drop > log_len ? log_len : drop;
+		memmove(log_tail, log_tail + drop, log_len - drop);
+		log_len -= drop;
+	}
+	memcpy(log_tail + log_len, line, (size_t)n);
+	log_len += (size_t)n;
+	log_tail[log_len] = '\0';
+	return n;
+}
+
+static void log_install(void)
+{
+	if (!log_installed) {
+		libbpf_set_print(log_print);
+		log_installed = true;
+	}
+}
+
+void ps_bpf__set_verbose(bool on)
+{
+	log_verbose = on;
+	log_install();
+}
+
+/* The last lines of the verifier's log, "" when libbpf printed none. */
+static void verifier_tail(char *out, size_t len)
+{
+	char *end = strstr(log_tail, "-- END PROG LOAD LOG --");
+	char *p;
+	int lines = 0;
+
+	out[0] = '\0';
+	if (!end)
+		return;
+	p = end;
+	while (p > log_tail && lines < 4) {
+		p--;
+		if (*p == '\n' && p + 1 < end)
+			lines++;
+	}
+	if (*p == '\n')
+		p++;
+	snprintf(out, len, "%.*s", (int)(end - p), p);
+	for (char *q = out; *q; q++)
+		if (*q == '\n')
+			*q = q[1] ? ' ' : '\0';
+}
+
+int ps_bpf__term(const struct ps_events *evs, size_t i)
+{
+	return evs && i < evs->n ? evs->ev[i].bpf : 0;
+}
+
+struct ps_bpf_session *ps_bpf__session(struct ps_session *s)
+{
+	if (!s->bpf) {
+		s->bpf = calloc(1, sizeof(*s->bpf));
+		if (s->bpf)
+			s->bpf->rb_fd = -1;
+	}
+	return s->bpf;
+}
+
+int ps_session__set_backend(struct ps_session *s, enum ps_backend b)
+{
+	if (!s || b < PS_BACKEND_AUTO || b > PS_BACKEND_BPF)
+		return -EINVAL;
+	s->backend = b;
+	return 0;
+}
+
+static bool wants_kernel_work(const struct ps_bpf_counter *b)
+{
+	return b && b->configured &&
+	       ((b->mode & PS_BPF_AGGREGATE) || b->npids || b->tid || b->ncpus ||
+		b->priv != PS_PRIV_ANY || b->every > 1);
+}
+
+/* The path c should take and whether someone asked for it by name. */
+static enum ps_backend wanted(const struct ps_session *s, const struct ps_counter *c,
+			      bool *named)
+{
+	*named = true;
+	if (c->bpf_term)
+		return c->bpf_term > 0 ? PS_BACKEND_BPF : PS_BACKEND_PERF;
+	if (c->bpf && c->bpf->configured && c->bpf->backend != PS_BACKEND_AUTO)
+		return c->bpf->backend;
+	if (s->backend != PS_BACKEND_AUTO)
+		return s->backend;
+	*named = false;
+	return wants_kernel_work(c->bpf) ? PS_BACKEND_BPF : PS_BACKEND_PERF;
+}
+
+static size_t ring_bytes(const struct ps_session *s)
+{
+	long psz = sysconf(_SC_PAGESIZE), ncpu = libbpf_num_possible_cpus();
+	size_t want = (s->smp.ring_pages ? s->smp.ring_pages : 256) * (size_t)(psz > 0 ? psz : 4096) *
+		      (size_t)(ncpu > 0 ? ncpu : 1), size = 4096;
+
+	while (size < want && size < (1ul << 30))
+		size <<= 1;
+	return size;
+}
+
+static const char *hint(int err, bool verifier)
+{
+	if (verifier)
+		return " (the verifier rejected it)";
+	if (err == -EPERM || err == -EACCES)
+		return " (loading BPF needs root or CAP_BPF and CAP_PERFMON)";
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+		return " (this kernel has no BTF: /sys/kernel/btf/vmlinux is missing)";
+	if (err == -EINVAL || err == -EOPNOTSUPP || err == -524 /* ENOTSUPP */)
+		return " (this kernel lacks the perf_event/tracepoint program type or a helper)";
+	return "";
+}
+
+static int fill_maps(struct ps_session *s, struct ps_counter *c, struct ps_sample_bpf *skel)
+{
+	struct ps_bpf_counter *b = c->bpf;
+	__u8 one = 1;
+	int err = 0;
+
+	for (size_t i = 0; i < b->npids && !err; i++) {
+		__u32 pid = (__u32)b->pids[i];
+
+		err = bpf_map__update_elem(skel->maps.ps_pids, &pid, sizeof(pid), &one, 1, BPF_ANY);
+	}
+	for (size_t i = 0; i < b->ncpus && !err; i++) {
+		__u32 cpu = (__u32)b->cpus[i];
+
+		if (cpu < PS_BPF_MAX_CPUS)
+			err = bpf_map__update_elem(skel->maps.ps_cpus, &cpu, sizeof(cpu), &one, 1,
+						   BPF_ANY);
+	}
+	if (err || c->attr.type != PERF_TYPE_TRACEPOINT)
+		return err;
+	if (s->kind == PS_TARGET_CPUS) {
+		int *cpus = s->cpus, n = s->ncpus;
+		bool mine = false;
+
+		if (!cpus && (err = ps_cpus__parse(NULL, &cpus, &n)))
+			return err;
+		mine = cpus != s->cpus;
+		for (int i = 0; i < n && !err; i++) {
+			__u32 cpu = (__u32)cpus[i];
+			__u8 v = 0;
+
+			if (cpu >= PS_BPF_MAX_CPUS)
+				continue;
+			bpf_map__lookup_elem(skel->maps.ps_cpus, &cpu, sizeof(cpu), &v, 1, 0);
+			v |= 2;
+			err = bpf_map__update_elem(skel->maps.ps_cpus, &cpu, sizeof(cpu), &v, 1, BPF_ANY);
+		}
+		if (mine)
+			free(cpus);
+	} else {
+		__u32 pid = (__u32)(s->pid > 0 ? s->pid : getpid());
+
+		err = bpf_map__update_elem(skel->maps.ps_targets, &pid, sizeof(pid), &one, 1, BPF_ANY);
+	}
+	return err;
+}
+
+static uint32_t cfg_flags(const struct ps_session *s, const struct ps_counter *c)
+{
+	const struct ps_bpf_counter *b = c->bpf;
+	unsigned mode = b->mode ? b->mode : PS_BPF_FORWARD;
+	uint32_t f = 0;
+
+	f |= mode & PS_BPF_FORWARD ? PS_BPF_F_FORWARD : 0;
+	f |= mode & PS_BPF_AGGREGATE ? PS_BPF_F_AGGREGATE : 0;
+	f |= b->npids ? PS_BPF_F_PIDS : 0;
+	f |= b->ncpus ? PS_BPF_F_CPUS : 0;
+	f |= b->priv == PS_PRIV_USER ? PS_BPF_F_USER : b->priv == PS_PRIV_KERNEL ? PS_BPF_F_KERNEL : 0;
+	f |= c->attr.sample_type & PERF_SAMPLE_CALLCHAIN ? PS_BPF_F_CALLCHAIN : 0;
+	if (c->attr.type == PERF_TYPE_TRACEPOINT)
+		f |= s->kind == PS_TARGET_CPUS ? PS_BPF_F_TGT_CPUS : PS_BPF_F_TGT_TREE;
+	/* perf samples syscalls:* at the user registers the syscall saved */
+	if (c->attr.type == PERF_TYPE_TRACEPOINT && !strncmp(c->spec, "syscalls:", 9))
+		f |= PS_BPF_F_USER_REGS;
+	return f;
+}
+
+static int on_record(void *ctx, void *data, size_t size);
+
+/* Load and attach c's object; the old one (if any) goes only on success. */
+static int load(struct ps_session *s, uint32_t slot, char *msg, size_t msglen)
+{
+	struct ps_counter *c = &s->slots[slot];
+	struct ps_bpf_counter *b = c->bpf;
+	struct ps_bpf_session *bs = ps_bpf__session(s);
+	bool tp = c->attr.type == PERF_TYPE_TRACEPOINT;
+	struct ps_sample_bpf *skel = NULL;
+	struct bpf_program *prog;
+	struct bpf_link **links = NULL;
+	uint32_t flags;
+	int nlinks = 0, err = 0;
+	char tail[512];
+
+	if (!bs)
+		return -ENOMEM;
+	log_install();
+	log_len = 0;
+	log_tail[0] = '\0';
+	flags = cfg_flags(s, c);
+	skel = ps_sample_bpf__open();
+	if (!skel) {
+		err = -errno;
+		goto fail;
+	}
+	prog = tp ? skel->progs.ps_tp : skel->progs.ps_perf;
+	bpf_program__set_autoload(tp ? skel->progs.ps_perf : skel->progs.ps_tp, false);
+	skel->rodata->cfg_handle = ps_session__handle(s, slot);
+	skel->rodata->cfg_flags = flags;
+	skel->rodata->cfg_keys = b->mode & PS_BPF_AGGREGATE ? b->keys : 0;
+	skel->rodata->cfg_every = b->every;
+	skel->rodata->cfg_tid = (__u32)b->tid;
+	skel->rodata->cfg_period = tp && !c->attr.freq ? c->attr.sample_period : 1;
+	if (bs->rb_fd >= 0)
+		err = bpf_map__reuse_fd(skel->maps.ps_events, bs->rb_fd);
+	else
+		err = bpf_map__set_max_entries(skel->maps.ps_events,
+					       flags & PS_BPF_F_FORWARD ? ring_bytes(s) : 4096);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.ps_pids, b->npids ? b->npids : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.ps_stacks,
+					       (flags & PS_BPF_F_CALLCHAIN) ||
+							       (skel->rodata->cfg_keys &
+								(PS_AGG_USTACK | PS_AGG_KSTACK)) ?
+						       PS_STACK_ENTRIES :
+						       1);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.ps_counts,
+					       flags & PS_BPF_F_AGGREGATE ?
+						       (b->entries ? b->entries : PS_AGG_ENTRIES_DEFAULT) :
+						       1);
+	if (err)
+		goto fail;
+	err = ps_sample_bpf__load(skel);
+	if (err)
+		goto fail;
+	err = fill_maps(s, c, skel);
+	if (err)
+		goto fail;
+	links = calloc(c->nfds ? c->nfds : 1, sizeof(*links));
+	if (!links) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (int k = 0; k < (tp ? 1 : c->nfds); k++) {
+		links[nlinks] = bpf_program__attach_perf_event(prog, c->fds[k]);
+		if (!links[nlinks]) {
+			err = -errno;
+			goto fail;
+		}
+		nlinks++;
+	}
+	if (bs->rb_fd < 0 && (flags & PS_BPF_F_FORWARD)) {
+		bs->rb_fd = dup(bpf_map__fd(skel->maps.ps_events));
+		if (bs->rb_fd < 0) {
+			err = -errno;
+			goto fail;
+		}
+		bs->rb = ring_buffer__new(bs->rb_fd, on_record, s, NULL);
+		if (!bs->rb) {
+			err = -errno;
+			close(bs->rb_fd);
+			bs->rb_fd = -1;
+			goto fail;
+		}
+	}
+	ps_bpf__detach_counter(s, slot); /* the previous object, if any */
+	b->skel = skel;
+	b->links = links;
+	b->nlinks = nlinks;
+	b->lost_told = 0;
+	return 0;
+fail:
+	while (nlinks > 0)
+		bpf_link__destroy(links[--nlinks]);
+	free(links);
+	ps_sample_bpf__destroy(skel);
+	verifier_tail(tail, sizeof(tail));
+	if (msg && msglen)
+		snprintf(msg, msglen, "cannot load BPF program '%s' for '%s': %s%s%s%s",
+			 tp ? "ps_tp" : "ps_perf", c->name, ps_strerror(err), hint(err, tail[0]),
+			 tail[0] ? "; verifier: " : "", tail);
+	return err;
+}
+
+int ps_bpf__attach_counter(struct ps_session *s, uint32_t slot, char *msg, size_t msglen)
+{
+	struct ps_counter *c = &s->slots[slot];
+	bool named;
+	char why[320];
+	int err;
+
+	if (!c->sampling || wanted(s, c, &named) != PS_BACKEND_BPF)
+		return 0;
+	if (!c->bpf && !(c->bpf = calloc(1, sizeof(*c->bpf))))
+		return -ENOMEM;
+	err = load(s, slot, named ? msg : why, named ? msglen : sizeof(why));
+	if (!err || named)
+		return err;
+	if (ps_bpf__session(s) && !s->bpf->fallback[0])
+		snprintf(s->bpf->fallback, sizeof(s->bpf->fallback), "%s", why);
+	return 0; /* auto: the perf ring serves it, filters in user space */
+}
+
+void ps_bpf__detach_counter(struct ps_session *s, uint32_t slot)
+{
+	struct ps_bpf_counter *b = s->slots[slot].bpf;
+
+	if (!b)
+		return;
+	while (b->nlinks > 0)
+		bpf_link__destroy(b->links[--b->nlinks]);
+	free(b->links);
+	b->links = NULL;
+	ps_sample_bpf__destroy(b->skel);
+	b->skel = NULL;
+}
+
+void ps_bpf__free_counter(struct ps_session *s, uint32_t slot)
+{
+	struct ps_bpf_counter *b = s->slots[slot].bpf;
+
+	if (!b)
+		return;
+	ps_bpf__detach_counter(s, slot);
+	free(b->pids);
+	free(b->cpus);
+	free(b);
+	s->slots[slot].bpf = NULL;
+}
+
+void ps_bpf__free(struct ps_session *s)
+{
+	struct ps_bpf_session *bs = s->bpf;
+
+	if (!bs)
+		return;
+	ring_buffer__free(bs->rb);
+	if (bs->rb_fd >= 0)
+		close(bs->rb_fd);
+	free(bs->ips);
+	free(bs);
+	s->bpf = NULL;
+}
+
+int ps_session__set_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf_opts *o,
+			char *msg, size_t msglen)
+{
+	struct ps_counter *c = ps_session__slot(s, h);
+	struct ps_bpf_counter *b;
+	pid_t *pids = NULL;
+	int *cpus = NULL;
+
+	if (msg && msglen)
+		msg[0] = '\0';
+	if (!c)
+		return -PS_ERR_HANDLE;
+	if (!o || o->sz < offsetof(struct ps_bpf_opts, entries) + sizeof(o->entries))
+		return -EINVAL;
+	if (!c->sampling) {
+		if (msg && msglen)
+			snprintf(msg, msglen, "counter '%s' does not sample: in-kernel handling "
+					      "needs a period= or freq= term", c->name);
+		return -EINVAL;
+	}
+	if ((o->npids && !(pids = malloc(o->npids * sizeof(*pids)))) ||
+	    (o->ncpus && !(cpus = malloc(o->ncpus * sizeof(*cpus))))) {
+		free(pids);
+		return -ENOMEM;
+	}
+	if (!c->bpf && !(c->bpf = calloc(1, sizeof(*c->bpf)))) {
+		free(pids);
+		free(cpus);
+		return -ENOMEM;
+	}
+	b = c->bpf;
+	free(b->pids);
+	free(b->cpus);
+	if (o->npids)
+		memcpy(pids, o->pids, o->npids * sizeof(*pids));
+	if (o->ncpus)
+		memcpy(cpus, o->cpus, o->ncpus * sizeof(*cpus));
+	b->configured = true;
+	b->backend = o->backend;
+	b->mode = o->mode ? o->mode : PS_BPF_FORWARD;
+	b->pids = pids;
+	b->npids = o->npids;
+	b->tid = o->tid;
+	b->cpus = cpus;
+	b->ncpus = o->ncpus;
+	b->priv = o->priv;
+	b->every = o->every;
+	b->keys = o->keys;
+	b->entries = o->entries;
+	b->passed = 0;
+	if (!c->open)
+		return 0;
+	{
+		bool named;
+
+		if (wanted(s, c, &named) != PS_BACKEND_BPF) {
+			ps_bpf__detach_counter(s, (uint32_t)(c - s->slots));
+			return 0;
+		}
+	}
+	return ps_bpf__attach_counter(s, (uint32_t)(c - s->slots), msg, msglen);
+}
+
+enum ps_backend ps_session__backend(const struct ps_session *s, ps_handle h)
+{
+	const struct ps_counter *c = ps_session__slot(s, h);
+
+	return c && c->bpf && c->bpf->skel ? PS_BACKEND_BPF : PS_BACKEND_PERF;
+}
+
+const char *ps_session__bpf_fallback(const struct ps_session *s)
+{
+	return s && s->bpf ? s->bpf->fallback : "";
+}
+
+int ps_session__bpf_fd(const struct ps_session *s)
+{
+	return s && s->bpf && s->bpf->rb ? ring_buffer__epoll_fd(s->bpf->rb) : -1;
+}
+
+bool ps_bpf__keep(struct ps_session *s, struct ps_counter *c, const struct ps_sample *smp)
+{
+	const struct ps_bpf_counter *b = c->bpf;
+	uint16_t mode = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	bool user = mode == PERF_RECORD_MISC_USER || mode == PERF_RECORD_MISC_GUEST_USER;
+	bool found = b->npids == 0;
+
+	(void)s;
+	if (!b->configured)
+		return true;
+	for (size_t i = 0; i < b->npids && !found; i++)
+		found = (uint32_t)b->pids[i] == smp->pid;
+	if (!found || (b->tid && (uint32_t)b->tid != smp->tid))
+		return false;
+	found = b->ncpus == 0;
+	for (size_t i = 0; i < b->ncpus && !found; i++)
+		found = (uint32_t)b->cpus[i] == smp->cpu;
+	if (!found || (b->priv == PS_PRIV_USER && !user) || (b->priv == PS_PRIV_KERNEL && user))
+		return false;
+	return b->every <= 1 || c->bpf->passed++ % b->every == b->every - 1;
+}
+
+int ps_bpf__lost(const struct ps_session *s, const struct ps_counter *c, uint64_t *lost)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u32 key = 0;
+	uint64_t *v;
+	int err;
+
+	(void)s;
+	*lost = 0;
+	if (!c->bpf || !c->bpf->skel)
+		return -ENOENT;
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	v = calloc((size_t)ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	err = bpf_map__lookup_elem(c->bpf->skel->maps.ps_lost, &key, sizeof(key), v,
+				   (size_t)ncpu * sizeof(*v), 0);
+	for (int i = 0; !err && i < ncpu; i++)
+		*lost += v[i];
+	free(v);
+	return err;
+}
+
+size_t ps_bpf__stack(const struct ps_bpf_counter *b, int id, uint64_t *ips, size_t max)
+{
+	uint64_t buf[PS_BPF_STACK_DEPTH];
+	__u32 key = (__u32)id;
+	size_t n = 0;
+
+	if (id < 0 || !b->skel ||
+	    bpf_map__lookup_elem(b->skel->maps.ps_stacks, &key, sizeof(key), buf, sizeof(buf), 0))
+		return 0;
+	while (n < PS_BPF_STACK_DEPTH && n < max && buf[n])
+		ips[n] = buf[n], n++;
+	return n;
+}
+
+/* [PERF_CONTEXT_KERNEL, kernel frames, PERF_CONTEXT_USER, user frames], as
+ * the perf ring lays out a callchain. */
+static void chain(struct ps_bpf_session *bs, const struct ps_bpf_counter *b,
+		  const struct ps_bpf_rec *r, struct ps_sample *smp)
+{
+	size_t n = 0, max = 2 * PS_BPF_STACK_DEPTH + 2, k;
+
+	if (!bs->ips && !(bs->ips = malloc(max * sizeof(*bs->ips))))
+		return;
+	if (r->kstack >= 0) {
+		bs->ips[n++] = (uint64_t)PERF_CONTEXT_KERNEL;
+		k = ps_bpf__stack(b, r->kstack, bs->ips + n, PS_BPF_STACK_DEPTH);
+		n = k ? n + k : n - 1;
+	}
+	if (r->ustack >= 0) {
+		bs->ips[n++] = (uint64_t)PERF_CONTEXT_USER;
+		k = ps_bpf__stack(b, r->ustack, bs->ips + n, PS_BPF_STACK_DEPTH);
+		n = k ? n + k : n - 1;
+	}
+	smp->ips = bs->ips;
+	smp->nr_ips = n;
+	smp->sample_type |= PERF_SAMPLE_CALLCHAIN;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct ps_session *s = ctx;
+	struct ps_bpf_session *bs = s->bpf;
+	const struct ps_bpf_rec *r = data;
+	struct ps_counter *c;
+	struct ps_sample smp;
+	int rc = 0;
+
+	if (size < sizeof(*r)) {
+		s->smp.total.malformed++;
+		goto next;
+	}
+	c = ps_session__slot(s, r->handle);
+	if (!c || !c->bpf || !c->bpf->skel)
+		goto next; /* a freed or detached counter's leftovers */
+	memset(&smp, 0, sizeof(smp));
+	smp.handle = r->handle;
+	smp.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			  PERF_SAMPLE_PERIOD | (c->attr.sample_type & PERF_SAMPLE_ADDR);
+	smp.ip = r->ip;
+	smp.addr = r->addr;
+	smp.time = r->time;
+	smp.period = r->period ? r->period : c->attr.sample_period;
+	smp.pid = r->pid;
+	smp.tid = r->tid;
+	smp.cpu = r->cpu;
+	smp.misc = r->user ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL;
+	smp.read_format = c->attr.read_format;
+	if (r->ustack >= 0 || r->kstack >= 0)
+		chain(bs, c->bpf, r, &smp);
+	c->st.samples++;
+	s->smp.total.samples++;
+	if (s->smp.ops.sample)
+		rc = s->smp.ops.sample(&smp, s->smp.ops.ctx);
+	if (rc < 0) {
+		bs->stop = rc;
+		return rc;
+	}
+next:
+	if (bs->budget && ++bs->taken >= bs->budget)
+		return PS_STOP_BUDGET;
+	return 0;
+}
+
+/* Tell ops->record of reserve failures since the last check. */
+static void check_lost(struct ps_session *s)
+{
+	for (uint32_t i = 0; i < s->nslots; i++) {
+		struct ps_counter *c = &s->slots[i];
+		struct ps_record r;
+		uint64_t lost;
+
+		if (!c->live || !c->bpf || !c->bpf->skel || ps_bpf__lost(s, c, &lost) ||
+		    lost <= c->bpf->lost_told)
+			continue;
+		memset(&r, 0, sizeof(r));
+		r.type = PERF_RECORD_LOST_SAMPLES;
+		r.handle = ps_session__handle(s, i);
+		r.lost = lost - c->bpf->lost_told;
+		c->bpf->lost_told = lost;
+		c->st.lost += r.lost;
+		s->smp.total.lost += r.lost;
+		if (s->smp.ops.record)
+			s->smp.ops.record(&r, s->smp.ops.ctx);
+	}
+}
+
+int ps_session__bpf_drain(struct ps_session *s, size_t budget, bool lost)
+{
+	struct ps_bpf_session *bs = s ? s->bpf : NULL;
+	int n = 0;
+
+	if (!s)
+		return -EINVAL;
+	if (bs && bs->rb) {
+		bs->budget = budget;
+		bs->taken = 0;
+		bs->stop = 0;
+		n = ring_buffer__consume(bs->rb);
+		if (bs->stop)
+			return bs->stop;
+		if (n == PS_STOP_BUDGET)
+			n = (int)bs->taken;
+	}
+	if (lost && bs)
+		check_lost(s);
+	return n;
+}
