@@ -18,6 +18,7 @@ static const char usage[] =
 	"       perfscript -e 'lua code' [options]\n"
 	"       perfscript -i [options]           interactive: Lua at a prompt\n"
 	"       perfscript --describe [--json] 'EVENT-SPEC'\n"
+	"       perfscript -l [--json] [GLOB]     list the events this machine can name\n"
 	"\n"
 	"  -e CODE         run CODE instead of a script file\n"
 	"  -c 'CMD args'   run CMD as the target; counters follow it from exec, with\n"
@@ -30,10 +31,12 @@ static const char usage[] =
 	"  -I DIR          add DIR to the tapset search path\n"
 	"  -o FILE         write script output to FILE\n"
 	"  -v              verbose: say what the session does\n"
+	"  -l [GLOB]       list events (hardware, cache, software, tracepoints, sysfs\n"
+	"                  PMUs, libpfm4), those matching GLOB (e.g. 'sched:*') only\n"
 	"      --backend=auto|bpf|perf  how sampling counters deliver overflows: BPF\n"
 	"                        programs in the kernel or the perf ring (default auto)\n"
 	"      --describe SPEC   print the perf_event_attr fields SPEC sets\n"
-	"      --json            with --describe: a JSON array\n"
+	"      --json            with --describe or -l: a JSON array\n"
 	"      --version         print the version\n"
 	"  -h, --help            this text\n"
 	"\n"
@@ -49,6 +52,7 @@ struct options {
 	double duration;
 	long ring_pages;
 	enum ps_backend backend;
+	bool list; /* -l */
 };
 
 static int die_usage(const char *fmt, const char *arg)
@@ -142,6 +146,23 @@ static int describe(const char *spec, bool json)
 	}
 	rc = ps_events__describe(evs, stdout, json);
 	ps_events__free(evs);
+	return rc < 0 ? 1 : 0;
+}
+
+/* -l [GLOB]: the events this machine can name, as text or JSON. */
+static int list_events(const char *glob, bool json)
+{
+	struct ps_event_list *l = ps_event_list__new(glob);
+	int rc;
+
+	if (!l) {
+		fprintf(stderr, "perfscript: cannot list events: %s\n", strerror(errno));
+		return 1;
+	}
+	rc = ps_event_list__print(l, stdout, json);
+	if (!json && glob && ps_event_list__count(l) == 0)
+		fprintf(stderr, "perfscript: no event matches '%s'\n", glob);
+	ps_event_list__free(l);
 	return rc < 0 ? 1 : 0;
 }
 
@@ -269,9 +290,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'V': printf("perfscript %s (Lua 5.4)\n", PS_VERSION); exit(0);
 		case 'h': fputs(usage, stdout); exit(0);
-		case 'l':
-			return die_usage("%s", "-l (list events) is not available yet; "
-					       "docs/events.md lists the names perfscript accepts");
+		case 'l': o->list = true; break;
 		case 'i': o->repl = true; break;
 		case 'B':
 			if (!strcmp(optarg, "auto"))
@@ -355,6 +374,11 @@ int main(int argc, char **argv)
 			return die_usage("%s", "--describe wants one event string, e.g. "
 					       "--describe 'cycles:u'");
 		return describe(argv[first], o.json);
+	}
+	if (o.list) {
+		if (first + 1 < argc)
+			return die_usage("%s", "-l takes at most one GLOB, e.g. -l 'sched:*'");
+		return list_events(first < argc ? argv[first] : NULL, o.json);
 	}
 	if (o.repl && (o.code || first < argc))
 		return die_usage("%s", "-i reads Lua from stdin: give it no script and no -e");
