@@ -140,6 +140,25 @@ asan:
 		CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer' \
 		LDFLAGS='-fsanitize=address,undefined' all
 
+# The event-string fuzzer (libFuzzer, ASan, UBSan): `make fuzz` builds it
+# and runs it from the seed corpus for FUZZ_SECONDS (default 60), or for
+# FUZZ_RUNS executions when set. New inputs go to build/fuzz/corpus.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_RUNS    ?=
+FUZZ_SRCS    := $(wildcard runtime/event*.c)
+$(BUILD)/fuzz/fuzz_event: tests/fuzz/fuzz_event.c $(FUZZ_SRCS) $(wildcard runtime/event*.h bindings/*.h)
+	$(call msg,FUZZCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -Ibindings -Iruntime -o $@ $< $(FUZZ_SRCS) -lpfm
+
+fuzz: $(BUILD)/fuzz/fuzz_event
+	$(Q)mkdir -p $(BUILD)/fuzz/corpus
+	$(BUILD)/fuzz/fuzz_event $(BUILD)/fuzz/corpus tests/fuzz/corpus/event -timeout=10 \
+		$(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS))
+.PHONY: fuzz
+
 lint:
 	luacheck --no-color -q tapsets examples tests/spec
 
