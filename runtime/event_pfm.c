@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -39,6 +40,8 @@ static int pfm_ready(void)
 	return pfm_state;
 }
 
+static void forget_names(void);
+
 void ps_ev__pfm_reset(void)
 {
 	pthread_mutex_lock(&pfm_lock);
@@ -46,6 +49,7 @@ void ps_ev__pfm_reset(void)
 		pfm_terminate();
 	pfm_inited = false;
 	pthread_mutex_unlock(&pfm_lock);
+	forget_names();
 }
 
 /* Intel's architectural events whose documented names libpfm4 spells
@@ -299,54 +303,79 @@ static int each_event(int (*fn)(int idx, const pfm_pmu_info_t *pi, void *ctx), v
 	return 0;
 }
 
-struct suggest_ctx {
-	struct ps_ev_suggest *s, part;
-	const char *rest; /* ".ANY" of "INST_RETRIED.ANY", appended to a match */
-};
+/* Event names of the present PMUs, copied once: asking libpfm4 for each
+ * event's info costs about a microsecond, too much for every misspelling. */
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+static char **names;
+static size_t nnames;
+static bool names_done;
 
-static int suggest_one(int idx, const pfm_pmu_info_t *pi, void *vctx)
+static int collect_name(int idx, const pfm_pmu_info_t *pi, void *ctx)
 {
-	struct suggest_ctx *c = vctx;
 	pfm_event_info_t info = { .size = sizeof(info) };
-	char cand[160];
+	char **n;
 
 	(void)pi;
+	(void)ctx;
 	if (pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
 		return 0;
-	if (!c->rest) {
-		ps_ev__suggest(c->s, info.name);
-		return 0;
-	}
-	if (ps_ev__distance(c->part.word, c->part.word_len, info.name, strlen(info.name)) <
-	    c->part.best_dist) {
-		snprintf(cand, sizeof(cand), "%s%s", info.name, c->rest);
-		ps_ev__suggest(c->s, cand);
-	}
+	if (!(n = realloc(names, (nnames + 1) * sizeof(*n))))
+		return -ENOMEM;
+	names = n;
+	if (!(names[nnames] = strdup(info.name)))
+		return -ENOMEM;
+	nnames++;
 	return 0;
+}
+
+static void forget_names(void)
+{
+	pthread_mutex_lock(&names_lock);
+	for (size_t i = 0; i < nnames; i++)
+		free(names[i]);
+	free(names);
+	names = NULL;
+	nnames = 0;
+	names_done = false;
+	pthread_mutex_unlock(&names_lock);
+}
+
+static void load_names(void)
+{
+	pthread_mutex_lock(&names_lock);
+	if (!names_done && each_event(collect_name, NULL) != -ENOMEM)
+		names_done = true;
+	pthread_mutex_unlock(&names_lock);
 }
 
 /* Event names only (not every unit mask): cheap enough for an error path.
  * For "INST_RETRIED.ANY" the event part is compared and the rest kept. */
 static void pfm_suggest(const struct ps_ev_ref *ref, struct ps_ev_suggest *s)
 {
-	struct suggest_ctx c = { .s = s };
+	struct ps_ev_suggest part;
 	const char *dot;
-	char rest[64];
+	char rest[64], cand[160];
 
 	if (ref->sys || ref->name_len < 4)
 		return;
+	load_names();
 	dot = memchr(ref->name, '.', ref->name_len);
-	if (dot) {
-		size_t n = ref->name_len - (size_t)(dot - ref->name);
-
-		if (n >= sizeof(rest))
-			return;
-		memcpy(rest, dot, n);
-		rest[n] = '\0';
-		ps_ev__suggest_init(&c.part, ref->name, (size_t)(dot - ref->name));
-		c.rest = rest;
+	if (!dot) {
+		for (size_t i = 0; i < nnames; i++)
+			ps_ev__suggest(s, names[i]);
+		return;
 	}
-	each_event(suggest_one, &c);
+	if (ref->name_len - (size_t)(dot - ref->name) >= sizeof(rest))
+		return;
+	snprintf(rest, sizeof(rest), "%.*s", (int)(ref->name_len - (size_t)(dot - ref->name)), dot);
+	ps_ev__suggest_init(&part, ref->name, (size_t)(dot - ref->name));
+	for (size_t i = 0; i < nnames; i++) {
+		if (ps_ev__distance(part.word, part.word_len, names[i], strlen(names[i])) >=
+		    part.best_dist)
+			continue;
+		snprintf(cand, sizeof(cand), "%s%s", names[i], rest);
+		ps_ev__suggest(s, cand);
+	}
 }
 
 struct foreach_ctx {

@@ -44,7 +44,12 @@ int ps_ev__nomem(struct ps_event_error *err)
 	return -ENOMEM;
 }
 
-unsigned ps_ev__distance(const char *a, size_t alen, const char *b, size_t blen)
+/* Levenshtein distance, but give up with limit once every cell of a row is
+ * at least limit: the suggester only cares about names nearer than its
+ * best so far, and the full table for each of thousands of names is what
+ * a misspelling would otherwise cost. */
+static unsigned distance_within(const char *a, size_t alen, const char *b, size_t blen,
+				unsigned limit)
 {
 	unsigned row[64], prev;
 
@@ -54,8 +59,11 @@ unsigned ps_ev__distance(const char *a, size_t alen, const char *b, size_t blen)
 	for (size_t j = 0; j <= blen; j++)
 		row[j] = (unsigned)j;
 	for (size_t i = 1; i <= alen; i++) {
+		unsigned low;
+
 		prev = row[0];
 		row[0] = (unsigned)i;
+		low = row[0];
 		for (size_t j = 1; j <= blen; j++) {
 			unsigned sub = prev + (tolower((unsigned char)a[i - 1]) !=
 					       tolower((unsigned char)b[j - 1]));
@@ -65,9 +73,17 @@ unsigned ps_ev__distance(const char *a, size_t alen, const char *b, size_t blen)
 			best = ins < best ? ins : best;
 			prev = row[j];
 			row[j] = best;
+			low = best < low ? best : low;
 		}
+		if (low >= limit)
+			return limit;
 	}
 	return row[blen];
+}
+
+unsigned ps_ev__distance(const char *a, size_t alen, const char *b, size_t blen)
+{
+	return distance_within(a, alen, b, blen, UINT_MAX);
 }
 
 void ps_ev__suggest_init(struct ps_ev_suggest *s, const char *word, size_t len)
@@ -86,7 +102,10 @@ void ps_ev__suggest_n(struct ps_ev_suggest *s, const char *cand, size_t len)
 
 	if (len >= sizeof(s->best))
 		return;
-	d = ps_ev__distance(s->word, s->word_len, cand, len);
+	/* The distance is at least the difference in length. */
+	if ((len > s->word_len ? len - s->word_len : s->word_len - len) >= s->best_dist)
+		return;
+	d = distance_within(s->word, s->word_len, cand, len, s->best_dist);
 	if (d < s->best_dist) {
 		s->best_dist = d;
 		memcpy(s->best, cand, len);
