@@ -70,7 +70,7 @@ static bool is_vendor_char(char c)
 
 /* Copy tok into buf in libpfm4's spelling: '.' becomes ':' in the event
  * part (after any "pmu::"); modifiers keep theirs. */
-static void pfm_spelling(const char *tok, size_t len, char *buf)
+static void pfm_spelling(const char *tok, size_t len, char *buf, bool swap)
 {
 	const char *qual = NULL;
 	size_t ev = 0;
@@ -90,7 +90,7 @@ static void pfm_spelling(const char *tok, size_t len, char *buf)
 	}
 	buf[len] = '\0';
 	/* Swap an architectural Intel name for libpfm4's, keeping the rest. */
-	for (size_t i = 0; i < sizeof(arch_names) / sizeof(arch_names[0]); i++) {
+	for (size_t i = 0; swap && i < sizeof(arch_names) / sizeof(arch_names[0]); i++) {
 		size_t n = strlen(arch_names[i].intel), m = strlen(arch_names[i].pfm);
 		char *e = buf + ev;
 
@@ -229,7 +229,7 @@ static int vendor(const char *tok, size_t len, int column, bool strip_mods, stru
 
 	if (len == 0 || len > MAX_TOKEN || pfm_ready() < 0)
 		return 0;
-	pfm_spelling(tok, len, buf);
+	pfm_spelling(tok, len, buf, true);
 	if ((r = encode(buf, ev)) == 0) {
 		*used = len;
 		return 1;
@@ -241,14 +241,17 @@ static int vendor(const char *tok, size_t len, int column, bool strip_mods, stru
 
 		for (i = keep + 1; i < len && strchr("ukhHGIpSDe", tok[i]); i++)
 			;
-		pfm_spelling(tok, keep, buf);
+		pfm_spelling(tok, keep, buf, true);
 		if (i == len && encode(buf, ev) == 0) {
 			*used = keep;
 			return 1;
 		}
-		pfm_spelling(tok, len, buf);
+		pfm_spelling(tok, len, buf, true);
 	}
 	idx = find_event(buf, evname, sizeof(evname));
+	/* Columns come from the text as written, so point at it (spelled
+	 * with ':' but without the architectural-name swap, same length). */
+	pfm_spelling(tok, len, buf, false);
 	if (idx >= 0)
 		return bad_attr(tok, len, buf, idx, column, r, err);
 	return 0;
