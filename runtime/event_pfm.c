@@ -70,7 +70,7 @@ static bool is_vendor_char(char c)
 
 /* Copy tok into buf in libpfm4's spelling: '.' becomes ':' in the event
  * part (after any "pmu::"); modifiers keep theirs. */
-static void pfm_spelling(const char *tok, size_t len, char *buf, bool swap)
+static int pfm_spelling(const char *tok, size_t len, char *buf, bool swap)
 {
 	const char *qual = NULL;
 	size_t ev = 0;
@@ -98,8 +98,9 @@ static void pfm_spelling(const char *tok, size_t len, char *buf, bool swap)
 			continue;
 		memmove(e + m, e + n, strlen(e + n) + 1);
 		memcpy(e, arch_names[i].pfm, m);
-		break;
+		return 1; /* the umask segment went into the name */
 	}
+	return 0;
 }
 
 /* 0 with the attr fields libpfm4 set copied into ev, or a PFM_ERR_* code. */
@@ -154,8 +155,8 @@ static int find_event(const char *buf, char *evname, size_t len)
 
 /* libpfm4 found the event but not the rest: name the part it does not
  * know and what the event takes. */
-static int bad_attr(const char *tok, size_t len, const char *buf, int idx, int column, int pfm_err,
-		    struct ps_event_error *err)
+static int bad_attr(const char *tok, size_t len, const char *buf, int skip, int idx, int column,
+		    int pfm_err, struct ps_event_error *err)
 {
 	pfm_event_info_t info = { .size = sizeof(info) };
 	char takes[200] = "", part[64];
@@ -175,6 +176,9 @@ static int bad_attr(const char *tok, size_t len, const char *buf, int idx, int c
 	}
 	if (used >= sizeof(takes))
 		memcpy(takes + sizeof(takes) - 5, " ...", 5);
+	/* Segments an architectural name swallowed (INST_RETIRED.ANY) are fine. */
+	while (skip-- > 0 && p)
+		p = strchr(p + 1, ':');
 	/* The first segment that is no attribute of the event is the culprit. */
 	while (p && *p == ':') {
 		const char *e = p + 1;
@@ -225,11 +229,11 @@ static int vendor(const char *tok, size_t len, int column, bool strip_mods, stru
 {
 	char buf[MAX_TOKEN + 32], evname[MAX_TOKEN + 1];
 	const char *last;
-	int r, idx;
+	int r, idx, swapped;
 
 	if (len == 0 || len > MAX_TOKEN || pfm_ready() < 0)
 		return 0;
-	pfm_spelling(tok, len, buf, true);
+	swapped = pfm_spelling(tok, len, buf, true);
 	if ((r = encode(buf, ev)) == 0) {
 		*used = len;
 		return 1;
@@ -253,7 +257,7 @@ static int vendor(const char *tok, size_t len, int column, bool strip_mods, stru
 	 * with ':' but without the architectural-name swap, same length). */
 	pfm_spelling(tok, len, buf, false);
 	if (idx >= 0)
-		return bad_attr(tok, len, buf, idx, column, r, err);
+		return bad_attr(tok, len, buf, swapped, idx, column, r, err);
 	return 0;
 }
 
@@ -391,13 +395,25 @@ static int foreach_one(int idx, const pfm_pmu_info_t *pi, void *vctx)
 	struct foreach_ctx *c = vctx;
 	pfm_event_info_t info = { .size = sizeof(info) };
 	struct ps_ev_pfm_entry e = { .pmu = pi->name };
-	int r;
+	int r, bare = -1; /* -1: no unit masks seen yet */
 
 	if (pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
 		return 0;
 	e.event = info.name;
 	e.desc = info.desc ? info.desc : "";
-	if ((r = c->fn(&e, c->ctx)))
+	/* The bare name only when it means something alone: no unit masks,
+	 * or one of them is the default. */
+	for (int i = 0; i < info.nattrs; i++) {
+		pfm_event_attr_info_t ai = { .size = sizeof(ai) };
+
+		if (pfm_get_event_attr_info(idx, i, PFM_OS_PERF_EVENT_EXT, &ai) == PFM_SUCCESS &&
+		    ai.type == PFM_ATTR_UMASK) {
+			bare = bare == 1 ? 1 : ai.is_dfl ? 1 : 0;
+			if (bare)
+				break;
+		}
+	}
+	if (bare && (r = c->fn(&e, c->ctx)))
 		return r;
 	for (int i = 0; i < info.nattrs; i++) {
 		pfm_event_attr_info_t ai = { .size = sizeof(ai) };

@@ -78,6 +78,8 @@ static const struct icase skx_bad[] = {
 	{ "nopmu::INST_RETIRED", PS_ERR_UNKNOWN_EVENT, 1, NULL, NULL },
 	{ "INST_RETIRD.ANY_P", PS_ERR_UNKNOWN_EVENT, 1, "INST_RETIRED.ANY_P", NULL },
 	{ "BR_MISP_RETIRD", PS_ERR_UNKNOWN_EVENT, 1, "BR_MISP_RETIRED", NULL },
+	/* the fuzzer found the column off after INST_RETIRED.ANY became INSTRUCTION_RETIRED */
+	{ "INST_RETIRED.ANY:ST", PS_ERR_UNKNOWN_EVENT, 18, NULL, NULL },
 };
 
 static bool pmu_known(const char *force)
