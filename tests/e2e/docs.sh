@@ -28,7 +28,7 @@ for name in $names; do
 done
 ok $(( n >= 20 ? 0 : 1 )) "found the registered functions ($n)"
 
-for opt in -e -c -p -a -C -T -b -I -o -v -i --describe --json --version --help; do
+for opt in -e -c -p -a -C -T -b -I -o -v -l -i --describe --json --version --help; do
 	grep -qE -- "(^|[^a-z-])$opt([^a-z-]|$)" "$DOCS/guide.md" "$DOCS/perfscript.1"; ok $? "docs describe option $opt"
 done
 for f in guide.md events.md api.md perfscript.1; do
