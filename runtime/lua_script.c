@@ -234,11 +234,18 @@ static int on_target_exit(struct ps_loop *loop, int fd, uint32_t events, void *c
 	(void)events;
 	if (ps_session__reap(sc->session, &wstatus) == -EAGAIN)
 		return 0;
-	ps_loop__del_fd(loop, fd);
+	if (fd >= 0)
+		ps_loop__del_fd(loop, fd);
 	sc->target_done = true;
 	sc->target_wstatus = wstatus;
 	ps_script__stop(sc, "the target exited");
 	return 0;
+}
+
+static int on_sigchld(struct ps_loop *loop, uint64_t signo, void *ctx)
+{
+	(void)signo;
+	return on_target_exit(loop, -1, 0, ctx);
 }
 
 static int on_deadline(struct ps_loop *loop, uint64_t expirations, void *ctx)
@@ -294,7 +301,7 @@ static bool has_event_source(struct ps_script *sc)
  * -1 when the session cannot start (the reason is printed). */
 int ps_script__start(struct ps_script *sc)
 {
-	static const int sigs[] = { SIGINT, SIGTERM };
+	static const int sigs[] = { SIGINT, SIGTERM }, sigchld = SIGCHLD;
 	char msg[1024] = "";
 	int rc, pidfd;
 
@@ -315,6 +322,11 @@ int ps_script__start(struct ps_script *sc)
 	}
 	pidfd = ps_session__target_pidfd(sc->session);
 	if (pidfd >= 0 && ps_loop__add_fd(sc->loop, pidfd, EPOLLIN, on_target_exit, sc) < 0)
+		return -1;
+	/* Without pidfd_open (kernels before 5.3, valgrind) SIGCHLD says it. */
+	if (pidfd < 0 && ps_session__target_kind(sc->session) != PS_TARGET_PID &&
+	    ps_session__target_pid(sc->session) > 0 &&
+	    ps_loop__add_signals(sc->loop, &sigchld, 1, on_sigchld, sc) < 0)
 		return -1;
 	if (sc->duration > 0 &&
 	    ps_loop__add_timer(sc->loop, (uint64_t)(sc->duration * 1e9), on_deadline, sc) < 0)

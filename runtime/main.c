@@ -358,7 +358,7 @@ int main(int argc, char **argv)
 	struct ps_script *sc = NULL;
 	const char *chunk;
 	int rc, first;
-	static char **args; /* the reordered argv lives as long as the process */
+	char **args; /* the reordered argv, used until the end */
 
 	argv = args = split_args(argc, argv, &argc);
 	if (!argv) {
@@ -420,5 +420,6 @@ int main(int argc, char **argv)
 	ps_script__free(sc);
 	ps_session__free(session);
 	fflush(stdout);
+	free(args);
 	return rc;
 }
