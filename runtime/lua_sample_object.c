@@ -342,9 +342,29 @@ static int sample_tostring(lua_State *L)
 	return 1;
 }
 
+/* perfmon.symbolize(pid, addr [, kernel]) -> "func+0x1a", dso: what s.sym
+ * and s.dso say, for an address kept from a sample. Profiles count raw
+ * addresses while the target runs and symbolize once at the end. */
+static int l_symbolize(lua_State *L)
+{
+	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
+	pid_t pid = (pid_t)luaL_checkinteger(L, 1);
+	uint64_t addr = (uint64_t)luaL_checkinteger(L, 2);
+	bool kernel = lua_toboolean(L, 3);
+
+	push_symbol(L, sc, pid, addr, kernel, false);
+	push_symbol(L, sc, pid, addr, kernel, true);
+	return 2;
+}
+
 void ps_sample_object__open(lua_State *L, struct ps_script *sc)
 {
-	(void)sc;
+	if (lua_getglobal(L, "perfmon") == LUA_TTABLE) {
+		lua_pushlightuserdata(L, sc);
+		lua_pushcclosure(L, l_symbolize, 1);
+		lua_setfield(L, -2, "symbolize");
+	}
+	lua_pop(L, 1);
 	luaL_newmetatable(L, SAMPLE_MT);
 	lua_pushcfunction(L, sample_index);
 	lua_setfield(L, -2, "__index");

@@ -40,19 +40,45 @@ Profile.__index = Profile
 function M.new(opts)
   opts = opts or {}
   return setmetatable({ total = 0, by_func = {}, by_pid = {}, by_comm = {}, stacks = {},
-                        keep_stacks = opts.stacks and true or false }, Profile)
+                        by_addr = {}, keep_stacks = opts.stacks and true or false }, Profile)
 end
 
 local function bump(t, k) t[k] = (t[k] or 0) + 1 end
 
--- Count one sample. Reads only sym, pid and comm (and the chains with
--- stacks), since each field of a live sample is decoded on demand.
+-- Live samples under perfscript are counted by address and named once, at
+-- report time, through perfmon.symbolize, as perf record leaves symbols to
+-- perf report: the hot path is a table update, and the kernel's symbol
+-- table is not loaded while the target runs. Sample tables (tests, LuaJIT)
+-- are counted by their sym.
+local symbolize = rawget(_G, "perfmon") and perfmon.symbolize
+
+-- Count one sample. Reads only ip/user (or sym), pid and comm, and the
+-- chains with stacks, since each field of a live sample is decoded on demand.
 function Profile:add(s)
   self.total = self.total + 1
-  bump(self.by_func, M.func(s.sym))
+  if symbolize and type(s) == "userdata" then
+    local pid = s.user and s.pid or -1 -- kernel addresses are the same in every process
+    local t = self.by_addr[pid]
+    if not t then t = {}; self.by_addr[pid] = t end
+    local ip = s.ip
+    t[ip] = (t[ip] or 0) + 1
+  else
+    bump(self.by_func, M.func(s.sym))
+  end
   bump(self.by_pid, s.pid)
   bump(self.by_comm, s.comm or "?")
   if self.keep_stacks then bump(self.stacks, M.folded_key(s)) end
+end
+
+-- Name the addresses counted so far and fold them into by_func.
+function Profile:settle()
+  for pid, t in pairs(self.by_addr) do
+    for ip, c in pairs(t) do
+      local f = M.func(symbolize(pid < 0 and 0 or pid, ip, pid < 0))
+      self.by_func[f] = (self.by_func[f] or 0) + c
+    end
+  end
+  self.by_addr = {}
 end
 
 -- Rows {key, count, pct} of one breakdown, most samples first, ties by key.
@@ -69,7 +95,7 @@ local function rows(t, total, n)
   return out
 end
 
-function Profile:top(n) return rows(self.by_func, self.total, n) end
+function Profile:top(n) self:settle(); return rows(self.by_func, self.total, n) end
 function Profile:pids(n) return rows(self.by_pid, self.total, n) end
 function Profile:comms(n) return rows(self.by_comm, self.total, n) end
 
