@@ -1,9 +1,8 @@
 /*
- * lua_perfmon.c: the perfmon module and the seed API globals. Counter and
- * group objects ("perfscript.counter", "perfscript.group") wrap session
- * handles and close them exactly once, by :close(), <close> or __gc. The
- * globals of the SystemTap perfmon proposal (perfmon_allocate_counter, ...)
- * are thin wrappers over the same session calls and use bare handles.
+ * lua_perfmon.c: the perfmon module and its counter objects. A counter
+ * ("perfscript.counter") wraps a session handle and closes it exactly once,
+ * by :close(), <close> or __gc. Groups live in lua_group.c and the seed API
+ * globals of the SystemTap perfmon proposal in lua_seed.c.
  * Misuse (a stale handle, a wrong type) raises; an environment failure (a bad
  * event string, an event this machine cannot count) returns nil or 0 with a
  * message, like io.open.
@@ -14,28 +13,10 @@
 
 #include <lauxlib.h>
 
-#include "lua_script.h"
-
-#define COUNTER_MT "perfscript.counter"
-#define GROUP_MT "perfscript.group"
-#define MAX_EVENTS 256 /* events one string may produce */
-
-struct counter_ud {
-	ps_handle h; /* 0 once closed */
-};
-
-struct group_ud {
-	size_t n;
-	ps_handle h[]; /* leader first; all 0 once closed */
-};
-
-static struct ps_session *session_of(lua_State *L)
-{
-	return lua_touserdata(L, lua_upvalueindex(1));
-}
+#include "lua_perfmon.h"
 
 /* Raise for a handle the session does not know. */
-static int bad_handle(lua_State *L, const char *fn, lua_Integer h, int rc)
+int ps_lua__bad_handle(lua_State *L, const char *fn, lua_Integer h, int rc)
 {
 	char hex[24];
 
@@ -44,7 +25,7 @@ static int bad_handle(lua_State *L, const char *fn, lua_Integer h, int rc)
 }
 
 /* Return nil (or 0), message, code: an environment failure. */
-static int fail(lua_State *L, bool zero, const char *msg, int rc)
+int ps_lua__fail(lua_State *L, bool zero, const char *msg, int rc)
 {
 	if (zero)
 		lua_pushinteger(L, 0);
@@ -57,10 +38,10 @@ static int fail(lua_State *L, bool zero, const char *msg, int rc)
 
 /* Allocate spec's counters into hs: the count, or a negative code with msg
  * saying why (the parser's sentence, with column and suggestion). */
-static int allocate(lua_State *L, const char *spec, ps_handle *hs, char *msg, size_t len)
+int ps_lua__allocate(lua_State *L, const char *spec, ps_handle *hs, char *msg, size_t len)
 {
 	struct ps_event_error err = { 0 };
-	int n = ps_session__allocate(session_of(L), spec, hs, MAX_EVENTS, &err);
+	int n = ps_session__allocate(ps_lua__session(L), spec, hs, PS_MAX_EVENTS, &err);
 
 	if (n < 0)
 		snprintf(msg, len, "%s", err.message[0] ? err.message : ps_strerror(n));
@@ -68,9 +49,9 @@ static int allocate(lua_State *L, const char *spec, ps_handle *hs, char *msg, si
 }
 
 /* Open one counter (and its group); new sample rings join the loop. */
-static int open_one(lua_State *L, ps_handle h, char *msg, size_t len)
+int ps_lua__open_one(lua_State *L, ps_handle h, char *msg, size_t len)
 {
-	int rc = ps_session__open_counter(session_of(L), h, msg, len);
+	int rc = ps_session__open_counter(ps_lua__session(L), h, msg, len);
 
 	if (rc == 0)
 		ps_script__opened(ps_script__from(L));
@@ -93,7 +74,7 @@ static struct counter_ud *to_counter(lua_State *L)
 		if (same)
 			return c;
 	}
-	return luaL_checkudata(L, 1, COUNTER_MT);
+	return luaL_checkudata(L, 1, PS_COUNTER_MT);
 }
 
 static struct counter_ud *check_counter(lua_State *L)
@@ -110,22 +91,22 @@ static int push_counter(lua_State *L, ps_handle h)
 	struct counter_ud *c = lua_newuserdatauv(L, sizeof(*c), 0);
 
 	c->h = h;
-	luaL_setmetatable(L, COUNTER_MT);
+	luaL_setmetatable(L, PS_COUNTER_MT);
 	return 1;
 }
 
 static int c_start(lua_State *L)
 {
-	struct ps_session *s = session_of(L);
+	struct ps_session *s = ps_lua__session(L);
 	struct counter_ud *c = check_counter(L);
 	char msg[1024] = "";
-	int rc = ps_session__is_open(s, c->h) ? 0 : open_one(L, c->h, msg, sizeof(msg));
+	int rc = ps_session__is_open(s, c->h) ? 0 : ps_lua__open_one(L, c->h, msg, sizeof(msg));
 
 	if (rc < 0)
-		return fail(L, false, msg[0] ? msg : ps_strerror(rc), rc);
+		return ps_lua__fail(L, false, msg[0] ? msg : ps_strerror(rc), rc);
 	rc = ps_session__start(s, c->h);
 	if (rc < 0)
-		return fail(L, false, ps_strerror(rc), rc);
+		return ps_lua__fail(L, false, ps_strerror(rc), rc);
 	lua_settop(L, 1);
 	return 1;
 }
@@ -133,10 +114,10 @@ static int c_start(lua_State *L)
 static int c_stop(lua_State *L)
 {
 	struct counter_ud *c = check_counter(L);
-	int rc = ps_session__stop(session_of(L), c->h);
+	int rc = ps_session__stop(ps_lua__session(L), c->h);
 
 	if (rc < 0)
-		return fail(L, false, ps_strerror(rc), rc);
+		return ps_lua__fail(L, false, ps_strerror(rc), rc);
 	lua_settop(L, 1);
 	return 1;
 }
@@ -144,10 +125,10 @@ static int c_stop(lua_State *L)
 static int c_reset(lua_State *L)
 {
 	struct counter_ud *c = check_counter(L);
-	int rc = ps_session__reset(session_of(L), c->h);
+	int rc = ps_session__reset(ps_lua__session(L), c->h);
 
 	if (rc < 0)
-		return fail(L, false, ps_strerror(rc), rc);
+		return ps_lua__fail(L, false, ps_strerror(rc), rc);
 	lua_settop(L, 1);
 	return 1;
 }
@@ -157,10 +138,10 @@ static int c_read(lua_State *L)
 {
 	struct counter_ud *c = check_counter(L);
 	struct ps_value v;
-	int rc = ps_session__read(session_of(L), c->h, &v);
+	int rc = ps_session__read(ps_lua__session(L), c->h, &v);
 
 	if (rc < 0)
-		return fail(L, false, ps_strerror(rc), rc);
+		return ps_lua__fail(L, false, ps_strerror(rc), rc);
 	lua_pushinteger(L, (lua_Integer)v.value);
 	lua_pushinteger(L, (lua_Integer)v.enabled);
 	lua_pushinteger(L, (lua_Integer)v.running);
@@ -170,10 +151,10 @@ static int c_read(lua_State *L)
 
 static int c_close(lua_State *L)
 {
-	struct counter_ud *c = luaL_checkudata(L, 1, COUNTER_MT);
+	struct counter_ud *c = luaL_checkudata(L, 1, PS_COUNTER_MT);
 
 	if (c->h) {
-		ps_session__free_counter(session_of(L), c->h);
+		ps_session__free_counter(ps_lua__session(L), c->h);
 		c->h = 0;
 	}
 	return 0;
@@ -187,26 +168,26 @@ static int c_handle(lua_State *L)
 
 static int c_name(lua_State *L)
 {
-	lua_pushstring(L, ps_session__name(session_of(L), check_counter(L)->h));
+	lua_pushstring(L, ps_session__name(ps_lua__session(L), check_counter(L)->h));
 	return 1;
 }
 
 static int c_spec(lua_State *L)
 {
-	lua_pushstring(L, ps_session__spec(session_of(L), check_counter(L)->h));
+	lua_pushstring(L, ps_session__spec(ps_lua__session(L), check_counter(L)->h));
 	return 1;
 }
 
 static int c_tostring(lua_State *L)
 {
-	struct counter_ud *c = luaL_checkudata(L, 1, COUNTER_MT);
-	struct ps_session *s = session_of(L);
+	struct counter_ud *c = luaL_checkudata(L, 1, PS_COUNTER_MT);
+	struct ps_session *s = ps_lua__session(L);
 	struct ps_value v = { 0 };
 
 	if (!c->h || ps_session__read(s, c->h, &v) < 0)
-		lua_pushfstring(L, COUNTER_MT " (closed): %p", (void *)c);
+		lua_pushfstring(L, PS_COUNTER_MT " (closed): %p", (void *)c);
 	else
-		lua_pushfstring(L, COUNTER_MT " '%s': %I", ps_session__name(s, c->h),
+		lua_pushfstring(L, PS_COUNTER_MT " '%s': %I", ps_session__name(s, c->h),
 				(lua_Integer)v.value);
 	return 1;
 }
@@ -224,170 +205,21 @@ static const luaL_Reg counter_meta[] = {
 	{ NULL, NULL },
 };
 
-/* ---- group objects ---- */
-
-static struct group_ud *check_group(lua_State *L)
-{
-	struct group_ud *g = luaL_checkudata(L, 1, GROUP_MT);
-
-	if (!g->n || !g->h[0])
-		luaL_error(L, "attempt to use a closed group");
-	return g;
-}
-
-/* g:read() -> { v1, v2, ..., [name] = v }, enabled, running */
-static int g_read(lua_State *L)
-{
-	struct ps_session *s = session_of(L);
-	struct group_ud *g = check_group(L);
-	struct ps_value vals[MAX_EVENTS];
-	int n = ps_session__read_group(s, g->h[0], vals, MAX_EVENTS);
-
-	if (n < 0)
-		return fail(L, false, ps_strerror(n), n);
-	lua_createtable(L, n, n);
-	for (int i = 0; i < n; i++) {
-		lua_pushinteger(L, (lua_Integer)vals[i].value);
-		lua_pushvalue(L, -1);
-		lua_rawseti(L, -3, i + 1);
-		if ((size_t)i < g->n)
-			lua_setfield(L, -2, ps_session__name(s, g->h[i]));
-		else
-			lua_pop(L, 1);
-	}
-	lua_pushinteger(L, n ? (lua_Integer)vals[0].enabled : 0);
-	lua_pushinteger(L, n ? (lua_Integer)vals[0].running : 0);
-	return 3;
-}
-
-static int g_each(lua_State *L, int (*op)(struct ps_session *, ps_handle))
-{
-	struct group_ud *g = check_group(L);
-	int rc = op(session_of(L), g->h[0]);
-
-	if (rc < 0)
-		return fail(L, false, ps_strerror(rc), rc);
-	lua_settop(L, 1);
-	return 1;
-}
-
-static int g_start(lua_State *L)
-{
-	struct ps_session *s = session_of(L);
-	struct group_ud *g = check_group(L);
-	char msg[1024] = "";
-	int rc = ps_session__is_open(s, g->h[0]) ? 0
-						  : open_one(L, g->h[0], msg, sizeof(msg));
-
-	if (rc < 0)
-		return fail(L, false, msg[0] ? msg : ps_strerror(rc), rc);
-	return g_each(L, ps_session__start);
-}
-
-static int g_stop(lua_State *L)
-{
-	return g_each(L, ps_session__stop);
-}
-
-static int g_reset(lua_State *L)
-{
-	return g_each(L, ps_session__reset);
-}
-
-static int g_close(lua_State *L)
-{
-	struct group_ud *g = luaL_checkudata(L, 1, GROUP_MT);
-
-	if (g->n && g->h[0])
-		ps_session__free_counter(session_of(L), g->h[0]); /* frees the members */
-	for (size_t i = 0; i < g->n; i++)
-		g->h[i] = 0;
-	return 0;
-}
-
-static int g_len(lua_State *L)
-{
-	lua_pushinteger(L, (lua_Integer)((struct group_ud *)luaL_checkudata(L, 1, GROUP_MT))->n);
-	return 1;
-}
-
-static int g_names(lua_State *L)
-{
-	struct ps_session *s = session_of(L);
-	struct group_ud *g = check_group(L);
-
-	lua_createtable(L, (int)g->n, 0);
-	for (size_t i = 0; i < g->n; i++) {
-		lua_pushstring(L, ps_session__name(s, g->h[i]));
-		lua_rawseti(L, -2, (lua_Integer)i + 1);
-	}
-	return 1;
-}
-
-static int g_tostring(lua_State *L)
-{
-	struct group_ud *g = luaL_checkudata(L, 1, GROUP_MT);
-
-	if (!g->n || !g->h[0])
-		lua_pushstring(L, GROUP_MT " (closed)");
-	else
-		lua_pushfstring(L, GROUP_MT " '%s' (%d counters)",
-				ps_session__spec(session_of(L), g->h[0]), (int)g->n);
-	return 1;
-}
-
-static const luaL_Reg group_methods[] = {
-	{ "read", g_read },   { "start", g_start }, { "stop", g_stop },
-	{ "reset", g_reset }, { "close", g_close }, { "names", g_names },
-	{ NULL, NULL },
-};
-
-static const luaL_Reg group_meta[] = {
-	{ "__gc", g_close }, { "__close", g_close }, { "__tostring", g_tostring },
-	{ "__len", g_len },  { NULL, NULL },
-};
-
 /* ---- module functions ---- */
 
 /* perfmon.counter(spec) -> counter... | nil, message, code */
 static int m_counter(lua_State *L)
 {
-	ps_handle hs[MAX_EVENTS];
+	ps_handle hs[PS_MAX_EVENTS];
 	char msg[400];
-	int n = allocate(L, luaL_checkstring(L, 1), hs, msg, sizeof(msg));
+	int n = ps_lua__allocate(L, luaL_checkstring(L, 1), hs, msg, sizeof(msg));
 
 	if (n < 0)
-		return fail(L, false, msg, n);
+		return ps_lua__fail(L, false, msg, n);
 	luaL_checkstack(L, n, "too many events");
 	for (int i = 0; i < n; i++)
 		push_counter(L, hs[i]);
 	return n;
-}
-
-/* perfmon.group(spec) -> group | nil, message, code. The string must be one
- * group ("{a,b}") or one event. */
-static int m_group(lua_State *L)
-{
-	struct ps_session *s = session_of(L);
-	ps_handle hs[MAX_EVENTS], members[MAX_EVENTS];
-	char msg[400];
-	int n = allocate(L, luaL_checkstring(L, 1), hs, msg, sizeof(msg));
-	int nm;
-	struct group_ud *g;
-
-	if (n < 0)
-		return fail(L, false, msg, n);
-	nm = ps_session__group(s, hs[0], members, MAX_EVENTS);
-	if (nm != n) {
-		for (int i = 0; i < n; i++)
-			ps_session__free_counter(s, hs[i]);
-		return luaL_argerror(L, 1, "perfmon.group wants one group, e.g. '{task-clock,page-faults}'");
-	}
-	g = lua_newuserdatauv(L, sizeof(*g) + (size_t)n * sizeof(ps_handle), 0);
-	g->n = (size_t)n;
-	memcpy(g->h, hs, (size_t)n * sizeof(ps_handle));
-	luaL_setmetatable(L, GROUP_MT);
-	return 1;
 }
 
 static void set_u64(lua_State *L, const char *field, uint64_t v)
@@ -449,7 +281,7 @@ static int m_describe(lua_State *L)
 	size_t n;
 
 	if (!evs)
-		return fail(L, false, err.message[0] ? err.message : strerror(errno), errno);
+		return ps_lua__fail(L, false, err.message[0] ? err.message : strerror(errno), errno);
 	n = ps_events__count(evs);
 	lua_createtable(L, (int)n, 0);
 	for (size_t i = 0; i < n; i++) {
@@ -468,123 +300,20 @@ static int m_open(lua_State *L)
 	int rc = ps_script__create_context(ps_script__from(L), msg, sizeof(msg));
 
 	if (rc < 0)
-		return fail(L, false, msg[0] ? msg : ps_strerror(rc), rc);
+		return ps_lua__fail(L, false, msg[0] ? msg : ps_strerror(rc), rc);
 	lua_pushboolean(L, 1);
-	return 1;
-}
-
-/* ---- the seed globals ---- */
-
-/* perfmon_allocate_counter(spec) -> handle... | 0, message, code */
-static int g_allocate_counter(lua_State *L)
-{
-	ps_handle hs[MAX_EVENTS];
-	char msg[400];
-	int n = allocate(L, luaL_checkstring(L, 1), hs, msg, sizeof(msg));
-
-	if (n < 0)
-		return fail(L, true, msg, n);
-	luaL_checkstack(L, n, "too many events");
-	for (int i = 0; i < n; i++)
-		lua_pushinteger(L, (lua_Integer)hs[i]);
-	return n;
-}
-
-/* perfmon_free_counter(h) -> h | 0, message */
-static int g_free_counter(lua_State *L)
-{
-	lua_Integer h = luaL_checkinteger(L, 1);
-	int rc = ps_session__free_counter(session_of(L), (ps_handle)h);
-
-	if (rc < 0)
-		return fail(L, true, ps_strerror(rc), rc);
-	lua_pushinteger(L, h);
-	return 1;
-}
-
-/* perfmon_create_context() -> 0 | errno, message */
-static int g_create_context(lua_State *L)
-{
-	char msg[1024] = "";
-	int rc = ps_script__create_context(ps_script__from(L), msg, sizeof(msg));
-
-	lua_pushinteger(L, rc < 0 ? -rc : 0);
-	if (rc >= 0)
-		return 1;
-	lua_pushstring(L, msg[0] ? msg : ps_strerror(rc));
-	return 2;
-}
-
-/* perfmon_get_counter(h) -> value. The hot path: one handle check, one
- * read(), one scale. */
-static int g_get_counter(lua_State *L)
-{
-	lua_Integer h = luaL_checkinteger(L, 1);
-	struct ps_value v;
-	int rc = ps_session__read(session_of(L), (ps_handle)h, &v);
-
-	if (rc < 0)
-		return bad_handle(L, "perfmon_get_counter", h, rc);
-	lua_pushinteger(L, (lua_Integer)v.value);
-	return 1;
-}
-
-/* perfmon_start_counter(h) / perfmon_stop_counter(h) -> value | 0, message */
-static int start_stop(lua_State *L, bool start)
-{
-	struct ps_session *s = session_of(L);
-	lua_Integer h = luaL_checkinteger(L, 1);
-	struct ps_value v;
-	char msg[1024] = "";
-	int rc = ps_session__check(s, (ps_handle)h);
-
-	if (rc < 0)
-		return bad_handle(L, start ? "perfmon_start_counter" : "perfmon_stop_counter", h, rc);
-	if (start && !ps_session__is_open(s, (ps_handle)h)) {
-		rc = open_one(L, (ps_handle)h, msg, sizeof(msg));
-		if (rc < 0)
-			return fail(L, true, msg[0] ? msg : ps_strerror(rc), rc);
-	}
-	rc = start ? ps_session__start(s, (ps_handle)h) : ps_session__stop(s, (ps_handle)h);
-	if (rc >= 0)
-		rc = ps_session__read(s, (ps_handle)h, &v);
-	if (rc < 0)
-		return fail(L, true, ps_strerror(rc), rc);
-	lua_pushinteger(L, (lua_Integer)v.value);
-	return 1;
-}
-
-static int g_start_counter(lua_State *L)
-{
-	return start_stop(L, true);
-}
-
-static int g_stop_counter(lua_State *L)
-{
-	return start_stop(L, false);
-}
-
-/* perfmon_handle_to_string(h) -> spec */
-static int g_handle_to_string(lua_State *L)
-{
-	lua_Integer h = luaL_checkinteger(L, 1);
-	const char *spec = ps_session__spec(session_of(L), (ps_handle)h);
-
-	if (!spec)
-		return bad_handle(L, "perfmon_handle_to_string", h, -PS_ERR_HANDLE);
-	lua_pushstring(L, spec);
 	return 1;
 }
 
 /* A handle argument: an integer handle or a counter object. */
 static ps_handle handle_arg(lua_State *L, int idx)
 {
-	struct counter_ud *c = luaL_testudata(L, idx, COUNTER_MT);
+	struct counter_ud *c = luaL_testudata(L, idx, PS_COUNTER_MT);
 
 	if (c)
 		return c->h;
 	if (!lua_isinteger(L, idx))
-		luaL_typeerror(L, idx, "counter handle or " COUNTER_MT);
+		luaL_typeerror(L, idx, "counter handle or " PS_COUNTER_MT);
 	return (ps_handle)lua_tointeger(L, idx);
 }
 
@@ -593,10 +322,10 @@ static int m_lost(lua_State *L)
 {
 	struct ps_sample_stats st;
 	ps_handle h = handle_arg(L, 1);
-	int rc = ps_session__sample_stats(session_of(L), h, &st);
+	int rc = ps_session__sample_stats(ps_lua__session(L), h, &st);
 
 	if (rc < 0)
-		return bad_handle(L, "perfmon.lost", (lua_Integer)h, rc);
+		return ps_lua__bad_handle(L, "perfmon.lost", (lua_Integer)h, rc);
 	lua_pushinteger(L, (lua_Integer)st.lost);
 	lua_pushinteger(L, (lua_Integer)st.throttled);
 	return 2;
@@ -607,10 +336,10 @@ static int m_stats(lua_State *L)
 {
 	struct ps_sample_stats st;
 	ps_handle h = handle_arg(L, 1);
-	int rc = ps_session__sample_stats(session_of(L), h, &st);
+	int rc = ps_session__sample_stats(ps_lua__session(L), h, &st);
 
 	if (rc < 0)
-		return bad_handle(L, "perfmon.stats", (lua_Integer)h, rc);
+		return ps_lua__bad_handle(L, "perfmon.stats", (lua_Integer)h, rc);
 	const struct {
 		const char *name;
 		uint64_t v;
@@ -628,7 +357,7 @@ static int m_stats(lua_State *L)
 
 static const luaL_Reg module_funcs[] = {
 	{ "counter", m_counter },
-	{ "group", m_group },
+	{ "group", ps_group__new },
 	{ "describe", m_describe },
 	{ "open", m_open },
 	{ "lost", m_lost },
@@ -636,16 +365,6 @@ static const luaL_Reg module_funcs[] = {
 	{ NULL, NULL },
 };
 
-static const luaL_Reg seed_globals[] = {
-	{ "perfmon_allocate_counter", g_allocate_counter },
-	{ "perfmon_free_counter", g_free_counter },
-	{ "perfmon_create_context", g_create_context },
-	{ "perfmon_get_counter", g_get_counter },
-	{ "perfmon_start_counter", g_start_counter },
-	{ "perfmon_stop_counter", g_stop_counter },
-	{ "perfmon_handle_to_string", g_handle_to_string },
-	{ NULL, NULL },
-};
 
 /* A class's metatable; its functions get the session and the metatable
  * itself as upvalues 1 and 2. */
@@ -669,11 +388,11 @@ int ps_perfmon__open(lua_State *L)
 {
 	struct ps_session *s = ps_script__from(L)->session;
 
-	new_class(L, COUNTER_MT, counter_meta, counter_methods, s);
-	new_class(L, GROUP_MT, group_meta, group_methods, s);
+	new_class(L, PS_COUNTER_MT, counter_meta, counter_methods, s);
+	new_class(L, PS_GROUP_MT, ps_group__meta, ps_group__methods, s);
 	lua_pushglobaltable(L);
 	lua_pushlightuserdata(L, s);
-	luaL_setfuncs(L, seed_globals, 1);
+	luaL_setfuncs(L, ps_seed__globals, 1);
 	lua_pop(L, 1);
 	luaL_newlibtable(L, module_funcs);
 	lua_pushlightuserdata(L, s);
