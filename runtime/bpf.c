@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -236,6 +237,32 @@ static uint32_t cfg_flags(const struct ps_session *s, const struct ps_counter *c
 
 static int on_record(void *ctx, void *data, size_t size);
 
+/* Kernel behaviour (6.x): an inherited event copies its parent's program,
+ * and when the inherited copy is freed (a child of the target exits) it
+ * removes that program from the tracepoint for everyone. So a tracepoint's
+ * program hangs on an event of its own: system-wide, never enabled (it
+ * samples nothing) and never inherited. */
+static int open_anchor(const struct ps_counter *c)
+{
+	struct perf_event_attr a = c->attr;
+	int *cpus = NULL, n = 0, fd, err;
+
+	err = ps_cpus__parse(NULL, &cpus, &n);
+	if (err)
+		return err;
+	a.disabled = 1;
+	a.inherit = 0;
+	a.enable_on_exec = 0;
+	a.read_format = 0;
+	a.sample_type = PERF_SAMPLE_IP;
+	a.watermark = 0;
+	a.wakeup_events = 0;
+	fd = (int)syscall(SYS_perf_event_open, &a, -1, n ? cpus[0] : 0, -1, PERF_FLAG_FD_CLOEXEC);
+	err = fd < 0 ? -errno : fd;
+	free(cpus);
+	return err;
+}
+
 /* Load and attach c's object; the old one (if any) goes only on success. */
 static int load(struct ps_session *s, uint32_t slot, char *msg, size_t msglen)
 {
@@ -247,7 +274,7 @@ static int load(struct ps_session *s, uint32_t slot, char *msg, size_t msglen)
 	struct bpf_program *prog;
 	struct bpf_link **links = NULL;
 	uint32_t flags;
-	int nlinks = 0, err = 0;
+	int nlinks = 0, err = 0, anchor = -1;
 	char tail[512];
 
 	if (!bs)
@@ -301,8 +328,12 @@ static int load(struct ps_session *s, uint32_t slot, char *msg, size_t msglen)
 		err = -ENOMEM;
 		goto fail;
 	}
+	if (tp && (anchor = open_anchor(c)) < 0) {
+		err = anchor;
+		goto fail;
+	}
 	for (int k = 0; k < (tp ? 1 : c->nfds); k++) {
-		links[nlinks] = bpf_program__attach_perf_event(prog, c->fds[k]);
+		links[nlinks] = bpf_program__attach_perf_event(prog, tp ? anchor : c->fds[k]);
 		if (!links[nlinks]) {
 			err = -errno;
 			goto fail;
@@ -327,12 +358,15 @@ static int load(struct ps_session *s, uint32_t slot, char *msg, size_t msglen)
 	b->skel = skel;
 	b->links = links;
 	b->nlinks = nlinks;
+	b->anchor_fd = anchor;
 	b->lost_told = 0;
 	return 0;
 fail:
 	while (nlinks > 0)
 		bpf_link__destroy(links[--nlinks]);
 	free(links);
+	if (anchor >= 0)
+		close(anchor);
 	ps_sample_bpf__destroy(skel);
 	verifier_tail(tail, sizeof(tail));
 	if (msg && msglen)
@@ -371,6 +405,9 @@ void ps_bpf__detach_counter(struct ps_session *s, uint32_t slot)
 		bpf_link__destroy(b->links[--b->nlinks]);
 	free(b->links);
 	b->links = NULL;
+	if (b->skel && b->anchor_fd >= 0)
+		close(b->anchor_fd);
+	b->anchor_fd = -1;
 	ps_sample_bpf__destroy(b->skel);
 	b->skel = NULL;
 }

@@ -33,6 +33,7 @@ struct ps_bpf_counter {
 	struct ps_sample_bpf *skel; /* loaded and attached: the counter is on BPF */
 	struct bpf_link **links;
 	int nlinks;
+	int anchor_fd;          /* tracepoints: the event the program hangs on, or -1 */
 	uint64_t lost_told;     /* reserve failures already reported as records */
 	uint64_t passed;        /* perf-path fallback: overflows that passed, for every */
 };

@@ -373,12 +373,21 @@ static int add_entry(const struct ps_agg_entry *e, void *ctx)
 	} else {
 		luaL_Buffer b;
 
+		bool any = false;
+
 		luaL_buffinit(L, &b);
 		for (int i = 0; i < u->nkeys; i++) {
 			uint32_t bit = fields[u->order[i]].bit;
+			size_t depth = bit == PS_AGG_USTACK ? e->nustack : e->nkstack;
 
-			if (i)
+			/* a user-mode sample has no kernel stack (and a kernel thread no
+			 * user stack): the key leaves it out rather than say so */
+			if ((bit & (PS_AGG_USTACK | PS_AGG_KSTACK)) && depth == 0 &&
+			    (any || i + 1 < u->nkeys))
+				continue;
+			if (any)
 				luaL_addchar(&b, ';');
+			any = true;
 			if (bit & (PS_AGG_PID | PS_AGG_TID | PS_AGG_CPU)) {
 				char num[16];
 

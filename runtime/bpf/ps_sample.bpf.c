@@ -140,7 +140,9 @@ static __always_inline void aggregate(void *ctx, __u32 tgid, __u32 tid, __u32 cp
 	struct ps_agg_key k = {};
 	__u64 one = 1, *v;
 
-	if (cfg_keys & PS_BPF_K_PID)
+	/* user addresses mean something only with their process: keep the pid
+	 * for the symbolizer (keys that differ only by it are summed in Lua) */
+	if (cfg_keys & (PS_BPF_K_PID | PS_BPF_K_USTACK | PS_BPF_K_IP))
 		k.pid = tgid;
 	if (cfg_keys & PS_BPF_K_TID)
 		k.tid = tid;

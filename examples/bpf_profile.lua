@@ -1,0 +1,32 @@
+-- bpf_profile.lua: a CPU profile counted in the kernel. A cpu-clock
+-- sampling counter's overflows are aggregated by user and kernel stack in
+-- BPF maps (no sample crosses to user space); at the end the top stacks are
+-- printed, and the folded form ("root;...;leaf count", for flamegraph.pl)
+-- goes to the file named by the first script argument, if any.
+--   perfscript examples/bpf_profile.lua -c ./app [-- out.folded]
+local folded_path = arg[1]
+local top = 10
+
+prof = perfmon_allocate_counter("cpu-clock/period=1000000,bpf/")  -- 1 kHz, in-kernel
+local stacks = assert(perfmon.aggregate(prof, { by = { "ustack", "kstack" } }))
+
+probe("end", function()
+  local rows, total = {}, 0
+  for stack, n in pairs(stacks:read()) do
+    rows[#rows + 1] = { stack = stack, n = n }
+    total = total + n
+  end
+  table.sort(rows, function(a, b) return a.n > b.n end)
+  printf("%d samples in %d distinct stacks\n", total, #rows)
+  for i = 1, math.min(top, #rows) do
+    local leaf = rows[i].stack:match("([^;]*)$")
+    printf("%6d %5.1f%%  %s\n", rows[i].n, 100 * rows[i].n / total, leaf)
+  end
+  if folded_path then
+    local f = assert(io.open(folded_path, "w"))
+    for _, r in ipairs(rows) do f:write(r.stack, " ", r.n, "\n") end
+    f:close()
+    printf("folded stacks written to %s\n", folded_path)
+  end
+  if stacks:dropped() > 0 then printf("(%d samples found the map full)\n", stacks:dropped()) end
+end)

@@ -1,0 +1,184 @@
+# bpf.sh: the in-kernel path. Overflows handled by BPF programs reach the
+# same Lua handlers exactly as perf-ring samples do (sampling.sh's tests,
+# run with --backend=bpf), are filtered and aggregated in the kernel, fall
+# back to the perf ring with one line when BPF is refused, and leave no BPF
+# program behind, whatever way the session ends.
+source "$(dirname "$0")/lib.sh"
+EX=$(cd "$(dirname "$0")/../../examples" && pwd)
+
+if ! need_root; then
+	skip "loading BPF programs and syscall tracepoints need root" "BPF tests"
+	done_testing; exit
+fi
+if [[ ! -r /sys/kernel/btf/vmlinux ]]; then
+	skip "this kernel has no BTF (/sys/kernel/btf/vmlinux), which the programs need" "BPF tests"
+	done_testing; exit
+fi
+ours() { bpftool prog show 2>/dev/null | grep -cE 'name (ps_perf|ps_tp)( |$)'; }
+before=$(ours)
+
+N=200000
+exact='
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=" .. arg[1] .. "/")
+local n, bad_pid, kernel, back = 0, 0, 0, 0
+local last = {}
+probe("perfmon.sample(c)", function(s)
+  n = n + 1
+  if s.pid ~= target() or s.tid ~= target() then bad_pid = bad_pid + 1 end
+  if not s.user then kernel = kernel + 1 end
+  if (last[s.cpu] or 0) > s.time then back = back + 1 end
+  last[s.cpu] = s.time
+end)
+probe("end", function() print(n, perfmon.lost(c), bad_pid, kernel, back) end)'
+out=$("$PERFSCRIPT" --backend=bpf -b 2048 -e "$exact" -c "$WORKLOAD getppid $N" -- 1 2>"$TMP/err")
+is "$out" "$(printf '%d\t0\t0\t0\t0' $N)" "bpf, period=1: exactly N samples, 0 lost, all the workload's, user mode, time never goes back"
+[[ ! -s $TMP/err ]]; ok $? "bpf, period=1: nothing on stderr ($(head -c 200 "$TMP/err"))"
+out=$("$PERFSCRIPT" --backend=bpf -e "$exact" -c "$WORKLOAD getppid $N" -- 1000)
+is "$out" "$(printf '%d\t0\t0\t0\t0' $((N / 1000)))" "bpf, period=1000: exactly N/1000 samples (the program keeps a tracepoint's period)"
+out=$("$PERFSCRIPT" -e "${exact/period=\" .. arg\[1\] .. \"/period=1,bpf}" -c "$WORKLOAD getppid 5000" 2>&1)
+is "$out" "$(printf '5000\t0\t0\t0\t0')" "the bpf term alone selects the in-kernel path"
+
+rm -f "$TMP/ready"; mkfifo "$TMP/ready"
+"$WORKLOAD" --wait-usr1 threads 3 10000 >"$TMP/ready" &
+read -r _ wpid <"$TMP/ready"
+out=$("$PERFSCRIPT" --backend=bpf -p "$wpid" -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+local n, other = 0, 0
+probe("perfmon.sample(c)", function(s) n = n + 1; if s.pid ~= target() then other = other + 1 end end)
+probe("begin", function() perfmon_create_context(); os.execute("kill -USR1 " .. target()) end)
+probe("end", function() print(n, other, (perfmon.lost(c))) end)')
+wait
+is "$out" "$(printf '30000\t0\t0')" "bpf, -p: every sample of 3 threads x 10000 calls"
+
+# In-kernel pid filter on a system-wide counter, with noise from another process.
+"$WORKLOAD" threads 2 200000 >/dev/null & noise=$!
+out=$("$PERFSCRIPT" -a -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+local mine, other = 0, 0
+probe("perfmon.sample(c)", function(s) if s.pid == target() then mine = mine + 1 else other = other + 1 end end,
+      { pid = target() })
+probe("end", function() print(mine, other, (perfmon.lost(c))) end)' -c "$WORKLOAD getppid 20000" 2>&1)
+kill $noise 2>/dev/null; wait $noise 2>/dev/null
+is "$out" "$(printf '20000\t0\t0')" "-a with pid = target(): only the target's 20000 samples reach the handler"
+out=$("$PERFSCRIPT" -a -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+local n = 0
+probe("perfmon.sample(c)", function() n = n + 1 end, { pid = target(), every = 10, mode = "user" })
+probe("end", function() print(n) end)' -c "$WORKLOAD getppid 20000" 2>&1)
+is "$out" 2000 "every = 10 and mode = user in the kernel: 20000 / 10"
+out=$("$PERFSCRIPT" -a -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+local n = 0
+probe("perfmon.sample(c)", function() n = n + 1 end, { pid = target(), mode = "kernel" })
+probe("end", function() print(n) end)' -c "$WORKLOAD getppid 2000" 2>&1)
+is "$out" 0 "mode = kernel drops syscall tracepoint hits, which are user-mode"
+
+# Lost: a one-page ring and a slow handler; delivered + lost == N, told live.
+M=50000
+out=$("$PERFSCRIPT" --backend=bpf -b 1 -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+local n, lost_sum = 0, 0
+probe("perfmon.sample(c)", function() n = n + 1; for _ = 1, 3000 do end end)
+probe("perfmon.lost(c)", function(k) lost_sum = lost_sum + k end)
+probe("end", function() print(n, perfmon.lost(c), lost_sum == perfmon.lost(c)) end)' \
+	-c "$WORKLOAD getppid $M" 2>"$TMP/lost.err")
+read -r delivered lost summed <<<"$out"
+diag "bpf: delivered $delivered, lost $lost"
+ok $(( lost > 0 ? 0 : 1 )) "bpf: a tiny ring buffer and a slow handler lose samples ($lost)"
+is "$((delivered + lost))" "$M" "bpf: delivered + lost == N exactly"
+is "$summed" true "bpf: perfmon.lost probes were told every loss"
+like "$(cat "$TMP/lost.err")" "perfscript: $lost of $M samples of .* were lost" "bpf: the loss is reported at the end"
+
+# Aggregation: exact counts per process, in the kernel.
+out=$("$PERFSCRIPT" -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+local a = assert(perfmon.aggregate(c, { by = { "pid" } }))
+probe("end", function()
+  for pid, n in pairs(a:read()) do print("agg", pid, n) end
+  print("dropped", a:dropped())
+end)' -c "$WORKLOAD children 3000 7000")
+want=$(awk '/^child/ { print "agg", $2, $3 }' <<<"$out" | sort)
+got=$(grep '^agg' <<<"$out" | tr '\t' ' ' | sort)
+[[ -n $want ]]; ok $? "the workload's children said who they are"
+is "$got" "$want" "aggregation by pid: exactly N1 and N2 for the two children"
+is "$(grep '^dropped' <<<"$out" | tr '\t' ' ')" "dropped 0" "no key dropped"
+out=$("$PERFSCRIPT" -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+local a = assert(perfmon.aggregate(c, { by = { "comm", "pid" } }))
+probe("end", function() local t = a:read(); print(t["workload;" .. target()] == nil, next(t) ~= nil) end)' \
+	-c "$WORKLOAD children 10 20" | tail -1)
+is "$out" "$(printf 'true\ttrue')" "several fields: keys are joined with ';' (comm;pid)"
+out=$("$PERFSCRIPT" -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+local a = assert(perfmon.aggregate(c, { by = { "pid" }, entries = 1 }))
+probe("end", function() local k = 0; for _ in pairs(a:read()) do k = k + 1 end; print(k, a:dropped() > 0) end)' \
+	-c "$WORKLOAD children 100 200" 2>"$TMP/drop.err" | tail -1)
+is "$out" "$(printf '1\ttrue')" "a full map: the key that did not fit is counted as dropped"
+like "$(cat "$TMP/drop.err")" "were not aggregated: the map was full" "dropped keys are reported at the end"
+out=$("$PERFSCRIPT" -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+local a = assert(perfmon.aggregate(c, { by = { "pid" } }))
+local n = 0
+probe("perfmon.sample(c)", function() n = n + 1 end)
+probe("end", function() local t = a:read(); print(t[target()], n); a:clear(); print(next(a:read())) end)' \
+	-c "$WORKLOAD getppid 1234")
+is "$out" "$(printf '1234\t1234\nnil')" "a sample probe on an aggregated counter gets the samples too; clear() empties it"
+out=$("$PERFSCRIPT" -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1,nobpf/")
+local a = perfmon.aggregate(c, { by = { "pid" } })
+probe("end", function() print(a:read()) end)' -c "$WORKLOAD getppid 10" 2>&1)
+like "$out" "nil.*not aggregated in the kernel" "nobpf: aggregate reads nil and why"
+out=$("$PERFSCRIPT" -e 'perfmon.aggregate(perfmon_allocate_counter("cpu-clock/period=1000000/"), { by = { "pd" } })' 2>&1)
+like "$out" "unknown aggregation field 'pd'" "a misspelt field is a Lua error"
+out=$("$PERFSCRIPT" -e 'c = perfmon_allocate_counter("cpu-clock/period=1000000/"); probe("perfmon.sample(c)", function() end, { pdi = 1 })' 2>&1)
+like "$out" "unknown option 'pdi'" "a misspelt probe option is a Lua error"
+
+# Fallback: without CAP_BPF (and CAP_SYS_ADMIN) BPF is refused.
+if command -v setpriv >/dev/null; then
+	nobpf() { setpriv --bounding-set=-bpf,-sys_admin "$PERFSCRIPT" "$@"; }
+	out=$(nobpf -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+local n = 0
+probe("perfmon.sample(c)", function() n = n + 1 end, { mode = "user" })
+probe("end", function() print(n) end)' -c "$WORKLOAD getppid 3000" 2>"$TMP/fb.err")
+	is "$out" 3000 "auto without BPF: the perf ring serves, filters in user space"
+	is "$(grep -c . "$TMP/fb.err")" 1 "auto without BPF: one line on stderr"
+	like "$(cat "$TMP/fb.err")" "in-kernel handling unavailable, using the perf ring buffer: .*ps_tp.*Operation not permitted" "the line names the program and the reason"
+	out=$(nobpf --backend=bpf -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+probe("perfmon.sample(c)", function() end)' -c "$WORKLOAD getppid 10" 2>&1)
+	rc=$?
+	like "$out" "cannot load BPF program 'ps_tp' .*Operation not permitted" "--backend=bpf without BPF fails with the reason"
+	is "$rc" 1 "... and exit status 1"
+else
+	skip "setpriv is not installed" "BPF fallback tests"
+fi
+
+# Nothing left behind.
+"$PERFSCRIPT" -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+probe("perfmon.sample(c)", function() error("boom") end, { backend = "bpf" })' -c "$WORKLOAD getppid 100" >/dev/null 2>&1
+is "$(ours)" "$before" "no ps_ program is left after a handler error"
+"$PERFSCRIPT" --backend=bpf -a -T 30 -e '
+c = perfmon_allocate_counter("cpu-clock/period=1000000/")
+local a = perfmon.aggregate(c, { by = { "ustack" } })
+probe("perfmon.sample(c)", function() end)
+probe("timer.ms(100)", function() io.stdout:write("up\n"); io.stdout:flush() end)' >"$TMP/int.out" 2>&1 &
+pid=$!
+# the timer proves the loop (and its signalfd) runs
+for _ in $(seq 50); do grep -q up "$TMP/int.out" 2>/dev/null && break; sleep 0.1; done
+during=$(ours)
+kill -INT $pid; wait $pid
+ok $(( during > before ? 0 : 1 )) "while running, our programs are loaded ($during)"
+is "$(ours)" "$before" "no ps_ program is left after SIGINT"
+out=$("$PERFSCRIPT" -v --backend=bpf -T 0.2 -e 'c = perfmon_allocate_counter("cpu-clock/period=1000000/"); probe("perfmon.sample(c)", function() end)' 2>&1)
+like "$out" "libbpf: " "-v shows libbpf's log"
+
+# The examples.
+out=$("$PERFSCRIPT" "$EX/bpf_profile.lua" -c "$WORKLOAD spin 300" -- "$TMP/out.folded")
+like "$out" "samples in [0-9]+ distinct stacks" "bpf_profile.lua prints the top stacks"
+like "$out" "hot_spin" "bpf_profile.lua finds the workload's hot function"
+like "$(head -1 "$TMP/out.folded")" "^[^ ]*;hot_spin [0-9]+$" "bpf_profile.lua writes folded stacks (root;...;leaf count)"
+out=$("$PERFSCRIPT" -a "$EX/bpf_filter.lua" -c "$WORKLOAD spin 300")
+like "$out" "^[1-9][0-9]* samples of pid [0-9]+, 0 of other processes" "bpf_filter.lua: a system-wide counter filtered to the command in the kernel"
+done_testing
