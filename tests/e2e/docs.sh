@@ -15,7 +15,7 @@ for k, v in pairs(perfmon) do
   if type(v) == "function" then out[#out + 1] = "perfmon." .. k end
 end
 local reg = debug.getregistry()
-for _, mt in ipairs({ "perfscript.counter", "perfscript.group" }) do
+for _, mt in ipairs({ "perfscript.counter", "perfscript.group", "perfscript.aggregate" }) do
   for k in pairs(reg[mt].__index) do out[#out + 1] = (mt:match("%.(%w+)$")) .. ":" .. k end
 end
 table.sort(out)
@@ -28,7 +28,7 @@ for name in $names; do
 done
 ok $(( n >= 20 ? 0 : 1 )) "found the registered functions ($n)"
 
-for opt in -e -c -p -a -C -T -b -I -o -v -l -i --describe --json --version --help; do
+for opt in -e -c -p -a -C -T -b -I -o -v -l -i --describe --json --version --help --backend; do
 	grep -qE -- "(^|[^a-z-])$opt([^a-z-]|$)" "$DOCS/guide.md" "$DOCS/perfscript.1"; ok $? "docs describe option $opt"
 done
 for f in guide.md events.md api.md perfscript.1; do
