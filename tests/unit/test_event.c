@@ -226,10 +226,10 @@ static const struct icase invalid[] = {
 	{ "sched:sched_switch:q", PS_ERR_SYNTAX, 20, NULL, NULL },
 	{ "cycles/perod=1/", PS_ERR_UNKNOWN_TERM, 8, "period",
 	  "unknown term 'perod' at column 8 (did you mean 'period'?; valid terms: period freq "
-	  "name inherit pinned exclusive cpu config config1 config2 callchain stack addr raw)" },
+	  "name inherit pinned exclusive cpu config config1 config2 callchain stack addr raw bpf nobpf)" },
 	{ "cycles/bogus=1/", PS_ERR_UNKNOWN_TERM, 8, "",
 	  "unknown term 'bogus' at column 8 (valid terms: period freq name inherit pinned "
-	  "exclusive cpu config config1 config2 callchain stack addr raw)" },
+	  "exclusive cpu config config1 config2 callchain stack addr raw bpf nobpf)" },
 	{ "cycles/period=xyz/", PS_ERR_BAD_VALUE, 15, NULL,
 	  "bad number 'xyz' for term 'period' at column 15" },
 	{ "cycles/period=1,freq=2/", PS_ERR_BAD_VALUE, 17, NULL,
