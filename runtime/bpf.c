@@ -296,6 +296,7 @@ static int load(struct ps_session *s, uint32_t slot, char *msg, size_t msglen)
 	skel->rodata->cfg_every = b->every;
 	skel->rodata->cfg_tid = (__u32)b->tid;
 	skel->rodata->cfg_period = tp && !c->attr.freq ? c->attr.sample_period : 1;
+	skel->rodata->cfg_wake_bytes = ring_bytes(s) / 4;
 	if (bs->rb_fd >= 0)
 		err = bpf_map__reuse_fd(skel->maps.ps_events, bs->rb_fd);
 	else

@@ -28,9 +28,11 @@ const volatile __u32 cfg_keys = 0;
 const volatile __u64 cfg_every = 0; /* 0 or 1: every overflow */
 const volatile __u32 cfg_tid = 0;   /* 0: any thread */
 const volatile __u64 cfg_period = 0; /* tracepoints: the counter's period, kept here */
+const volatile __u64 cfg_wake_bytes = 0; /* wake the reader once this much waits */
 
 __u64 seen = 0; /* overflows that passed the filters, for cfg_every */
 __u64 hits = 0; /* tracepoint hits in the target, for cfg_period */
+__u64 last_wake = 0; /* bpf_ktime_get_ns of the last forced wakeup (racy: a hint) */
 
 /* Sizes are set by the loader before load; these are placeholders. */
 struct {
@@ -222,9 +224,21 @@ static __always_inline int handle(void *ctx, __u64 ip, __u32 user, __u64 period,
 		if (!user)
 			r->kstack = bpf_get_stackid(ctx, &ps_stacks, 0);
 	}
-	/* default wakeup: only when the reader had caught up, so a busy ring
-	 * costs one wakeup per drain, not one per record */
-	bpf_ringbuf_submit(r, 0);
+	/* The default wakes the reader whenever it had caught up, which at a
+	 * high rate is every record: an irq_work for the target and an epoll
+	 * round for one record. Wake when a quarter of the ring waits, or when
+	 * the stream was quiet for a millisecond (a slow stream's records are
+	 * then seen at once; the reader's 50 ms drain timer bounds the rest). */
+	{
+		__u64 now = r->time, flags = BPF_RB_NO_WAKEUP;
+
+		if (now - last_wake > 1000000 ||
+		    bpf_ringbuf_query(&ps_events, BPF_RB_AVAIL_DATA) >= cfg_wake_bytes) {
+			last_wake = now;
+			flags = BPF_RB_FORCE_WAKEUP;
+		}
+		bpf_ringbuf_submit(r, flags);
+	}
 	return 0;
 }
 
