@@ -101,7 +101,11 @@ ok $(( ours > 19000 && ${theirs:-0} > 0 && (ours - theirs) * 100 <= 2 * theirs &
 out=$("$PERFSCRIPT" -e '
 local function nfds() -- fds of this process, listed in the diagnostics
   local p, list = io.popen("ls -l /proc/" .. pid() .. "/fd | tail -n +2"), {}
-  for l in p:lines() do list[#list + 1] = l:match("%d+ %->.*") end
+  for l in p:lines() do
+    -- not the pipe of this very popen: its write end may still be open in
+    -- perfscript for a moment while ls runs
+    if not l:match("pipe:") then list[#list + 1] = l:match("%d+ %->.*") end
+  end
   p:close()
   return list
 end
