@@ -1,6 +1,6 @@
 /*
  * bpf_internal.h: the in-kernel path's private state, shared by bpf.c
- * (choosing the path, loading, attaching, the ring buffer) and
+ * (choosing the path, loading, attaching), bpf_ring.c (the ring buffer) and
  * bpf_aggregate.c (reading the aggregation maps). One ps_bpf_counter per
  * counter that was configured or took the BPF path; one ps_bpf_session per
  * session that loaded anything. Nothing here is part of the public ABI.
@@ -49,7 +49,9 @@ struct ps_bpf_session {
 
 /* bpf.c: the session's state, created on first use; NULL on ENOMEM. */
 struct ps_bpf_session *ps_bpf__session(struct ps_session *s);
-/* bpf.c: read a stack of the counter's stack map, leaf first; how many frames. */
+/* bpf_ring.c: libbpf's ring_buffer callback: one forwarded record. */
+int ps_bpf__on_record(void *ctx, void *data, size_t size);
+/* bpf_ring.c: read a stack of the counter's stack map, leaf first; how many frames. */
 size_t ps_bpf__stack(const struct ps_bpf_counter *b, int id, uint64_t *ips, size_t max);
 
 #endif
