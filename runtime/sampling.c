@@ -381,7 +381,16 @@ int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_
 	if (!s || !st)
 		return -EINVAL;
 	if (h == 0) {
+		uint64_t sum = 0;
+
 		*st = s->smp.total;
+		/* the records' total may miss losses never reported; the counters'
+		 * own PERF_FORMAT_LOST counts do not */
+		for (uint32_t i = 0; i < s->nslots; i++)
+			if (s->slots[i].live && (s->slots[i].attr.read_format & PERF_FORMAT_LOST))
+				sum += kernel_lost(&s->slots[i]);
+		if (sum > st->lost)
+			st->lost = sum;
 		return 0;
 	}
 	c = ps_session__slot(s, h);

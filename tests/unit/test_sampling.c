@@ -337,7 +337,7 @@ static void test_slow_consumer(void)
 /* Other tracepoints fire with the kernel's own registers. */
 static void test_kernel_misc(void)
 {
-	char *argv[] = { (char *)workload, "--fork", "exit", "0", NULL };
+	char *argv[] = { (char *)workload, "--fork", "sleep", "1", NULL }; /* the parent waits for the child */
 	struct ps_session *s = command(argv);
 	const char *spec = "sched:sched_process_exit/period=1/";
 	struct seen w;
