@@ -204,6 +204,9 @@ int ps_session__group(struct ps_session *s, ps_handle h, ps_handle *handles, siz
 
 const char *ps_session__spec(const struct ps_session *s, ps_handle h); /* as allocated */
 const char *ps_session__name(const struct ps_session *s, ps_handle h); /* display name */
+/* The event's sysfs .scale and .unit (1.0 and "" without them): the value
+ * times *scale is in *unit, e.g. Joules for power/energy-pkg/. */
+int ps_session__scale(const struct ps_session *s, ps_handle h, double *scale, const char **unit);
 const struct perf_event_attr *ps_session__attr(const struct ps_session *s, ps_handle h);
 bool ps_session__is_open(const struct ps_session *s, ps_handle h);
 bool ps_session__is_running(const struct ps_session *s, ps_handle h);

@@ -58,6 +58,7 @@ static void release_slot(struct ps_session *s, uint32_t i)
 	free(c->rbuf);
 	free(c->spec);
 	free(c->name);
+	free(c->unit);
 	uint32_t gen = (c->gen + 1) & PS_HANDLE_GEN_MASK;
 	memset(c, 0, sizeof(*c));
 	c->gen = gen;
@@ -164,7 +165,14 @@ int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *hand
 		c->bpf_term = ps_bpf__term(evs, done);
 		c->spec = strdup(spec);
 		c->name = strdup(ps_events__name(evs, done) ? ps_events__name(evs, done) : spec);
-		if (!c->spec || !c->name) {
+		{
+			const char *unit = "";
+
+			c->scale = 1.0;
+			ps_events__scale(evs, done, &c->scale, &unit);
+			c->unit = strdup(unit ? unit : "");
+		}
+		if (!c->spec || !c->name || !c->unit) {
 			done++;
 			ret = -ENOMEM;
 			goto cleanup;
@@ -376,6 +384,19 @@ const char *ps_session__spec(const struct ps_session *s, ps_handle h)
 	struct ps_counter *c = ps_session__slot(s, h);
 
 	return c ? c->spec : NULL;
+}
+
+int ps_session__scale(const struct ps_session *s, ps_handle h, double *scale, const char **unit)
+{
+	struct ps_counter *c = ps_session__slot(s, h);
+
+	if (!c)
+		return -PS_ERR_HANDLE;
+	if (scale)
+		*scale = c->scale;
+	if (unit)
+		*unit = c->unit;
+	return 0;
 }
 
 const char *ps_session__name(const struct ps_session *s, ps_handle h)

@@ -45,6 +45,8 @@ struct ps_counter {
 	uint32_t next_free; /* free-list link while !live */
 	char *spec;         /* the string it was allocated from */
 	char *name;         /* display name from the parser */
+	double scale;       /* sysfs .scale of the event (1.0 without one)... */
+	char *unit;         /* ...and its .unit ("" without one) */
 	struct perf_event_attr attr; /* as it will be opened on this target */
 	bool sampling;      /* period= or freq=: its fds write into the session's rings */
 	bool ids_mapped;    /* its ids are in the session's id map */

@@ -160,6 +160,24 @@ static int c_close(lua_State *L)
 	return 0;
 }
 
+/* c:scaled() -> value * the event's sysfs .scale, and its .unit */
+static int c_scaled(lua_State *L)
+{
+	struct counter_ud *c = check_counter(L);
+	struct ps_session *s = ps_lua__session(L);
+	struct ps_value v;
+	double scale = 1.0;
+	const char *unit = "";
+	int rc = ps_session__read(s, c->h, &v);
+
+	if (rc < 0)
+		return ps_lua__fail(L, false, ps_strerror(rc), rc);
+	ps_session__scale(s, c->h, &scale, &unit);
+	lua_pushnumber(L, (lua_Number)v.value * scale);
+	lua_pushstring(L, unit);
+	return 2;
+}
+
 static int c_handle(lua_State *L)
 {
 	lua_pushinteger(L, (lua_Integer)check_counter(L)->h);
@@ -194,7 +212,7 @@ static int c_tostring(lua_State *L)
 
 static const luaL_Reg counter_methods[] = {
 	{ "start", c_start }, { "stop", c_stop }, { "read", c_read },	  { "reset", c_reset },
-	{ "close", c_close }, { "handle", c_handle }, { "name", c_name }, { "spec", c_spec },
+	{ "close", c_close }, { "scaled", c_scaled }, { "handle", c_handle }, { "name", c_name }, { "spec", c_spec },
 	{ NULL, NULL },
 };
 

@@ -56,4 +56,13 @@ is "$out" true "gettimeofday_ns is wall-clock nanoseconds"
 out=$("$PERFSCRIPT" -v -T 0.05 -e 'probe("timer.s(5)", print)' 2>&1)
 like "$out" "session started: 0 counters, 1 timers.*session ended: -T expired" "-v says when and why the session starts and ends"
 
+# sysfs .scale/.unit: counter:scaled() applies them (a fixture PMU; not opened).
+out=$(PERFSCRIPT_SYSFS="$(cd "$(dirname "$0")/../fixtures/sysfs" && pwd)" "$PERFSCRIPT" -e '
+local e = assert(perfmon.counter("power/energy-pkg/"))
+local v, unit = e:scaled()
+local t = assert(perfmon.counter("task-clock")); t:start()
+local tv, tunit = t:scaled()
+print(v, unit, math.type(tv), tv > 0, tunit == "")')
+is "$out" "$(printf '0.0\tJoules\tfloat\ttrue\ttrue')" "counter:scaled() gives value x .scale and the .unit"
+
 done_testing
