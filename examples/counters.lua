@@ -18,7 +18,7 @@ end)
 
 probe("end", function()
   local wall = (gettimeofday_ns() - t0) / 1e9
-  printf("\n Performance counter stats for pid %d:\n\n", target())
+  printf("\n Performance counter stats for '%s':\n\n", target_command() or ("pid " .. target()))
   for _, e in ipairs(counters) do
     if not e.counter then
       printf("%18s      %-20s\n", "not supported", e.name)

@@ -38,7 +38,11 @@ end
 
 probe("end", function()
   local _, wall = set:read()
-  printf("\n Performance counter stats for process id '%d':\n\n", target())
+  if target_command() then
+    printf("\n Performance counter stats for '%s':\n\n", target_command())
+  else
+    printf("\n Performance counter stats for process id '%d':\n\n", target())
+  end
   io.write(set:stat_report())
   printf("\n %17.9f seconds time elapsed\n\n", wall / 1e9)
 end)

@@ -109,6 +109,18 @@ static int l_target(lua_State *L)
 	return 1;
 }
 
+/* target_command(): the -c string as given, or nil without -c. */
+static int l_target_command(lua_State *L)
+{
+	const char *cmd = script_of(L)->command;
+
+	if (cmd)
+		lua_pushstring(L, cmd);
+	else
+		lua_pushnil(L);
+	return 1;
+}
+
 static const luaL_Reg helpers[] = {
 	{ "exit", l_exit },
 	{ "pid", l_pid },
@@ -117,6 +129,7 @@ static const luaL_Reg helpers[] = {
 	{ "execname", l_execname },
 	{ "gettimeofday_ns", l_gettimeofday_ns },
 	{ "target", l_target },
+	{ "target_command", l_target_command },
 	{ NULL, NULL },
 };
 

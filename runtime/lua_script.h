@@ -31,6 +31,7 @@ struct ps_script {
 	int errors;      /* handler errors so far */
 	int exit_status; /* status perfscript exits with when no error occurred */
 	double duration; /* -T, seconds; 0 = none */
+	const char *command; /* the -c string, or NULL */
 
 	struct ps_timer_probe *timers; /* linked list, in registration order */
 	struct ps_samplers *samplers;  /* perfmon.sample/lost probes (lua_sample.c) */

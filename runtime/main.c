@@ -415,6 +415,7 @@ int main(int argc, char **argv)
 	for (int i = o.nincludes - 1; i >= 0; i--)
 		ps_script__add_path(sc, o.includes[i]);
 	sc->duration = o.duration;
+	sc->command = o.command;
 	rc = o.repl ? ps_repl__run(sc)
 		    : ps_script__run(sc, chunk, o.code != NULL, argv + first, argc - first, argv, 1);
 	ps_script__free(sc);

@@ -32,7 +32,7 @@ ok $(( n >= 3 ? 0 : 1 )) "--interval 100 --csv: page-faults lines with 8 fields 
 
 # stat.lua -c: perf stat's rows for the default events.
 out=$("$PERFSCRIPT" "$EX/stat.lua" -c "$WORKLOAD pages 5000" 2>&1); ok $? "stat.lua -c runs"
-like "$out" "Performance counter stats for process id '[0-9]+':" "stat.lua prints perf stat's title"
+like "$out" "Performance counter stats for (process id '[0-9]+'|'.*workload.*'):" "stat.lua prints perf stat's title"
 like "$out" $'\n +[0-9]+\\.[0-9]{2} msec task-clock +# +[0-9.]+ CPUs utilized\n' "stat.lua: task-clock with CPUs utilized"
 for ev in context-switches cpu-migrations; do
 	like "$out" $'\n +[0-9]+ +'"$ev"$' +# +[0-9.]+ [KMG]?/sec\n' "stat.lua: $ev with its rate"
