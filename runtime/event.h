@@ -122,6 +122,8 @@ bool ps_ev__parse_u64(const char *s, size_t len, uint64_t *v);
 /* A sysfs/tracefs path component we are willing to open: no '/', not ".."
  * or hidden, not empty. Keeps event strings from walking the filesystem. */
 bool ps_ev__safe_component(const char *s, size_t len);
+/* event_util.c: s as a JSON string (describe and -l --json). */
+void ps_ev__json_string(FILE *out, const char *s);
 
 /* Feed the generic term names (period, freq, ...) to a suggester, and the
  * same names as one space-separated string for messages (event_terms.c). */

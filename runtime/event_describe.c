@@ -69,22 +69,6 @@ static size_t collect(const struct ps_event *ev, struct field *f)
 	return n;
 }
 
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 /* scale=, unit= and cpus=, which are not attr fields but what the counting
  * layer needs to know about a sysfs event. */
 static void extras(const struct ps_event *ev, FILE *out, bool json)
@@ -93,7 +77,7 @@ static void extras(const struct ps_event *ev, FILE *out, bool json)
 		fprintf(out, json ? ", \"scale\": %.17g" : "scale=%.17g\n", ev->scale);
 		if (json) {
 			fputs(", \"unit\": ", out);
-			json_string(out, ev->unit ? ev->unit : "");
+			ps_ev__json_string(out, ev->unit ? ev->unit : "");
 		} else {
 			fprintf(out, "unit=%s\n", ev->unit ? ev->unit : "");
 		}
@@ -119,7 +103,7 @@ int ps_events__describe(const struct ps_events *evs, FILE *out, bool json)
 
 		if (json) {
 			fputs("  {\"name\": ", out);
-			json_string(out, evs->ev[i].name);
+			ps_ev__json_string(out, evs->ev[i].name);
 			for (size_t j = 0; j < n; j++)
 				fprintf(out, ", \"%s\": %llu", f[j].key,
 					(unsigned long long)f[j].value);

@@ -228,22 +228,6 @@ const struct ps_event_list_entry *ps_event_list__entry(const struct ps_event_lis
 	return l && i < l->n ? &l->e[i] : NULL;
 }
 
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 int ps_event_list__print(const struct ps_event_list *l, FILE *out, bool json)
 {
 	if (!l || !out)
@@ -255,11 +239,11 @@ int ps_event_list__print(const struct ps_event_list *l, FILE *out, bool json)
 
 		if (json) {
 			fputs("  {\"group\": ", out);
-			json_str(out, e->group);
+			ps_ev__json_string(out, e->group);
 			fputs(", \"name\": ", out);
-			json_str(out, e->name);
+			ps_ev__json_string(out, e->name);
 			fputs(", \"desc\": ", out);
-			json_str(out, e->desc);
+			ps_ev__json_string(out, e->desc);
 			fprintf(out, ", \"supported\": %s}%s\n",
 				e->supported > 0 ? "true" : e->supported == 0 ? "false" : "null",
 				i + 1 < l->n ? "," : "");

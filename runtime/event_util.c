@@ -176,3 +176,20 @@ bool ps_ev__safe_component(const char *s, size_t len)
 		return false;
 	return !memchr(s, '/', len) && !memchr(s, '\0', len);
 }
+
+/* s as a JSON string: quotes and backslashes escaped, control bytes as \uXXXX. */
+void ps_ev__json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
