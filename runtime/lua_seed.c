@@ -9,7 +9,6 @@
  */
 #include "lua_perfmon.h"
 
-
 /* perfmon_allocate_counter(spec) -> handle... | 0, message, code */
 static int g_allocate_counter(lua_State *L)
 {
