@@ -351,20 +351,13 @@ static struct ps_session *make_session(const struct options *o)
 	return s;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	struct options o = { 0 };
 	struct ps_session *session = NULL;
 	struct ps_script *sc = NULL;
 	const char *chunk;
 	int rc, first;
-	char **args; /* the reordered argv, used until the end */
-
-	argv = args = split_args(argc, argv, &argc);
-	if (!argv) {
-		perror("perfscript");
-		return 1;
-	}
 	rc = parse_options(argc, argv, &o);
 	if (rc)
 		return rc;
@@ -421,6 +414,19 @@ int main(int argc, char **argv)
 	ps_script__free(sc);
 	ps_session__free(session);
 	fflush(stdout);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	int n, rc;
+	char **args = split_args(argc, argv, &n);
+
+	if (!args) {
+		perror("perfscript");
+		return 1;
+	}
+	rc = run(n, args);
 	free(args);
 	return rc;
 }
