@@ -135,7 +135,11 @@ static void add_default_paths(struct ps_script *sc)
 		exe[n] = '\0';
 		slash = strrchr(exe, '/');
 		if (slash) {
+			/* a build tree: tapsets/ beside the binary, or one level up
+			 * for a binary in a build directory (make asan) */
 			strcpy(slash, "/tapsets");
+			if (access(exe, R_OK) != 0)
+				strcpy(slash, "/../tapsets");
 			if (access(exe, R_OK) == 0)
 				ps_script__add_path(sc, exe);
 		}
@@ -178,6 +182,7 @@ struct ps_script *ps_script__new(struct ps_session *session, int verbose)
 	lua_pop(sc->L, 1);
 	ps_probe__open(sc->L, sc);
 	ps_helpers__open(sc->L, sc);
+	ps_stats__open(sc->L);
 	ps_sample_object__open(sc->L, sc);
 	if (ps_sample__setup(sc) < 0) {
 		ps_script__free(sc);
