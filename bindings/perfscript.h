@@ -442,6 +442,14 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec);
 int ps_symbols__resolve(struct ps_symbols *syms, pid_t pid, uint64_t addr, bool kernel,
 			char *buf, size_t len, const char **dso);
 
+/* The address of the data or function symbol name (STT_OBJECT, STT_FUNC)
+ * in pid's address space: the ELF files it maps (learnt as add_proc()
+ * does, when pid is new), the executable first, then its libraries in
+ * address order; a name in several is taken from the first, a global
+ * binding before a weak or local one. 0 with *addr set, -ENOENT for no such
+ * symbol, -ESRCH when the process is gone, -EINVAL. */
+int ps_symbols__lookup(struct ps_symbols *syms, pid_t pid, const char *name, uint64_t *addr);
+
 /* Read /proc/kallsyms now rather than on the first kernel lookup. Returns 0,
  * -EACCES when every address reads as 0 (kptr_restrict, or not root:
  * kernel addresses then resolve to hex), or -errno. */

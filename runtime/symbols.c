@@ -368,6 +368,19 @@ int ps_symbols__load_kernel(struct ps_symbols *syms)
 	return ps_ksyms__hidden(syms->ksyms) ? -EACCES : 0;
 }
 
+/* Whether m's file-to-module adjustment is known (computed once). */
+static bool map_adjust(struct ps_map *m)
+{
+	if (m->adj_state == 0) {
+		int64_t adj;
+
+		m->adj_state = ps_dso__offset_adjust(m->dso, m->pgoff, &adj) ? -1 : 1;
+		if (m->adj_state == 1)
+			m->adj = (int64_t)(m->pgoff - m->start) + adj;
+	}
+	return m->adj_state > 0;
+}
+
 static int resolve_user(struct ps_symbols *syms, pid_t pid, uint64_t addr, char *buf,
 			size_t len, const char **dso)
 {
@@ -391,14 +404,7 @@ static int resolve_user(struct ps_symbols *syms, pid_t pid, uint64_t addr, char 
 	*dso = m->label;
 	if (!m->dso)
 		return -ENOENT;
-	if (m->adj_state == 0) {
-		int64_t adj;
-
-		m->adj_state = ps_dso__offset_adjust(m->dso, m->pgoff, &adj) ? -1 : 1;
-		if (m->adj_state == 1)
-			m->adj = (int64_t)(m->pgoff - m->start) + adj;
-	}
-	if (m->adj_state < 0 || ps_dso__lookup(m->dso, addr + (uint64_t)m->adj, &str) < 0)
+	if (!map_adjust(m) || ps_dso__lookup(m->dso, addr + (uint64_t)m->adj, &str) < 0)
 		return -ENOENT;
 	/* The hot path: one copy, no formatting. */
 	n = strlen(str);
@@ -407,6 +413,44 @@ static int resolve_user(struct ps_symbols *syms, pid_t pid, uint64_t addr, char 
 	memcpy(buf, str, n);
 	buf[n] = '\0';
 	return 0;
+}
+
+int ps_syms__proc_files(struct ps_symbols *syms, pid_t pid, struct ps_dso **dsos,
+			int64_t *bias, size_t max)
+{
+	struct ps_proc *p = proc_find(syms, pid);
+	size_t n = 0;
+
+	if (!p || !p->from_proc) {
+		int err = ps_symbols__add_proc(syms, pid);
+
+		if (err)
+			return err;
+		p = proc_find(syms, pid);
+		if (!p)
+			return -ESRCH;
+	}
+	for (size_t i = 0; i < p->n && n < max; i++) {
+		struct ps_map *m = &p->maps[i];
+		bool seen = false;
+
+		if (!m->dso || !map_adjust(m))
+			continue;
+		for (size_t j = 0; j < n && !seen; j++)
+			seen = dsos[j] == m->dso;
+		if (seen)
+			continue;
+		/* ld.so maps every segment of a file with one bias, so the code
+		 * mapping's also places the file's data. */
+		dsos[n] = m->dso;
+		bias[n++] = -m->adj;
+	}
+	return (int)n;
+}
+
+struct ps_dso *ps_syms__file(struct ps_symbols *syms, const char *path)
+{
+	return ps_dsos__get(&syms->dsos, path, path);
 }
 
 int ps_symbols__resolve(struct ps_symbols *syms, pid_t pid, uint64_t addr, bool kernel,

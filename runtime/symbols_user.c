@@ -67,6 +67,7 @@ struct ps_dso {
 	struct ps_fsym *syms; /* sorted by address, one per address */
 	size_t nsyms;
 	char *names;          /* what syms[].name point into */
+	struct ps_dso_names *byname; /* name -> address (symbols_lookup.c), NULL until asked */
 
 	struct ps_cache_slot *slots;
 	size_t nslots, nused; /* nslots is 0 or a power of two */
@@ -171,6 +172,7 @@ static void dso_free(struct ps_dso *d)
 		next = b->next;
 		free(b);
 	}
+	ps_dso_names__free(d->byname);
 	free(d->slots);
 	free(d->syms);
 	free(d->names);
@@ -192,6 +194,11 @@ void ps_dsos__free(struct ps_dsos *dsos)
 const char *ps_dso__name(const struct ps_dso *dso)
 {
 	return dso->path;
+}
+
+struct ps_dso_names **ps_dso__byname(struct ps_dso *dso)
+{
+	return &dso->byname;
 }
 
 /* Record the PT_LOAD segments: the link between a mapping's file offset and
@@ -322,17 +329,15 @@ static const struct ps_fsym *find_sym(const struct ps_dso *d, uint64_t addr)
 	return s;
 }
 
-/* Read what resolving needs from the file, then let go of it. */
-static int dso_open(struct ps_dso *d)
+int ps_dso__report(const struct ps_dso *dso, struct Dwfl **dwflp, struct Dwfl_Module **modp)
 {
 	Dwfl_Module *mod;
 	Dwfl *dwfl;
-	int fd, err;
+	int fd;
 
-	if (d->opened)
-		return d->usable ? 0 : -ENOENT;
-	d->opened = true;
-	fd = open(d->open_path, O_RDONLY | O_CLOEXEC);
+	if (!dso->open_path)
+		return -ENOENT;
+	fd = open(dso->open_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -ENOENT;
 	dwfl = dwfl_begin(&ps_dwfl_callbacks);
@@ -342,11 +347,33 @@ static int dso_open(struct ps_dso *d)
 	}
 	dwfl_report_begin(dwfl);
 	/* Base 0 with add_p_vaddr: the module sits at its link-time addresses. */
-	mod = dwfl_report_elf(dwfl, d->path, d->open_path, fd, 0, true);
+	mod = dwfl_report_elf(dwfl, dso->path, dso->open_path, fd, 0, true);
 	if (!mod)
 		close(fd); /* libdwfl takes the fd only on success */
 	dwfl_report_end(dwfl, NULL, NULL);
-	err = mod ? read_loads(d, mod) : -ENOENT;
+	if (!mod) {
+		dwfl_end(dwfl);
+		return -ENOENT;
+	}
+	*dwflp = dwfl;
+	*modp = mod;
+	return 0;
+}
+
+/* Read what resolving needs from the file, then let go of it. */
+static int dso_open(struct ps_dso *d)
+{
+	Dwfl_Module *mod = NULL;
+	Dwfl *dwfl = NULL;
+	int err;
+
+	if (d->opened)
+		return d->usable ? 0 : -ENOENT;
+	d->opened = true;
+	err = ps_dso__report(d, &dwfl, &mod);
+	if (err)
+		return err == -ENOMEM ? err : -ENOENT;
+	err = read_loads(d, mod);
 	if (!err)
 		err = read_syms(d, mod);
 	dwfl_end(dwfl);
