@@ -94,6 +94,11 @@ int ps_events__scale(const struct ps_events *evs, size_t i, double *scale, const
  * no cpumask (open it wherever the target says), or -EINVAL. *cpus stays
  * valid for the life of the process. */
 int ps_events__cpus(const struct ps_events *evs, size_t i, const int **cpus);
+/* The symbol of a breakpoint written mem:SYMBOL[+OFF] (its attr's bp_addr
+ * stays 0: a session looks the symbol up in its target when the counter
+ * opens, see ps_symbols__lookup), with OFF in *offset when offset is not
+ * NULL. NULL for any other event or a bad index. */
+const char *ps_events__bp_symbol(const struct ps_events *evs, size_t i, uint64_t *offset);
 
 struct ps_event_list_entry {
 	const char *group; /* "hardware", "software", "cache", "tracepoint",

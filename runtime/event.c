@@ -355,6 +355,7 @@ static int parse_event(struct parser *p, size_t leader, size_t group_open, bool 
 		return 0;
 fail:
 	free(ev.name);
+	free(ev.bp_symbol);
 	return r;
 }
 
@@ -502,8 +503,10 @@ void ps_events__free(struct ps_events *evs)
 {
 	if (!evs)
 		return;
-	for (size_t i = 0; i < evs->n; i++)
+	for (size_t i = 0; i < evs->n; i++) {
 		free(evs->ev[i].name);
+		free(evs->ev[i].bp_symbol);
+	}
 	free(evs->ev);
 	free(evs->spec);
 	free(evs);
@@ -557,4 +560,13 @@ int ps_events__cpus(const struct ps_events *evs, size_t i, const int **cpus)
 	if (cpus)
 		*cpus = evs->ev[i].cpus;
 	return (int)evs->ev[i].ncpus;
+}
+
+const char *ps_events__bp_symbol(const struct ps_events *evs, size_t i, uint64_t *offset)
+{
+	if (!evs || i >= evs->n || !evs->ev[i].bp_symbol)
+		return NULL;
+	if (offset)
+		*offset = evs->ev[i].bp_offset;
+	return evs->ev[i].bp_symbol;
 }

@@ -38,6 +38,8 @@ struct ps_event {
 	double scale;     /* sysfs events/NAME.scale; 0 means none (1.0) */
 	const char *unit; /* sysfs events/NAME.unit, NULL if none; owned by the PMU cache */
 	const int *cpus;  /* the PMU's cpumask (uncore); owned by the PMU cache */
+	char *bp_symbol;  /* mem:SYMBOL: looked up when the session opens it; NULL otherwise */
+	uint64_t bp_offset; /* the +OFF after it */
 	size_t ncpus;
 	/* Format terms written in the string, to refuse two that set the same bits. */
 	const struct ps_ev_format *fmt_used[PS_EV_MAX_FMT_USED];
@@ -132,8 +134,9 @@ const char *ps_ev__generic_terms(void);
 
 /* ---- breakpoints (event_breakpoint.c) ---- */
 
-/* s[*pos] starts "mem:". Parses ADDR[/LEN][:rwx], fills ev->attr and ref,
- * and advances *pos past what it took; modifiers after it are left. */
+/* s[*pos] starts "mem:". Parses ADDR[/LEN][:rwx] or SYMBOL[+OFF][/LEN][:rwx],
+ * fills ev->attr (and ev->bp_symbol, malloc'd, for a symbol) and ref, and
+ * advances *pos past what it took; modifiers after it are left. */
 int ps_ev__parse_breakpoint(const char *s, size_t *pos, struct ps_ev_ref *ref,
 			    struct ps_event *ev, struct ps_event_error *err);
 

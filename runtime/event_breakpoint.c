@@ -1,13 +1,14 @@
 /*
- * event_breakpoint.c: hardware breakpoints, perf's `mem:ADDR[/LEN][:rwx]`.
- * The grammar differs from the other names (a '/' that is not a term list,
- * a ':' that may be an access type rather than modifiers), so the lexer
- * hands anything starting "mem:" here. Defaults follow perf: access rw, and
- * a length of 4 bytes for data or sizeof(long) for execute. Access letters
- * (r w x) and modifiers (u k h ...) share no letter, so "mem:0x10:rw:u" and
- * "mem:0x10:u" read without ambiguity. Addresses are numbers: symbol names
- * would need the target's symbol table, which the parser does not have, so
- * a name gets an error that says to give the address.
+ * event_breakpoint.c: hardware breakpoints, perf's `mem:ADDR[/LEN][:rwx]`,
+ * and `mem:SYMBOL[+OFF][/LEN][:rwx]`. The grammar differs from the other
+ * names (a '/' that is not a term list, a ':' that may be an access type
+ * rather than modifiers), so the lexer hands anything starting "mem:" here.
+ * Defaults follow perf: access rw, and a length of 4 bytes for data or
+ * sizeof(long) for execute. Access letters (r w x) and modifiers (u k h ...)
+ * share no letter, so "mem:0x10:rw:u" and "mem:0x10:u" read without
+ * ambiguity. A symbol is only kept here, with bp_addr 0: its address
+ * depends on the target, which the parser does not know, so the session
+ * looks it up when the counter opens (counter_breakpoint.c).
  */
 #include <ctype.h>
 #include <string.h>
@@ -16,6 +17,18 @@
 #include "event.h"
 
 #define FORM "mem:ADDR[/LEN][:rwx]"
+
+/* A symbol name: a C identifier, plus the '.' of compiler-made local names
+ * (counter.1, foo.part.0). */
+static bool is_symbol(const char *s, size_t len)
+{
+	if (!len || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return false;
+	for (size_t i = 1; i < len; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '.')
+			return false;
+	return true;
+}
 
 static bool is_addr_char(char c)
 {
@@ -55,7 +68,9 @@ int ps_ev__parse_breakpoint(const char *s, size_t *pos, struct ps_ev_ref *ref,
 	struct perf_event_attr *a = &ev->attr;
 	size_t start = *pos, p = *pos + 4, at = p;
 	int column = (int)start + 1;
-	uint64_t addr, len = 0;
+	uint64_t addr = 0, len = 0, off = 0;
+	bool symbol = false;
+	size_t sym_end;
 	unsigned type = 0;
 	int r;
 
@@ -64,13 +79,26 @@ int ps_ev__parse_breakpoint(const char *s, size_t *pos, struct ps_ev_ref *ref,
 	if (p == at)
 		return ps_ev__fail(err, PS_ERR_SYNTAX, (int)at + 1, "mem:", 4,
 				   "breakpoint at column %d needs an address (" FORM ")", column);
-	if (!ps_ev__parse_u64(&s[at], p - at, &addr))
+	symbol = is_symbol(&s[at], p - at);
+	if (!symbol && !ps_ev__parse_u64(&s[at], p - at, &addr))
 		return ps_ev__fail(err, PS_ERR_BAD_VALUE, (int)at + 1, &s[at], p - at,
-				   "breakpoint address '%.*s' at column %d is not a number; give "
-				   "the address (mem:0x...), symbol names are not looked up",
+				   "breakpoint address '%.*s' at column %d is neither a number nor "
+				   "a symbol name (" FORM " or mem:SYMBOL[+OFF])",
 				   (int)(p - at), &s[at], (int)at + 1);
+	sym_end = p;
+	if (symbol && s[p] == '+') {
+		size_t o = ++p;
+
+		while (isalnum((unsigned char)s[p]))
+			p++;
+		if (!ps_ev__parse_u64(&s[o], p - o, &off))
+			return ps_ev__fail(err, PS_ERR_BAD_VALUE, (int)o + 1, &s[o], p - o,
+					   "bad breakpoint offset '%.*s' at column %d (a number after "
+					   "'+')",
+					   (int)(p - o), &s[o], (int)o + 1);
+	}
 	*ref = (struct ps_ev_ref){ .sys = &s[start], .sys_len = 3, .name = &s[at],
-				   .name_len = p - at, .column = column };
+				   .name_len = sym_end - at, .column = column };
 	if (s[p] == '/' && isdigit((unsigned char)s[p + 1])) {
 		size_t l = ++p;
 
@@ -105,6 +133,13 @@ int ps_ev__parse_breakpoint(const char *s, size_t *pos, struct ps_ev_ref *ref,
 	a->bp_addr = addr;
 	a->bp_len = len;
 	ref->terms = s[p] == '/';
+	/* Last, so that no error above leaves a copy behind. */
+	if (symbol) {
+		ev->bp_symbol = strndup(&s[at], sym_end - at);
+		if (!ev->bp_symbol)
+			return ps_ev__nomem(err);
+		ev->bp_offset = off;
+	}
 	*pos = p;
 	return 0;
 }

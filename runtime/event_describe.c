@@ -4,7 +4,8 @@
  * `perfscript --describe` and the tests). Each event prints its name, its
  * leader's index, and the perf_event_attr fields it sets, named as in the
  * kernel struct. type and config are always printed (and for a breakpoint
- * bp_type, bp_addr and bp_len in place of config1/config2); every other
+ * bp_type, bp_addr and bp_len in place of config1/config2, with bp_symbol
+ * "NAME+0xOFF" after bp_addr when it was written mem:SYMBOL); every other
  * field only when non-zero; a sysfs event's scale and unit, and its PMU's
  * cpumask, follow as scale=, unit= and cpus= (a string in JSON). Text form: one "field=value" per line, config* and the
  * read_format/sample_type bit masks in 0x hex, the rest decimal, a blank line
@@ -12,6 +13,7 @@
  * keys, every value a JSON number except name.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "event.h"
 
@@ -90,6 +92,21 @@ static void extras(const struct ps_event *ev, FILE *out, bool json)
 	}
 }
 
+/* bp_symbol=, after bp_addr: the name the session will look up. */
+static void bp_symbol(const struct ps_event *ev, FILE *out, bool json)
+{
+	char buf[320];
+
+	snprintf(buf, sizeof(buf), "%s+0x%llx", ev->bp_symbol,
+		 (unsigned long long)ev->bp_offset);
+	if (json) {
+		fputs(", \"bp_symbol\": ", out);
+		ps_ev__json_string(out, buf);
+	} else {
+		fprintf(out, "bp_symbol=%s\n", buf);
+	}
+}
+
 int ps_events__describe(const struct ps_events *evs, FILE *out, bool json)
 {
 	struct field f[MAX_FIELDS];
@@ -104,9 +121,12 @@ int ps_events__describe(const struct ps_events *evs, FILE *out, bool json)
 		if (json) {
 			fputs("  {\"name\": ", out);
 			ps_ev__json_string(out, evs->ev[i].name);
-			for (size_t j = 0; j < n; j++)
+			for (size_t j = 0; j < n; j++) {
 				fprintf(out, ", \"%s\": %llu", f[j].key,
 					(unsigned long long)f[j].value);
+				if (evs->ev[i].bp_symbol && !strcmp(f[j].key, "bp_addr"))
+					bp_symbol(&evs->ev[i], out, true);
+			}
 			extras(&evs->ev[i], out, true);
 			fputs(i + 1 < evs->n ? "},\n" : "}\n", out);
 			continue;
@@ -114,9 +134,12 @@ int ps_events__describe(const struct ps_events *evs, FILE *out, bool json)
 		if (i > 0)
 			fputc('\n', out);
 		fprintf(out, "name=%s\n", evs->ev[i].name);
-		for (size_t j = 0; j < n; j++)
+		for (size_t j = 0; j < n; j++) {
 			fprintf(out, f[j].hex ? "%s=0x%llx\n" : "%s=%llu\n", f[j].key,
 				(unsigned long long)f[j].value);
+			if (evs->ev[i].bp_symbol && !strcmp(f[j].key, "bp_addr"))
+				bp_symbol(&evs->ev[i], out, false);
+		}
 		extras(&evs->ev[i], out, false);
 	}
 	if (json)

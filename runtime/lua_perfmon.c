@@ -248,6 +248,20 @@ static void set_u64(lua_State *L, const char *field, uint64_t v)
 	lua_setfield(L, -2, field);
 }
 
+/* bp_symbol = "NAME+0xOFF" for mem:SYMBOL, as --describe prints it. */
+static void push_bp_symbol(lua_State *L, const struct ps_events *evs, size_t i)
+{
+	uint64_t off = 0;
+	const char *sym = ps_events__bp_symbol(evs, i, &off);
+	char buf[320];
+
+	if (!sym)
+		return;
+	snprintf(buf, sizeof(buf), "%s+0x%llx", sym, (unsigned long long)off);
+	lua_pushstring(L, buf);
+	lua_setfield(L, -2, "bp_symbol");
+}
+
 /* One describe table: the attr fields the string sets, named as in the
  * kernel's struct perf_event_attr. */
 static void push_attr(lua_State *L, const struct ps_events *evs, size_t i)
@@ -269,6 +283,7 @@ static void push_attr(lua_State *L, const struct ps_events *evs, size_t i)
 		set_u64(L, "bp_type", a->bp_type);
 		set_u64(L, "bp_addr", a->bp_addr);
 		set_u64(L, "bp_len", a->bp_len);
+		push_bp_symbol(L, evs, i);
 	}
 	set_u64(L, a->freq ? "sample_freq" : "sample_period", a->sample_period);
 	set_u64(L, "freq", a->freq);

@@ -203,6 +203,14 @@ static const struct vcase valid[] = {
 	{ "{cycles/period=1000,callchain/,instructions}:S", HW, 0, 0, 0, 1000, RFG,
 	  ST | RD | PERF_SAMPLE_CALLCHAIN, .n = 2, .name = "cycles/period=1000,callchain/:S" },
 	{ "{cycles/name=c/,instructions}:u", HW, 0, XK | XH, 0, 0, RFG, 0, .n = 2, .name = "c" },
+	/* breakpoints on symbols: bp_addr stays 0 until a session looks the name up */
+	{ "mem:ps_test_var:w", PERF_TYPE_BREAKPOINT, 0, .config2 = 4, .bp_type = 2 },
+	{ "mem:ps_test_var+0x0/8:rw", PERF_TYPE_BREAKPOINT, 0, .config2 = 8, .bp_type = 3 },
+	{ "mem:main:x", PERF_TYPE_BREAKPOINT, 0, .config2 = sizeof(long), .bp_type = 4 },
+	{ "mem:_start+16/1:r:u", PERF_TYPE_BREAKPOINT, 0, XK | XH, .config2 = 1, .bp_type = 1 },
+	{ "mem:counter.1:u", PERF_TYPE_BREAKPOINT, 0, XK | XH, .config2 = 4, .bp_type = 3 },
+	{ "cycles,mem:zz", PERF_TYPE_BREAKPOINT, 0, .idx = 1, .n = 2, .name = "mem:zz",
+	  .config2 = 4, .bp_type = 3 },
 };
 
 static const struct icase invalid[] = {
@@ -269,6 +277,13 @@ static const struct icase invalid[] = {
 	{ "cpu/bogus=1/", PS_ERR_UNKNOWN_TERM, 5, "", NULL },
 	{ "nosuchpmu/config=1/", PS_ERR_UNKNOWN_EVENT, 1, NULL, NULL },
 	{ "cpux/config=1/", PS_ERR_UNKNOWN_EVENT, 1, "cpu", NULL },
+	{ "mem:ps_test_var+", PS_ERR_BAD_VALUE, 17, NULL,
+	  "bad breakpoint offset '' at column 17 (a number after '+')" },
+	{ "mem:ps_test_var+0xzz:w", PS_ERR_BAD_VALUE, 17, NULL,
+	  "bad breakpoint offset '0xzz' at column 17 (a number after '+')" },
+	{ "mem:0x1000+8", PS_ERR_SYNTAX, 11, NULL, NULL },
+	{ "mem:ps_test_var/3", PS_ERR_BAD_VALUE, 17, NULL,
+	  "bad breakpoint length '3' at column 17 (1, 2, 4 or 8)" },
 };
 
 static char *describe(const char *spec, bool json)
@@ -325,6 +340,13 @@ static void test_describe(void)
 		  "  {\"name\": \"t\\\"c\", \"leader\": 2, \"type\": 1, \"config\": 1, "
 		  "\"disabled\": 1, \"read_format\": 3}\n"
 		  "]\n" },
+		{ "mem:ps_test_var+0x10/8:w", false,
+		  "name=mem:ps_test_var+0x10/8:w\nleader=0\ntype=5\nconfig=0x0\nbp_type=2\n"
+		  "bp_addr=0x0\nbp_symbol=ps_test_var+0x10\nbp_len=8\ndisabled=1\nread_format=0x3\n" },
+		{ "mem:main:x", true,
+		  "[\n  {\"name\": \"mem:main:x\", \"leader\": 0, \"type\": 5, \"config\": 0, "
+		  "\"bp_type\": 4, \"bp_addr\": 0, \"bp_symbol\": \"main+0x0\", \"bp_len\": 8, "
+		  "\"disabled\": 1, \"read_format\": 3}\n]\n" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -381,6 +403,27 @@ static void test_api(void)
 	tap_ok(!ps_events__parse("cycels", NULL) && errno == EINVAL, "err may be NULL");
 }
 
+/* ps_events__bp_symbol: the name and offset of mem:SYMBOL[+OFF], NULL otherwise. */
+static void test_bp_symbol(void)
+{
+	struct ps_events *evs = ps_events__parse("mem:ps_test_var+0x10:w,mem:0x1000,cycles", NULL);
+	uint64_t off = 7;
+
+	tap_is_str(ps_events__bp_symbol(evs, 0, &off), "ps_test_var", "bp_symbol of mem:SYMBOL");
+	tap_is_u64(off, 0x10, "and its +OFF");
+	tap_ok(ps_events__bp_symbol(evs, 0, NULL) != NULL, "offset may be NULL");
+	tap_ok(!ps_events__bp_symbol(evs, 1, &off) && !ps_events__bp_symbol(evs, 2, &off) &&
+		       !ps_events__bp_symbol(evs, 3, &off) && !ps_events__bp_symbol(NULL, 0, &off),
+	       "NULL for a numeric breakpoint, another event, a bad index, a NULL set");
+	ps_events__free(evs);
+	evs = ps_events__parse("{mem:a:w,mem:b+4:r}:u", NULL);
+	off = 0;
+	tap_ok(evs && !strcmp(ps_events__bp_symbol(evs, 1, &off), "b") && off == 4 &&
+		       !strcmp(ps_events__name(evs, 1), "mem:b+4:r:u"),
+	       "a group member keeps its symbol; group modifiers go to its name");
+	ps_events__free(evs);
+}
+
 /* The machine's own tracefs: same parser, real ids. */
 static void test_real_tracefs(void)
 {
@@ -420,6 +463,7 @@ int main(void)
 	test_describe();
 	test_max_stack();
 	test_api();
+	test_bp_symbol();
 	test_real_tracefs();
 	return tap_done();
 }

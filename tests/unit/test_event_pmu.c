@@ -197,9 +197,9 @@ static const struct icase intel_bad[] = {
 	{ "power/energy-pkk/", PS_ERR_UNKNOWN_TERM, 7, "energy-pkg", NULL },
 	/* breakpoints */
 	{ "mem:", PS_ERR_SYNTAX, 5, NULL, "breakpoint at column 1 needs an address (mem:ADDR[/LEN][:rwx])" },
-	{ "mem:main", PS_ERR_BAD_VALUE, 5, NULL,
-	  "breakpoint address 'main' at column 5 is not a number; give the address (mem:0x...), "
-	  "symbol names are not looked up" },
+	{ "mem:1main", PS_ERR_BAD_VALUE, 5, NULL,
+	  "breakpoint address '1main' at column 5 is neither a number nor a symbol name "
+	  "(mem:ADDR[/LEN][:rwx] or mem:SYMBOL[+OFF])" },
 	{ "mem:0x1000/3", PS_ERR_BAD_VALUE, 12, NULL,
 	  "bad breakpoint length '3' at column 12 (1, 2, 4 or 8)" },
 	{ "mem:0x1000/16:w", PS_ERR_BAD_VALUE, 12, NULL, NULL },
@@ -211,7 +211,7 @@ static const struct icase intel_bad[] = {
 	{ "mem:0x1000:rw:uu", PS_ERR_SYNTAX, 16, NULL, NULL },
 	{ "mem:0xzz", PS_ERR_BAD_VALUE, 5, NULL, NULL },
 	{ "mem:0x1000:rw/bogus=1/", PS_ERR_UNKNOWN_TERM, 15, NULL, NULL },
-	{ "cycles,mem:zz", PS_ERR_BAD_VALUE, 12, NULL, NULL },
+	{ "cycles,mem:9zz", PS_ERR_BAD_VALUE, 12, NULL, NULL },
 	/* globs */
 	{ "sched:nomatch*", PS_ERR_UNKNOWN_EVENT, 1, NULL,
 	  "no tracepoint matches 'sched:nomatch*' at column 1" },
