@@ -59,6 +59,7 @@ static void release_slot(struct ps_session *s, uint32_t i)
 	free(c->spec);
 	free(c->name);
 	free(c->unit);
+	free(c->bp_symbol);
 	uint32_t gen = (c->gen + 1) & PS_HANDLE_GEN_MASK;
 	memset(c, 0, sizeof(*c));
 	c->gen = gen;
@@ -171,6 +172,15 @@ int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *hand
 			c->scale = 1.0;
 			ps_events__scale(evs, done, &c->scale, &unit);
 			c->unit = strdup(unit ? unit : "");
+		}
+		{
+			const char *sym = ps_events__bp_symbol(evs, done, &c->bp_offset);
+
+			if (sym && !(c->bp_symbol = strdup(sym))) {
+				done++;
+				ret = -ENOMEM;
+				goto cleanup;
+			}
 		}
 		if (!c->spec || !c->name || !c->unit) {
 			done++;

@@ -53,6 +53,9 @@ struct ps_counter {
 	struct ps_sample_stats st;
 	int bpf_term;       /* event string: 1 bpf, -1 nobpf, 0 neither */
 	struct ps_bpf_counter *bpf; /* in-kernel handling (bpf.c), NULL when never asked */
+	char *bp_symbol;    /* mem:SYMBOL[+OFF]: looked up at first open; NULL otherwise */
+	uint64_t bp_offset;
+	bool bp_resolved;   /* attr.bp_addr holds the symbol's address + offset */
 };
 
 /* One id -> counter entry; slot PS_NO_SLOT marks a ring carrier. */
@@ -91,6 +94,7 @@ struct ps_session {
 	int wstatus;
 	int go_fd;           /* write end of the hold pipe, -1 once released */
 	int status_fd;       /* read end of the exec status pipe, -1 when done */
+	char *argv0;         /* the command as given to execvp (breakpoints on its symbols) */
 	int *cpus;           /* CPUS target: the CPU list */
 	int ncpus;
 	struct ps_sampling smp;
@@ -117,6 +121,11 @@ void ps_counters__free_all(struct ps_session *s);
 void ps_counter__close_group(struct ps_session *s, uint32_t leader);
 /* counter.c: enable a group's members, then its leader; 0 or -errno. */
 int ps_counter__enable_group(struct ps_session *s, uint32_t leader);
+
+/* counter_breakpoint.c: give a mem:SYMBOL counter its address in the
+ * session's target (once; nothing to do for any other counter). 0, or
+ * -errno with msg filled, naming the event. */
+int ps_counter__resolve_bp(struct ps_session *s, uint32_t slot, char *msg, size_t msglen);
 
 /* sampling.c: what a sampling attr needs on top of the parser's (IDENTIFIER,
  * sample_id_all, watermark wakeups). */

@@ -10,7 +10,8 @@
  * held command, where enable_on_exec arms them so counting starts at the
  * command's exec and not a moment before. A group with a sampling member
  * opens once per task and CPU, after the session has a ring on each of those
- * CPUs, and its sampling fds are redirected into them (sampling.c).
+ * CPUs, and its sampling fds are redirected into them (sampling.c). A
+ * breakpoint on a symbol gets its address first (counter_breakpoint.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -53,8 +54,15 @@ static int open_group(struct ps_session *s, uint32_t li, char *msg, size_t msgle
 	uint32_t m, bad = li; /* the slot whose open failed */
 	bool sampling = false;
 
-	for (m = 0; m < l->nmembers; m++)
+	for (m = 0; m < l->nmembers; m++) {
 		sampling |= s->slots[l->members[m]].sampling;
+		/* mem:SYMBOL gets its address in this target before anything opens */
+		err = -ps_counter__resolve_bp(s, l->members[m], msg, msglen);
+		if (err) {
+			ps_counter__close_group(s, li);
+			return -err;
+		}
+	}
 	npos = ps_target__positions(s, l->cpu, sampling, &pos);
 	if (npos < 0) {
 		err = -npos;

@@ -190,6 +190,7 @@ static int fork_command(struct ps_session *s, char *const *argv)
 		run_child(argv, go[0], st[1]);
 	}
 	s->pid = pid;
+	s->argv0 = strdup(argv[0]); /* NULL on ENOMEM only costs symbol breakpoints */
 	s->has_command = true;
 	s->held = true;
 	s->go_fd = go[1];
@@ -283,6 +284,7 @@ void ps_session__free(struct ps_session *s)
 	if (s->pidfd >= 0)
 		close(s->pidfd);
 	free(s->cpus);
+	free(s->argv0);
 	free(s);
 	errno = saved;
 }

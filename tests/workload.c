@@ -14,6 +14,7 @@
  *   workload exit CODE      exit with CODE at once
  *   workload kill SIG       die by signal SIG
  *   workload sleep MS       sleep MS milliseconds
+ *   workload poke N         N writes to the global poke_target (mem:poke_target:w == N)
  * Options before the mode: --wait-usr1 (block until SIGUSR1 before working;
  * prints "ready PID" on stdout first), --fork (run the mode in a child too,
  * so inheritance doubles the count).
@@ -86,6 +87,15 @@ __attribute__((noinline)) void hot_spin(unsigned long ms)
 }
 
 void hot_loop(unsigned long n);
+
+/* Global, so breakpoint tests find it by name (mem:poke_target:w). */
+volatile unsigned long poke_target;
+
+__attribute__((noinline)) static void do_poke(unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++)
+		poke_target = i;
+}
 
 /* Fixed work, not fixed time: what sampling costs shows as a longer run. */
 __attribute__((noinline)) void hot_loop(unsigned long n)
@@ -169,6 +179,8 @@ static void run_mode(char **argv)
 		raise((int)arg_ul(argv[1]));
 	} else if (!strcmp(mode, "sleep"))
 		usleep(arg_ul(argv[1]) * 1000);
+	else if (!strcmp(mode, "poke"))
+		do_poke(arg_ul(argv[1]));
 	else {
 		fprintf(stderr, "workload: unknown mode '%s'\n", mode);
 		exit(2);
@@ -189,7 +201,8 @@ int main(int argc, char **argv)
 	}
 	if (i >= argc) {
 		fprintf(stderr, "usage: workload [--wait-usr1] [--fork] "
-				"getppid N|pages N|spin MS|loop N|threads T N|exit CODE|kill SIG|sleep MS\n");
+				"getppid N|pages N|spin MS|loop N|threads T N|exit CODE|kill SIG|sleep MS|"
+				"poke N\n");
 		return 2;
 	}
 	if (wait_usr1) {

@@ -1,7 +1,8 @@
 # events.sh: the event-name features at the command line: perfscript -l
 # (text, JSON, GLOB, timing), and --describe for breakpoints, sysfs
 # aliases with scale/unit/cpumask, tracepoint globs and libpfm4 names,
-# against the fixture trees where the host lacks the PMU.
+# against the fixture trees where the host lacks the PMU; breakpoints on
+# symbols (mem:SYMBOL) counted on -p and on a non-PIE -c command.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 FX=$ROOT/tests/fixtures
@@ -39,4 +40,41 @@ out=$(PERFSCRIPT_SYSFS=$FX/sysfs "$PERFSCRIPT" --describe 'cpu/evnt=1/' 2>&1)
 like "$out" "did you mean 'event'" "a misspelt PMU term gets a did-you-mean"
 out=$("$PERFSCRIPT" -e 'local t = perfmon.describe("mem:0x10:x"); print(t[1].bp_type, t[1].bp_addr, t[1].bp_len)' 2>&1)
 is "$out" $'4\t16\t8' "perfmon.describe has bp_type, bp_addr, bp_len"
+
+out=$("$PERFSCRIPT" --describe 'mem:poke_target+0x8/8:w')
+like "$out" $'bp_addr=0x0\nbp_symbol=poke_target\+0x8\nbp_len=8' "--describe prints a breakpoint's symbol"
+out=$("$PERFSCRIPT" -e 'print(perfmon.describe("mem:main:x")[1].bp_symbol)' 2>&1)
+is "$out" "main+0x0" "perfmon.describe has bp_symbol"
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
+bp_script='h = perfmon_allocate_counter(BP or "mem:poke_target:w")
+probe("end", function() print(perfmon_get_counter(h)) end)'
+if ! need_root && ((paranoid > 1)); then
+	skip "breakpoints need root or kernel.perf_event_paranoid <= 1" "-p: mem:poke_target:w counts the workload's writes"
+	skip "breakpoints need root or kernel.perf_event_paranoid <= 1" "-c: mem:poke_target on a non-PIE command"
+else
+	rm -f "$TMP/ready"; mkfifo "$TMP/ready"
+	"$WORKLOAD" --wait-usr1 poke 5000 >"$TMP/ready" &
+	read -r _ wpid <"$TMP/ready"
+	out=$("$PERFSCRIPT" -p "$wpid" -e "$bp_script"'
+probe("begin", function() perfmon_create_context(); os.execute("kill -USR1 " .. target()) end)' 2>&1)
+	wait
+	is "$out" 5000 "-p: mem:poke_target:w counts the workload's 5000 writes"
+	# Before exec only a non-PIE executable's symbols are its addresses. From
+	# exec on, the kernel's own writes while loading it (clearing .bss) count
+	# too: :u keeps the program's.
+	if cc -O2 -no-pie -o "$TMP/workload-nopie" "$ROOT/tests/workload.c" -lpthread 2>/dev/null; then
+		out=$("$PERFSCRIPT" -e 'BP = "mem:poke_target:w:u"'$'\n'"$bp_script" \
+			-c "$TMP/workload-nopie poke 3000" 2>&1)
+		is "$out" 3000 "-c: mem:poke_target:w:u on a non-PIE command counts its 3000 writes"
+	else
+		skip "no C compiler to build a non-PIE workload" "-c: mem:poke_target on a non-PIE command"
+	fi
+fi
+if [[ $(od -An -tu2 -j16 -N2 "$WORKLOAD" | tr -d ' ') == 3 ]]; then # e_type ET_DYN
+	out=$("$PERFSCRIPT" -e "$bp_script" -c "$WORKLOAD poke 10" 2>&1)
+	like "$out" "the command's addresses are not known before exec \(PIE\); attach with -p" \
+		"-c: a PIE command's symbol is refused before exec"
+else
+	skip "the workload is not PIE here" "-c: a PIE command's symbol is refused before exec"
+fi
 done_testing
