@@ -95,6 +95,10 @@ void ps_probe__free(struct ps_script *sc);
 /* The perfmon module and the seed globals (lua_perfmon.c). */
 int ps_perfmon__open(lua_State *L);
 
+/* package.preload["perfscript.stats_core"], the stats tapset's summary
+ * mode in C (lua_stats.c). */
+void ps_stats__open(lua_State *L);
+
 /* stap-style helpers: printf, exit, pid, ... (lua_helpers.c). */
 void ps_helpers__open(lua_State *L, struct ps_script *sc);
 
