@@ -12,11 +12,20 @@
 -- histogram needs its bounds up front (stats.new{linear = {lo, hi, step}}),
 -- as bpftrace's lhist() always does.
 --
+-- Summary mode has a C twin, perfscript.stats_core (runtime/lua_stats.c),
+-- about three times faster; it is used when it loads, which is under
+-- perfscript. The Lua closure below stays for LuaJIT and plain Lua, and
+-- both give the same figures to the last bit (tests/spec/stats_spec.lua).
+--
 -- Written for Lua 5.4 under perfscript and kept to Lua 5.1 syntax so the
 -- same file loads under LuaJIT (no //, no bit operators, no <close>).
 local hist = require "stats_hist"
+local core_ok, core = pcall(require, "perfscript.stats_core")
+if not core_ok then core = nil end
 
 local M = {}
+M._core = core ~= nil -- whether the C summary mode loaded (for the tests)
+M._pure = false       -- aggregates created while true use the Lua one
 local floor, huge, type, pairs = math.floor, math.huge, type, pairs
 
 local DEFAULT_EXACT = 1024
@@ -70,18 +79,23 @@ local function summary(shift, lin)
   local log_bucket, linear_bucket = hist.log_bucket, hist.linear_bucket
   local function bucket(v)
     if v >= blo and v < bhi then return bk end
+    if v ~= v or v == huge or v == -huge then
+      error("stats add: want a finite number, got " .. (v ~= v and "nan" or tostring(v)), 3)
+    end
     -- values come in runs of one magnitude: remember this one's bucket
     local k = log_bucket(v)
     if k > 0 then blo, bhi, bk = 2 ^ (k - 1), 2 ^ k, k end
+    if not h[k] then h[k] = 0 end -- floats beyond 2^66
     return k
   end
   local function add(_, v)
+    -- the bucket first: a non-number, NaN or inf raises before any change
+    local k = bk
+    if not (v >= blo and v < bhi) then k = bucket(v) end
     local d = v - shift
     n, sd, sd2 = n + 1, sd + d, sd2 + d * d
     if v < mn then mn = v end
     if v > mx then mx = v end
-    local k = bk
-    if v < blo or v >= bhi then k = bucket(v) end
     h[k] = h[k] + 1
     if lin then
       k = linear_bucket(v, lin.lo, lin.hi, lin.step)
@@ -102,7 +116,8 @@ local function summary(shift, lin)
     end
   end
   local function figures() return n, sd, sd2, mn, mx, shift end
-  return add, figures, h, add_many
+  local function log() return h end
+  return add, figures, log, add_many
 end
 
 -- Exact mode: the hot path is the first two lines; a new value takes the
@@ -117,6 +132,8 @@ function Stats:_new_value(v)
   if type(v) ~= "number" or v ~= v then
     error("stats add: want a number, got " .. (v ~= v and "nan" or type(v)), 3)
   end
+  -- an infinity has no log bucket, and would make the histogram endless
+  if v == huge or v == -huge then error("stats add: want a finite number, got " .. tostring(v), 3) end
   self._nd = self._nd + 1
   self._f[v] = 1
   if self._nd > self._exact then self:_spill() end
@@ -127,7 +144,8 @@ function Stats:_spill()
   local f = self._f
   self._f = nil
   local add_many
-  self.add, self._summary, self._log, add_many = summary(next(f), self._lin)
+  local make = core and not self._pure and core.summary or summary
+  self.add, self._summary, self._log, add_many = make(next(f), self._lin)
   for v, c in pairs(f) do add_many(v, c) end
 end
 
@@ -196,7 +214,7 @@ function Stats:buckets_log()
       counts[k] = (counts[k] or 0) + c
     end
   else
-    counts = self._log
+    counts = self._log()
   end
   return hist.log_rows(counts)
 end
@@ -267,6 +285,7 @@ Stats.__tostring = function(self) return self:summary() end
 
 local function new_stats(opts, child)
   local s = setmetatable({ _f = {}, _nd = 0, _exact = opts.exact or DEFAULT_EXACT }, Stats)
+  if M._pure or opts._pure then s._pure = true end -- the tests' switch to the Lua summary mode
   if opts.linear then
     local l = opts.linear
     check_linear(l[1], l[2], l[3], 4)
@@ -411,7 +430,7 @@ Keyed.__tostring = function(self) return self:report() end
 
 function M.keyed(opts)
   opts = parse_opts(opts)
-  local k = setmetatable({ _opts = { exact = opts.exact, linear = opts.linear } }, Keyed)
+  local k = setmetatable({ _opts = { exact = opts.exact, linear = opts.linear, _pure = M._pure } }, Keyed)
   if opts.linear then check_linear(opts.linear[1], opts.linear[2], opts.linear[3], 3) end
   k:reset()
   register(k, opts)

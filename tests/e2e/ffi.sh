@@ -52,4 +52,13 @@ out=$(lj 'local stats = require "stats"; stats.autoprint(false)
 local s = stats.new(); for i = 1, 100 do s:add(i) end
 print(s:count(), s:sum(), s:min(), s:max())')
 is "$out" "$(printf '100\t5050\t1\t100')" "the stats tapset runs under LuaJIT"
+
+# Past `exact` distinct values: the Lua summary mode under LuaJIT, its C
+# twin under perfscript; the two print the same.
+summary='local stats = require "stats"; stats.autoprint(false)
+local s = stats.new{ exact = 10 }; for i = 1, 3000 do s:add(i * 7919 % 3001 - 700) end
+print(s:count(), s:sum(), s:min(), s:max(), ("%.17g"):format(s:variance())); io.write(s:hist_log())'
+out=$(lj "$summary")
+like "$out" "^3000	" "the stats tapset's summary mode runs under LuaJIT"
+is "$out" "$("$PERFSCRIPT" -e "$summary" 2>&1)" "LuaJIT's summary mode prints what perfscript's C one does"
 done_testing

@@ -51,6 +51,8 @@ describe("stats.new", function()
   it("refuses what is not a number", function()
     assert.has_error(function() stats.new():add("x") end)
     assert.has_error(function() stats.new():add(0 / 0) end)
+    assert.has_error(function() stats.new():add(math.huge) end, "stats add: want a finite number, got inf")
+    assert.has_error(function() stats.new():add(-math.huge) end)
   end)
 
   it("resets", function()
@@ -241,5 +243,132 @@ describe("autoprint", function()
   it("skips aggregates created with autoprint = false", function()
     stats.new{ name = "quiet", autoprint = false }:add(1)
     for _, agg in ipairs(stats.pending()) do assert.not_equals("quiet", agg._name) end
+  end)
+end)
+
+-- Summary mode runs in C under perfscript (perfscript.stats_core) and in
+-- Lua elsewhere; stats._pure = true makes new aggregates use the Lua one.
+-- Both must agree exactly: same figures with the same integer or float
+-- subtype, same rows, same text.
+describe("summary mode in C and in Lua", function()
+  local function exact(x)
+    if type(x) ~= "number" then return tostring(x) end
+    return (math.type and math.type(x) or "number") .. " " .. ("%q"):format(x)
+  end
+  local function pair(opts, values)
+    stats._pure = false
+    local c = stats.new(opts)
+    stats._pure = true
+    local l = stats.new(opts)
+    stats._pure = false
+    for _, v in ipairs(values) do c:add(v); l:add(v) end
+    return c, l
+  end
+  local function rows_text(rows)
+    local out = {}
+    for i, r in ipairs(rows) do out[i] = exact(r.lo) .. "," .. exact(r.hi) .. "," .. exact(r.count) end
+    return table.concat(out, ";")
+  end
+  local function agree(c, l, linear)
+    assert.is_nil(c._f) -- both left exact mode
+    assert.is_nil(l._f)
+    assert.equals("C", debug.getinfo(c.add, "S").what)
+    assert.equals("Lua", debug.getinfo(l.add, "S").what)
+    local fc, fl = { c._summary() }, { l._summary() }
+    for i = 1, 6 do assert.equals(exact(fl[i]), exact(fc[i]), "figure " .. i) end
+    for _, m in ipairs({ "count", "sum", "min", "max", "avg", "variance", "stddev" }) do
+      assert.equals(exact(l[m](l)), exact(c[m](c)), m)
+    end
+    assert.equals(rows_text(l:buckets_log()), rows_text(c:buckets_log()))
+    assert.equals(l:hist_log(), c:hist_log())
+    assert.equals(l:summary("x"), c:summary("x"))
+    if linear then
+      assert.equals(rows_text(l:buckets_linear()), rows_text(c:buckets_linear()))
+      assert.equals(l:hist_linear(), c:hist_linear())
+    end
+  end
+  local function random_values(n, gen)
+    local t = {}
+    for i = 1, n do t[i] = gen(i) end
+    return t
+  end
+
+  before_each(function() math.randomseed(7) end)
+
+  it("is the C one under perfscript", function()
+    assert.is_true(stats._core)
+    local c = fill(stats.new{ exact = 2 }, { 1, 2, 3 })
+    assert.equals("C", debug.getinfo(c.add, "S").what)
+  end)
+
+  it("agrees on distinct integers", function()
+    agree(pair(nil, random_values(5000, function(i) return i end)))
+  end)
+
+  it("agrees on random integers over 1..1e9", function()
+    agree(pair(nil, random_values(20000, function() return math.random(1, 1000000000) end)))
+  end)
+
+  it("agrees on floats of every sign and magnitude, fractions and zero", function()
+    agree(pair({ exact = 16 }, random_values(20000, function(i)
+      if i % 97 == 0 then return 0 end
+      return (math.random() - 0.5) * 2 ^ math.random(-30, 70)
+    end)))
+  end)
+
+  it("agrees on powers of two and their neighbours, negatives too", function()
+    local v = {}
+    for e = 0, 62 do
+      local p = 1 << e
+      for _, x in ipairs({ p, p - 1, p + 1, -p, 1 - p, -p - 1, 2.0 ^ e, 2.0 ^ -e }) do v[#v + 1] = x end
+    end
+    agree(pair({ exact = 8 }, v))
+  end)
+
+  it("agrees when integers are followed by floats", function()
+    local v = random_values(3000, function(i) return i % 1500 + (i > 2000 and 0.25 or 0) end)
+    agree(pair({ exact = 100 }, v))
+  end)
+
+  it("agrees on large close values, where the shift keeps the variance", function()
+    agree(pair({ exact = 3 }, random_values(1000, function() return 1e12 + math.random(0, 99) end)))
+  end)
+
+  it("agrees on huge values: sums that wrap, floats past 2^66", function()
+    agree(pair({ exact = 2 }, { math.maxinteger, math.maxinteger - 5, 3, math.mininteger + 1, 7 }))
+    agree(pair({ exact = 2 }, { 2 ^ 70, 1e300, -1e300, 1, 2 ^ 63, -2 ^ 63 }))
+  end)
+
+  it("agrees on the fold of repeated values and on a linear histogram", function()
+    local opts = { exact = 50, linear = { -100, 1000, 7 } }
+    local c, l = pair(opts, random_values(20000, function() return math.random(-300, 1500) end))
+    agree(c, l, true)
+    local fopts = { exact = 4, linear = { 0.5, 10, 0.25 } }
+    c, l = pair(fopts, random_values(5000, function() return math.random() * 12 - 1 end))
+    agree(c, l, true)
+  end)
+
+  it("agrees in keyed aggregates", function()
+    stats._pure = true
+    local l = stats.keyed{ name = "k", exact = 3 }
+    stats._pure = false
+    local c = stats.keyed{ name = "k", exact = 3 }
+    for i = 1, 3000 do
+      local key, v = i % 7, math.random(1, 100000)
+      c:add(key, v); l:add(key, v)
+    end
+    assert.equals(l:report(), c:report())
+    for key = 0, 6 do agree(c:get(key), l:get(key)) end
+  end)
+
+  it("raises in both for a non-number, NaN or infinity, and keeps its figures", function()
+    local c, l = pair({ exact = 2 }, { 1, 2, 3 })
+    for _, s in ipairs({ c, l }) do
+      for _, bad in ipairs({ "x", {}, 0 / 0, math.huge, -math.huge }) do
+        assert.has_error(function() s:add(bad) end)
+      end
+      assert.equals(3, s:count())
+    end
+    assert.has_error(function() c:add(0 / 0) end, "stats add: want a finite number, got nan")
   end)
 end)
