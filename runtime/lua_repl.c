@@ -6,7 +6,8 @@
  * a pipe, lines are read as they come, without prompts. As in lua(1), an
  * expression prints its value, and a chunk that is not complete yet asks for
  * more. After each chunk, counters it allocated are opened and started, as
- * the context is after begin probes. Ctrl-C drops the line being typed;
+ * the context is after begin probes. TAB completes Lua names, and event
+ * names (what -l lists) inside a string. Ctrl-C drops the line being typed;
  * Ctrl-D or exit() ends the session, which runs the end probes.
  */
 #include <errno.h>
@@ -34,6 +35,108 @@ struct repl {
 };
 
 static struct repl repl;
+
+/* ---- completion: Lua names outside strings, event names inside them ---- */
+
+static struct ps_event_list *event_names; /* what -l lists, loaded on first TAB */
+static char **cands;                 /* candidates of the completion under way */
+static size_t ncands, next_cand;
+
+static void cands_free(void)
+{
+	for (size_t i = 0; i < ncands; i++)
+		free(cands[i]);
+	free(cands);
+	cands = NULL;
+	ncands = next_cand = 0;
+}
+
+static void cand_add(const char *prefix, const char *name, const char *text)
+{
+	size_t pl = strlen(prefix), tl = strlen(text);
+	char **grown;
+
+	if (strncmp(text, prefix, pl < tl ? pl : tl) != 0)
+		return;
+	if (pl < tl && strncmp(text + pl, name, tl - pl) != 0)
+		return;
+	grown = realloc(cands, (ncands + 1) * sizeof(*cands));
+	if (!grown)
+		return;
+	cands = grown;
+	if (asprintf(&cands[ncands], "%s%s", prefix, name) >= 0)
+		ncands++;
+}
+
+/* Fields of the table a dotted prefix names ("perfmon." -> perfmon's). */
+static void lua_cands(lua_State *L, const char *text)
+{
+	const char *dot = strrchr(text, '.');
+	char prefix[128] = "";
+
+	lua_pushglobaltable(L);
+	if (dot && (size_t)(dot - text) < sizeof(prefix) - 1) {
+		char table[128];
+
+		snprintf(table, sizeof(table), "%.*s", (int)(dot - text), text);
+		memcpy(prefix, text, (size_t)(dot - text) + 1); /* "table." */
+		prefix[dot - text + 1] = '\0';
+		if (lua_getfield(L, -1, table) != LUA_TTABLE) {
+			lua_pop(L, 2);
+			return;
+		}
+		lua_remove(L, -2);
+	}
+	lua_pushnil(L);
+	while (lua_next(L, -2)) {
+		if (lua_type(L, -2) == LUA_TSTRING)
+			cand_add(prefix, lua_tostring(L, -2), text);
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+}
+
+/* Whether the cursor is inside a string literal of the line. */
+static bool in_string(void)
+{
+	char quote = 0;
+
+	for (int i = 0; i < rl_point && rl_line_buffer[i]; i++) {
+		char c = rl_line_buffer[i];
+
+		if (quote && c == '\\')
+			i++;
+		else if (quote && c == quote)
+			quote = 0;
+		else if (!quote && (c == '"' || c == '\''))
+			quote = c;
+	}
+	return quote != 0;
+}
+
+static char *complete_next(const char *text, int state)
+{
+	if (state == 0) {
+		cands_free();
+		if (in_string()) {
+			if (!event_names)
+				event_names = ps_event_list__new(NULL);
+			for (size_t i = 0; event_names && i < ps_event_list__count(event_names); i++)
+				cand_add("", ps_event_list__entry(event_names, i)->name, text);
+		} else {
+			lua_cands(repl_sc->L, text);
+		}
+	}
+	return next_cand < ncands ? strdup(cands[next_cand++]) : NULL;
+}
+
+static char **complete(const char *text, int start, int end)
+{
+	(void)start;
+	(void)end;
+	rl_completion_append_character = '\0';
+	return rl_completion_matches(text, complete_next);
+}
 
 static int traceback(lua_State *L)
 {
@@ -239,7 +342,11 @@ int ps_repl__run(struct ps_script *sc)
 	}
 	if (repl.tty) {
 		printf("perfscript %s (Lua 5.4): Lua at the prompt; perfmon, probe() and the "
-		       "helpers are here.\nCtrl-D or exit() ends the session.\n", PS_VERSION);
+		       "helpers are here.\nTAB completes names, and event names inside "
+		       "quotes. Ctrl-D or exit() ends the session.\n", PS_VERSION);
+		rl_attempted_completion_function = complete;
+		/* ':' and '.' belong to event and table names, not between words */
+		rl_completer_word_break_characters = " \t\n\"'(),=+*/<>{}[];";
 		rl_callback_handler_install(prompt(), on_line);
 	}
 	if (ps_loop__add_fd(sc->loop, STDIN_FILENO, EPOLLIN, on_stdin, sc) == 0) {
@@ -255,5 +362,8 @@ int ps_repl__run(struct ps_script *sc)
 	reset_chunk();
 	free(repl.in);
 	repl.in = NULL;
+	cands_free();
+	ps_event_list__free(event_names);
+	event_names = NULL;
 	return ps_script__end(sc);
 }

@@ -30,6 +30,9 @@ if command -v tmux >/dev/null; then
 	send 'print(i * 10)'
 	send 'end'
 	send 'c:read() > 0'
+	tmux send-keys -t $s -l 'perfmon.cou'; tmux send-keys -t $s Tab; sleep 0.3
+	tmux send-keys -t $s -l '("syscalls:sys_enter_getpp'; tmux send-keys -t $s Tab; sleep 1
+	send '"):name()'
 	tmux send-keys -t $s -l 'unfinished('; tmux send-keys -t $s C-c; sleep 0.3
 	send 'probe("timer.ms(200)", function() print("tick") end)'
 	send 'probe("end", function() print("end probe") end)'
@@ -45,10 +48,12 @@ if command -v tmux >/dev/null; then
 	like "$screen" $'perfscript> c:read\\(\\) > 0\ntrue' "tty: an expression prints"
 	like "$screen" "perfscript> unfinished\(
 perfscript> probe" "tty: Ctrl-C drops the line being typed"
+	like "$screen" "perfscript> perfmon.counter\(\"syscalls:sys_enter_getppid\"\):name\(\)
+syscalls:sys_enter_getppid" "tty: TAB completes Lua names, and event names inside quotes"
 	like "$screen" "tick.*tick" "tty: timer probes fire while the prompt waits"
 	like "$screen" "end probe
 EXITED 0" "tty: Ctrl-D ends the session with its end probes"
 else
-	for d in chunk expression ctrl-c timers ctrl-d; do skip "tmux is not installed" "tty: $d"; done
+	for d in chunk expression completion ctrl-c timers ctrl-d; do skip "tmux is not installed" "tty: $d"; done
 fi
 done_testing
