@@ -47,6 +47,7 @@ static int l_exit(lua_State *L)
 	struct ps_script *sc = script_of(L);
 
 	sc->exit_status = (int)luaL_optinteger(L, 1, sc->exit_status);
+	sc->exit_called = true;
 	ps_script__stop(sc, "exit() was called");
 	return 0;
 }

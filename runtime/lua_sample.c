@@ -244,8 +244,8 @@ static int on_sample(const struct ps_sample *s, void *ctx)
 	struct ps_script *sc = ctx;
 	int rc;
 
-	if (sc->stop_asked && sc->errors)
-		return -1; /* after an error no more handlers run */
+	if (sc->exit_called || (sc->stop_asked && sc->errors))
+		return -1; /* after exit() or an error no more handlers run */
 	ps_sample_object__push(sc, s);
 	rc = dispatch(sc, s->handle, false, 1);
 	ps_sample_object__release(sc);
@@ -398,9 +398,9 @@ static void report_late_losses(struct ps_script *sc)
 
 void ps_sample__finish(struct ps_script *sc)
 {
-	/* After an error no handler runs again; after SIGINT the user wants
-	 * out now, and a slow handler could take seconds over a full ring. */
-	if (!sc->samplers || sc->errors || sc->nsignals)
+	/* After an error or exit() no handler runs again; after SIGINT the user
+	 * wants out now, and a slow handler could take seconds over a full ring. */
+	if (!sc->samplers || sc->errors || sc->nsignals || sc->exit_called)
 		return;
 	ps_session__drain_all(sc->session);
 	ps_session__bpf_drain(sc->session, 0, true);

@@ -27,6 +27,7 @@ struct ps_script {
 	bool started;    /* begin probes ran: timers are armed on registration */
 	bool ending;     /* end probes are running or ran */
 	bool stop_asked; /* exit(), a signal, -T or the target ended the session */
+	bool exit_called; /* by exit(): no sample handler runs after it */
 	char stop_reason[64];
 	int errors;      /* handler errors so far */
 	int exit_status; /* status perfscript exits with when no error occurred */

@@ -310,6 +310,26 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* Whether argv[0] can be executed, as execvp would find it: checked before
+ * anything runs, so a typo costs no begin probes. */
+static bool command_found(const char *file)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+
+	if (strchr(file, '/'))
+		return access(file, X_OK) == 0;
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? p : ".", file);
+		if (access(buf, X_OK) == 0)
+			return true;
+		p += n + (p[n] == ':');
+	}
+	return false;
+}
+
 static struct ps_session *make_session(const struct options *o)
 {
 	struct ps_target_opts t = { .sz = sizeof(t), .kind = PS_TARGET_SELF };
@@ -320,6 +340,14 @@ static struct ps_session *make_session(const struct options *o)
 		cmd = command_argv(o->command);
 		if (!cmd) {
 			fprintf(stderr, "perfscript: -c wants a command, got '%s'\n", o->command);
+			return NULL;
+		}
+		if (!command_found(cmd[0])) {
+			fprintf(stderr, "perfscript: cannot run the command: '%s': %s\n", cmd[0],
+				strchr(cmd[0], '/') ? "no such executable file"
+						    : "not found in PATH");
+			free(cmd[0]);
+			free(cmd);
 			return NULL;
 		}
 		t.kind = PS_TARGET_COMMAND;

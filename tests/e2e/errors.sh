@@ -68,7 +68,9 @@ like "$out" "-C '4096': not a list of online CPUs" "-C with a bad list says what
 # The command: exec failure, exit status, death by signal.
 out=$("$PERFSCRIPT" -e 'x = 1' -c "$TMP/no-such-command" 2>&1); rc=$?
 is "$rc" 1 "-c of a missing command exits 1"
-like "$out" "cannot run the command: No such file or directory" "-c of a missing command says so"
+like "$out" "^perfscript: cannot run the command: '$TMP/no-such-command': no such executable file$" "-c of a missing command says so, before anything runs"
+out=$("$PERFSCRIPT" -e 'probe("begin", function() print("begin ran") end)' -c "no-such-command-xyz" 2>&1); rc=$?
+is "$rc:$out" "1:perfscript: cannot run the command: 'no-such-command-xyz': not found in PATH" "-c of a command not in PATH: no begin probe runs"
 "$PERFSCRIPT" -e 'x = 1' -c "$WORKLOAD exit 3"; is "$?" 3 "perfscript exits with the command's status"
 out=$("$PERFSCRIPT" -e 'x = 1' -c "$WORKLOAD kill 11" 2>&1); rc=$?
 is "$rc" $((128 + 11)) "a command killed by a signal gives 128+signal"

@@ -149,6 +149,14 @@ is "$rc" 1 "a handler error exits 1"
 like "$(cat "$TMP/herr")" "error in perfmon.sample probe: .*bad sample.*stack traceback" "a handler error prints a traceback"
 is "$out" "$(printf 'error probe\t(command line):4: bad sample\nend\t5')" "after a handler error no more samples run; error then end probes do"
 
+# exit() in a sample handler: no handler runs after it, though samples wait.
+out=$("$PERFSCRIPT" -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+local n = 0
+probe("perfmon.sample(c)", function() n = n + 1; exit() end)
+probe("end", function() print(n) end)' -c "$WORKLOAD getppid 10000")
+is "$out" 1 "exit() in a sample handler: no sample handler runs after it"
+
 # A slow handler stays responsive to SIGINT.
 "$PERFSCRIPT" -e '
 c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
