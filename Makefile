@@ -153,9 +153,19 @@ $(BUILD)/fuzz/fuzz_event: tests/fuzz/fuzz_event.c $(FUZZ_SRCS) $(wildcard runtim
 	$(Q)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -Ibindings -Iruntime -o $@ $< $(FUZZ_SRCS) -lpfm
 
-fuzz: $(BUILD)/fuzz/fuzz_event
-	$(Q)mkdir -p $(BUILD)/fuzz/corpus
+# The ring and record fuzzer: synthetic ring images through the sample path's parsers.
+RING_FUZZ_SRCS := runtime/ring.c runtime/record.c
+$(BUILD)/fuzz/fuzz_ring: tests/fuzz/fuzz_ring.c $(RING_FUZZ_SRCS) runtime/ring.h runtime/record.h bindings/perfscript.h
+	$(call msg,FUZZCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -Ibindings -Iruntime -o $@ $< $(RING_FUZZ_SRCS)
+
+fuzz: $(BUILD)/fuzz/fuzz_event $(BUILD)/fuzz/fuzz_ring
+	$(Q)mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/corpus-ring
 	$(BUILD)/fuzz/fuzz_event $(BUILD)/fuzz/corpus tests/fuzz/corpus/event -timeout=10 \
+		$(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS))
+	$(BUILD)/fuzz/fuzz_ring $(BUILD)/fuzz/corpus-ring -timeout=10 \
 		$(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS))
 .PHONY: fuzz
 
