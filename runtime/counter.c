@@ -25,6 +25,7 @@ static void close_fds(struct ps_session *s, uint32_t slot)
 	/* its samples still in a ring now map to no counter and are skipped */
 	if (c->ids_mapped)
 		ps_sampling__unmap_ids(s, slot);
+	ps_counter__unmap_user_page(c);
 	for (int i = 0; i < c->nfds; i++)
 		if (c->fds[i] >= 0)
 			close(c->fds[i]);

@@ -33,6 +33,7 @@ struct ps_counter {
 	int nfds;           /* one per thread or CPU of the target */
 	int *fds;           /* -1 until opened */
 	uint64_t *ids;      /* PERF_EVENT_IOC_ID of each fd */
+	struct perf_event_mmap_page *user_page; /* self, one fd: rdpmc reads (counter_read.c) */
 
 	bool stopped;       /* ps_session__stop()ed explicitly: open leaves it off */
 	bool open_failed;   /* leader: ps_session__open_counter failed; ps_session__open skips it */
@@ -117,6 +118,10 @@ int ps_target__positions(const struct ps_session *s, int cpu, bool per_cpu,
 int ps_cpus__parse(const char *list, int **cpus, int *ncpus);
 /* counter.c: close and forget every counter (ps_session__free). */
 void ps_counters__free_all(struct ps_session *s);
+/* counter_read.c: map the user page of a self-monitoring counter's one fd,
+ * so reads may use rdpmc where the kernel allows it; harmless to skip. */
+void ps_counter__map_user_page(struct ps_counter *c);
+void ps_counter__unmap_user_page(struct ps_counter *c);
 /* counter.c: close a group's fds and mark it not open. */
 void ps_counter__close_group(struct ps_session *s, uint32_t leader);
 /* counter.c: enable a group's members, then its leader; 0 or -errno. */

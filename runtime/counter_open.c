@@ -168,6 +168,8 @@ static int open_group(struct ps_session *s, uint32_t li, char *msg, size_t msgle
 		}
 		c->open = true;
 		c->group_fmt = !drop_group && (c->attr.read_format & PERF_FORMAT_GROUP);
+		if (s->kind == PS_TARGET_SELF && c->nfds == 1 && !c->group_fmt && !c->sampling)
+			ps_counter__map_user_page(c);
 		/* before anything is enabled, so no overflow takes the wrong path */
 		if (c->sampling && (err = -ps_bpf__attach_counter(s, l->members[m], msg, msglen))) {
 			bad = l->members[m];
