@@ -125,7 +125,7 @@ void ps_script__add_path(struct ps_script *sc, const char *dir)
 static void add_default_paths(struct ps_script *sc)
 {
 	char exe[4096];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 16);
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 32);
 	const char *env = getenv("PERFSCRIPT_PATH");
 
 	ps_script__add_path(sc, PS_TAPSET_DIR);
@@ -135,13 +135,18 @@ static void add_default_paths(struct ps_script *sc)
 		exe[n] = '\0';
 		slash = strrchr(exe, '/');
 		if (slash) {
-			/* a build tree: tapsets/ beside the binary, or one level up
-			 * for a binary in a build directory (make asan) */
-			strcpy(slash, "/tapsets");
-			if (access(exe, R_OK) != 0)
-				strcpy(slash, "/../tapsets");
-			if (access(exe, R_OK) == 0)
-				ps_script__add_path(sc, exe);
+			/* An install tree wherever it was put (PREFIX/bin/perfscript
+			 * beside PREFIX/share/perfscript/tapsets, DESTDIR included),
+			 * or a build tree: tapsets/ beside the binary, or one level
+			 * up for a binary in a build directory (make asan). */
+			static const char *const rel[] = { "/../share/perfscript/tapsets",
+							   "/../tapsets", "/tapsets" };
+
+			for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+				strcpy(slash, rel[i]);
+				if (access(exe, R_OK) == 0)
+					ps_script__add_path(sc, exe);
+			}
 		}
 	}
 	if (env && *env) {

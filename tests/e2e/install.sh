@@ -9,6 +9,10 @@ for f in bin/perfscript lib/libperfscript.so lib/libperfscript.so.0 include/perf
 	[[ -e $TMP/root/usr/$f ]]; ok $? "installs $f"
 done
 out=$("$TMP/root/usr/bin/perfscript" --version); like "$out" "^perfscript " "the installed binary runs"
+[[ -f $TMP/root/usr/share/perfscript/tapsets/stats.lua ]]; ok $? "installs the tapsets"
+out=$(cd / && "$TMP/root/usr/bin/perfscript" -e 'print(package.searchpath("stats", package.path))')
+is "$out" "$TMP/root/usr/bin/../share/perfscript/tapsets/stats.lua" \
+	"the installed binary finds its tapsets wherever the tree was put"
 
 cat >"$TMP/client.c" <<'C'
 #include <perfscript.h>
