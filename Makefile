@@ -82,7 +82,7 @@ $(BUILD)/pic/%.o: runtime/%.c $(wildcard runtime/*.h bindings/*.h) | $(BUILD)/pi
 	$(call msg,CC,$< [pic])
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/tap.h $(BUILD)/libperfscript.a | $(BUILD)/tests
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(wildcard tests/unit/*.h) $(BUILD)/libperfscript.a | $(BUILD)/tests
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libperfscript.a $(CORE_LIBS) -lm
 

@@ -201,4 +201,23 @@ static void check_invalid(const struct icase *c)
 		tap_diag(" %s: %s", why, err.message);
 }
 
+/* The --describe output of spec (text or JSON), malloc'd; NULL when it
+ * does not parse. */
+__attribute__((unused)) static char *describe(const char *spec, bool json)
+{
+	struct ps_events *evs = ps_events__parse(spec, NULL);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!evs || !(f = open_memstream(&buf, &len))) {
+		ps_events__free(evs);
+		return NULL;
+	}
+	ps_events__describe(evs, f, json);
+	fclose(f);
+	ps_events__free(evs);
+	return buf;
+}
+
 #endif /* PS_TEST_EVENT_CASES_H */

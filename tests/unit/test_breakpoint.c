@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "perfscript.h"
+#include "session_util.h"
 #include "tap.h"
 
 #define N 1000
@@ -35,27 +36,6 @@ static struct ps_session *new_session(enum ps_target_kind kind, pid_t pid, char 
 	struct ps_target_opts o = { .sz = sizeof(o), .kind = kind, .pid = pid, .argv = argv };
 
 	return ps_session__new(&o);
-}
-
-static ps_handle alloc1(struct ps_session *s, const char *spec)
-{
-	ps_handle h = 0;
-	struct ps_event_error e;
-	int n = s ? ps_session__allocate(s, spec, &h, 1, &e) : -EINVAL;
-
-	if (n != 1)
-		tap_diag("allocate '%s': %d %s", spec, n, n < 0 ? e.message : "");
-	return n == 1 ? h : 0;
-}
-
-static uint64_t value(struct ps_session *s, ps_handle h)
-{
-	struct ps_value v = { 0 };
-	int err = ps_session__read(s, h, &v);
-
-	if (err)
-		tap_diag("read: %s", ps_strerror(err));
-	return v.value;
 }
 
 /* Whether this machine lets us set a breakpoint at all; *why says why not. */

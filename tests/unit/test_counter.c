@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "perfscript.h"
+#include "session_util.h"
 #include "tap.h"
 
 #define N 1000
@@ -31,20 +32,6 @@ static const char *workload;
 static bool root, have_pidfd;
 /* At perf_event_paranoid 2 an unprivileged user may count user space only. */
 static const char *tclock = "task-clock", *cycles = "cycles";
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n - 1; /* the DIR's own fd */
-}
 
 static void do_getppid(int n)
 {
@@ -72,27 +59,6 @@ static struct ps_session *new_session(enum ps_target_kind kind, pid_t pid, char 
 				    .cpus = cpus };
 
 	return ps_session__new(&o);
-}
-
-static ps_handle alloc1(struct ps_session *s, const char *spec)
-{
-	ps_handle h = 0;
-	struct ps_event_error e;
-	int n = ps_session__allocate(s, spec, &h, 1, &e);
-
-	if (n != 1)
-		tap_diag("allocate '%s': %d %s", spec, n, n < 0 ? e.message : "");
-	return n == 1 ? h : 0;
-}
-
-static uint64_t value(struct ps_session *s, ps_handle h)
-{
-	struct ps_value v = { 0 };
-	int err = ps_session__read(s, h, &v);
-
-	if (err)
-		tap_diag("read: %s", ps_strerror(err));
-	return v.value;
 }
 
 /* Release the command and wait for it to exit (pidfd, else polling reap). */

@@ -286,23 +286,6 @@ static const struct icase invalid[] = {
 	  "bad breakpoint length '3' at column 17 (1, 2, 4 or 8)" },
 };
 
-static char *describe(const char *spec, bool json)
-{
-	struct ps_events *evs = ps_events__parse(spec, NULL);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-
-	if (!evs || !(f = open_memstream(&buf, &len))) {
-		ps_events__free(evs);
-		return NULL;
-	}
-	ps_events__describe(evs, f, json);
-	fclose(f);
-	ps_events__free(evs);
-	return buf;
-}
-
 static void test_describe(void)
 {
 	static const struct {

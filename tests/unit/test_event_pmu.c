@@ -257,23 +257,6 @@ static const struct icase bad[] = {
 	{ "nodir/config=1/", PS_ERR_UNKNOWN_EVENT, 1, NULL, NULL },
 };
 
-static char *describe(const char *spec, bool json)
-{
-	struct ps_events *evs = ps_events__parse(spec, NULL);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-
-	if (!evs || !(f = open_memstream(&buf, &len))) {
-		ps_events__free(evs);
-		return NULL;
-	}
-	ps_events__describe(evs, f, json);
-	fclose(f);
-	ps_events__free(evs);
-	return buf;
-}
-
 static void test_describe(void)
 {
 	static const struct {

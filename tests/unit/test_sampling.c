@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "perfscript.h"
+#include "session_util.h"
 #include "tap.h"
 
 #define GETPPID "syscalls:sys_enter_getppid"
@@ -42,20 +43,6 @@ struct seen {
 	useconds_t nap;         /* sleep in each callback: a slow consumer */
 	uint64_t *last_time;    /* per CPU */
 };
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n - 1;
-}
 
 static int on_sample(const struct ps_sample *s, void *ctx)
 {
@@ -152,7 +139,8 @@ static struct ps_session *command(char **argv)
 	return ps_session__new(&o);
 }
 
-static ps_handle alloc1(struct ps_session *s, const char *spec)
+/* The first handle spec gives (a group leader), or 0. */
+static ps_handle alloc_first(struct ps_session *s, const char *spec)
 {
 	ps_handle h[4] = { 0 };
 	struct ps_event_error e;
@@ -232,7 +220,7 @@ static void test_exact(const char *spec, const char *n, uint64_t want, size_t pa
 
 	if (!tap_ok(s != NULL, "%s: command session", spec))
 		return;
-	h = alloc1(s, spec);
+	h = alloc_first(s, spec);
 	seen_init(&w, ps_session__target_pid(s), h);
 	set_ops(s, &w);
 	if (pages)
@@ -278,7 +266,7 @@ static void test_lost(void)
 
 	if (!tap_ok(s != NULL, "self session"))
 		return;
-	h = alloc1(s, GETPPID "/period=1/");
+	h = alloc_first(s, GETPPID "/period=1/");
 	seen_init(&w, 0, h);
 	set_ops(s, &w);
 	tap_ok(ps_session__set_ring_pages(s, 3) == -EINVAL && ps_session__set_ring_pages(s, 0) ==
@@ -316,7 +304,7 @@ static void test_slow_consumer(void)
 
 	if (!tap_ok(s != NULL, "slow consumer: command session"))
 		return;
-	h = alloc1(s, GETPPID "/period=1/");
+	h = alloc_first(s, GETPPID "/period=1/");
 	seen_init(&w, ps_session__target_pid(s), h);
 	w.nap = 20;
 	set_ops(s, &w);
@@ -345,7 +333,7 @@ static void test_kernel_misc(void)
 
 	if (!tap_ok(s != NULL, "exit: command session"))
 		return;
-	h = alloc1(s, spec);
+	h = alloc_first(s, spec);
 	seen_init(&w, 0, h);
 	set_ops(s, &w);
 	if (!tap_ok(ps_session__open(s, NULL, 0) == 0, "%s opens", spec)) {
@@ -370,7 +358,7 @@ static void test_group_read(void)
 
 	if (!tap_ok(s != NULL, "group: command session"))
 		return;
-	h = alloc1(s, spec);
+	h = alloc_first(s, spec);
 	seen_init(&w, ps_session__target_pid(s), h);
 	set_ops(s, &w);
 	if (!tap_ok(ps_session__open(s, msg, sizeof(msg)) == 0, "%s opens", spec)) {
@@ -399,7 +387,7 @@ static void test_user_ips(void)
 
 	if (!tap_ok(s != NULL, "spin: command session"))
 		return;
-	h = alloc1(s, spec);
+	h = alloc_first(s, spec);
 	seen_init(&w, ps_session__target_pid(s), h);
 	set_ops(s, &w);
 	if (!tap_ok(ps_session__open(s, NULL, 0) == 0, "%s opens", spec)) {
@@ -450,7 +438,7 @@ static void test_pid_threads(void)
 	struct ps_target_opts o = { .sz = sizeof(o), .kind = PS_TARGET_PID, .pid = child };
 
 	s = ps_session__new(&o);
-	h = s ? alloc1(s, GETPPID "/period=1/") : 0;
+	h = s ? alloc_first(s, GETPPID "/period=1/") : 0;
 	seen_init(&w, 0, h);
 	if (s) {
 		set_ops(s, &w);
@@ -483,7 +471,7 @@ static void test_budget(void)
 
 	if (!tap_ok(s != NULL, "budget: self session"))
 		return;
-	h = alloc1(s, GETPPID "/period=1,cpu=0/");
+	h = alloc_first(s, GETPPID "/period=1,cpu=0/");
 	seen_init(&w, 0, h);
 	set_ops(s, &w);
 	if (!tap_ok(ps_session__open(s, NULL, 0) == 0, "a cpu=0 sampling counter opens")) {
@@ -539,8 +527,8 @@ static void test_free_mid_session(void)
 
 	if (!tap_ok(s != NULL, "self session"))
 		return;
-	a = alloc1(s, GETPPID "/period=1/");
-	b = alloc1(s, GETPPID "/period=10/");
+	a = alloc_first(s, GETPPID "/period=1/");
+	b = alloc_first(s, GETPPID "/period=10/");
 	seen_init(&w, 0, 0);
 	set_ops(s, &w);
 	if (!tap_ok(ps_session__open(s, NULL, 0) == 0, "two sampling counters open")) {
@@ -561,7 +549,7 @@ static void test_free_mid_session(void)
 	tap_is_u64(w.samples, 1200, "1000 + 200 samples in all");
 	before = count_fds();
 	for (int i = 0; i < 200; i++) {
-		ps_handle c = alloc1(s, "cpu-clock/freq=100/");
+		ps_handle c = alloc_first(s, "cpu-clock/freq=100/");
 
 		ps_session__open_counter(s, c, NULL, 0);
 		ps_session__free_counter(s, c);
