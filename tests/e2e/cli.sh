@@ -13,6 +13,16 @@ out=$("$PERFSCRIPT" -p nope -e 'x=1' 2>&1); is "$?" 2 "-p wants a number"
 like "$out" "-p wants a process id, got 'nope'" "-p error names the bad value"
 out=$("$PERFSCRIPT" -T -1 -e 'x=1' 2>&1); is "$?" 2 "-T wants a positive number"
 out=$("$PERFSCRIPT" -p 1 -a -e 'x=1' 2>&1); like "$out" "cannot be combined" "-p with -a is refused"
+out=$("$PERFSCRIPT" -b 3 -e 'x=1' 2>&1); rc=$?
+is "$rc" 2 "-b wants a power of two"
+like "$out" "-b wants a power of two of pages, e.g. 1024; got '3'" "-b names the bad value"
+out=$("$PERFSCRIPT" --backend=foo -e 'x=1' 2>&1)
+like "$out" "--backend wants auto, bpf or perf, got 'foo'" "--backend names the bad value"
+out=$("$PERFSCRIPT" --describe 2>&1); rc=$?
+is "$rc:$out" "2:perfscript: --describe wants one event string, e.g. --describe 'cycles:u'
+(perfscript --help lists the options)" "--describe without a string is a usage error"
+out=$("$PERFSCRIPT" -o "$TMP/no/such/dir/out.txt" -e 'print(1)' 2>&1); rc=$?
+is "$rc:$out" "1:perfscript: -o $TMP/no/such/dir/out.txt: No such file or directory" "-o into a missing directory says so and exits 1"
 
 out=$("$PERFSCRIPT" --describe 'cycles:u')
 is "$out" "$(printf 'name=cycles:u\nleader=0\ntype=0\nconfig=0x0\nexclude_kernel=1\nexclude_hv=1\ndisabled=1\nread_format=0x3')" \
