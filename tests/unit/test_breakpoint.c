@@ -45,15 +45,23 @@ static bool can_breakpoint(const char **why)
 	ps_handle h = alloc1(s, "mem:ps_test_var:w");
 	char msg[512] = "";
 	int err = h ? ps_session__open(s, msg, sizeof(msg)) : -EINVAL;
+	uint64_t fired = 0;
 
+	if (!err) {
+		ps_test_var = 1;
+		fired = value(s, h);
+	}
 	ps_session__free(s);
 	if (err == -EACCES || err == -EPERM)
 		*why = "breakpoints need root or kernel.perf_event_paranoid <= 1";
 	else if (err)
 		*why = "this machine refuses hardware breakpoints";
+	else if (!fired)
+		*why = "this machine opens hardware breakpoints but never fires them "
+		       "(a VM without debug registers: perf stat -e mem:ADDR:w counts 0 too)";
 	if (err)
 		tap_diag("%s", msg);
-	return err == 0;
+	return err == 0 && fired;
 }
 
 static void test_lookup(void)
