@@ -15,22 +15,25 @@ CFLAGS    ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Ibindings -Iruntime \
 	-DPS_TAPSET_DIR='"$(PREFIX)/share/perfscript/tapsets"'
 LDFLAGS   ?=
-# The symbolizer (runtime/symbols*.c) reads ELF files with elfutils; the
-# in-kernel path (runtime/bpf*.c) loads its programs with libbpf.
-# Vendor event names (runtime/event_pfm.c) come from libpfm4.
+# The layers of runtime/, lowest first (README.md, "Layout"): no file may
+# include or call into a layer above its own (make lint checks both).
+# libperfscript is everything below lua/; the symbolizer reads ELF and DWARF
+# with elfutils, the in-kernel path loads its programs with libbpf, vendor
+# event names come from libpfm4.
+CORE_LAYERS := base event symbols core sample sample/perf sample/bpf loop
 CORE_LIBS := -ldw -lelf -lbpf -lpfm
-# BPF programs (runtime/bpf/*.bpf.c): clang to BPF objects, bpftool to skeletons.
+# BPF programs (runtime/sample/bpf/*.bpf.c): clang to BPF objects, bpftool to skeletons.
 CLANG     ?= clang
 BPFTOOL   ?= bpftool
 BPF_ARCH  := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
-BPF_SRCS  := $(wildcard runtime/bpf/*.bpf.c)
-BPF_SKELS := $(BPF_SRCS:runtime/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
+BPF_SRCS  := $(wildcard runtime/sample/bpf/*.bpf.c)
+BPF_SKELS := $(BPF_SRCS:runtime/sample/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 
 # Debian packages of DESIGN.md section 4, and what the tests compare against.
 DEPS := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang llvm \
 	libelf-dev zlib1g-dev libdw-dev libpfm4-dev libedit-dev luajit libluajit-5.1-dev \
-	lua-busted lua-check linux-perf util-linux procps tmux
+	lua-busted lua-check linux-perf util-linux procps tmux clang-format
 
 ifeq ($(V),1)
 Q :=
@@ -40,12 +43,13 @@ Q := @
 msg = @printf '  %-7s %s\n' $(1) $(2)
 endif
 
-# The Lua-free core: everything in runtime/ except the Lua binding and the CLI.
-CORE_SRCS := $(filter-out runtime/lua_% runtime/main.c,$(wildcard runtime/*.c))
-LUA_SRCS  := $(wildcard runtime/lua_*.c)
-CORE_OBJS := $(CORE_SRCS:runtime/%.c=$(BUILD)/runtime/%.o)
+CORE_SRCS := $(foreach d,$(CORE_LAYERS),$(filter-out %.bpf.c,$(wildcard runtime/$(d)/*.c)))
+LUA_SRCS  := $(wildcard runtime/lua/*.c)
+CLI_SRCS  := $(wildcard runtime/cli/*.c)
+CORE_OBJS := $(CORE_SRCS:runtime/%.c=$(BUILD)/obj/%.o)
 PIC_OBJS  := $(CORE_SRCS:runtime/%.c=$(BUILD)/pic/%.o)
-LUA_OBJS  := $(LUA_SRCS:runtime/%.c=$(BUILD)/runtime/%.o)
+LUA_OBJS  := $(LUA_SRCS:runtime/%.c=$(BUILD)/obj/%.o)
+CLI_OBJS  := $(CLI_SRCS:runtime/%.c=$(BUILD)/obj/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 HELPERS   := $(BUILD)/tests/workload
@@ -53,60 +57,62 @@ HELPERS   := $(BUILD)/tests/workload
 .PHONY: all deps check demo install clean asan lint bench
 all: $(BIN) $(BUILD)/libperfscript.so
 
-$(BIN): $(LUA_OBJS) $(BUILD)/runtime/main.o $(BUILD)/libperfscript.a
+$(BIN): $(CLI_OBJS) $(LUA_OBJS) $(BUILD)/libperfscript.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -ledit $(CORE_LIBS) -lm -ldl
 
+# `ar q`: objects of different layers may share a base name (core/read.o).
 $(BUILD)/libperfscript.a: $(CORE_OBJS)
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && ar qcs $@ $^
 
 $(BUILD)/libperfscript.so: $(PIC_OBJS) bindings/libperfscript.map
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,libperfscript.so.0 \
 		-Wl,--version-script,bindings/libperfscript.map -o $@ $(PIC_OBJS) $(CORE_LIBS)
 
-$(BUILD)/runtime/lua_%.o: runtime/lua_%.c $(wildcard runtime/*.h bindings/*.h) | $(BUILD)/runtime
-	$(call msg,CC,$<)
-	$(Q)$(CC) $(ALL_CFLAGS) $(LUA_CFLAGS) -c -o $@ $<
+# Header dependencies are tracked per object (-MMD).
+DEPFLAGS = -MMD -MP
+$(BUILD)/obj/lua/%.o $(BUILD)/obj/cli/%.o: ALL_CFLAGS += $(LUA_CFLAGS)
 
-$(BUILD)/runtime/main.o: runtime/main.c $(wildcard runtime/*.h bindings/*.h) | $(BUILD)/runtime
+$(BUILD)/obj/%.o: runtime/%.c
 	$(call msg,CC,$<)
-	$(Q)$(CC) $(ALL_CFLAGS) $(LUA_CFLAGS) -c -o $@ $<
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(BUILD)/runtime/%.o: runtime/%.c $(wildcard runtime/*.h bindings/*.h) | $(BUILD)/runtime
-	$(call msg,CC,$<)
-	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
-
-$(BUILD)/pic/%.o: runtime/%.c $(wildcard runtime/*.h bindings/*.h) | $(BUILD)/pic
+$(BUILD)/pic/%.o: runtime/%.c
 	$(call msg,CC,$< [pic])
-	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -fPIC -c -o $@ $<
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(wildcard tests/unit/*.h) $(BUILD)/libperfscript.a | $(BUILD)/tests
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libperfscript.a
 	$(call msg,CC,$<)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libperfscript.a $(CORE_LIBS) -lm
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -Itests/unit -o $@ $< $(BUILD)/libperfscript.a $(CORE_LIBS) -lm
 
-$(BUILD)/tests/workload: tests/workload.c | $(BUILD)/tests
+$(BUILD)/tests/workload: tests/workload.c
 	$(call msg,CC,$<)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-inline $(WARN) -pthread -o $@ $<
 
-$(BUILD)/bpf/%.bpf.o: runtime/bpf/%.bpf.c $(wildcard runtime/bpf/*.h) | $(BUILD)/bpf
+$(BUILD)/bpf/%.bpf.o: runtime/sample/bpf/%.bpf.c runtime/sample/bpf/ps_bpf.h
 	$(call msg,BPF,$<)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -target bpf -g -O2 -D__TARGET_ARCH_$(BPF_ARCH) \
-		$(if $(MULTIARCH),-I/usr/include/$(MULTIARCH)) -Iruntime/bpf -c -o $@ $<
+		$(if $(MULTIARCH),-I/usr/include/$(MULTIARCH)) -Iruntime/sample/bpf -c -o $@ $<
 
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GENSKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
 # The loader includes the skeletons (the BPF objects embedded in them).
-BPF_LOADER := $(patsubst runtime/%.c,%.o,$(filter runtime/bpf%.c,$(CORE_SRCS)))
-BPF_LOADER := $(addprefix $(BUILD)/runtime/,$(BPF_LOADER)) $(addprefix $(BUILD)/pic/,$(BPF_LOADER))
+BPF_LOADER := $(patsubst runtime/%.c,%.o,$(wildcard runtime/sample/bpf/*.c))
+BPF_LOADER := $(filter-out %.bpf.o,$(BPF_LOADER))
+BPF_LOADER := $(addprefix $(BUILD)/obj/,$(BPF_LOADER)) $(addprefix $(BUILD)/pic/,$(BPF_LOADER))
 $(BPF_LOADER): ALL_CFLAGS += -I$(BUILD)/bpf
 $(BPF_LOADER): $(BPF_SKELS)
 
-$(BUILD)/runtime $(BUILD)/pic $(BUILD)/tests $(BUILD)/bpf:
-	$(Q)mkdir -p $@
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 # Install what is missing (as root, from Debian's archive only).
 deps:
@@ -146,16 +152,16 @@ asan:
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS    ?=
-FUZZ_SRCS    := $(wildcard runtime/event*.c)
-$(BUILD)/fuzz/fuzz_event: tests/fuzz/fuzz_event.c $(FUZZ_SRCS) $(wildcard runtime/event*.h bindings/*.h)
+FUZZ_SRCS    := $(wildcard runtime/event/*.c runtime/base/*.c)
+$(BUILD)/fuzz/fuzz_event: tests/fuzz/fuzz_event.c $(FUZZ_SRCS) $(wildcard runtime/event/*.h bindings/*.h)
 	$(call msg,FUZZCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -Ibindings -Iruntime -o $@ $< $(FUZZ_SRCS) -lpfm
 
 # The ring and record fuzzer: synthetic ring images through the sample path's parsers.
-RING_FUZZ_SRCS := runtime/ring.c runtime/record.c
-$(BUILD)/fuzz/fuzz_ring: tests/fuzz/fuzz_ring.c $(RING_FUZZ_SRCS) runtime/ring.h runtime/record.h bindings/perfscript.h
+RING_FUZZ_SRCS := runtime/sample/perf/ring.c runtime/sample/perf/record.c runtime/base/strerror.c
+$(BUILD)/fuzz/fuzz_ring: tests/fuzz/fuzz_ring.c $(RING_FUZZ_SRCS) $(wildcard runtime/sample/perf/*.h) bindings/perfscript.h
 	$(call msg,FUZZCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
@@ -169,8 +175,11 @@ fuzz: $(BUILD)/fuzz/fuzz_event $(BUILD)/fuzz/fuzz_ring
 		$(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS))
 .PHONY: fuzz
 
-lint:
+# Lua style, C layout (.clang-format) and the layers of runtime/ (tests/layers.sh).
+lint: all
 	luacheck --no-color -q tapsets examples tests/spec
+	clang-format --dry-run --Werror $(wildcard runtime/*/*.[ch] runtime/*/*/*.[ch] bindings/*.h)
+	tests/layers.sh $(BUILD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \

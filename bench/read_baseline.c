@@ -1,7 +1,7 @@
 /*
  * read_baseline.c: what one read() of a counter costs with no runtime in the
  * way. It opens task-clock on itself with the read_format perfscript uses
- * (TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING | ID, see runtime/counter.c),
+ * (TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING | ID, see runtime/core/counter.c),
  * scales each value as perfscript does, and times N reads on the process
  * CPU clock, the same clock as Lua's os.clock(), so that time the shared
  * machine spends on other work does not count. Prints "ns_per_read=..".

@@ -5,7 +5,7 @@
  * command and holds it before exec, opens the tracepoint on it once per
  * online CPU with period 1, inherit and enable_on_exec, with perfscript's
  * sample_type (IP, TID, TIME, CPU, IDENTIFIER: PERIOD is dropped for a fixed
- * period, see runtime/sampling.c) and its wakeup watermark (a quarter of the
+ * period, see runtime/sample/sampling.c) and its wakeup watermark (a quarter of the
  * ring), mmaps one ring per CPU, releases the command and drains the rings
  * from epoll (head loaded with acquire, tail stored with release) counting
  * PERF_RECORD_SAMPLE records and the losses of PERF_RECORD_LOST, until the

@@ -30,12 +30,12 @@ extern "C" {
 enum ps_error {
 	PS_ERR_FIRST = 4096,
 	PS_ERR_SYNTAX = PS_ERR_FIRST, /* malformed event string */
-	PS_ERR_UNKNOWN_EVENT,         /* no event by that name */
-	PS_ERR_UNKNOWN_TERM,          /* no such term in name/term=v/ */
-	PS_ERR_BAD_VALUE,             /* term value out of range or not a number */
-	PS_ERR_HANDLE,                /* freed, stale or made-up counter handle */
-	PS_ERR_NOT_SUPPORTED,         /* the event exists but this machine cannot count it */
-	PS_ERR_STATE,                 /* not valid now (e.g. reading a counter never opened) */
+	PS_ERR_UNKNOWN_EVENT,	      /* no event by that name */
+	PS_ERR_UNKNOWN_TERM,	      /* no such term in name/term=v/ */
+	PS_ERR_BAD_VALUE,	      /* term value out of range or not a number */
+	PS_ERR_HANDLE,		      /* freed, stale or made-up counter handle */
+	PS_ERR_NOT_SUPPORTED,	      /* the event exists but this machine cannot count it */
+	PS_ERR_STATE,		      /* not valid now (e.g. reading a counter never opened) */
 	PS_ERR_LAST,
 };
 
@@ -43,18 +43,18 @@ enum ps_error {
 const char *ps_strerror(int err);
 
 /* ------------------------------------------------------------------------
- * Event strings (runtime/event*.c). Pure: no fd is opened; only sysfs and
+ * Event strings (runtime/event/). Pure: no fd is opened; only sysfs and
  * tracefs are read. PERFSCRIPT_TRACEFS, when set, names the tracefs root
  * used instead of /sys/kernel/tracing (tests point it at a fixture tree).
  */
 
 struct ps_event_error {
-	int code;            /* PS_ERR_* (positive) */
-	int column;          /* 1-based column of the offending token, 0 if none */
-	char token[64];      /* the offending token as written */
+	int code;	     /* PS_ERR_* (positive) */
+	int column;	     /* 1-based column of the offending token, 0 if none */
+	char token[64];	     /* the offending token as written */
 	char suggestion[64]; /* nearest known name, "" if none */
 	char message[320];   /* whole sentence, e.g. "unknown event 'cycels' at
-	                      * column 1 (did you mean 'cycles'?)" */
+			      * column 1 (did you mean 'cycles'?)" */
 };
 
 struct ps_events; /* the events one string produces, in order */
@@ -69,9 +69,9 @@ size_t ps_events__count(const struct ps_events *evs);
  * session applies its target (inherit, enable_on_exec). */
 const struct perf_event_attr *ps_events__attr(const struct ps_events *evs, size_t i);
 const char *ps_events__name(const struct ps_events *evs, size_t i); /* display name */
-size_t ps_events__leader(const struct ps_events *evs, size_t i);  /* == i for a leader */
-int ps_events__cpu(const struct ps_events *evs, size_t i);          /* cpu= term, or -1 */
-const char *ps_events__spec(const struct ps_events *evs);           /* the input string */
+size_t ps_events__leader(const struct ps_events *evs, size_t i);    /* == i for a leader */
+int ps_events__cpu(const struct ps_events *evs, size_t i);	    /* cpu= term, or -1 */
+const char *ps_events__spec(const struct ps_events *evs);	    /* the input string */
 
 /* Print the attr fields each event sets: one "field=value" per line with a
  * blank line between events, or (json) one JSON array of objects. */
@@ -79,7 +79,7 @@ int ps_events__describe(const struct ps_events *evs, FILE *out, bool json);
 
 /* ------------------------------------------------------------------------
  * Event metadata from sysfs, and the list of nameable events
- * (runtime/event.c, runtime/event_list.c). PERFSCRIPT_SYSFS, when set,
+ * (runtime/event/event.c, runtime/event/list.c). PERFSCRIPT_SYSFS, when set,
  * names the directory used instead of /sys for PMUs
  * ($PERFSCRIPT_SYSFS/bus/event_source/devices/...).
  */
@@ -102,10 +102,10 @@ const char *ps_events__bp_symbol(const struct ps_events *evs, size_t i, uint64_t
 
 struct ps_event_list_entry {
 	const char *group; /* "hardware", "software", "cache", "tracepoint",
-	                    * "pmu/NAME" (sysfs), "libpfm4/PMU" */
+			    * "pmu/NAME" (sysfs), "libpfm4/PMU" */
 	const char *name;  /* as the event parser accepts it */
 	const char *desc;  /* "" when the source has none */
-	int supported;     /* 1 opened here, 0 the kernel refused it, -1 not checked */
+	int supported;	   /* 1 opened here, 0 the kernel refused it, -1 not checked */
 };
 
 struct ps_event_list;
@@ -123,24 +123,24 @@ const struct ps_event_list_entry *ps_event_list__entry(const struct ps_event_lis
 int ps_event_list__print(const struct ps_event_list *l, FILE *out, bool json);
 
 /* ------------------------------------------------------------------------
- * Sessions and counters (runtime/counter.c, runtime/target.c).
+ * Sessions and counters (runtime/core/counter.c, runtime/core/target.c).
  */
 
 enum ps_target_kind {
-	PS_TARGET_SELF,    /* the calling process (pid 0, any CPU) */
+	PS_TARGET_SELF,	   /* the calling process (pid 0, any CPU) */
 	PS_TARGET_COMMAND, /* argv forked and held before exec */
-	PS_TARGET_PID,     /* every thread of an existing process */
-	PS_TARGET_CPUS,    /* system-wide on a CPU list */
+	PS_TARGET_PID,	   /* every thread of an existing process */
+	PS_TARGET_CPUS,	   /* system-wide on a CPU list */
 };
 
 struct ps_target_opts {
-	size_t sz;             /* sizeof(struct ps_target_opts) */
+	size_t sz; /* sizeof(struct ps_target_opts) */
 	enum ps_target_kind kind;
-	pid_t pid;             /* PS_TARGET_PID */
-	char *const *argv;     /* PS_TARGET_COMMAND, NULL-terminated, run with execvp;
-	                        * may be set with PS_TARGET_CPUS too (like perf stat -a
-	                        * CMD): the command runs, counters stay per CPU */
-	const char *cpus;      /* PS_TARGET_CPUS: "0-3,5"; NULL means every online CPU */
+	pid_t pid;	   /* PS_TARGET_PID */
+	char *const *argv; /* PS_TARGET_COMMAND, NULL-terminated, run with execvp;
+			    * may be set with PS_TARGET_CPUS too (like perf stat -a
+			    * CMD): the command runs, counters stay per CPU */
+	const char *cpus;  /* PS_TARGET_CPUS: "0-3,5"; NULL means every online CPU */
 };
 
 struct ps_session;
@@ -168,8 +168,8 @@ typedef uint64_t ps_handle; /* non-zero; carries slot and generation */
  * handles in order (a group gives its leader first) and returns how many, or
  * a negative code with *err filled for a bad string, -ENOSPC when max is too
  * small, -EMFILE past the session's counter limit. */
-int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *handles,
-			 size_t max, struct ps_event_error *err);
+int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *handles, size_t max,
+			 struct ps_event_error *err);
 /* Close and forget one counter. Freeing a leader frees its whole group. */
 int ps_session__free_counter(struct ps_session *s, ps_handle h);
 /* -PS_ERR_HANDLE unless h names a live counter of this session. */
@@ -191,8 +191,8 @@ int ps_session__stop(struct ps_session *s, ps_handle h);
 int ps_session__reset(struct ps_session *s, ps_handle h);
 
 struct ps_value {
-	uint64_t value;   /* raw scaled by enabled/running when multiplexed */
-	uint64_t raw;     /* sum over the counter's fds */
+	uint64_t value;	  /* raw scaled by enabled/running when multiplexed */
+	uint64_t raw;	  /* sum over the counter's fds */
 	uint64_t enabled; /* ns, summed */
 	uint64_t running; /* ns, summed */
 };
@@ -220,13 +220,12 @@ int ps_session__fds(const struct ps_session *s, ps_handle h, const int **fds);
 size_t ps_session__count(const struct ps_session *s); /* live counters */
 
 /* ------------------------------------------------------------------------
- * Overflow samples (runtime/ring.c, runtime/record.c, runtime/sampling.c).
- * A counter whose event string has period= or freq= samples. The session
- * opens it once per CPU of the target (per thread and CPU for -p), maps one
- * ring buffer per CPU (carried by a dummy tracking event that also reports
- * COMM, MMAP2, FORK and EXIT) and redirects every sampling fd on that CPU into
- * it with PERF_EVENT_IOC_SET_OUTPUT. Sampling fds get PERF_SAMPLE_IDENTIFIER
- * and sample_id_all, so every record maps back to its counter. Records are
+ * Overflow samples (runtime/sample/perf/ring.c, runtime/sample/perf/record.c,
+ * runtime/sample/sampling.c). A counter whose event string has period= or freq= samples. The
+ * session opens it once per CPU of the target (per thread and CPU for -p), maps one ring buffer per
+ * CPU (carried by a dummy tracking event that also reports COMM, MMAP2, FORK and EXIT) and
+ * redirects every sampling fd on that CPU into it with PERF_EVENT_IOC_SET_OUTPUT. Sampling fds get
+ * PERF_SAMPLE_IDENTIFIER and sample_id_all, so every record maps back to its counter. Records are
  * decoded in place; pointers in a ps_sample or ps_record are valid only
  * during the callback that receives them.
  */
@@ -234,17 +233,17 @@ size_t ps_session__count(const struct ps_session *s); /* live counters */
 struct ps_sample {
 	ps_handle handle;     /* the counter that overflowed */
 	uint64_t sample_type; /* PERF_SAMPLE_* bits present in this record (PERIOD
-	                       * always: a fixed period is filled from the attr) */
-	uint64_t id;          /* kernel id of the fd that overflowed */
+			       * always: a fixed period is filled from the attr) */
+	uint64_t id;	      /* kernel id of the fd that overflowed */
 	uint64_t ip, addr, time, period;
 	uint32_t pid, tid, cpu;
-	uint16_t misc;        /* header misc: PERF_RECORD_MISC_CPUMODE_MASK bits */
-	uint64_t nr_ips;      /* PERF_SAMPLE_CALLCHAIN: entries, PERF_CONTEXT_* included */
+	uint16_t misc;	 /* header misc: PERF_RECORD_MISC_CPUMODE_MASK bits */
+	uint64_t nr_ips; /* PERF_SAMPLE_CALLCHAIN: entries, PERF_CONTEXT_* included */
 	const uint64_t *ips;
 	uint64_t read_format; /* of the counter, to decode read[] */
 	uint64_t read_words;  /* PERF_SAMPLE_READ: u64 words at read */
 	const uint64_t *read;
-	uint32_t raw_size;    /* PERF_SAMPLE_RAW (tracepoint fields) */
+	uint32_t raw_size; /* PERF_SAMPLE_RAW (tracepoint fields) */
 	const void *raw;
 };
 
@@ -254,23 +253,23 @@ int ps_sample__value(const struct ps_sample *s, size_t i, uint64_t *value, uint6
 		     uint64_t *running);
 
 struct ps_record {
-	uint32_t type;        /* PERF_RECORD_LOST, _LOST_SAMPLES, _THROTTLE, _UNTHROTTLE,
-	                       * _COMM, _MMAP2, _FORK, _EXIT */
+	uint32_t type; /* PERF_RECORD_LOST, _LOST_SAMPLES, _THROTTLE, _UNTHROTTLE,
+			* _COMM, _MMAP2, _FORK, _EXIT */
 	uint16_t misc;
-	ps_handle handle;     /* its counter, 0 for the tracking event */
+	ps_handle handle; /* its counter, 0 for the tracking event */
 	uint32_t pid, tid, ppid, ptid, cpu;
 	uint64_t time, id;
-	uint64_t lost;        /* LOST, LOST_SAMPLES: samples lost */
+	uint64_t lost;		   /* LOST, LOST_SAMPLES: samples lost */
 	uint64_t addr, len, pgoff; /* MMAP2 */
 	uint32_t prot, flags;
-	uint8_t build_id_size;     /* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID */
+	uint8_t build_id_size; /* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID */
 	const uint8_t *build_id;
-	const char *filename;      /* MMAP2 */
-	const char *comm;          /* COMM */
+	const char *filename; /* MMAP2 */
+	const char *comm;     /* COMM */
 };
 
 struct ps_sample_ops {
-	size_t sz;  /* sizeof(struct ps_sample_ops) */
+	size_t sz; /* sizeof(struct ps_sample_ops) */
 	/* Each sample; return < 0 to stop draining (the record is consumed). */
 	int (*sample)(const struct ps_sample *s, void *ctx);
 	/* Each other record we track; may be NULL. Lost samples are counted per
@@ -280,11 +279,11 @@ struct ps_sample_ops {
 };
 
 struct ps_sample_stats {
-	uint64_t samples;     /* delivered to ops->sample */
-	uint64_t lost;        /* from LOST and LOST_SAMPLES records */
-	uint64_t throttled;   /* THROTTLE records */
+	uint64_t samples;   /* delivered to ops->sample */
+	uint64_t lost;	    /* from LOST and LOST_SAMPLES records */
+	uint64_t throttled; /* THROTTLE records */
 	uint64_t unthrottled;
-	uint64_t malformed;   /* records skipped because they did not parse */
+	uint64_t malformed; /* records skipped because they did not parse */
 };
 
 int ps_session__set_sample_ops(struct ps_session *s, const struct ps_sample_ops *ops);
@@ -309,7 +308,7 @@ int ps_session__drain_all(struct ps_session *s);
 int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_sample_stats *st);
 
 /* ------------------------------------------------------------------------
- * In-kernel overflow handling (runtime/bpf*.c, runtime/bpf/ps_sample.bpf.c).
+ * In-kernel overflow handling (runtime/sample/bpf/, runtime/sample/bpf/ps_sample.bpf.c).
  * A sampling counter may be served by a BPF program attached to its fds
  * (libbpf, one object per counter, programs named ps_*) instead of the perf
  * ring: the program filters overflows in the kernel and forwards survivors
@@ -332,7 +331,7 @@ int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_
 enum ps_backend {
 	PS_BACKEND_AUTO = 0, /* BPF for counters that ask for in-kernel work */
 	PS_BACKEND_PERF,     /* the perf ring buffer */
-	PS_BACKEND_BPF,      /* a BPF program; failing to load is an error */
+	PS_BACKEND_BPF,	     /* a BPF program; failing to load is an error */
 };
 
 enum ps_bpf_mode {
@@ -341,30 +340,30 @@ enum ps_bpf_mode {
 };
 
 enum ps_agg_field { /* aggregation key fields, ORed */
-	PS_AGG_PID = 1u << 0,
-	PS_AGG_TID = 1u << 1,
-	PS_AGG_CPU = 1u << 2,
-	PS_AGG_COMM = 1u << 3,
-	PS_AGG_IP = 1u << 4,
-	PS_AGG_USTACK = 1u << 5,
-	PS_AGG_KSTACK = 1u << 6,
+		    PS_AGG_PID = 1u << 0,
+		    PS_AGG_TID = 1u << 1,
+		    PS_AGG_CPU = 1u << 2,
+		    PS_AGG_COMM = 1u << 3,
+		    PS_AGG_IP = 1u << 4,
+		    PS_AGG_USTACK = 1u << 5,
+		    PS_AGG_KSTACK = 1u << 6,
 };
 
 enum ps_bpf_priv { PS_PRIV_ANY = 0, PS_PRIV_USER, PS_PRIV_KERNEL };
 
 struct ps_bpf_opts {
-	size_t sz;               /* sizeof(struct ps_bpf_opts) */
+	size_t sz;		 /* sizeof(struct ps_bpf_opts) */
 	enum ps_backend backend; /* AUTO: defer to the term and the session */
-	unsigned mode;           /* PS_BPF_FORWARD | PS_BPF_AGGREGATE; 0 = FORWARD */
-	const pid_t *pids;       /* keep only these processes (tgids); copied */
+	unsigned mode;		 /* PS_BPF_FORWARD | PS_BPF_AGGREGATE; 0 = FORWARD */
+	const pid_t *pids;	 /* keep only these processes (tgids); copied */
 	size_t npids;
-	pid_t tid;               /* keep only this thread; 0 = any */
-	const int *cpus;         /* keep only these CPUs; copied */
+	pid_t tid;	 /* keep only this thread; 0 = any */
+	const int *cpus; /* keep only these CPUs; copied */
 	size_t ncpus;
-	enum ps_bpf_priv priv;   /* user-only or kernel-only overflows */
-	uint64_t every;          /* keep every Nth overflow that passed; 0 or 1 = all */
-	uint32_t keys;           /* PS_AGG_* fields of the aggregation key */
-	uint32_t entries;        /* aggregation map size; 0 = 16384 */
+	enum ps_bpf_priv priv; /* user-only or kernel-only overflows */
+	uint64_t every;	       /* keep every Nth overflow that passed; 0 or 1 = all */
+	uint32_t keys;	       /* PS_AGG_* fields of the aggregation key */
+	uint32_t entries;      /* aggregation map size; 0 = 16384 */
 };
 
 /* Default for the session's counters (set before they open). */
@@ -372,8 +371,8 @@ int ps_session__set_backend(struct ps_session *s, enum ps_backend b);
 /* Configure counter h's in-kernel handling. On an open counter the program
  * is replaced at once (a new object is loaded and attached before the old
  * one goes). msg explains a failure. */
-int ps_session__set_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf_opts *o,
-			char *msg, size_t msglen);
+int ps_session__set_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf_opts *o, char *msg,
+			size_t msglen);
 /* The path an open counter takes: PS_BACKEND_BPF or PS_BACKEND_PERF. */
 enum ps_backend ps_session__backend(const struct ps_session *s, ps_handle h);
 /* Why AUTO fell back to the perf path ("" when it did not); the first reason. */
@@ -389,12 +388,12 @@ int ps_session__bpf_drain(struct ps_session *s, size_t budget, bool check_lost);
 /* One aggregation entry; only the fields in `fields` are meaningful.
  * Stacks are leaf first; pointers are valid during the callback only. */
 struct ps_agg_entry {
-	uint32_t fields;           /* PS_AGG_* */
+	uint32_t fields; /* PS_AGG_* */
 	uint32_t pid, tid, cpu;
 	char comm[16];
 	uint64_t ip;
-	bool user;                 /* ip is a user-space address */
-	size_t nustack, nkstack;   /* 0 with the field set: the stack was not captured */
+	bool user;		 /* ip is a user-space address */
+	size_t nustack, nkstack; /* 0 with the field set: the stack was not captured */
 	const uint64_t *ustack, *kstack;
 	uint64_t count;
 };
@@ -408,7 +407,7 @@ int ps_session__aggregate_dropped(const struct ps_session *s, ps_handle h, uint6
 void ps_bpf__set_verbose(bool on);
 
 /* ------------------------------------------------------------------------
- * Symbols (runtime/symbols*.c). Turns sampled addresses into "func+0x1a".
+ * Symbols (runtime/symbols/). Turns sampled addresses into "func+0x1a".
  * User space: each process's executable mappings (from /proc/PID/maps or
  * from the MMAP2/FORK/COMM records of a ring) point at ELF files opened with
  * elfutils' libdwfl, one per file (same device, inode, mtime and size) shared
@@ -444,8 +443,8 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec);
  * when dso is not NULL, gets the mapping's file name, "[vdso]", "[anon]",
  * "[kernel.kallsyms]", "[modname]" for a kernel module, or "[unknown]";
  * the string is owned by syms. */
-int ps_symbols__resolve(struct ps_symbols *syms, pid_t pid, uint64_t addr, bool kernel,
-			char *buf, size_t len, const char **dso);
+int ps_symbols__resolve(struct ps_symbols *syms, pid_t pid, uint64_t addr, bool kernel, char *buf,
+			size_t len, const char **dso);
 
 /* The address of the data or function symbol name (STT_OBJECT, STT_FUNC)
  * in pid's address space: the ELF files it maps (learnt as add_proc()
@@ -461,7 +460,7 @@ int ps_symbols__lookup(struct ps_symbols *syms, pid_t pid, const char *name, uin
 int ps_symbols__load_kernel(struct ps_symbols *syms);
 
 /* ------------------------------------------------------------------------
- * The event loop (runtime/loop.c): one thread, epoll over fds, timerfds on
+ * The event loop (runtime/loop/loop.c): one thread, epoll over fds, timerfds on
  * CLOCK_MONOTONIC and a signalfd.
  */
 

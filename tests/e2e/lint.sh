@@ -1,7 +1,17 @@
 # lint.sh: luacheck over every Lua file perfscript ships (examples, tapsets,
-# specs), with the globals perfscript defines (.luacheckrc).
+# specs), with the globals perfscript defines (.luacheckrc); the C sources
+# against .clang-format; the layers of runtime/ (tests/layers.sh).
 source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
+if command -v clang-format >/dev/null; then
+	out=$(clang-format --dry-run --Werror runtime/*/*.[ch] runtime/*/*/*.[ch] bindings/*.h 2>&1)
+	ok $? "the C sources follow .clang-format (clang-format -i to fix)"
+	[[ -n $out ]] && printf '%s\n' "$out" | head -20 | sed 's/^/# /'
+else
+	skip "clang-format is not installed (make deps installs it)" "C layout"
+fi
+out=$(tests/layers.sh build 2>&1); ok $? "no include or call goes from a lower layer of runtime/ to a higher one"
+printf '%s\n' "$out" | sed 's/^/# /'
 if ! command -v luacheck >/dev/null; then
 	skip "luacheck is not installed (make deps installs lua-check)" "luacheck"
 	done_testing; exit

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "perfscript.h"
-#include "record.h"
-#include "ring.h"
+#include "sample/perf/record.h"
+#include "sample/perf/ring.h"
 
 /* The sample_type bits the session can ask for, and the read_format ones. */
 static const uint64_t types[] = {

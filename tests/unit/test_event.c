@@ -1,5 +1,5 @@
 /*
- * test_event.c: unit tests of the event-string parser (runtime/event*.c):
+ * test_event.c: unit tests of the event-string parser (runtime/event/):
  * a table of valid strings with the attr fields each must produce, a table
  * of invalid strings with the error code, column and suggestion each must
  * report, the --describe text and JSON output, and one tracepoint against

@@ -1,5 +1,5 @@
 /*
- * test_event_list.c: unit tests of the event listing (runtime/event_list.c)
+ * test_event_list.c: unit tests of the event listing (runtime/event/list.c)
  * against the fixture trees: the groups come in order, globs filter, the
  * JSON form is well-formed enough to count, and every name listed from the
  * symbolic tables, tracefs and sysfs parses as written.

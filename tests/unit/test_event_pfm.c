@@ -9,7 +9,7 @@
  * skip with the reason.
  */
 #include "event_cases.h"
-#include "event.h"
+#include "event/event.h"
 
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 

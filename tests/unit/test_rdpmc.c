@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "counter_internal.h"
+#include "core/internal.h"
 #include "tap.h"
 
 static struct ps_session *self(void)

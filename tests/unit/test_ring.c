@@ -1,6 +1,6 @@
 /*
- * test_ring.c: the ring reader (runtime/ring.c) and record decoder
- * (runtime/record.c) over synthetic memory images, no kernel. A test ring
+ * test_ring.c: the ring reader (runtime/sample/perf/ring.c) and record decoder
+ * (runtime/sample/perf/record.c) over synthetic memory images, no kernel. A test ring
  * is a control page plus a separately allocated data area of exactly its
  * size, so ASan or valgrind flag any read past it; records are written the
  * way the kernel lays them out (perf_event_open(2)), including one that
@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "perfscript.h"
-#include "record.h"
-#include "ring.h"
+#include "sample/perf/record.h"
+#include "sample/perf/ring.h"
 #include "tap.h"
 
 #define BASE                                                                               \

@@ -1,6 +1,6 @@
 /*
  * test_sampling.c: overflow sampling against the real kernel (runtime/
- * sampling.c, ring.c, record.c), no mocks. The workload helper ($WORKLOAD)
+ * sample/sampling.c, sample/perf/ring.c, sample/perf/record.c), no mocks. The workload helper ($WORKLOAD)
  * makes an exact number of getppid syscalls, so a period=1 tracepoint on it
  * must deliver exactly that many samples, each from the child's pid, and a
  * period=1000 one a thousandth of them. The loop drains as perfscript's own

@@ -1,0 +1,28 @@
+/*
+ * strerror.c: ps_strerror() names perfscript's own PS_ERR_* codes and falls
+ * back to strerror() for errno values of either sign.
+ */
+#include <string.h>
+
+#include "perfscript.h"
+
+static const char *const ps_messages[PS_ERR_LAST - PS_ERR_FIRST] = {
+    [PS_ERR_SYNTAX - PS_ERR_FIRST] = "malformed event string",
+    [PS_ERR_UNKNOWN_EVENT - PS_ERR_FIRST] = "unknown event",
+    [PS_ERR_UNKNOWN_TERM - PS_ERR_FIRST] = "unknown event term",
+    [PS_ERR_BAD_VALUE - PS_ERR_FIRST] = "bad value for an event term",
+    [PS_ERR_HANDLE - PS_ERR_FIRST] = "invalid counter handle (freed, stale or never allocated)",
+    [PS_ERR_NOT_SUPPORTED - PS_ERR_FIRST] = "event not supported by this machine",
+    [PS_ERR_STATE - PS_ERR_FIRST] = "operation not valid in the counter's current state",
+};
+
+const char *ps_strerror(int err)
+{
+	if (err < 0)
+		err = -err;
+	if (err == 0)
+		return "success";
+	if (err >= PS_ERR_FIRST && err < PS_ERR_LAST)
+		return ps_messages[err - PS_ERR_FIRST];
+	return strerror(err);
+}

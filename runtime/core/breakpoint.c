@@ -1,0 +1,136 @@
+/*
+ * breakpoint.c: the address of a breakpoint written mem:SYMBOL[+OFF].
+ * The parser cannot know it (it depends on what the session counts), so it
+ * is looked up here, when the counter first opens, in the target's address
+ * space: this process's own mappings for self, /proc/PID/maps and the ELF
+ * files it maps for -p or a command that already runs. A command still held
+ * before exec has no address space yet; its executable's symbol is its
+ * address only when the file is not position-independent (ET_EXEC), so a
+ * PIE is refused with what to do instead. A system-wide session has no one
+ * address space at all and is refused too. Each refusal is a sentence that
+ * names the event, like the other open failures.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "symbols/internal.h"
+
+/* argv0 as execvp finds it: a name with a '/' is a path, anything else is
+ * looked for along $PATH. 0 with the path in buf, or -ENOENT. */
+static int find_exec(const char *argv0, char *buf, size_t len)
+{
+	const char *path = getenv("PATH"), *p;
+	struct stat st;
+
+	if (strchr(argv0, '/')) {
+		snprintf(buf, len, "%s", argv0);
+		return 0;
+	}
+	for (p = path && *path ? path : "/bin:/usr/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+
+		/* an empty entry means the current directory */
+		if (snprintf(buf, len, "%.*s%s%s", (int)n, n ? p : ".", "/", argv0) < (int)len &&
+		    stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+			return 0;
+		p += n + (p[n] == ':');
+	}
+	return -ENOENT;
+}
+
+static void did_you_mean(char *msg, size_t msglen, const char *near)
+{
+	size_t used = strlen(msg);
+
+	if (near[0] && used < msglen)
+		snprintf(msg + used, msglen - used, " (did you mean '%s'?)", near);
+}
+
+int ps_counter__resolve_bp(struct ps_session *s, uint32_t slot, char *msg, size_t msglen)
+{
+	struct ps_counter *c = &s->slots[slot];
+	char exe[4096], near[64] = "", where[4200];
+	struct ps_symbols *syms = NULL;
+	uint64_t addr = 0;
+	pid_t pid;
+	int err;
+
+	if (!c->bp_symbol || c->bp_resolved)
+		return 0;
+	if (!msg)
+		msglen = 0;
+	if (s->kind == PS_TARGET_CPUS) {
+		if (msglen)
+			snprintf(
+			    msg, msglen,
+			    "cannot open '%s': a breakpoint on symbol '%s' needs one process's "
+			    "address space, and a system-wide session (-a/-C) has none; give "
+			    "the address (mem:0x...) or count a process (-p PID, -c CMD)",
+			    c->name, c->bp_symbol);
+		return -EINVAL;
+	}
+	syms = ps_symbols__new();
+	if (!syms)
+		return -ENOMEM;
+	if (s->kind == PS_TARGET_COMMAND && s->held) {
+		if (!s->argv0 || find_exec(s->argv0, exe, sizeof(exe)) < 0) {
+			err = -ENOENT;
+			if (msglen)
+				snprintf(msg, msglen,
+					 "cannot open '%s': cannot find the command's "
+					 "executable '%s' to look up symbol '%s' in",
+					 c->name, s->argv0 ? s->argv0 : "", c->bp_symbol);
+			goto cleanup;
+		}
+		err = ps_syms__lookup_exec(syms, exe, c->bp_symbol, &addr, near, sizeof(near));
+		snprintf(where, sizeof(where), "%s", exe);
+	} else {
+		pid = s->kind == PS_TARGET_SELF ? getpid() : s->pid;
+		err = ps_syms__lookup(syms, pid, c->bp_symbol, &addr, near, sizeof(near));
+		if (s->kind == PS_TARGET_SELF)
+			snprintf(where, sizeof(where), "this process");
+		else
+			snprintf(where, sizeof(where), "process %d", (int)pid);
+	}
+	if (!err) {
+		c->attr.bp_addr = addr + c->bp_offset;
+		c->bp_resolved = true;
+		goto cleanup;
+	}
+	if (!msglen)
+		goto cleanup;
+	switch (err) {
+	case -ENOENT:
+		snprintf(msg, msglen, "cannot open '%s': no symbol '%s' in %s", c->name,
+			 c->bp_symbol, where);
+		did_you_mean(msg, msglen, near);
+		break;
+	case -EADDRNOTAVAIL:
+		snprintf(msg, msglen,
+			 "cannot open '%s': symbol '%s': the command's addresses are not known "
+			 "before exec (PIE); attach with -p, or use a non-PIE build",
+			 c->name, c->bp_symbol);
+		break;
+	case -ENOEXEC:
+		snprintf(msg, msglen,
+			 "cannot open '%s': symbol '%s': the command %s is not an ELF "
+			 "executable (a script?); attach to the process with -p instead",
+			 c->name, c->bp_symbol, where);
+		break;
+	case -ESRCH:
+		snprintf(msg, msglen, "cannot open '%s': cannot look up symbol '%s': %s is gone",
+			 c->name, c->bp_symbol, where);
+		break;
+	default:
+		snprintf(msg, msglen, "cannot open '%s': cannot look up symbol '%s' in %s: %s",
+			 c->name, c->bp_symbol, where, ps_strerror(err));
+	}
+cleanup:
+	ps_symbols__free(syms);
+	return err;
+}

@@ -1,0 +1,455 @@
+/*
+ * counter.c: a session's counter slots and the handles that name them. A
+ * slot is reserved per event of a parsed spec; its attr is adjusted once,
+ * here, for the session's target (inherit and enable_on_exec for a command,
+ * inherit for a pid, the read_format scaling and group reads need), so what
+ * ps_session__attr() shows is what will be opened. Handles carry the session
+ * tag and the slot's generation so freed, stale, foreign or invented handles
+ * are refused with -PS_ERR_HANDLE. Start/stop/reset and the accessors live
+ * here too; opening is in core/open.c, reading in core/read.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+
+static void close_fds(struct ps_session *s, uint32_t slot)
+{
+	struct ps_counter *c = &s->slots[slot];
+
+	/* the program goes before the fds it is attached to */
+	ps_bpf__detach_counter(s, slot);
+	/* its samples still in a ring now map to no counter and are skipped */
+	if (c->ids_mapped)
+		ps_sampling__unmap_ids(s, slot);
+	ps_counter__unmap_user_page(c);
+	for (int i = 0; i < c->nfds; i++)
+		if (c->fds[i] >= 0)
+			close(c->fds[i]);
+	free(c->fds);
+	free(c->ids);
+	c->fds = NULL;
+	c->ids = NULL;
+	c->nfds = 0;
+	c->open = c->running = c->group_fmt = false;
+}
+
+void ps_counter__close_group(struct ps_session *s, uint32_t leader)
+{
+	struct ps_counter *l = &s->slots[leader];
+
+	/* members first: closing the leader first would promote them to singletons */
+	for (uint32_t i = l->nmembers; i-- > 0;)
+		close_fds(s, l->members[i]);
+	free(l->rbuf);
+	l->rbuf = NULL;
+	l->rbuf_words = 0;
+}
+
+static void release_slot(struct ps_session *s, uint32_t i)
+{
+	struct ps_counter *c = &s->slots[i];
+
+	close_fds(s, i);
+	ps_bpf__free_counter(s, i);
+	free(c->members);
+	free(c->rbuf);
+	free(c->spec);
+	free(c->name);
+	free(c->unit);
+	free(c->bp_symbol);
+	uint32_t gen = (c->gen + 1) & PS_HANDLE_GEN_MASK;
+	memset(c, 0, sizeof(*c));
+	c->gen = gen;
+	c->next_free = s->free_head;
+	s->free_head = i;
+	s->live--;
+}
+
+static int take_slot(struct ps_session *s, uint32_t *slot)
+{
+	if (s->free_head != PS_NO_SLOT) {
+		*slot = s->free_head;
+		s->free_head = s->slots[*slot].next_free;
+	} else {
+		if (s->nslots == s->cap) {
+			uint32_t cap = s->cap ? s->cap * 2 : 16;
+			struct ps_counter *v = realloc(s->slots, (size_t)cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			s->slots = v;
+			s->cap = cap;
+		}
+		*slot = s->nslots++;
+		s->slots[*slot].gen = 0;
+	}
+	struct ps_counter *c = &s->slots[*slot];
+	uint32_t gen = c->gen;
+
+	memset(c, 0, sizeof(*c));
+	c->gen = gen;
+	c->live = true;
+	c->leader = *slot;
+	c->cpu = -1;
+	s->live++;
+	return 0;
+}
+
+/* The target's part of the attr; disabled/enable_on_exec are settled at open. */
+static void apply_target(const struct ps_session *s, struct perf_event_attr *a, bool leads,
+			 bool grouped)
+{
+	a->size = sizeof(*a);
+	a->read_format |=
+	    PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID;
+	if (grouped)
+		a->read_format |= PERF_FORMAT_GROUP;
+	/* Counters follow a command's or a pid's children and later threads. */
+	if (s->kind == PS_TARGET_COMMAND || s->kind == PS_TARGET_PID)
+		a->inherit = 1;
+	a->disabled = leads; /* members count whenever their leader does */
+	a->enable_on_exec = 0;
+	if (a->sample_period)
+		ps_sampling__prepare_attr(s, a);
+}
+
+int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *handles, size_t max,
+			 struct ps_event_error *err)
+{
+	struct ps_event_error local;
+	struct ps_events *evs;
+	uint32_t *slots = NULL;
+	size_t n, done = 0;
+	int ret = 0;
+
+	if (!s || !spec)
+		return -EINVAL;
+	if (!err)
+		err = &local;
+	memset(err, 0, sizeof(*err));
+	evs = ps_events__parse(spec, err);
+	if (!evs) {
+		if (errno == ENOMEM)
+			return -ENOMEM;
+		return err->code > 0 ? -err->code : -PS_ERR_SYNTAX;
+	}
+	n = ps_events__count(evs);
+	if (n == 0) {
+		ret = -EINVAL;
+		goto cleanup;
+	}
+	if (!handles || n > max) {
+		ret = -ENOSPC;
+		goto cleanup;
+	}
+	if (s->live + n > PS_SESSION_MAX_COUNTERS) {
+		ret = -EMFILE;
+		goto cleanup;
+	}
+	slots = malloc(n * sizeof(*slots));
+	if (!slots) {
+		ret = -ENOMEM;
+		goto cleanup;
+	}
+	for (; done < n; done++) {
+		struct ps_counter *c;
+
+		ret = take_slot(s, &slots[done]);
+		if (ret)
+			goto cleanup;
+		c = &s->slots[slots[done]];
+		c->attr = *ps_events__attr(evs, done);
+		c->cpu = ps_events__cpu(evs, done);
+		c->bpf_term = ps_bpf__term(evs, done);
+		c->spec = strdup(spec);
+		c->name = strdup(ps_events__name(evs, done) ? ps_events__name(evs, done) : spec);
+		{
+			const char *unit = "";
+
+			c->scale = 1.0;
+			ps_events__scale(evs, done, &c->scale, &unit);
+			c->unit = strdup(unit ? unit : "");
+		}
+		{
+			const char *sym = ps_events__bp_symbol(evs, done, &c->bp_offset);
+
+			if (sym && !(c->bp_symbol = strdup(sym))) {
+				done++;
+				ret = -ENOMEM;
+				goto cleanup;
+			}
+		}
+		if (!c->spec || !c->name || !c->unit) {
+			done++;
+			ret = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	/* Group structure: members point at their leader; leaders list their members. */
+	for (size_t i = 0; i < n; i++) {
+		size_t li = ps_events__leader(evs, i);
+		struct ps_counter *c = &s->slots[slots[i]];
+
+		if (li >= n || ps_events__leader(evs, li) != li) {
+			ret = -EINVAL;
+			goto cleanup;
+		}
+		c->leader = slots[li];
+		if (li != i)
+			continue;
+		for (size_t j = i; j < n; j++)
+			c->nmembers += ps_events__leader(evs, j) == i;
+		c->members = malloc(c->nmembers * sizeof(*c->members));
+		if (!c->members) {
+			ret = -ENOMEM;
+			goto cleanup;
+		}
+		c->nmembers = 0;
+		for (size_t j = i; j < n; j++)
+			if (ps_events__leader(evs, j) == i)
+				c->members[c->nmembers++] = slots[j];
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ps_counter *c = &s->slots[slots[i]];
+		struct ps_counter *l = &s->slots[c->leader];
+
+		/* a group is one unit on one CPU: the leader's cpu= term places it */
+		c->cpu = l->cpu;
+		c->sampling = c->attr.sample_period != 0;
+		apply_target(s, &c->attr, c == l, c == l && l->nmembers > 1);
+		handles[i] = ps_session__handle(s, slots[i]);
+	}
+	ret = (int)n;
+cleanup:
+	if (ret < 0)
+		for (size_t i = done; i-- > 0;)
+			release_slot(s, slots[i]);
+	free(slots);
+	ps_events__free(evs);
+	return ret;
+}
+
+void ps_counters__free_all(struct ps_session *s)
+{
+	for (uint32_t i = 0; i < s->nslots; i++)
+		if (s->slots[i].live)
+			release_slot(s, i);
+}
+
+int ps_session__free_counter(struct ps_session *s, ps_handle h)
+{
+	struct ps_counter *c = ps_session__slot(s, h);
+	uint32_t i, li;
+
+	if (!c)
+		return -PS_ERR_HANDLE;
+	i = (uint32_t)(c - s->slots);
+	li = c->leader;
+	if (li == i) {
+		ps_counter__close_group(s, i);
+		for (uint32_t m = c->nmembers; m-- > 1;)
+			release_slot(s, c->members[m]);
+		release_slot(s, i);
+		return 0;
+	}
+	struct ps_counter *l = &s->slots[li];
+
+	for (uint32_t m = 0; m < l->nmembers; m++) {
+		if (l->members[m] == i) {
+			memmove(&l->members[m], &l->members[m + 1],
+				(l->nmembers - m - 1) * sizeof(*l->members));
+			l->nmembers--;
+			break;
+		}
+	}
+	release_slot(s, i);
+	return 0;
+}
+
+int ps_session__check(const struct ps_session *s, ps_handle h)
+{
+	return ps_session__slot(s, h) ? 0 : -PS_ERR_HANDLE;
+}
+
+/* ioctl every fd of c; 0 or the first -errno. */
+static int ioctl_all(struct ps_counter *c, unsigned long req, unsigned long arg)
+{
+	int ret = 0;
+
+	for (int i = 0; i < c->nfds; i++)
+		if (ioctl(c->fds[i], req, arg) < 0 && !ret)
+			ret = -errno;
+	return ret;
+}
+
+/*
+ * Enable a group. Kernel 6.18 finding: a sibling enabled while its group is
+ * already scheduled in (PERF_IOC_FLAG_GROUP enables the leader first) is not
+ * scheduled until the group is next switched in, so in a mixed-PMU group such
+ * as {task-clock,syscalls:...} it reads time_running 0 for a whole burst of
+ * work. Enabling the members first and the leader last avoids that.
+ */
+int ps_counter__enable_group(struct ps_session *s, uint32_t li)
+{
+	struct ps_counter *l = &s->slots[li];
+	int ret = 0, r;
+
+	for (uint32_t m = 1; m < l->nmembers; m++) {
+		struct ps_counter *c = &s->slots[l->members[m]];
+
+		r = ioctl_all(c, PERF_EVENT_IOC_ENABLE, 0);
+		ret = ret ? ret : r;
+		c->running = true;
+		c->stopped = false;
+	}
+	r = ioctl_all(l, PERF_EVENT_IOC_ENABLE, 0);
+	ret = ret ? ret : r;
+	l->running = true;
+	l->stopped = false;
+	return ret;
+}
+
+int ps_session__start(struct ps_session *s, ps_handle h)
+{
+	struct ps_counter *c = ps_session__slot(s, h), *l;
+	uint32_t i;
+	int ret;
+
+	if (!c)
+		return -PS_ERR_HANDLE;
+	i = (uint32_t)(c - s->slots);
+	l = &s->slots[c->leader];
+	c->stopped = false;
+	if (!c->open) {
+		if (l == c)
+			for (uint32_t m = 0; m < l->nmembers; m++)
+				s->slots[l->members[m]].stopped = false;
+		return ps_session__open_counter(s, h, NULL, 0);
+	}
+	if (l == c)
+		return ps_counter__enable_group(s, i);
+	ret = ioctl_all(c, PERF_EVENT_IOC_ENABLE, 0);
+	c->running = ret == 0;
+	if (!ret && l->running) {
+		/* see ps_counter__enable_group: re-schedule the group so the member counts now */
+		ioctl_all(l, PERF_EVENT_IOC_DISABLE, 0);
+		ret = ioctl_all(l, PERF_EVENT_IOC_ENABLE, 0);
+	}
+	return ret;
+}
+
+int ps_session__stop(struct ps_session *s, ps_handle h)
+{
+	struct ps_counter *c = ps_session__slot(s, h), *l;
+	int ret;
+
+	if (!c)
+		return -PS_ERR_HANDLE;
+	l = &s->slots[c->leader];
+	c->stopped = true;
+	if (!c->open)
+		return 0;
+	if (l != c) {
+		ret = ioctl_all(c, PERF_EVENT_IOC_DISABLE, 0);
+		c->running = false;
+		return ret;
+	}
+	ret = ioctl_all(l, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+	for (uint32_t m = 0; m < l->nmembers; m++)
+		s->slots[l->members[m]].running = false;
+	return ret;
+}
+
+int ps_session__reset(struct ps_session *s, ps_handle h)
+{
+	struct ps_counter *c = ps_session__slot(s, h);
+
+	if (!c)
+		return -PS_ERR_HANDLE;
+	if (!c->open)
+		return 0;
+	return ioctl_all(c, PERF_EVENT_IOC_RESET,
+			 c->leader == (uint32_t)(c - s->slots) ? PERF_IOC_FLAG_GROUP : 0);
+}
+
+int ps_session__group(struct ps_session *s, ps_handle h, ps_handle *handles, size_t max)
+{
+	struct ps_counter *c = ps_session__slot(s, h), *l;
+
+	if (!c)
+		return -PS_ERR_HANDLE;
+	l = &s->slots[c->leader];
+	if (l->nmembers > max || (!handles && l->nmembers))
+		return -ENOSPC;
+	for (uint32_t m = 0; m < l->nmembers; m++)
+		handles[m] = ps_session__handle(s, l->members[m]);
+	return (int)l->nmembers;
+}
+
+const char *ps_session__spec(const struct ps_session *s, ps_handle h)
+{
+	struct ps_counter *c = ps_session__slot(s, h);
+
+	return c ? c->spec : NULL;
+}
+
+int ps_session__scale(const struct ps_session *s, ps_handle h, double *scale, const char **unit)
+{
+	struct ps_counter *c = ps_session__slot(s, h);
+
+	if (!c)
+		return -PS_ERR_HANDLE;
+	if (scale)
+		*scale = c->scale;
+	if (unit)
+		*unit = c->unit;
+	return 0;
+}
+
+const char *ps_session__name(const struct ps_session *s, ps_handle h)
+{
+	struct ps_counter *c = ps_session__slot(s, h);
+
+	return c ? c->name : NULL;
+}
+
+const struct perf_event_attr *ps_session__attr(const struct ps_session *s, ps_handle h)
+{
+	struct ps_counter *c = ps_session__slot(s, h);
+
+	return c ? &c->attr : NULL;
+}
+
+bool ps_session__is_open(const struct ps_session *s, ps_handle h)
+{
+	struct ps_counter *c = ps_session__slot(s, h);
+
+	return c && c->open;
+}
+
+bool ps_session__is_running(const struct ps_session *s, ps_handle h)
+{
+	struct ps_counter *c = ps_session__slot(s, h);
+
+	return c && c->open && c->running && s->slots[c->leader].running;
+}
+
+int ps_session__fds(const struct ps_session *s, ps_handle h, const int **fds)
+{
+	struct ps_counter *c = ps_session__slot(s, h);
+
+	if (!c)
+		return -PS_ERR_HANDLE;
+	if (fds)
+		*fds = c->fds;
+	return c->nfds;
+}
+
+size_t ps_session__count(const struct ps_session *s)
+{
+	return s ? s->live : 0;
+}

@@ -1,0 +1,266 @@
+/*
+ * read.c: reading counters. A value is the sum over the counter's
+ * fds of what read() returns, scaled by time_enabled/time_running when the
+ * kernel multiplexed it. The common case, one fd in the plain read_format,
+ * is kept to a handle check, one read() and the scaling, with no allocation,
+ * because a script may read a counter in a tight Lua loop. Group reads use
+ * PERF_FORMAT_GROUP on the leader (one read() per fd for the whole group)
+ * and match values to members by their PERF_EVENT_IOC_ID, summing over fds.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+
+/* value = raw * enabled / running, in 128 bits: raw * enabled overflows 64. */
+static inline void scale(struct ps_value *v, uint64_t raw, uint64_t en, uint64_t run)
+{
+	unsigned __int128 x;
+
+	v->raw = raw;
+	v->enabled = en;
+	v->running = run;
+	if (run == 0) {
+		v->value = 0; /* never scheduled: nothing to extrapolate from */
+		return;
+	}
+	if (run >= en) {
+		v->value = raw;
+		return;
+	}
+	x = (unsigned __int128)raw * en / run;
+	v->value = x > UINT64_MAX ? UINT64_MAX : (uint64_t)x;
+}
+
+/* ---- rdpmc: reads without a syscall, where the kernel allows them ----
+ *
+ * A counter this process counts on itself, on one fd, may be read from the
+ * mmap'd user page: the kernel publishes the hardware counter's index, an
+ * offset and the enabled/running times under a sequence lock, and rdpmc
+ * reads the counter in user space (perf_event_open(2), "mmap layout"). Only
+ * a hardware counter that is scheduled in has an index; software events,
+ * tracepoints and an unscheduled event have index 0, and then read() is the
+ * answer. This VM has no PMU, so only that fallback runs in the tests. */
+
+void ps_counter__map_user_page(struct ps_counter *c)
+{
+	void *p = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, c->fds[0], 0);
+
+	c->user_page = p == MAP_FAILED ? NULL : p;
+}
+
+void ps_counter__unmap_user_page(struct ps_counter *c)
+{
+	if (c->user_page)
+		munmap(c->user_page, (size_t)sysconf(_SC_PAGESIZE));
+	c->user_page = NULL;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+static inline uint64_t rdpmc(uint32_t counter)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter));
+	return (uint64_t)hi << 32 | lo;
+}
+
+static inline uint64_t rdtsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+/* The value and times from the user page: true, or false when the kernel
+ * offers no user-space read now (then read() it is). */
+static bool read_user_page(const struct perf_event_mmap_page *pc, uint64_t *raw, uint64_t *en,
+			   uint64_t *run)
+{
+	uint32_t seq, idx;
+	uint64_t count, enabled, running;
+
+	do {
+		seq = __atomic_load_n(&pc->lock, __ATOMIC_ACQUIRE);
+		idx = pc->index;
+		if (!pc->cap_user_rdpmc || idx == 0)
+			return false;
+		enabled = pc->time_enabled;
+		running = pc->time_running;
+		if (pc->cap_user_time && enabled != running) {
+			/* times advance since the page was written: scale the TSC */
+			uint64_t cyc = rdtsc(), quot, rem, delta;
+
+			quot = cyc >> pc->time_shift;
+			rem = cyc & (((uint64_t)1 << pc->time_shift) - 1);
+			delta = pc->time_offset + quot * pc->time_mult +
+				((rem * pc->time_mult) >> pc->time_shift);
+			enabled += delta;
+			running += delta;
+		}
+		count = rdpmc(idx - 1);
+		/* sign-extend from the counter's width, then add the kernel's offset */
+		count =
+		    (uint64_t)((int64_t)(count << (64 - pc->pmc_width)) >> (64 - pc->pmc_width));
+		count += (uint64_t)pc->offset;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (__atomic_load_n(&pc->lock, __ATOMIC_RELAXED) != seq);
+	*raw = count;
+	*en = enabled;
+	*run = running;
+	return true;
+}
+#else
+static bool read_user_page(const struct perf_event_mmap_page *pc, uint64_t *raw, uint64_t *en,
+			   uint64_t *run)
+{
+	(void)pc, (void)raw, (void)en, (void)run;
+	return false;
+}
+#endif
+
+/* Words per entry of a PERF_FORMAT_GROUP read: value, id (always asked for), lost. */
+static inline size_t group_stride(uint64_t rf)
+{
+	return 2 + !!(rf & PERF_FORMAT_LOST);
+}
+
+/* Sum one read() of every fd of c into raw/en/run (the general path). */
+static int read_sum(struct ps_session *s, struct ps_counter *c, uint64_t *raw, uint64_t *en,
+		    uint64_t *run)
+{
+	struct ps_counter *l = &s->slots[c->leader];
+	uint64_t small[5];
+	uint64_t rf = c->attr.read_format;
+
+	*raw = *en = *run = 0;
+	for (int k = 0; k < c->nfds; k++) {
+		uint64_t *buf = c->group_fmt ? l->rbuf : small;
+		size_t words = c->group_fmt ? l->rbuf_words : 5;
+		ssize_t n = read(c->fds[k], buf, words * sizeof(*buf));
+
+		if (n < 0)
+			return -errno;
+		if (n < 3 * (ssize_t)sizeof(*buf))
+			return -EIO;
+		if (!c->group_fmt) {
+			*raw += buf[0];
+			*en += buf[1];
+			*run += buf[2];
+			continue;
+		}
+		size_t nr = buf[0], stride = group_stride(rf);
+
+		if ((3 + nr * stride) * sizeof(*buf) > (size_t)n)
+			return -EIO;
+		*en += buf[1];
+		*run += buf[2];
+		for (size_t j = 0; j < nr; j++) {
+			if (buf[3 + j * stride + 1] == c->ids[k]) {
+				*raw += buf[3 + j * stride];
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+int ps_session__read(struct ps_session *s, ps_handle h, struct ps_value *v)
+{
+	struct ps_counter *c = ps_session__slot(s, h);
+	uint64_t raw, en, run;
+	int err;
+
+	if (!c)
+		return -PS_ERR_HANDLE;
+	if (!v)
+		return -EINVAL;
+	if (c->nfds == 1 && !c->group_fmt) {
+		/* value, time_enabled, time_running, id (apply_target asked for all) */
+		uint64_t buf[5];
+		ssize_t n;
+
+		if (c->user_page && read_user_page(c->user_page, &raw, &en, &run)) {
+			scale(v, raw, en, run);
+			return 0;
+		}
+		n = read(c->fds[0], buf, sizeof(buf));
+
+		if (n < 3 * (ssize_t)sizeof(*buf))
+			return n < 0 ? -errno : -EIO;
+		scale(v, buf[0], buf[1], buf[2]);
+		return 0;
+	}
+	if (!c->open) {
+		memset(v, 0, sizeof(*v));
+		return 0;
+	}
+	err = read_sum(s, c, &raw, &en, &run);
+	if (err)
+		return err;
+	scale(v, raw, en, run);
+	return 0;
+}
+
+int ps_session__read_group(struct ps_session *s, ps_handle h, struct ps_value *vals, size_t max)
+{
+	struct ps_counter *c = ps_session__slot(s, h), *l;
+	uint64_t en = 0, run = 0;
+	size_t nm;
+
+	if (!c)
+		return -PS_ERR_HANDLE;
+	l = &s->slots[c->leader];
+	nm = l->nmembers;
+	if (nm > max || !vals)
+		return -ENOSPC;
+	memset(vals, 0, nm * sizeof(*vals));
+	if (!l->open)
+		return (int)nm;
+	if (!l->group_fmt) {
+		/* no group read (single event, or an old kernel refused inherit+GROUP) */
+		for (size_t m = 0; m < nm; m++) {
+			int err =
+			    ps_session__read(s, ps_session__handle(s, l->members[m]), &vals[m]);
+
+			if (err)
+				return err;
+		}
+		return (int)nm;
+	}
+	size_t stride = group_stride(l->attr.read_format);
+
+	for (int k = 0; k < l->nfds; k++) {
+		ssize_t n = read(l->fds[k], l->rbuf, l->rbuf_words * sizeof(*l->rbuf));
+		uint64_t *buf = l->rbuf;
+		size_t nr;
+
+		if (n < 0)
+			return -errno;
+		if (n < 3 * (ssize_t)sizeof(*buf))
+			return -EIO;
+		nr = buf[0];
+		if ((3 + nr * stride) * sizeof(*buf) > (size_t)n)
+			return -EIO;
+		en += buf[1];
+		run += buf[2];
+		for (size_t j = 0; j < nr; j++) {
+			uint64_t id = buf[3 + j * stride + 1];
+
+			for (size_t m = 0; m < nm; m++) {
+				struct ps_counter *mc = &s->slots[l->members[m]];
+
+				if (k < mc->nfds && mc->ids[k] == id) {
+					vals[m].raw += buf[3 + j * stride];
+					break;
+				}
+			}
+		}
+	}
+	for (size_t m = 0; m < nm; m++)
+		scale(&vals[m], vals[m].raw, en, run);
+	return (int)nm;
+}

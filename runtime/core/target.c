@@ -1,0 +1,481 @@
+/*
+ * target.c: what a session counts. SELF is the calling process; COMMAND is
+ * argv forked here and held before exec (the child blocks reading a CLOEXEC
+ * pipe) so counters can be opened on its pid with enable_on_exec before it
+ * runs a single instruction of the command; a failed exec is reported back
+ * through a second CLOEXEC pipe as an errno. PID attaches to every thread of
+ * a running process; CPUS counts system-wide on a validated CPU list,
+ * optionally running a command as well. This file also says, for each
+ * counter, on which (pid, cpu) pairs its fds are opened: a counting counter
+ * once per task (cpu -1) or CPU, a sampling one once per task and CPU.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+
+#define PS_ONLINE_CPUS "/sys/devices/system/cpu/online"
+
+static uint16_t next_tag(void)
+{
+	static _Atomic uint32_t seq;
+	uint32_t v = atomic_fetch_add(&seq, 1);
+
+	if (v == 0) { /* first session: start somewhere unpredictable */
+		v = (uint32_t)time(NULL) ^ (uint32_t)getpid() << 7;
+		atomic_store(&seq, v + 1);
+	}
+	/* Distinct for 32767 consecutive sessions of one process, never 0, and
+	 * below 1<<15 so a handle stays positive as a Lua integer. */
+	return (uint16_t)(v % 0x7fffu + 1);
+}
+
+static int pidfd_open_compat(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* Parse a list like "0-3,5" into a bitmap-like bool array of size max. */
+static int parse_list(const char *list, bool *set, int max)
+{
+	const char *p = list;
+
+	if (!list || !*list)
+		return -EINVAL;
+	while (*p) {
+		char *end;
+		long lo, hi;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		lo = hi = strtol(p, &end, 10);
+		if (*end == '-') {
+			p = end + 1;
+			if (*p < '0' || *p > '9')
+				return -EINVAL;
+			hi = strtol(p, &end, 10);
+		}
+		if (lo > hi || hi >= max)
+			return -EINVAL;
+		for (long i = lo; i <= hi; i++)
+			set[i] = true;
+		p = end;
+		if (*p == ',' && p[1])
+			p++;
+		else if (*p == '\n' && !p[1])
+			p++;
+		else if (*p)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int ps_cpus__parse(const char *list, int **cpus, int *ncpus)
+{
+	long nconf = sysconf(_SC_NPROCESSORS_CONF);
+	int max = nconf > 0 ? (int)nconf + 1 : 1;
+	bool *online = NULL, *want = NULL;
+	char buf[4096];
+	int fd = -1, err = 0, n = 0;
+	ssize_t len;
+
+	*cpus = NULL;
+	*ncpus = 0;
+	if (max < 4096)
+		max = 4096; /* "online" may name CPUs past the configured count */
+	online = calloc(max, sizeof(*online));
+	want = calloc(max, sizeof(*want));
+	if (!online || !want) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	fd = open(PS_ONLINE_CPUS, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || (len = read(fd, buf, sizeof(buf) - 1)) <= 0) {
+		err = -errno ? -errno : -EIO;
+		goto cleanup;
+	}
+	buf[len] = '\0';
+	err = parse_list(buf, online, max);
+	if (err)
+		goto cleanup;
+	if (list) {
+		err = parse_list(list, want, max);
+		if (err)
+			goto cleanup;
+	} else {
+		memcpy(want, online, max * sizeof(*want));
+	}
+	for (int i = 0; i < max; i++) {
+		if (want[i] && !online[i]) {
+			err = -EINVAL;
+			goto cleanup;
+		}
+		n += want[i];
+	}
+	*cpus = malloc(n * sizeof(**cpus));
+	if (!*cpus) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (int i = 0, j = 0; i < max; i++)
+		if (want[i])
+			(*cpus)[j++] = i;
+	*ncpus = n;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	free(online);
+	free(want);
+	return err;
+}
+
+/* The child: wait for the go byte (EOF means the session died), then exec. */
+static _Noreturn void run_child(char *const *argv, int go_rd, int status_wr)
+{
+	sigset_t none;
+	char go = 0;
+	ssize_t n;
+	int err;
+
+	/* the loop may have blocked signals for its signalfd; the command must not inherit that */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	do
+		n = read(go_rd, &go, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1 || go != 'g')
+		_exit(127);
+	execvp(argv[0], argv);
+	err = errno;
+	if (write(status_wr, &err, sizeof(err)) < 0)
+		_exit(126);
+	_exit(127);
+}
+
+static int fork_command(struct ps_session *s, char *const *argv)
+{
+	int go[2] = {-1, -1}, st[2] = {-1, -1}, err = 0;
+	pid_t pid;
+
+	if (!argv || !argv[0])
+		return -EINVAL;
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(st, O_CLOEXEC) < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (pid == 0) {
+		close(go[1]);
+		close(st[0]);
+		run_child(argv, go[0], st[1]);
+	}
+	s->pid = pid;
+	s->argv0 = strdup(argv[0]); /* NULL on ENOMEM only costs symbol breakpoints */
+	s->has_command = true;
+	s->held = true;
+	s->go_fd = go[1];
+	s->status_fd = st[0];
+	go[1] = st[0] = -1;
+	s->pidfd = pidfd_open_compat(pid); /* -1 on old kernels: the loop falls back to reap */
+cleanup:
+	for (int i = 0; i < 2; i++) {
+		if (go[i] >= 0)
+			close(go[i]);
+		if (st[i] >= 0)
+			close(st[i]);
+	}
+	return err;
+}
+
+struct ps_session *ps_session__new(const struct ps_target_opts *opts)
+{
+	struct ps_session *s = NULL;
+	int err = 0;
+
+	if (!opts || opts->sz < offsetof(struct ps_target_opts, cpus) ||
+	    (unsigned)opts->kind > PS_TARGET_CPUS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->free_head = PS_NO_SLOT;
+	s->tag = next_tag();
+	s->kind = opts->kind;
+	s->pidfd = s->go_fd = s->status_fd = -1;
+	switch (opts->kind) {
+	case PS_TARGET_SELF:
+		break;
+	case PS_TARGET_COMMAND:
+		err = fork_command(s, opts->argv);
+		break;
+	case PS_TARGET_PID:
+		if (opts->pid <= 0) {
+			err = -EINVAL;
+			break;
+		}
+		s->pid = opts->pid;
+		s->pidfd = pidfd_open_compat(opts->pid);
+		if (s->pidfd < 0 && errno != ENOSYS && errno != EPERM)
+			err = -errno;
+		else if (s->pidfd < 0 && kill(opts->pid, 0) < 0 && errno == ESRCH)
+			err = -ESRCH;
+		break;
+	case PS_TARGET_CPUS:
+		err = ps_cpus__parse(opts->sz >= sizeof(*opts) ? opts->cpus : NULL, &s->cpus,
+				     &s->ncpus);
+		if (!err && opts->argv)
+			err = fork_command(s, opts->argv);
+		break;
+	}
+	if (err) {
+		ps_session__free(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
+void ps_session__free(struct ps_session *s)
+{
+	int saved = errno;
+
+	if (!s)
+		return;
+	ps_counters__free_all(s);
+	ps_sampling__free(s); /* after the counters: their fds hold references to the rings */
+	ps_bpf__free(s);
+	free(s->slots);
+	if (s->has_command && s->held && !s->reaped) {
+		kill(s->pid, SIGKILL);
+		while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	} else if (s->has_command && !s->reaped) {
+		/* a released command is the user's to wait for; just collect it if done */
+		waitpid(s->pid, NULL, WNOHANG);
+	}
+	if (s->go_fd >= 0)
+		close(s->go_fd);
+	if (s->status_fd >= 0)
+		close(s->status_fd);
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	free(s->cpus);
+	free(s->argv0);
+	free(s);
+	errno = saved;
+}
+
+enum ps_target_kind ps_session__target_kind(const struct ps_session *s)
+{
+	return s ? s->kind : PS_TARGET_SELF;
+}
+
+pid_t ps_session__target_pid(const struct ps_session *s)
+{
+	/* a command run beside system-wide counters (-a -c) is a target too */
+	return s && (s->kind == PS_TARGET_PID || s->has_command) ? s->pid : 0;
+}
+
+int ps_session__target_pidfd(const struct ps_session *s)
+{
+	return s ? s->pidfd : -1;
+}
+
+int ps_session__release(struct ps_session *s)
+{
+	int child_errno = 0;
+	ssize_t n;
+
+	if (!s)
+		return -EINVAL;
+	if (!s->has_command)
+		return -ECHILD;
+	if (!s->held)
+		return -EALREADY;
+	s->held = false;
+	n = write(s->go_fd, "g", 1);
+	close(s->go_fd);
+	s->go_fd = -1;
+	if (n != 1)
+		return -EPIPE; /* the child is gone before exec (killed) */
+	/* EOF: the exec closed the CLOEXEC pipe; an int: the exec's errno */
+	do
+		n = read(s->status_fd, &child_errno, sizeof(child_errno));
+	while (n < 0 && errno == EINTR);
+	close(s->status_fd);
+	s->status_fd = -1;
+	if (n == (ssize_t)sizeof(child_errno))
+		return child_errno > 0 ? -child_errno : -ENOEXEC;
+	return 0;
+}
+
+int ps_session__reap(struct ps_session *s, int *wstatus)
+{
+	pid_t r;
+
+	if (!s)
+		return -EINVAL;
+	if (!s->has_command)
+		return -ECHILD;
+	if (!s->reaped) {
+		do
+			r = waitpid(s->pid, &s->wstatus, WNOHANG);
+		while (r < 0 && errno == EINTR);
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -EAGAIN;
+		s->reaped = true;
+	}
+	if (wstatus)
+		*wstatus = s->wstatus;
+	return 0;
+}
+
+/* Every thread of s->pid, from /proc/PID/task. */
+static int list_threads(pid_t pid, int cpu, struct ps_position **pos)
+{
+	char path[64];
+	struct ps_position *v = NULL, *nv;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while ((de = readdir(d))) {
+		long tid = strtol(de->d_name, NULL, 10);
+
+		if (tid <= 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			v = nv;
+		}
+		v[n].pid = (pid_t)tid;
+		v[n++].cpu = cpu;
+	}
+	if (n == 0)
+		err = -ESRCH; /* a zombie has no tasks left to count */
+cleanup:
+	closedir(d);
+	if (err) {
+		free(v);
+		return err;
+	}
+	*pos = v;
+	return (int)n;
+}
+
+/* Sampling positions: every (task, CPU) pair. The kernel will not mmap an
+ * inherited per-task event on cpu -1, and SET_OUTPUT wants the same CPU as
+ * the ring, so a sampling counter on a task is opened once per CPU. */
+static int per_cpu_positions(const struct ps_session *s, int cpu, struct ps_position **pos)
+{
+	struct ps_position *tasks = NULL, *v = NULL;
+	int *cpus = NULL, ncpus = 0, ntasks = 1, err = 0;
+	pid_t pid = s->kind == PS_TARGET_COMMAND ? s->pid : s->kind == PS_TARGET_CPUS ? -1 : 0;
+
+	if (cpu >= 0) {
+		ncpus = 1;
+		cpus = malloc(sizeof(*cpus));
+		if (!cpus)
+			return -ENOMEM;
+		cpus[0] = cpu;
+	} else if (s->kind == PS_TARGET_CPUS) {
+		ncpus = s->ncpus;
+		cpus = malloc((ncpus ? ncpus : 1) * sizeof(*cpus));
+		if (!cpus)
+			return -ENOMEM;
+		memcpy(cpus, s->cpus, ncpus * sizeof(*cpus));
+	} else {
+		err = ps_cpus__parse(NULL, &cpus, &ncpus);
+		if (err)
+			return err;
+	}
+	if (s->kind == PS_TARGET_PID) {
+		ntasks = list_threads(s->pid, -1, &tasks);
+		if (ntasks < 0) {
+			err = ntasks;
+			goto cleanup;
+		}
+	}
+	v = malloc((size_t)ntasks * ncpus * sizeof(*v) + 1);
+	if (!v) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (int t = 0; t < ntasks; t++) {
+		for (int c = 0; c < ncpus; c++) {
+			v[t * ncpus + c].pid = tasks ? tasks[t].pid : pid;
+			v[t * ncpus + c].cpu = cpus[c];
+		}
+	}
+	*pos = v;
+	err = ntasks * ncpus;
+cleanup:
+	free(tasks);
+	free(cpus);
+	return err;
+}
+
+int ps_target__positions(const struct ps_session *s, int cpu, bool per_cpu,
+			 struct ps_position **pos)
+{
+	struct ps_position *v;
+	int n = 1;
+
+	*pos = NULL;
+	if (per_cpu)
+		return per_cpu_positions(s, cpu, pos);
+	if (s->kind == PS_TARGET_PID)
+		return list_threads(s->pid, cpu, pos);
+	if (s->kind == PS_TARGET_CPUS && cpu < 0)
+		n = s->ncpus;
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (s->kind == PS_TARGET_CPUS) {
+		for (int i = 0; i < n; i++) {
+			v[i].pid = -1;
+			v[i].cpu = cpu >= 0 ? cpu : s->cpus[i];
+		}
+	} else {
+		v[0].pid = s->kind == PS_TARGET_COMMAND ? s->pid : 0;
+		v[0].cpu = cpu;
+	}
+	*pos = v;
+	return n;
+}

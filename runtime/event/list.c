@@ -1,0 +1,262 @@
+/*
+ * list.c: what this machine can name, for `perfscript -l` and (later)
+ * the REPL's completion. It gathers names from every source the parser
+ * resolves against — the symbolic tables, tracefs, each sysfs PMU's aliases
+ * and the libpfm4 PMUs found present — in the order a user scans them, and
+ * asks the running kernel about the hardware and cache events with one
+ * user-only perf_event_open each on the calling thread, since those are the
+ * ones a VM or an older CPU lacks. Answers are cached for the process, so a
+ * REPL that lists again pays nothing. Every name printed is one the parser
+ * accepts as written.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "event/event.h"
+
+struct ps_event_list {
+	struct ps_event_list_entry *e;
+	size_t n, cap;
+	const char *glob;
+	bool wild;
+};
+
+/* 0 not asked yet, 1 opened, 2 refused, 3 cannot tell (no permission). */
+static unsigned char hw_seen[PERF_COUNT_HW_MAX];
+static unsigned char cache_seen[PERF_COUNT_HW_CACHE_MAX][PERF_COUNT_HW_CACHE_OP_MAX]
+			       [PERF_COUNT_HW_CACHE_RESULT_MAX];
+
+static int probe_kernel(uint32_t type, uint64_t config)
+{
+	struct perf_event_attr a = {.size = sizeof(a), .type = type, .config = config};
+	unsigned char *slot;
+	long fd;
+
+	if (type == PERF_TYPE_HARDWARE && config < PERF_COUNT_HW_MAX)
+		slot = &hw_seen[config];
+	else if (type == PERF_TYPE_HW_CACHE)
+		slot = &cache_seen[config & 0xff][(config >> 8) & 0xff][(config >> 16) & 0xff];
+	else
+		return -1;
+	if (!*slot) {
+		a.disabled = 1;
+		a.exclude_kernel = 1; /* allowed at perf_event_paranoid <= 2 */
+		a.exclude_hv = 1;
+		fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0) {
+			close((int)fd);
+			*slot = 1;
+		} else {
+			*slot = errno == EACCES || errno == EPERM || errno == EMFILE ? 3 : 2;
+		}
+	}
+	return *slot == 1 ? 1 : *slot == 2 ? 0 : -1;
+}
+
+static bool wanted(const struct ps_event_list *l, const char *group, const char *name)
+{
+	if (!l->glob)
+		return true;
+	if (!l->wild)
+		return strcasestr(name, l->glob) || !strcasecmp(group, l->glob);
+	return fnmatch(l->glob, name, FNM_CASEFOLD) == 0 ||
+	       fnmatch(l->glob, group, FNM_CASEFOLD) == 0;
+}
+
+static int add(struct ps_event_list *l, const char *group, const char *name, const char *desc,
+	       int supported)
+{
+	struct ps_event_list_entry *e;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+
+		if (!(e = realloc(l->e, cap * sizeof(*e))))
+			return -ENOMEM;
+		l->e = e;
+		l->cap = cap;
+	}
+	e = &l->e[l->n];
+	e->group = strdup(group);
+	e->name = strdup(name);
+	e->desc = strdup(desc ? desc : "");
+	e->supported = supported;
+	if (!e->group || !e->name || !e->desc) {
+		free((char *)e->group);
+		free((char *)e->name);
+		free((char *)e->desc);
+		return -ENOMEM;
+	}
+	l->n++;
+	return 0;
+}
+
+static int add_sym(const struct ps_ev_sym_entry *s, void *ctx)
+{
+	struct ps_event_list *l = ctx;
+	int sup = -1;
+
+	if (!wanted(l, s->group, s->name))
+		return 0;
+	if (s->type == PERF_TYPE_HARDWARE || s->type == PERF_TYPE_HW_CACHE)
+		sup = probe_kernel(s->type, s->config);
+	return add(l, s->group, s->name, s->desc, sup);
+}
+
+static int add_tracepoints(struct ps_event_list *l)
+{
+	struct ps_ev_tp *tp;
+	size_t n;
+	int r = 0;
+
+	/* No tracefs (or no permission) just means no tracepoint group. */
+	if (ps_ev__tracepoint_all(&tp, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n && r == 0; i++)
+		if (wanted(l, "tracepoint", tp[i].name))
+			r = add(l, "tracepoint", tp[i].name, "", -1);
+	ps_ev__tp_free(tp, n);
+	return r;
+}
+
+static int add_pmu(struct ps_event_list *l, const char *name)
+{
+	const struct ps_ev_pmu *pmu;
+	char group[300], nm[600], desc[600];
+	int r;
+
+	if (ps_ev__pmu_find(name, strlen(name), &pmu, 0, NULL) <= 0)
+		return 0;
+	snprintf(group, sizeof(group), "pmu/%s", pmu->name);
+	if (pmu->nfmt) {
+		size_t used = (size_t)snprintf(desc, sizeof(desc), "format terms:");
+
+		for (size_t i = 0; i < pmu->nfmt && used < sizeof(desc); i++)
+			used += (size_t)snprintf(desc + used, sizeof(desc) - used, " %s",
+						 pmu->fmt[i].name);
+		snprintf(nm, sizeof(nm), "%s//", pmu->name);
+		if (wanted(l, group, nm) && (r = add(l, group, nm, desc, -1)) < 0)
+			return r;
+	}
+	for (size_t i = 0; i < pmu->nalias; i++) {
+		const struct ps_ev_alias *a = &pmu->alias[i];
+
+		snprintf(nm, sizeof(nm), "%s/%s/", pmu->name, a->name);
+		if (!wanted(l, group, nm))
+			continue;
+		if (a->unit)
+			snprintf(desc, sizeof(desc), "%s (scale %g, unit %s)", a->terms,
+				 a->scale > 0 ? a->scale : 1.0, a->unit);
+		else
+			snprintf(desc, sizeof(desc), "%s", a->terms);
+		if ((r = add(l, group, nm, desc, -1)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int add_pfm(const struct ps_ev_pfm_entry *p, void *ctx)
+{
+	struct ps_event_list *l = ctx;
+	char group[128], nm[512];
+
+	snprintf(group, sizeof(group), "libpfm4/%s", p->pmu);
+	if (p->umask)
+		snprintf(nm, sizeof(nm), "%s::%s:%s", p->pmu, p->event, p->umask);
+	else
+		snprintf(nm, sizeof(nm), "%s::%s", p->pmu, p->event);
+	if (!wanted(l, group, nm))
+		return 0;
+	return add(l, group, nm, p->desc, -1);
+}
+
+struct ps_event_list *ps_event_list__new(const char *glob)
+{
+	struct ps_event_list *l = calloc(1, sizeof(*l));
+	char **pmus = NULL;
+	size_t npmus = 0;
+	int r;
+
+	if (!l)
+		return NULL;
+	if (glob && *glob) {
+		l->glob = glob;
+		l->wild = strpbrk(glob, "*?[") != NULL;
+	}
+	r = ps_ev__symbolic_foreach(add_sym, l);
+	if (r == 0)
+		r = add_tracepoints(l);
+	if (r == 0 && ps_ev__pmu_names(&pmus, &npmus) == 0)
+		for (size_t i = 0; i < npmus && r == 0; i++)
+			r = add_pmu(l, pmus[i]);
+	ps_ev__names_free(pmus, npmus);
+	if (r == 0 && ps_ev__pfm_foreach(add_pfm, l) == -ENOMEM)
+		r = -ENOMEM;
+	if (r < 0) {
+		ps_event_list__free(l);
+		errno = -r;
+		return NULL;
+	}
+	l->glob = NULL; /* the caller's string need not outlive the call */
+	return l;
+}
+
+void ps_event_list__free(struct ps_event_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		free((char *)l->e[i].group);
+		free((char *)l->e[i].name);
+		free((char *)l->e[i].desc);
+	}
+	free(l->e);
+	free(l);
+}
+
+size_t ps_event_list__count(const struct ps_event_list *l)
+{
+	return l ? l->n : 0;
+}
+
+const struct ps_event_list_entry *ps_event_list__entry(const struct ps_event_list *l, size_t i)
+{
+	return l && i < l->n ? &l->e[i] : NULL;
+}
+
+int ps_event_list__print(const struct ps_event_list *l, FILE *out, bool json)
+{
+	if (!l || !out)
+		return -EINVAL;
+	if (json)
+		fputs("[\n", out);
+	for (size_t i = 0; i < l->n; i++) {
+		const struct ps_event_list_entry *e = &l->e[i];
+
+		if (json) {
+			fputs("  {\"group\": ", out);
+			ps_ev__json_string(out, e->group);
+			fputs(", \"name\": ", out);
+			ps_ev__json_string(out, e->name);
+			fputs(", \"desc\": ", out);
+			ps_ev__json_string(out, e->desc);
+			fprintf(out, ", \"supported\": %s}%s\n",
+				e->supported > 0    ? "true"
+				: e->supported == 0 ? "false"
+						    : "null",
+				i + 1 < l->n ? "," : "");
+			continue;
+		}
+		if (i == 0 || strcmp(e->group, l->e[i - 1].group))
+			fprintf(out, "%s%s:\n", i ? "\n" : "", e->group);
+		fprintf(out, "  %-44s %s%s\n", e->name,
+			e->supported == 0 ? "[not supported by this kernel/CPU] " : "", e->desc);
+	}
+	if (json)
+		fputs("]\n", out);
+	return ferror(out) ? -EIO : 0;
+}

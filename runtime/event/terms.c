@@ -1,0 +1,298 @@
+/*
+ * terms.c: the `/term=value,.../` part of an event string. The terms
+ * every event takes (period, freq, name, inherit, pinned, exclusive, cpu,
+ * config, config1, config2, and the sample contents callchain, stack, addr,
+ * raw) are one table here; a term the table does not
+ * know goes to the resolver that named the event (its term hook), which is
+ * where PMU format terms such as event= and umask= will be encoded. A term
+ * without a value means 1.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "event/event.h"
+
+enum term_id {
+	T_PERIOD,
+	T_FREQ,
+	T_NAME,
+	T_INHERIT,
+	T_PINNED,
+	T_EXCLUSIVE,
+	T_CPU,
+	T_CONFIG,
+	T_CONFIG1,
+	T_CONFIG2,
+	T_CALLCHAIN,
+	T_STACK,
+	T_ADDR,
+	T_RAW,
+	T_BPF,
+	T_NOBPF,
+};
+
+enum term_kind {
+	K_COUNT, /* a number > 0 */
+	K_BOOL,	 /* 0 or 1 */
+	K_NUM,	 /* any 64-bit number */
+	K_STR,	 /* a non-empty string */
+};
+
+static const struct term_def {
+	const char *name;
+	enum term_id id;
+	enum term_kind kind;
+} terms[] = {
+    {"period", T_PERIOD, K_COUNT},
+    {"freq", T_FREQ, K_COUNT},
+    {"name", T_NAME, K_STR},
+    {"inherit", T_INHERIT, K_BOOL},
+    {"pinned", T_PINNED, K_BOOL},
+    {"exclusive", T_EXCLUSIVE, K_BOOL},
+    {"cpu", T_CPU, K_NUM},
+    {"config", T_CONFIG, K_NUM},
+    {"config1", T_CONFIG1, K_NUM},
+    {"config2", T_CONFIG2, K_NUM},
+    {"callchain", T_CALLCHAIN, K_BOOL},
+    {"stack", T_STACK, K_COUNT},
+    {"addr", T_ADDR, K_BOOL},
+    {"raw", T_RAW, K_BOOL},
+    {"bpf", T_BPF, K_BOOL},
+    {"nobpf", T_NOBPF, K_BOOL},
+};
+#define NTERMS (sizeof(terms) / sizeof(terms[0]))
+#define TERMS_LIST                                                                                 \
+	"period freq name inherit pinned exclusive cpu config config1 config2 callchain stack "    \
+	"addr raw bpf nobpf"
+/* Deepest callchain stack= may ask for; the kernel's own cap (kernel.perf_event_max_stack)
+ * defaults to 127 and refuses more at open, but 1024 keeps room for a raised sysctl. */
+#define PS_MAX_STACK 1024
+
+struct term {
+	const char *key, *val;
+	size_t key_len, val_len;
+	size_t key_pos, val_pos;
+	bool has_val;
+};
+
+static bool is_key_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '-' || c == '.'; /* '.': sysfs event names (l1d_cache.rd) */
+}
+
+static int unknown_term(const struct term *t, struct ps_event_error *err)
+{
+	struct ps_ev_suggest s;
+
+	ps_ev__suggest_init(&s, t->key, t->key_len);
+	for (size_t i = 0; i < NTERMS; i++)
+		ps_ev__suggest(&s, terms[i].name);
+	ps_ev__fail(err, PS_ERR_UNKNOWN_TERM, (int)t->key_pos + 1, t->key, t->key_len,
+		    "unknown term '%.*s' at column %d (%s%s%svalid terms: " TERMS_LIST ")",
+		    (int)t->key_len, t->key, (int)t->key_pos + 1, s.best[0] ? "did you mean '" : "",
+		    s.best, s.best[0] ? "'?; " : "");
+	if (err)
+		snprintf(err->suggestion, sizeof(err->suggestion), "%s", s.best);
+	return -PS_ERR_UNKNOWN_TERM;
+}
+
+static int bad_value(const struct term *t, const char *why, struct ps_event_error *err)
+{
+	return ps_ev__fail(err, PS_ERR_BAD_VALUE, (int)t->val_pos + 1, t->val, t->val_len,
+			   "bad %s '%.*s' for term '%.*s' at column %d%s",
+			   *why ? "value" : "number", (int)t->val_len, t->val, (int)t->key_len,
+			   t->key, (int)t->val_pos + 1, why);
+}
+
+static void set_bit(__u64 *word, uint64_t bit, uint64_t on)
+{
+	if (on)
+		*word |= bit;
+	else
+		*word &= ~bit;
+}
+
+static int apply(const struct term_def *d, const struct term *t, struct ps_event *ev,
+		 struct ps_event_error *err)
+{
+	struct perf_event_attr *a = &ev->attr;
+	uint64_t v = 1;
+
+	if (d->kind == K_STR) {
+		char *name;
+
+		if (!t->has_val || t->val_len == 0)
+			return ps_ev__fail(err, PS_ERR_BAD_VALUE, (int)t->key_pos + 1, t->key,
+					   t->key_len, "term '%.*s' at column %d needs a value",
+					   (int)t->key_len, t->key, (int)t->key_pos + 1);
+		if (!(name = strndup(t->val, t->val_len)))
+			return ps_ev__nomem(err);
+		free(ev->name);
+		ev->name = name;
+		ev->named = true;
+		return 0;
+	}
+	if (t->has_val && !ps_ev__parse_u64(t->val, t->val_len, &v))
+		return bad_value(t, "", err);
+	if (d->kind == K_COUNT && v == 0)
+		return bad_value(t, " (must be > 0)", err);
+	if (d->kind == K_BOOL && v > 1)
+		return bad_value(t, " (must be 0 or 1)", err);
+	switch (d->id) {
+	case T_PERIOD:
+	case T_FREQ:
+		/* sample_period and sample_freq share a union: one or the other. */
+		if (a->sample_period && a->freq != (d->id == T_FREQ))
+			return ps_ev__fail(err, PS_ERR_BAD_VALUE, (int)t->key_pos + 1, t->key,
+					   t->key_len, "period and freq both given at column %d",
+					   (int)t->key_pos + 1);
+		a->sample_period = v;
+		a->freq = d->id == T_FREQ;
+		break;
+	case T_INHERIT:
+		a->inherit = v & 1;
+		break;
+	case T_PINNED:
+		a->pinned = v & 1;
+		break;
+	case T_EXCLUSIVE:
+		a->exclusive = v & 1;
+		break;
+	case T_CPU:
+		if (v > INT_MAX)
+			return bad_value(t, " (not a CPU number)", err);
+		ev->cpu = (int)v;
+		break;
+	case T_CONFIG:
+		a->config = v;
+		break;
+	case T_CONFIG1:
+		a->config1 = v;
+		break;
+	case T_CONFIG2:
+		a->config2 = v;
+		break;
+	case T_CALLCHAIN:
+		/* The sample bits stay on a counting event too, where the kernel ignores
+		 * them; finalize() adds the rest of sample_type once period/freq is known. */
+		set_bit(&a->sample_type, PERF_SAMPLE_CALLCHAIN, v);
+		break;
+	case T_STACK:
+		if (v > PS_MAX_STACK)
+			return bad_value(t, " (must be 1 to 1024)", err);
+		a->sample_max_stack = (uint16_t)v;
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		break;
+	case T_ADDR:
+		set_bit(&a->sample_type, PERF_SAMPLE_ADDR, v);
+		break;
+	case T_RAW:
+		/* Only tracepoints have a raw record (their fields); the kernel would
+		 * refuse it at open with a bare EINVAL, so say it here with the column. */
+		if (v && a->type != PERF_TYPE_TRACEPOINT)
+			return ps_ev__fail(err, PS_ERR_BAD_VALUE, (int)t->key_pos + 1, t->key,
+					   t->key_len,
+					   "term 'raw' at column %d needs a tracepoint "
+					   "(subsys:event)",
+					   (int)t->key_pos + 1);
+		set_bit(&a->sample_type, PERF_SAMPLE_RAW, v);
+		break;
+	case T_BPF:
+	case T_NOBPF:
+		/* the path of its overflows: BPF program or perf ring (runtime/sample/bpf/load.c)
+		 */
+		ev->bpf = v ? (d->id == T_BPF ? 1 : -1) : 0;
+		break;
+	case T_NAME:
+		break;
+	}
+	return 0;
+}
+
+static int apply_term(const struct term *t, const struct ps_ev_ref *ref,
+		      const struct ps_ev_resolver *res, struct ps_event *ev,
+		      struct ps_event_error *err)
+{
+	int r;
+
+	for (size_t i = 0; i < NTERMS; i++)
+		if (strlen(terms[i].name) == t->key_len &&
+		    memcmp(terms[i].name, t->key, t->key_len) == 0)
+			return apply(&terms[i], t, ev, err);
+	if (res && res->term) {
+		r = res->term(ref, t->key, t->key_len, t->has_val ? t->val : "1",
+			      t->has_val ? t->val_len : 1, (int)t->key_pos + 1, ev, err);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
+	return unknown_term(t, err);
+}
+
+int ps_ev__parse_terms(const char *s, size_t *pos, const struct ps_ev_ref *ref,
+		       const struct ps_ev_resolver *res, struct ps_event *ev,
+		       struct ps_event_error *err)
+{
+	size_t open = *pos, p = *pos + 1;
+	int r;
+
+	if (s[p] == '/') { /* "cpu//" is an event with no terms, as in perf */
+		*pos = p + 1;
+		return 0;
+	}
+	for (;;) {
+		struct term t = {.key = &s[p], .key_pos = p};
+
+		while (is_key_char(s[p]))
+			p++;
+		t.key_len = p - t.key_pos;
+		if (t.key_len == 0) {
+			if (s[p] == '\0')
+				break;
+			if (s[p] == ',' || s[p] == '/')
+				return ps_ev__fail(err, PS_ERR_SYNTAX, (int)p + 1, "", 0,
+						   "empty term at column %d", (int)p + 1);
+			return ps_ev__fail(err, PS_ERR_SYNTAX, (int)p + 1, &s[p], 1,
+					   "unexpected character '%c' in terms at column %d", s[p],
+					   (int)p + 1);
+		}
+		if (s[p] == '=') {
+			t.has_val = true;
+			t.val = &s[++p];
+			t.val_pos = p;
+			while (s[p] && s[p] != ',' && s[p] != '/')
+				p++;
+			t.val_len = p - t.val_pos;
+		}
+		r = apply_term(&t, ref, res, ev, err);
+		if (r < 0)
+			return r;
+		if (s[p] == '/') {
+			*pos = p + 1;
+			return 0;
+		}
+		if (s[p] != ',') {
+			if (s[p] == '\0')
+				break;
+			return ps_ev__fail(err, PS_ERR_SYNTAX, (int)p + 1, &s[p], 1,
+					   "unexpected character '%c' in terms at column %d", s[p],
+					   (int)p + 1);
+		}
+		p++;
+	}
+	return ps_ev__fail(err, PS_ERR_SYNTAX, (int)open + 1, "/", 1,
+			   "unterminated term list '/' at column %d", (int)open + 1);
+}
+
+/* For the PMU resolver's unknown-term message, which lists both vocabularies. */
+void ps_ev__suggest_generic_terms(struct ps_ev_suggest *s)
+{
+	for (size_t i = 0; i < NTERMS; i++)
+		ps_ev__suggest(s, terms[i].name);
+}
+
+const char *ps_ev__generic_terms(void)
+{
+	return TERMS_LIST;
+}

@@ -1,0 +1,537 @@
+/*
+ * aggregate.c: the Lua side of in-kernel overflow handling. It parses
+ * the options a perfmon.sample probe or perfmon.aggregate() gives a counter
+ * (backend, pid, tid, cpu, mode, every; by, entries, forward), merges them
+ * into one configuration per counter and hands it to the core
+ * (ps_session__set_bpf) only when it changed, so a counter is loaded once.
+ * perfmon.aggregate() returns a "perfscript.aggregate" object whose read()
+ * turns the kernel's map into { [key] = count }: one field gives its value
+ * (pid, tid, cpu as integers; comm, ip, stacks as strings), several are
+ * joined with ";"; an ip is its function's name and a stack is folded as
+ * "root;...;leaf", both through the sample object's symbolizer, and keys
+ * that symbolize alike are summed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "lua/sample.h"
+
+#define AGG_MT	 "perfscript.aggregate"
+#define MAX_LIST 256 /* pids or CPUs one option may list */
+
+static const struct {
+	const char *name;
+	uint32_t bit;
+} fields[] = {
+    {"pid", PS_AGG_PID},       {"tid", PS_AGG_TID}, {"cpu", PS_AGG_CPU},
+    {"comm", PS_AGG_COMM},     {"ip", PS_AGG_IP},   {"ustack", PS_AGG_USTACK},
+    {"kstack", PS_AGG_KSTACK},
+};
+#define NFIELDS (sizeof(fields) / sizeof(fields[0]))
+
+struct conf {
+	ps_handle h;
+	struct ps_bpf_opts o;
+	pid_t pids[MAX_LIST];
+	int cpus[MAX_LIST];
+	bool dirty;
+	bool told_dropped;
+};
+
+struct ps_aggregates {
+	struct conf *v;
+	size_t n, cap;
+};
+
+struct agg_ud {
+	struct ps_script *sc;
+	ps_handle h;
+	uint8_t order[NFIELDS]; /* indexes into fields[], as `by` listed them */
+	int nkeys;
+};
+
+static struct conf *conf_of(struct ps_script *sc, ps_handle h)
+{
+	struct ps_aggregates *a = sc->aggregates;
+
+	if (!a && !(a = sc->aggregates = calloc(1, sizeof(*a))))
+		return NULL;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].h == h)
+			return &a->v[i];
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 4;
+		struct conf *grown = realloc(a->v, cap * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		a->v = grown;
+		a->cap = cap;
+	}
+	memset(&a->v[a->n], 0, sizeof(a->v[a->n]));
+	a->v[a->n].h = h;
+	a->v[a->n].o.sz = sizeof(struct ps_bpf_opts);
+	return &a->v[a->n++];
+}
+
+/* An integer or a list of integers at field `key` of the table at idx. */
+static size_t int_list(lua_State *L, int idx, const char *key, long long *out)
+{
+	size_t n = 0;
+	int t = lua_getfield(L, idx, key);
+
+	if (t == LUA_TNUMBER) {
+		out[n++] = (long long)luaL_checkinteger(L, -1);
+	} else if (t == LUA_TTABLE) {
+		for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
+			if (!lua_isinteger(L, -1) || n == MAX_LIST)
+				luaL_error(L, "option '%s' wants integers (at most %d)", key,
+					   MAX_LIST);
+			out[n++] = (long long)lua_tointeger(L, -1);
+			lua_pop(L, 1);
+		}
+		lua_pop(L, 1);
+	} else if (t != LUA_TNIL) {
+		luaL_error(L, "option '%s' wants an integer or a list of integers, got %s", key,
+			   luaL_typename(L, -1));
+	}
+	lua_pop(L, 1);
+	return n;
+}
+
+/* Merge the filter options of the table at idx into the counter's conf;
+ * raises on misuse. */
+static void parse_filters(lua_State *L, int idx, struct conf *c)
+{
+	static const char *const known[] = {"backend", "pid", "tid",	 "cpu",	    "mode",
+					    "every",   "by",  "entries", "forward", NULL};
+	static const char *const backends[] = {"auto", "perf", "bpf", NULL};
+	long long list[MAX_LIST];
+	size_t n;
+
+	luaL_checktype(L, idx, LUA_TTABLE);
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+		int i = 0;
+
+		while (known[i] && strcmp(known[i], k))
+			i++;
+		if (!known[i])
+			luaL_error(L,
+				   "unknown option '%s' (options: backend pid tid cpu mode every; "
+				   "perfmon.aggregate also: by entries forward)",
+				   k);
+		lua_pop(L, 1);
+	}
+	if (lua_getfield(L, idx, "backend") != LUA_TNIL) {
+		c->o.backend = (enum ps_backend)luaL_checkoption(L, -1, NULL, backends);
+	}
+	lua_pop(L, 1);
+	if ((n = int_list(L, idx, "pid", list)) > 0) {
+		for (size_t i = 0; i < n; i++)
+			c->pids[i] = (pid_t)list[i];
+		c->o.npids = n;
+	}
+	if (int_list(L, idx, "tid", list) > 0)
+		c->o.tid = (pid_t)list[0];
+	if ((n = int_list(L, idx, "cpu", list)) > 0) {
+		for (size_t i = 0; i < n; i++)
+			c->cpus[i] = (int)list[i];
+		c->o.ncpus = n;
+	}
+	if (lua_getfield(L, idx, "mode") != LUA_TNIL) {
+		static const char *const modes[] = {"any", "user", "kernel", NULL};
+
+		c->o.priv = (enum ps_bpf_priv)luaL_checkoption(L, -1, NULL, modes);
+	}
+	lua_pop(L, 1);
+	if (lua_getfield(L, idx, "every") != LUA_TNIL) {
+		lua_Integer e = luaL_checkinteger(L, -1);
+
+		luaL_argcheck(L, e > 0, idx, "every must be > 0");
+		c->o.every = (uint64_t)e;
+	}
+	lua_pop(L, 1);
+	c->dirty = true;
+}
+
+struct ps_bpf_conf *ps_aggregate__options(lua_State *L, int idx)
+{
+	struct conf *c = lua_newuserdatauv(L, sizeof(*c), 0); /* freed by the GC if we raise */
+	struct conf *copy;
+
+	memset(c, 0, sizeof(*c));
+	parse_filters(L, idx, c);
+	lua_getfield(L, idx, "by");
+	lua_getfield(L, idx, "entries");
+	if (!lua_isnil(L, -1) || !lua_isnil(L, -2))
+		luaL_error(L, "options 'by' and 'entries' belong to perfmon.aggregate");
+	lua_pop(L, 2);
+	copy = malloc(sizeof(*copy));
+	if (!copy)
+		luaL_error(L, "out of memory");
+	*copy = *c;
+	lua_pop(L, 1);
+	return (struct ps_bpf_conf *)copy;
+}
+
+int ps_aggregate__use_options(struct ps_script *sc, ps_handle h, const struct ps_bpf_conf *opts)
+{
+	const struct conf *p = (const struct conf *)opts;
+	struct conf *c = conf_of(sc, h);
+
+	if (!c)
+		return -ENOMEM;
+	if (p->o.backend)
+		c->o.backend = p->o.backend;
+	if (p->o.npids) {
+		memcpy(c->pids, p->pids, sizeof(c->pids));
+		c->o.npids = p->o.npids;
+	}
+	if (p->o.ncpus) {
+		memcpy(c->cpus, p->cpus, sizeof(c->cpus));
+		c->o.ncpus = p->o.ncpus;
+	}
+	if (p->o.tid)
+		c->o.tid = p->o.tid;
+	if (p->o.priv)
+		c->o.priv = p->o.priv;
+	if (p->o.every)
+		c->o.every = p->o.every;
+	if (!(c->o.mode & PS_BPF_FORWARD) || p->o.backend || p->o.npids || p->o.ncpus || p->o.tid ||
+	    p->o.priv || p->o.every)
+		c->dirty = true;
+	c->o.mode |= PS_BPF_FORWARD;
+	return 0;
+}
+
+/* A perfmon.sample probe on h: an aggregating counter forwards too. */
+void ps_aggregate__want_samples(struct ps_script *sc, ps_handle h)
+{
+	struct ps_aggregates *a = sc->aggregates;
+
+	for (size_t i = 0; a && i < a->n; i++)
+		if (a->v[i].h == h && !(a->v[i].o.mode & PS_BPF_FORWARD)) {
+			a->v[i].o.mode |= PS_BPF_FORWARD;
+			a->v[i].dirty = true;
+		}
+}
+
+int ps_aggregate__apply(struct ps_script *sc, char *msg, size_t msglen)
+{
+	struct ps_aggregates *a = sc->aggregates;
+
+	for (size_t i = 0; a && i < a->n; i++) {
+		struct conf *c = &a->v[i];
+		int rc;
+
+		if (!c->dirty || ps_session__check(sc->session, c->h) < 0)
+			continue;
+		c->o.pids = c->pids;
+		c->o.cpus = c->cpus;
+		rc = ps_session__set_bpf(sc->session, c->h, &c->o, msg, msglen);
+		if (rc < 0) {
+			if (!msg[0])
+				snprintf(msg, msglen, "cannot configure '%s': %s",
+					 ps_session__name(sc->session, c->h), ps_strerror(rc));
+			return rc;
+		}
+		c->dirty = false;
+	}
+	return 0;
+}
+
+/* The handle of argument idx: an integer or a counter object. */
+static ps_handle handle_arg(lua_State *L, int idx)
+{
+	if (luaL_testudata(L, idx, "perfscript.counter")) {
+		ps_handle h;
+
+		lua_getfield(L, idx, "handle");
+		lua_pushvalue(L, idx);
+		lua_call(L, 1, 1);
+		h = (ps_handle)lua_tointeger(L, -1);
+		lua_pop(L, 1);
+		return h;
+	}
+	return (ps_handle)luaL_checkinteger(L, idx);
+}
+
+/* perfmon.aggregate(counter, {by = {...}, entries = N, forward = bool, filters...}) */
+static int l_aggregate(lua_State *L)
+{
+	struct ps_script *sc = ps_script__from(L);
+	ps_handle h = handle_arg(L, 1);
+	struct agg_ud *u;
+	struct conf *c;
+	char msg[512] = "";
+	uint8_t order[NFIELDS];
+	uint32_t keys = 0;
+	int nkeys = 0, rc;
+
+	luaL_checktype(L, 2, LUA_TTABLE);
+	if (ps_session__check(sc->session, h) < 0)
+		return luaL_argerror(L, 1, "not a live counter handle");
+	if (lua_getfield(L, 2, "by") != LUA_TTABLE)
+		return luaL_error(L, "perfmon.aggregate wants by = { fields... } (fields: pid tid "
+				     "cpu comm ip ustack kstack)");
+	for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
+		const char *f = luaL_checkstring(L, -1);
+		size_t k = 0;
+
+		while (k < NFIELDS && strcmp(fields[k].name, f))
+			k++;
+		if (k == NFIELDS)
+			return luaL_error(L,
+					  "unknown aggregation field '%s' (fields: pid tid cpu "
+					  "comm ip ustack kstack)",
+					  f);
+		if (!(keys & fields[k].bit) && nkeys < (int)NFIELDS)
+			order[nkeys++] = (uint8_t)k;
+		keys |= fields[k].bit;
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 2);
+	if (!nkeys)
+		return luaL_error(L, "perfmon.aggregate: by lists no field");
+	c = conf_of(sc, h);
+	if (!c)
+		return luaL_error(L, "out of memory");
+	parse_filters(L, 2, c);
+	c->o.mode = (c->o.mode & PS_BPF_FORWARD) | PS_BPF_AGGREGATE;
+	if (lua_getfield(L, 2, "forward") != LUA_TNIL && lua_toboolean(L, -1))
+		c->o.mode |= PS_BPF_FORWARD;
+	lua_pop(L, 1);
+	if (lua_getfield(L, 2, "entries") != LUA_TNIL) {
+		lua_Integer e = luaL_checkinteger(L, -1);
+
+		luaL_argcheck(L, e > 0 && e <= (1 << 24), 2, "entries must be 1 to 16777216");
+		c->o.entries = (uint32_t)e;
+	}
+	lua_pop(L, 1);
+	c->o.keys = keys;
+	rc = ps_aggregate__apply(sc, msg, sizeof(msg));
+	if (rc < 0) {
+		lua_pushnil(L);
+		lua_pushstring(L, msg);
+		lua_pushinteger(L, -rc);
+		return 3;
+	}
+	u = lua_newuserdatauv(L, sizeof(*u), 0);
+	u->sc = sc;
+	u->h = h;
+	u->nkeys = nkeys;
+	memcpy(u->order, order, sizeof(order));
+	luaL_setmetatable(L, AGG_MT);
+	return 1;
+}
+
+/* "func" of "func+0x1a": a profile merges a function's addresses. */
+static void push_frame(luaL_Buffer *b, struct ps_script *sc, pid_t pid, uint64_t ip, bool kernel)
+{
+	char buf[256];
+	struct ps_symbols *syms = ps_sample_object__symbols(sc);
+	char *plus;
+
+	if (!syms || ps_symbols__resolve(syms, pid, ip, kernel, buf, sizeof(buf), NULL) < 0) {
+		if (!syms)
+			snprintf(buf, sizeof(buf), "%#llx", (unsigned long long)ip);
+	} else if ((plus = strrchr(buf, '+')) && plus != buf) {
+		*plus = '\0';
+	}
+	luaL_addstring(b, buf);
+}
+
+static void push_stack(luaL_Buffer *b, struct ps_script *sc, const struct ps_agg_entry *e,
+		       bool kernel)
+{
+	size_t n = kernel ? e->nkstack : e->nustack;
+	const uint64_t *ips = kernel ? e->kstack : e->ustack;
+
+	if (n == 0)
+		luaL_addstring(b, kernel ? "[no kernel stack]" : "[no user stack]");
+	for (size_t i = n; i-- > 0;) { /* root first */
+		push_frame(b, sc, (pid_t)e->pid, ips[i], kernel);
+		if (i)
+			luaL_addchar(b, ';');
+	}
+}
+
+struct read_ctx {
+	lua_State *L;
+	struct agg_ud *u;
+};
+
+static int add_entry(const struct ps_agg_entry *e, void *ctx)
+{
+	struct read_ctx *r = ctx;
+	lua_State *L = r->L;
+	struct agg_ud *u = r->u;
+	uint32_t first = fields[u->order[0]].bit;
+
+	if (u->nkeys == 1 && (first & (PS_AGG_PID | PS_AGG_TID | PS_AGG_CPU))) {
+		lua_pushinteger(L, first == PS_AGG_PID	 ? e->pid
+				   : first == PS_AGG_TID ? e->tid
+							 : e->cpu);
+	} else {
+		luaL_Buffer b;
+
+		bool any = false;
+
+		luaL_buffinit(L, &b);
+		for (int i = 0; i < u->nkeys; i++) {
+			uint32_t bit = fields[u->order[i]].bit;
+			size_t depth = bit == PS_AGG_USTACK ? e->nustack : e->nkstack;
+
+			/* a user-mode sample has no kernel stack (and a kernel thread no
+			 * user stack): the key leaves it out rather than say so */
+			if ((bit & (PS_AGG_USTACK | PS_AGG_KSTACK)) && depth == 0 &&
+			    (any || i + 1 < u->nkeys))
+				continue;
+			if (any)
+				luaL_addchar(&b, ';');
+			any = true;
+			if (bit & (PS_AGG_PID | PS_AGG_TID | PS_AGG_CPU)) {
+				char num[16];
+
+				snprintf(num, sizeof(num), "%u",
+					 bit == PS_AGG_PID   ? e->pid
+					 : bit == PS_AGG_TID ? e->tid
+							     : e->cpu);
+				luaL_addstring(&b, num);
+			} else if (bit == PS_AGG_COMM) {
+				luaL_addstring(&b, e->comm);
+			} else if (bit == PS_AGG_IP) {
+				push_frame(&b, u->sc, (pid_t)e->pid, e->ip, !e->user);
+			} else {
+				push_stack(&b, u->sc, e, bit == PS_AGG_KSTACK);
+			}
+		}
+		luaL_pushresult(&b);
+	}
+	lua_pushvalue(L, -1);
+	lua_rawget(L, -3);
+	lua_Integer prev = lua_tointeger(L, -1);
+	lua_pop(L, 1);
+	lua_pushinteger(L, prev + (lua_Integer)e->count);
+	lua_rawset(L, -3);
+	return 0;
+}
+
+static struct agg_ud *check_agg(lua_State *L)
+{
+	return luaL_checkudata(L, 1, AGG_MT);
+}
+
+/* Environment failures: nil, message, errno (like io.open). */
+static int fail(lua_State *L, struct agg_ud *u, int rc)
+{
+	const char *why = ps_session__bpf_fallback(u->sc->session);
+
+	lua_pushnil(L);
+	if (rc == -EOPNOTSUPP)
+		lua_pushfstring(L, "'%s' is not aggregated in the kernel%s%s",
+				ps_session__name(u->sc->session, u->h),
+				why[0] ? ": " : " (it is on the perf path; see --backend)", why);
+	else
+		lua_pushstring(L, ps_strerror(rc));
+	lua_pushinteger(L, rc < 0 ? -rc : rc);
+	return 3;
+}
+
+static int a_read(lua_State *L)
+{
+	struct agg_ud *u = check_agg(L);
+	struct read_ctx r = {L, u};
+	int rc;
+
+	lua_newtable(L);
+	rc = ps_session__aggregate_read(u->sc->session, u->h, add_entry, &r);
+	return rc < 0 ? fail(L, u, rc) : 1;
+}
+
+static int a_clear(lua_State *L)
+{
+	struct agg_ud *u = check_agg(L);
+	int rc = ps_session__aggregate_clear(u->sc->session, u->h);
+
+	if (rc < 0)
+		return fail(L, u, rc);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+static int a_dropped(lua_State *L)
+{
+	struct agg_ud *u = check_agg(L);
+	uint64_t d = 0;
+	int rc = ps_session__aggregate_dropped(u->sc->session, u->h, &d);
+
+	if (rc < 0)
+		return fail(L, u, rc);
+	lua_pushinteger(L, (lua_Integer)d);
+	return 1;
+}
+
+static int a_tostring(lua_State *L)
+{
+	struct agg_ud *u = check_agg(L);
+
+	lua_pushfstring(L, AGG_MT " of '%s'",
+			ps_session__check(u->sc->session, u->h) < 0
+			    ? "(freed)"
+			    : ps_session__name(u->sc->session, u->h));
+	return 1;
+}
+
+void ps_aggregate__open(lua_State *L, struct ps_script *sc)
+{
+	static const luaL_Reg methods[] = {
+	    {"read", a_read},
+	    {"clear", a_clear},
+	    {"dropped", a_dropped},
+	    {NULL, NULL},
+	};
+
+	(void)sc;
+	luaL_newmetatable(L, AGG_MT);
+	luaL_newlib(L, methods);
+	lua_setfield(L, -2, "__index");
+	lua_pushcfunction(L, a_tostring);
+	lua_setfield(L, -2, "__tostring");
+	lua_pop(L, 1);
+	/* the perfmon module table is on top */
+	lua_pushcfunction(L, l_aggregate);
+	lua_setfield(L, -2, "aggregate");
+}
+
+void ps_aggregate__report(struct ps_script *sc)
+{
+	struct ps_aggregates *a = sc->aggregates;
+
+	for (size_t i = 0; a && i < a->n; i++) {
+		uint64_t d = 0;
+
+		if (a->v[i].told_dropped ||
+		    ps_session__aggregate_dropped(sc->session, a->v[i].h, &d) < 0 || !d)
+			continue;
+		a->v[i].told_dropped = true;
+		fprintf(stderr,
+			"perfscript: %llu overflows of '%s' were not aggregated: the map was "
+			"full (raise entries= in perfmon.aggregate)\n",
+			(unsigned long long)d, ps_session__name(sc->session, a->v[i].h));
+	}
+}
+
+void ps_aggregate__free(struct ps_script *sc)
+{
+	if (!sc->aggregates)
+		return;
+	free(sc->aggregates->v);
+	free(sc->aggregates);
+	sc->aggregates = NULL;
+}

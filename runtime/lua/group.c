@@ -1,0 +1,161 @@
+/*
+ * group.c: group objects ("perfscript.group"): the members of one
+ * {a,b,...} string, opened as one perf group and read with one
+ * PERF_FORMAT_GROUP read, so their values are coherent. Closing the group
+ * frees every member.
+ */
+#include <string.h>
+
+#include "lua/perfmon.h"
+
+struct group_ud {
+	size_t n;
+	ps_handle h[]; /* leader first; all 0 once closed */
+};
+
+static struct group_ud *check_group(lua_State *L)
+{
+	struct group_ud *g = luaL_checkudata(L, 1, PS_GROUP_MT);
+
+	if (!g->n || !g->h[0])
+		luaL_error(L, "attempt to use a closed group");
+	return g;
+}
+
+/* g:read() -> { v1, v2, ..., [name] = v }, enabled, running */
+static int g_read(lua_State *L)
+{
+	struct ps_session *s = ps_lua__session(L);
+	struct group_ud *g = check_group(L);
+	struct ps_value vals[PS_MAX_EVENTS];
+	int n = ps_session__read_group(s, g->h[0], vals, PS_MAX_EVENTS);
+
+	if (n < 0)
+		return ps_lua__fail(L, false, ps_strerror(n), n);
+	lua_createtable(L, n, n);
+	for (int i = 0; i < n; i++) {
+		lua_pushinteger(L, (lua_Integer)vals[i].value);
+		lua_pushvalue(L, -1);
+		lua_rawseti(L, -3, i + 1);
+		if ((size_t)i < g->n)
+			lua_setfield(L, -2, ps_session__name(s, g->h[i]));
+		else
+			lua_pop(L, 1);
+	}
+	lua_pushinteger(L, n ? (lua_Integer)vals[0].enabled : 0);
+	lua_pushinteger(L, n ? (lua_Integer)vals[0].running : 0);
+	return 3;
+}
+
+static int g_each(lua_State *L, int (*op)(struct ps_session *, ps_handle))
+{
+	struct group_ud *g = check_group(L);
+	int rc = op(ps_lua__session(L), g->h[0]);
+
+	if (rc < 0)
+		return ps_lua__fail(L, false, ps_strerror(rc), rc);
+	lua_settop(L, 1);
+	return 1;
+}
+
+static int g_start(lua_State *L)
+{
+	struct ps_session *s = ps_lua__session(L);
+	struct group_ud *g = check_group(L);
+	char msg[1024] = "";
+	int rc =
+	    ps_session__is_open(s, g->h[0]) ? 0 : ps_lua__open_one(L, g->h[0], msg, sizeof(msg));
+
+	if (rc < 0)
+		return ps_lua__fail(L, false, msg[0] ? msg : ps_strerror(rc), rc);
+	return g_each(L, ps_session__start);
+}
+
+static int g_stop(lua_State *L)
+{
+	return g_each(L, ps_session__stop);
+}
+
+static int g_reset(lua_State *L)
+{
+	return g_each(L, ps_session__reset);
+}
+
+static int g_close(lua_State *L)
+{
+	struct group_ud *g = luaL_checkudata(L, 1, PS_GROUP_MT);
+
+	if (g->n && g->h[0])
+		ps_session__free_counter(ps_lua__session(L), g->h[0]); /* frees the members */
+	for (size_t i = 0; i < g->n; i++)
+		g->h[i] = 0;
+	return 0;
+}
+
+static int g_len(lua_State *L)
+{
+	lua_pushinteger(L, (lua_Integer)((struct group_ud *)luaL_checkudata(L, 1, PS_GROUP_MT))->n);
+	return 1;
+}
+
+static int g_names(lua_State *L)
+{
+	struct ps_session *s = ps_lua__session(L);
+	struct group_ud *g = check_group(L);
+
+	lua_createtable(L, (int)g->n, 0);
+	for (size_t i = 0; i < g->n; i++) {
+		lua_pushstring(L, ps_session__name(s, g->h[i]));
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	return 1;
+}
+
+static int g_tostring(lua_State *L)
+{
+	struct group_ud *g = luaL_checkudata(L, 1, PS_GROUP_MT);
+
+	if (!g->n || !g->h[0])
+		lua_pushstring(L, PS_GROUP_MT " (closed)");
+	else
+		lua_pushfstring(L, PS_GROUP_MT " '%s' (%d counters)",
+				ps_session__spec(ps_lua__session(L), g->h[0]), (int)g->n);
+	return 1;
+}
+
+const luaL_Reg ps_group__methods[] = {
+    {"read", g_read},	{"start", g_start}, {"stop", g_stop}, {"reset", g_reset},
+    {"close", g_close}, {"names", g_names}, {NULL, NULL},
+};
+
+const luaL_Reg ps_group__meta[] = {
+    {"__gc", g_close}, {"__close", g_close}, {"__tostring", g_tostring},
+    {"__len", g_len},  {NULL, NULL},
+};
+
+/* perfmon.group(spec) -> group | nil, message, code. The string must be one
+ * group ("{a,b}") or one event. */
+int ps_group__new(lua_State *L)
+{
+	struct ps_session *s = ps_lua__session(L);
+	ps_handle hs[PS_MAX_EVENTS], members[PS_MAX_EVENTS];
+	char msg[400];
+	int n = ps_lua__allocate(L, luaL_checkstring(L, 1), hs, msg, sizeof(msg));
+	int nm;
+	struct group_ud *g;
+
+	if (n < 0)
+		return ps_lua__fail(L, false, msg, n);
+	nm = ps_session__group(s, hs[0], members, PS_MAX_EVENTS);
+	if (nm != n) {
+		for (int i = 0; i < n; i++)
+			ps_session__free_counter(s, hs[i]);
+		return luaL_argerror(
+		    L, 1, "perfmon.group wants one group, e.g. '{task-clock,page-faults}'");
+	}
+	g = lua_newuserdatauv(L, sizeof(*g) + (size_t)n * sizeof(ps_handle), 0);
+	g->n = (size_t)n;
+	memcpy(g->h, hs, (size_t)n * sizeof(ps_handle));
+	luaL_setmetatable(L, PS_GROUP_MT);
+	return 1;
+}

@@ -1,0 +1,149 @@
+/*
+ * helpers.c: the small global functions a SystemTap user reaches for:
+ * printf, exit, pid, tid, cpu, execname, gettimeofday_ns and target. Inside
+ * a perfmon.sample handler pid, tid, cpu and execname describe the sample,
+ * as in a SystemTap probe; elsewhere perfscript's own process. target()
+ * names the process being measured.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+
+#include "lua/sample.h"
+
+static struct ps_script *script_of(lua_State *L)
+{
+	return lua_touserdata(L, lua_upvalueindex(1));
+}
+
+/* printf(fmt, ...): string.format written to the script's output. */
+static int l_printf(lua_State *L)
+{
+	size_t len;
+	const char *s;
+
+	lua_pushvalue(L, lua_upvalueindex(2)); /* string.format */
+	lua_insert(L, 1);
+	lua_call(L, lua_gettop(L) - 1, 1);
+	s = lua_tolstring(L, -1, &len);
+	fwrite(s, 1, len, stdout);
+	return 0;
+}
+
+/* Inside a perfmon.sample handler, the helpers describe the sample. */
+static const struct ps_sample *sample_of(lua_State *L)
+{
+	return ps_sample_object__current(script_of(L));
+}
+
+/* exit([status]): end the session once the current probe returns. */
+static int l_exit(lua_State *L)
+{
+	struct ps_script *sc = script_of(L);
+
+	sc->exit_status = (int)luaL_optinteger(L, 1, sc->exit_status);
+	sc->exit_called = true;
+	ps_script__stop(sc, "exit() was called");
+	return 0;
+}
+
+static int l_pid(lua_State *L)
+{
+	const struct ps_sample *s = sample_of(L);
+
+	lua_pushinteger(L, s ? (lua_Integer)s->pid : getpid());
+	return 1;
+}
+
+static int l_tid(lua_State *L)
+{
+	const struct ps_sample *s = sample_of(L);
+
+	lua_pushinteger(L, s ? (lua_Integer)s->tid : gettid());
+	return 1;
+}
+
+static int l_cpu(lua_State *L)
+{
+	const struct ps_sample *s = sample_of(L);
+
+	lua_pushinteger(L, s ? (lua_Integer)s->cpu : sched_getcpu());
+	return 1;
+}
+
+static int l_execname(lua_State *L)
+{
+	const struct ps_sample *s = sample_of(L);
+	char comm[17] = "";
+
+	if (s) {
+		lua_pushstring(L, ps_sample_object__comm(script_of(L), (pid_t)s->pid));
+		return 1;
+	}
+	prctl(PR_GET_NAME, comm);
+	lua_pushstring(L, comm);
+	return 1;
+}
+
+static int l_gettimeofday_ns(lua_State *L)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	lua_pushinteger(L, (lua_Integer)ts.tv_sec * 1000000000 + ts.tv_nsec);
+	return 1;
+}
+
+/* target(): the pid of the -c command or -p process; perfscript's own pid
+ * when it measures itself; 0 when system-wide with no command. */
+static int l_target(lua_State *L)
+{
+	struct ps_session *s = script_of(L)->session;
+	enum ps_target_kind kind = ps_session__target_kind(s);
+
+	lua_pushinteger(L, kind == PS_TARGET_SELF ? getpid() : ps_session__target_pid(s));
+	return 1;
+}
+
+/* target_command(): the -c string as given, or nil without -c. */
+static int l_target_command(lua_State *L)
+{
+	const char *cmd = script_of(L)->command;
+
+	if (cmd)
+		lua_pushstring(L, cmd);
+	else
+		lua_pushnil(L);
+	return 1;
+}
+
+static const luaL_Reg helpers[] = {
+    {"exit", l_exit},
+    {"pid", l_pid},
+    {"tid", l_tid},
+    {"cpu", l_cpu},
+    {"execname", l_execname},
+    {"gettimeofday_ns", l_gettimeofday_ns},
+    {"target", l_target},
+    {"target_command", l_target_command},
+    {NULL, NULL},
+};
+
+void ps_helpers__open(lua_State *L, struct ps_script *sc)
+{
+	lua_pushglobaltable(L);
+	lua_pushlightuserdata(L, sc);
+	luaL_setfuncs(L, helpers, 1);
+	lua_pushlightuserdata(L, sc);
+	lua_getglobal(L, "string");
+	lua_getfield(L, -1, "format");
+	lua_remove(L, -2);
+	lua_pushcclosure(L, l_printf, 2);
+	lua_setfield(L, -2, "printf");
+	lua_pop(L, 1);
+}

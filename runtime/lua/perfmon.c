@@ -1,0 +1,434 @@
+/*
+ * perfmon.c: the perfmon module and its counter objects. A counter
+ * ("perfscript.counter") wraps a session handle and closes it exactly once,
+ * by :close(), <close> or __gc. Groups live in lua/group.c and the seed API
+ * globals of the SystemTap perfmon proposal in lua/seed.c.
+ * Misuse (a stale handle, a wrong type) raises; an environment failure (a bad
+ * event string, an event this machine cannot count) returns nil or 0 with a
+ * message, like io.open.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "lua/perfmon.h"
+
+/* Raise for a handle the session does not know. */
+int ps_lua__bad_handle(lua_State *L, const char *fn, lua_Integer h, int rc)
+{
+	char hex[24];
+
+	snprintf(hex, sizeof(hex), "%#llx", (unsigned long long)h); /* Lua's %I has no hex */
+	return luaL_error(L, "%s: bad handle %s: %s", fn, hex, ps_strerror(rc));
+}
+
+/* Return nil (or 0), message, code: an environment failure. */
+int ps_lua__fail(lua_State *L, bool zero, const char *msg, int rc)
+{
+	if (zero)
+		lua_pushinteger(L, 0);
+	else
+		lua_pushnil(L);
+	lua_pushstring(L, msg);
+	lua_pushinteger(L, rc < 0 ? -rc : rc);
+	return 3;
+}
+
+/* Allocate spec's counters into hs: the count, or a negative code with msg
+ * saying why (the parser's sentence, with column and suggestion). */
+int ps_lua__allocate(lua_State *L, const char *spec, ps_handle *hs, char *msg, size_t len)
+{
+	struct ps_event_error err = {0};
+	int n = ps_session__allocate(ps_lua__session(L), spec, hs, PS_MAX_EVENTS, &err);
+
+	if (n < 0)
+		snprintf(msg, len, "%s", err.message[0] ? err.message : ps_strerror(n));
+	return n;
+}
+
+/* Open one counter (and its group); new sample rings join the loop. */
+int ps_lua__open_one(lua_State *L, ps_handle h, char *msg, size_t len)
+{
+	int rc = ps_session__open_counter(ps_lua__session(L), h, msg, len);
+
+	if (rc == 0)
+		ps_script__opened(ps_script__from(L));
+	return rc;
+}
+
+/* ---- counter objects ---- */
+
+/* Argument 1 as a counter. Methods carry their class's metatable as upvalue
+ * 2, so the common case is one raw comparison instead of luaL_checkudata's
+ * registry lookup by name; anything else gets luaL_checkudata's message. */
+static struct counter_ud *to_counter(lua_State *L)
+{
+	struct counter_ud *c = lua_touserdata(L, 1);
+
+	if (c && lua_getmetatable(L, 1)) {
+		bool same = lua_rawequal(L, -1, lua_upvalueindex(2));
+
+		lua_pop(L, 1);
+		if (same)
+			return c;
+	}
+	return luaL_checkudata(L, 1, PS_COUNTER_MT);
+}
+
+static struct counter_ud *check_counter(lua_State *L)
+{
+	struct counter_ud *c = to_counter(L);
+
+	if (!c->h)
+		luaL_error(L, "attempt to use a closed counter");
+	return c;
+}
+
+static int push_counter(lua_State *L, ps_handle h)
+{
+	struct counter_ud *c = lua_newuserdatauv(L, sizeof(*c), 0);
+
+	c->h = h;
+	luaL_setmetatable(L, PS_COUNTER_MT);
+	return 1;
+}
+
+static int c_start(lua_State *L)
+{
+	struct ps_session *s = ps_lua__session(L);
+	struct counter_ud *c = check_counter(L);
+	char msg[1024] = "";
+	int rc = ps_session__is_open(s, c->h) ? 0 : ps_lua__open_one(L, c->h, msg, sizeof(msg));
+
+	if (rc < 0)
+		return ps_lua__fail(L, false, msg[0] ? msg : ps_strerror(rc), rc);
+	rc = ps_session__start(s, c->h);
+	if (rc < 0)
+		return ps_lua__fail(L, false, ps_strerror(rc), rc);
+	lua_settop(L, 1);
+	return 1;
+}
+
+static int c_stop(lua_State *L)
+{
+	struct counter_ud *c = check_counter(L);
+	int rc = ps_session__stop(ps_lua__session(L), c->h);
+
+	if (rc < 0)
+		return ps_lua__fail(L, false, ps_strerror(rc), rc);
+	lua_settop(L, 1);
+	return 1;
+}
+
+static int c_reset(lua_State *L)
+{
+	struct counter_ud *c = check_counter(L);
+	int rc = ps_session__reset(ps_lua__session(L), c->h);
+
+	if (rc < 0)
+		return ps_lua__fail(L, false, ps_strerror(rc), rc);
+	lua_settop(L, 1);
+	return 1;
+}
+
+/* c:read() -> value, enabled, running, raw */
+static int c_read(lua_State *L)
+{
+	struct counter_ud *c = check_counter(L);
+	struct ps_value v;
+	int rc = ps_session__read(ps_lua__session(L), c->h, &v);
+
+	if (rc < 0)
+		return ps_lua__fail(L, false, ps_strerror(rc), rc);
+	lua_pushinteger(L, (lua_Integer)v.value);
+	lua_pushinteger(L, (lua_Integer)v.enabled);
+	lua_pushinteger(L, (lua_Integer)v.running);
+	lua_pushinteger(L, (lua_Integer)v.raw);
+	return 4;
+}
+
+static int c_close(lua_State *L)
+{
+	struct counter_ud *c = luaL_checkudata(L, 1, PS_COUNTER_MT);
+
+	if (c->h) {
+		ps_session__free_counter(ps_lua__session(L), c->h);
+		c->h = 0;
+	}
+	return 0;
+}
+
+/* c:scaled() -> value * the event's sysfs .scale, and its .unit */
+static int c_scaled(lua_State *L)
+{
+	struct counter_ud *c = check_counter(L);
+	struct ps_session *s = ps_lua__session(L);
+	struct ps_value v;
+	double scale = 1.0;
+	const char *unit = "";
+	int rc = ps_session__read(s, c->h, &v);
+
+	if (rc < 0)
+		return ps_lua__fail(L, false, ps_strerror(rc), rc);
+	ps_session__scale(s, c->h, &scale, &unit);
+	lua_pushnumber(L, (lua_Number)v.value * scale);
+	lua_pushstring(L, unit);
+	return 2;
+}
+
+static int c_handle(lua_State *L)
+{
+	lua_pushinteger(L, (lua_Integer)check_counter(L)->h);
+	return 1;
+}
+
+static int c_name(lua_State *L)
+{
+	lua_pushstring(L, ps_session__name(ps_lua__session(L), check_counter(L)->h));
+	return 1;
+}
+
+static int c_spec(lua_State *L)
+{
+	lua_pushstring(L, ps_session__spec(ps_lua__session(L), check_counter(L)->h));
+	return 1;
+}
+
+static int c_tostring(lua_State *L)
+{
+	struct counter_ud *c = luaL_checkudata(L, 1, PS_COUNTER_MT);
+	struct ps_session *s = ps_lua__session(L);
+	struct ps_value v = {0};
+
+	if (!c->h || ps_session__read(s, c->h, &v) < 0)
+		lua_pushfstring(L, PS_COUNTER_MT " (closed): %p", (void *)c);
+	else
+		lua_pushfstring(L, PS_COUNTER_MT " '%s': %I", ps_session__name(s, c->h),
+				(lua_Integer)v.value);
+	return 1;
+}
+
+static const luaL_Reg counter_methods[] = {
+    {"start", c_start}, {"stop", c_stop},     {"read", c_read},	    {"reset", c_reset},
+    {"close", c_close}, {"scaled", c_scaled}, {"handle", c_handle}, {"name", c_name},
+    {"spec", c_spec},	{NULL, NULL},
+};
+
+static const luaL_Reg counter_meta[] = {
+    {"__gc", c_close},
+    {"__close", c_close},
+    {"__tostring", c_tostring},
+    {NULL, NULL},
+};
+
+/* ---- module functions ---- */
+
+/* perfmon.counter(spec) -> counter... | nil, message, code */
+static int m_counter(lua_State *L)
+{
+	ps_handle hs[PS_MAX_EVENTS];
+	char msg[400];
+	int n = ps_lua__allocate(L, luaL_checkstring(L, 1), hs, msg, sizeof(msg));
+
+	if (n < 0)
+		return ps_lua__fail(L, false, msg, n);
+	luaL_checkstack(L, n, "too many events");
+	for (int i = 0; i < n; i++)
+		push_counter(L, hs[i]);
+	return n;
+}
+
+static void set_u64(lua_State *L, const char *field, uint64_t v)
+{
+	if (!v)
+		return;
+	lua_pushinteger(L, (lua_Integer)v);
+	lua_setfield(L, -2, field);
+}
+
+/* bp_symbol = "NAME+0xOFF" for mem:SYMBOL, as --describe prints it. */
+static void push_bp_symbol(lua_State *L, const struct ps_events *evs, size_t i)
+{
+	uint64_t off = 0;
+	const char *sym = ps_events__bp_symbol(evs, i, &off);
+	char buf[320];
+
+	if (!sym)
+		return;
+	snprintf(buf, sizeof(buf), "%s+0x%llx", sym, (unsigned long long)off);
+	lua_pushstring(L, buf);
+	lua_setfield(L, -2, "bp_symbol");
+}
+
+/* One describe table: the attr fields the string sets, named as in the
+ * kernel's struct perf_event_attr. */
+static void push_attr(lua_State *L, const struct ps_events *evs, size_t i)
+{
+	const struct perf_event_attr *a = ps_events__attr(evs, i);
+
+	lua_createtable(L, 0, 12);
+	lua_pushstring(L, ps_events__name(evs, i));
+	lua_setfield(L, -2, "name");
+	lua_pushinteger(L, (lua_Integer)ps_events__leader(evs, i) + 1);
+	lua_setfield(L, -2, "leader");
+	lua_pushinteger(L, a->type);
+	lua_setfield(L, -2, "type");
+	lua_pushinteger(L, (lua_Integer)a->config);
+	lua_setfield(L, -2, "config");
+	set_u64(L, "config1", a->config1);
+	set_u64(L, "config2", a->config2);
+	if (a->type == PERF_TYPE_BREAKPOINT) { /* bp_addr/bp_len alias config1/config2 */
+		set_u64(L, "bp_type", a->bp_type);
+		set_u64(L, "bp_addr", a->bp_addr);
+		set_u64(L, "bp_len", a->bp_len);
+		push_bp_symbol(L, evs, i);
+	}
+	set_u64(L, a->freq ? "sample_freq" : "sample_period", a->sample_period);
+	set_u64(L, "freq", a->freq);
+	set_u64(L, "exclude_user", a->exclude_user);
+	set_u64(L, "exclude_kernel", a->exclude_kernel);
+	set_u64(L, "exclude_hv", a->exclude_hv);
+	set_u64(L, "exclude_host", a->exclude_host);
+	set_u64(L, "exclude_guest", a->exclude_guest);
+	set_u64(L, "exclude_idle", a->exclude_idle);
+	set_u64(L, "precise_ip", a->precise_ip);
+	set_u64(L, "pinned", a->pinned);
+	set_u64(L, "exclusive", a->exclusive);
+	set_u64(L, "inherit", a->inherit);
+	set_u64(L, "disabled", a->disabled);
+	set_u64(L, "read_format", a->read_format);
+	set_u64(L, "sample_type", a->sample_type);
+	if (ps_events__cpu(evs, i) >= 0) {
+		lua_pushinteger(L, ps_events__cpu(evs, i));
+		lua_setfield(L, -2, "cpu");
+	}
+}
+
+/* perfmon.describe(spec) -> { {type=, config=, ...}, ... } | nil, message, code */
+static int m_describe(lua_State *L)
+{
+	struct ps_event_error err = {0};
+	struct ps_events *evs = ps_events__parse(luaL_checkstring(L, 1), &err);
+	size_t n;
+
+	if (!evs)
+		return ps_lua__fail(L, false, err.message[0] ? err.message : strerror(errno),
+				    errno);
+	n = ps_events__count(evs);
+	lua_createtable(L, (int)n, 0);
+	for (size_t i = 0; i < n; i++) {
+		push_attr(L, evs, i);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	ps_events__free(evs);
+	return 1;
+}
+
+/* perfmon.open() -> true | nil, message, errno: the context, as
+ * perfmon_create_context. */
+static int m_open(lua_State *L)
+{
+	char msg[1024] = "";
+	int rc = ps_script__create_context(ps_script__from(L), msg, sizeof(msg));
+
+	if (rc < 0)
+		return ps_lua__fail(L, false, msg[0] ? msg : ps_strerror(rc), rc);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* A handle argument: an integer handle or a counter object. */
+static ps_handle handle_arg(lua_State *L, int idx)
+{
+	struct counter_ud *c = luaL_testudata(L, idx, PS_COUNTER_MT);
+
+	if (c)
+		return c->h;
+	if (!lua_isinteger(L, idx))
+		luaL_typeerror(L, idx, "counter handle or " PS_COUNTER_MT);
+	return (ps_handle)lua_tointeger(L, idx);
+}
+
+/* perfmon.lost(h) -> lost, throttled: samples of h lost so far. */
+static int m_lost(lua_State *L)
+{
+	struct ps_sample_stats st;
+	ps_handle h = handle_arg(L, 1);
+	int rc = ps_session__sample_stats(ps_lua__session(L), h, &st);
+
+	if (rc < 0)
+		return ps_lua__bad_handle(L, "perfmon.lost", (lua_Integer)h, rc);
+	lua_pushinteger(L, (lua_Integer)st.lost);
+	lua_pushinteger(L, (lua_Integer)st.throttled);
+	return 2;
+}
+
+/* perfmon.stats(h) -> { samples, lost, throttled, unthrottled, malformed } */
+static int m_stats(lua_State *L)
+{
+	struct ps_sample_stats st;
+	ps_handle h = handle_arg(L, 1);
+	int rc = ps_session__sample_stats(ps_lua__session(L), h, &st);
+
+	if (rc < 0)
+		return ps_lua__bad_handle(L, "perfmon.stats", (lua_Integer)h, rc);
+	const struct {
+		const char *name;
+		uint64_t v;
+	} f[] = {{"samples", st.samples},
+		 {"lost", st.lost},
+		 {"throttled", st.throttled},
+		 {"unthrottled", st.unthrottled},
+		 {"malformed", st.malformed}};
+
+	lua_createtable(L, 0, 5);
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		lua_pushinteger(L, (lua_Integer)f[i].v);
+		lua_setfield(L, -2, f[i].name);
+	}
+	return 1;
+}
+
+static const luaL_Reg module_funcs[] = {
+    {"counter", m_counter}, {"group", ps_group__new}, {"describe", m_describe},
+    {"open", m_open},	    {"lost", m_lost},	      {"stats", m_stats},
+    {NULL, NULL},
+};
+
+/* A class's metatable; its functions get the session and the metatable
+ * itself as upvalues 1 and 2. */
+static void new_class(lua_State *L, const char *name, const luaL_Reg *meta, const luaL_Reg *methods,
+		      struct ps_session *s)
+{
+	luaL_newmetatable(L, name);
+	lua_pushlightuserdata(L, s);
+	lua_pushvalue(L, -2);
+	luaL_setfuncs(L, meta, 2);
+	lua_createtable(L, 0, 8);
+	lua_pushlightuserdata(L, s);
+	lua_pushvalue(L, -3);
+	luaL_setfuncs(L, methods, 2);
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+}
+
+/* require "perfmon": the module table; also sets the seed globals. */
+int ps_perfmon__open(lua_State *L)
+{
+	struct ps_session *s = ps_script__from(L)->session;
+
+	new_class(L, PS_COUNTER_MT, counter_meta, counter_methods, s);
+	new_class(L, PS_GROUP_MT, ps_group__meta, ps_group__methods, s);
+	lua_pushglobaltable(L);
+	lua_pushlightuserdata(L, s);
+	luaL_setfuncs(L, ps_seed__globals, 1);
+	lua_pop(L, 1);
+	luaL_newlibtable(L, module_funcs);
+	lua_pushlightuserdata(L, s);
+	luaL_setfuncs(L, module_funcs, 1);
+	lua_pushliteral(L, PS_VERSION);
+	lua_setfield(L, -2, "version");
+	return 1;
+}

@@ -1,0 +1,46 @@
+/*
+ * perfmon.h: what the files of the perfmon module share: the class
+ * names, the counter userdata, and the helpers that turn session results into
+ * Lua's conventions (misuse raises; an environment failure returns nil or 0,
+ * a message and a code). lua/perfmon.c has the module and counter objects,
+ * lua/group.c the group objects, lua/seed.c the seed API globals. Every
+ * function of the module carries the session as upvalue 1.
+ */
+#ifndef PS_LUA_PERFMON_H
+#define PS_LUA_PERFMON_H
+
+#include <lauxlib.h>
+
+#include "lua/script.h"
+
+#define PS_COUNTER_MT "perfscript.counter"
+#define PS_GROUP_MT   "perfscript.group"
+#define PS_MAX_EVENTS 256 /* events one string may produce */
+
+struct counter_ud {
+	ps_handle h; /* 0 once closed */
+};
+
+static inline struct ps_session *ps_lua__session(lua_State *L)
+{
+	return lua_touserdata(L, lua_upvalueindex(1));
+}
+
+/* Raise for a handle the session does not know. */
+int ps_lua__bad_handle(lua_State *L, const char *fn, lua_Integer h, int rc);
+/* Push nil (or 0 when zero), message, code: an environment failure; returns 3. */
+int ps_lua__fail(lua_State *L, bool zero, const char *msg, int rc);
+/* Allocate spec's counters into hs (PS_MAX_EVENTS room): the count, or a
+ * negative code with msg saying why. */
+int ps_lua__allocate(lua_State *L, const char *spec, ps_handle *hs, char *msg, size_t len);
+/* Open one counter (and its group); new sample rings join the loop. */
+int ps_lua__open_one(lua_State *L, ps_handle h, char *msg, size_t len);
+
+/* lua/group.c */
+extern const luaL_Reg ps_group__methods[], ps_group__meta[];
+int ps_group__new(lua_State *L); /* perfmon.group(spec) */
+
+/* lua/seed.c */
+extern const luaL_Reg ps_seed__globals[];
+
+#endif

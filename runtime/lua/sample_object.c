@@ -1,0 +1,422 @@
+/*
+ * sample_object.c: the "perfscript.sample" object. One userdata is
+ * created per script and pointed at each sample in turn, so a handler that
+ * reads two fields costs two field decodes and no table. Fields are read
+ * from the record only when asked for; symbols come from the session's
+ * symbolizer, fed by the kernel's MMAP2/COMM/FORK/EXIT records. After its
+ * handler returns the object points at nothing, and reading it raises: a
+ * handler that wants to keep a sample takes s:copy(), a plain table.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+
+#include "lua/sample.h"
+
+#define SAMPLE_MT "perfscript.sample"
+
+struct comm_entry {
+	pid_t pid; /* 0 = empty */
+	char comm[16];
+};
+
+struct ps_sample_state {
+	const struct ps_sample *cur;
+	int ref;		  /* the userdata, in the registry */
+	struct ps_symbols *syms;  /* NULL until first needed */
+	struct comm_entry *comms; /* open addressing, pid -> comm */
+	size_t ncomms, capcomms;
+};
+
+struct sample_ud {
+	struct ps_script *sc;
+};
+
+static struct ps_sample_state *state(struct ps_script *sc)
+{
+	if (!sc->sample_state) {
+		sc->sample_state = calloc(1, sizeof(*sc->sample_state));
+		if (sc->sample_state)
+			sc->sample_state->ref = LUA_NOREF;
+	}
+	return sc->sample_state;
+}
+
+/* ---- pid -> comm ---- */
+
+static struct comm_entry *comm_slot(struct ps_sample_state *st, pid_t pid)
+{
+	size_t mask = st->capcomms - 1, i = ((size_t)pid * 2654435761u) & mask;
+
+	while (st->comms[i].pid && st->comms[i].pid != pid)
+		i = (i + 1) & mask;
+	return &st->comms[i];
+}
+
+static void comm_set(struct ps_sample_state *st, pid_t pid, const char *comm)
+{
+	struct comm_entry *e;
+
+	if (pid <= 0)
+		return;
+	if ((st->ncomms + 1) * 2 > st->capcomms) {
+		size_t cap = st->capcomms ? st->capcomms * 2 : 64;
+		struct comm_entry *old = st->comms, *grown = calloc(cap, sizeof(*grown));
+		size_t oldcap = st->capcomms;
+
+		if (!grown)
+			return; /* names are a convenience; execname falls back to /proc */
+		st->comms = grown;
+		st->capcomms = cap;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i].pid)
+				*comm_slot(st, old[i].pid) = old[i];
+		free(old);
+	}
+	e = comm_slot(st, pid);
+	if (!e->pid)
+		st->ncomms++;
+	e->pid = pid;
+	snprintf(e->comm, sizeof(e->comm), "%s", comm);
+}
+
+static const char *comm_get(struct ps_sample_state *st, pid_t pid)
+{
+	struct comm_entry *e;
+	char path[64];
+	FILE *f;
+
+	if (st->capcomms) {
+		e = comm_slot(st, pid);
+		if (e->pid)
+			return e->comm;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (f) {
+		char comm[32] = "";
+
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+		comm_set(st, pid, comm);
+		if (st->capcomms)
+			return comm_slot(st, pid)->comm;
+	}
+	return "";
+}
+
+/* ---- symbols ---- */
+
+static struct ps_symbols *symbols(struct ps_script *sc)
+{
+	struct ps_sample_state *st = state(sc);
+
+	if (st && !st->syms) {
+		st->syms = ps_symbols__new();
+		if (st->syms && ps_session__target_kind(sc->session) != PS_TARGET_COMMAND) {
+			pid_t pid = ps_session__target_pid(sc->session);
+
+			ps_symbols__add_proc(st->syms, pid > 0 ? pid : getpid());
+		}
+	}
+	return st ? st->syms : NULL;
+}
+
+struct ps_symbols *ps_sample_object__symbols(struct ps_script *sc)
+{
+	return symbols(sc);
+}
+
+void ps_sample_object__record(struct ps_script *sc, const struct ps_record *r)
+{
+	struct ps_sample_state *st = state(sc);
+
+	if (!st)
+		return;
+	if (r->type == PERF_RECORD_COMM)
+		comm_set(st, (pid_t)r->pid, r->comm);
+	if (r->type == PERF_RECORD_FORK && r->pid != r->ppid) {
+		char comm[16];
+
+		snprintf(comm, sizeof(comm), "%s", comm_get(st, (pid_t)r->ppid));
+		comm_set(st, (pid_t)r->pid, comm);
+	}
+	if (r->type == PERF_RECORD_MMAP2 || r->type == PERF_RECORD_FORK ||
+	    r->type == PERF_RECORD_COMM)
+		ps_symbols__record(symbols(sc), r);
+}
+
+static bool is_user(const struct ps_sample *s)
+{
+	uint16_t mode = s->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+	return mode == PERF_RECORD_MISC_USER || mode == PERF_RECORD_MISC_GUEST_USER;
+}
+
+static void push_symbol(lua_State *L, struct ps_script *sc, pid_t pid, uint64_t addr, bool kernel,
+			bool want_dso)
+{
+	char buf[256];
+	const char *dso = "";
+	struct ps_symbols *syms = symbols(sc);
+	int rc =
+	    syms ? ps_symbols__resolve(syms, pid, addr, kernel, buf, sizeof(buf), &dso) : -ENOMEM;
+
+	if (rc < 0 && rc != -ENOENT) /* -ENOENT already wrote the hex form */
+		snprintf(buf, sizeof(buf), "%#llx", (unsigned long long)addr);
+	lua_pushstring(L, want_dso ? (dso ? dso : "") : buf);
+}
+
+/* ---- the object ---- */
+
+static const struct ps_sample *check_sample(lua_State *L, struct ps_script **scp)
+{
+	struct sample_ud *u = luaL_checkudata(L, 1, SAMPLE_MT);
+	const struct ps_sample *s = u->sc->sample_state ? u->sc->sample_state->cur : NULL;
+
+	if (!s)
+		luaL_error(L, "this sample is gone: its handler returned (copy what you keep "
+			      "inside the handler, e.g. local t = s:copy())");
+	*scp = u->sc;
+	return s;
+}
+
+/* s.values: the group read, { v1, v2, ..., [name] = v }. */
+static void push_values(lua_State *L, struct ps_script *sc, const struct ps_sample *s)
+{
+	ps_handle members[256];
+	uint64_t v, en, run;
+	int n = ps_sample__value(s, 0, &v, &en, &run);
+	int nm = ps_session__group(sc->session, s->handle, members, 256);
+
+	lua_createtable(L, n > 0 ? n : 0, n > 0 ? n : 0);
+	for (int i = 0; i < n; i++) {
+		if (ps_sample__value(s, (size_t)i, &v, &en, &run) < 0)
+			break;
+		lua_pushinteger(L, (lua_Integer)v);
+		lua_pushvalue(L, -1);
+		lua_rawseti(L, -3, i + 1);
+		if (i < nm)
+			lua_setfield(L, -2, ps_session__name(sc->session, members[i]));
+		else
+			lua_pop(L, 1);
+	}
+}
+
+/* Frames of a callchain in one context (user or kernel); markers skipped. */
+static void push_chain(lua_State *L, struct ps_script *sc, const struct ps_sample *s,
+		       int which /* 0 all addresses, 1 user symbols, 2 kernel symbols */)
+{
+	bool kernel = !is_user(s);
+	lua_Integer n = 0;
+
+	lua_createtable(L, (int)s->nr_ips, 0);
+	for (uint64_t i = 0; i < s->nr_ips; i++) {
+		uint64_t ip = s->ips[i];
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			kernel = ip == (uint64_t)PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		if (which == 0)
+			lua_pushinteger(L, (lua_Integer)ip);
+		else if ((which == 2) == kernel)
+			push_symbol(L, sc, (pid_t)s->pid, ip, kernel, false);
+		else
+			continue;
+		lua_rawseti(L, -2, ++n);
+	}
+	if (s->nr_ips == 0 && which != 0 && (which == 2) == !is_user(s)) {
+		push_symbol(L, sc, (pid_t)s->pid, s->ip, which == 2, false);
+		lua_rawseti(L, -2, 1);
+	}
+}
+
+static int m_ustack(lua_State *L)
+{
+	struct ps_script *sc;
+	const struct ps_sample *s = check_sample(L, &sc);
+
+	push_chain(L, sc, s, 1);
+	return 1;
+}
+
+static int m_kstack(lua_State *L)
+{
+	struct ps_script *sc;
+	const struct ps_sample *s = check_sample(L, &sc);
+
+	push_chain(L, sc, s, 2);
+	return 1;
+}
+
+static int sample_index(lua_State *L);
+
+/* s:copy(): every field as a plain table that outlives the handler. */
+static int m_copy(lua_State *L)
+{
+	static const char *const fields[] = {"ip",     "pid",  "tid",  "time",	 "cpu",
+					     "period", "addr", "user", "handle", "name",
+					     "comm",   "sym",  "dso",  "values", "callchain"};
+	struct ps_script *sc;
+
+	check_sample(L, &sc);
+	lua_createtable(L, 0, 16);
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		lua_pushcfunction(L, sample_index);
+		lua_pushvalue(L, 1);
+		lua_pushstring(L, fields[i]);
+		lua_call(L, 2, 1);
+		lua_setfield(L, -2, fields[i]);
+	}
+	return 1;
+}
+
+#define IS(key, len, lit) ((len) == sizeof(lit) - 1 && memcmp((key), (lit), (len)) == 0)
+
+static int sample_index(lua_State *L)
+{
+	struct ps_script *sc;
+	const struct ps_sample *s = check_sample(L, &sc);
+	size_t len;
+	const char *k = luaL_checklstring(L, 2, &len);
+
+	if (IS(k, len, "ip"))
+		lua_pushinteger(L, (lua_Integer)s->ip);
+	else if (IS(k, len, "pid"))
+		lua_pushinteger(L, s->pid);
+	else if (IS(k, len, "tid"))
+		lua_pushinteger(L, s->tid);
+	else if (IS(k, len, "time"))
+		lua_pushinteger(L, (lua_Integer)s->time);
+	else if (IS(k, len, "cpu"))
+		lua_pushinteger(L, s->cpu);
+	else if (IS(k, len, "period"))
+		lua_pushinteger(L, (lua_Integer)s->period);
+	else if (IS(k, len, "addr"))
+		lua_pushinteger(L, (lua_Integer)s->addr);
+	else if (IS(k, len, "user"))
+		lua_pushboolean(L, is_user(s));
+	else if (IS(k, len, "handle"))
+		lua_pushinteger(L, (lua_Integer)s->handle);
+	else if (IS(k, len, "name"))
+		lua_pushstring(L, ps_session__name(sc->session, s->handle));
+	else if (IS(k, len, "comm"))
+		lua_pushstring(L, comm_get(state(sc), (pid_t)s->pid));
+	else if (IS(k, len, "sym"))
+		push_symbol(L, sc, (pid_t)s->pid, s->ip, !is_user(s), false);
+	else if (IS(k, len, "dso"))
+		push_symbol(L, sc, (pid_t)s->pid, s->ip, !is_user(s), true);
+	else if (IS(k, len, "values"))
+		push_values(L, sc, s);
+	else if (IS(k, len, "callchain"))
+		push_chain(L, sc, s, 0);
+	else if (IS(k, len, "ustack"))
+		lua_pushcfunction(L, m_ustack);
+	else if (IS(k, len, "kstack"))
+		lua_pushcfunction(L, m_kstack);
+	else if (IS(k, len, "copy"))
+		lua_pushcfunction(L, m_copy);
+	else
+		return luaL_error(L,
+				  "a sample has no field '%s' (fields: ip pid tid time cpu "
+				  "period addr user handle name comm sym dso values callchain; "
+				  "methods: ustack kstack copy)",
+				  k);
+	return 1;
+}
+
+static int sample_tostring(lua_State *L)
+{
+	struct sample_ud *u = luaL_checkudata(L, 1, SAMPLE_MT);
+	const struct ps_sample *s = u->sc->sample_state ? u->sc->sample_state->cur : NULL;
+
+	if (!s)
+		lua_pushliteral(L, SAMPLE_MT " (gone)");
+	else
+		lua_pushfstring(L, SAMPLE_MT " '%s' pid %d tid %d cpu %d ip %p",
+				ps_session__name(u->sc->session, s->handle), (int)s->pid,
+				(int)s->tid, (int)s->cpu, (void *)(uintptr_t)s->ip);
+	return 1;
+}
+
+/* perfmon.symbolize(pid, addr [, kernel]) -> "func+0x1a", dso: what s.sym
+ * and s.dso say, for an address kept from a sample. Profiles count raw
+ * addresses while the target runs and symbolize once at the end. */
+static int l_symbolize(lua_State *L)
+{
+	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
+	pid_t pid = (pid_t)luaL_checkinteger(L, 1);
+	uint64_t addr = (uint64_t)luaL_checkinteger(L, 2);
+	bool kernel = lua_toboolean(L, 3);
+
+	push_symbol(L, sc, pid, addr, kernel, false);
+	push_symbol(L, sc, pid, addr, kernel, true);
+	return 2;
+}
+
+void ps_sample_object__open(lua_State *L, struct ps_script *sc)
+{
+	if (lua_getglobal(L, "perfmon") == LUA_TTABLE) {
+		lua_pushlightuserdata(L, sc);
+		lua_pushcclosure(L, l_symbolize, 1);
+		lua_setfield(L, -2, "symbolize");
+	}
+	lua_pop(L, 1);
+	luaL_newmetatable(L, SAMPLE_MT);
+	lua_pushcfunction(L, sample_index);
+	lua_setfield(L, -2, "__index");
+	lua_pushcfunction(L, sample_tostring);
+	lua_setfield(L, -2, "__tostring");
+	lua_pop(L, 1);
+}
+
+void ps_sample_object__push(struct ps_script *sc, const struct ps_sample *s)
+{
+	struct ps_sample_state *st = state(sc);
+	lua_State *L = sc->L;
+
+	if (st->ref == LUA_NOREF) {
+		struct sample_ud *u = lua_newuserdatauv(L, sizeof(*u), 0);
+
+		u->sc = sc;
+		luaL_setmetatable(L, SAMPLE_MT);
+		st->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	}
+	st->cur = s;
+	lua_rawgeti(L, LUA_REGISTRYINDEX, st->ref);
+}
+
+void ps_sample_object__release(struct ps_script *sc)
+{
+	if (sc->sample_state)
+		sc->sample_state->cur = NULL;
+}
+
+const char *ps_sample_object__comm(struct ps_script *sc, pid_t pid)
+{
+	struct ps_sample_state *st = state(sc);
+
+	return st ? comm_get(st, pid) : "";
+}
+
+const struct ps_sample *ps_sample_object__current(const struct ps_script *sc)
+{
+	return sc->sample_state ? sc->sample_state->cur : NULL;
+}
+
+void ps_sample_object__free(struct ps_script *sc)
+{
+	struct ps_sample_state *st = sc->sample_state;
+
+	if (!st)
+		return;
+	ps_symbols__free(st->syms);
+	free(st->comms);
+	free(st);
+	sc->sample_state = NULL;
+}

@@ -1,0 +1,51 @@
+/*
+ * ps_bpf.h: the layouts the in-kernel programs (ps_sample.bpf.c) and the
+ * loader (runtime/sample/bpf/load.c) share: the compact record a forwarded overflow
+ * becomes in the BPF ring buffer, the aggregation key, and the bits of the
+ * per-object configuration. Plain fixed-width types only, so the same header
+ * compiles for the BPF target and for the host.
+ */
+#ifndef PS_BPF_SHARED_H
+#define PS_BPF_SHARED_H
+
+/* cfg_flags */
+#define PS_BPF_F_FORWARD   0x1u	  /* survivors go to the ring buffer */
+#define PS_BPF_F_AGGREGATE 0x2u	  /* survivors are counted in ps_counts */
+#define PS_BPF_F_PIDS	   0x4u	  /* keep only tgids in ps_pids */
+#define PS_BPF_F_CPUS	   0x8u	  /* keep only CPUs set in ps_cpus */
+#define PS_BPF_F_USER	   0x10u  /* keep only user-mode overflows */
+#define PS_BPF_F_KERNEL	   0x20u  /* keep only kernel-mode overflows */
+#define PS_BPF_F_CALLCHAIN 0x40u  /* forwarded records carry stack ids */
+#define PS_BPF_F_TGT_TREE  0x80u  /* tracepoint: the target's process tree only */
+#define PS_BPF_F_TGT_CPUS  0x100u /* tracepoint: the target's CPUs only */
+#define PS_BPF_F_USER_REGS 0x200u /* tracepoint: report the task's user registers */
+
+/* cfg_keys: the aggregation key's fields (also PS_AGG_* in perfscript.h) */
+#define PS_BPF_K_PID	0x1u
+#define PS_BPF_K_TID	0x2u
+#define PS_BPF_K_CPU	0x4u
+#define PS_BPF_K_COMM	0x8u
+#define PS_BPF_K_IP	0x10u
+#define PS_BPF_K_USTACK 0x20u
+#define PS_BPF_K_KSTACK 0x40u
+
+#define PS_BPF_MAX_CPUS	   1024 /* size of the CPU filter arrays */
+#define PS_BPF_TREE_DEPTH  16	/* ancestors a tracepoint hit is checked against */
+#define PS_BPF_STACK_DEPTH 127	/* kernel.perf_event_max_stack's default */
+
+struct ps_bpf_rec {
+	__u64 handle; /* the counter (the object's cfg_handle) */
+	__u64 ip, time, period, addr;
+	__u32 pid, tid, cpu;
+	__u32 user;	      /* 1 user mode, 0 kernel */
+	__s32 ustack, kstack; /* ps_stacks ids, < 0 when absent */
+};
+
+struct ps_agg_key {
+	__u32 pid, tid, cpu, user; /* user: of ip */
+	__s32 ustack, kstack;
+	__u64 ip;
+	char comm[16];
+};
+
+#endif

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ps_sample.bpf.c: what perfscript runs in the kernel on a counter's
+ * overflow. One object is loaded per counter; its read-only cfg_* values are
+ * fixed before load, so the verifier prunes the branches a counter does not
+ * use. ps_perf serves hardware and software events (attached to every fd of
+ * the counter, run from the overflow handler); ps_tp serves tracepoints,
+ * whose programs the kernel runs on every hit of the tracepoint, system-wide,
+ * so it checks the session's target itself. Both filter (pid set, tid, CPU
+ * set, user/kernel, every Nth), then count into ps_counts and/or forward a
+ * compact record through the session's one ring buffer. Returning 0 tells
+ * the kernel not to write the overflow into the perf ring as well.
+ */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+#include <linux/ptrace.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+#include "ps_bpf.h"
+
+char LICENSE[] SEC("license") = "GPL"; /* bpf_get_stackid and probe reads need it */
+
+const volatile __u64 cfg_handle = 0;
+const volatile __u32 cfg_flags = 0;
+const volatile __u32 cfg_keys = 0;
+const volatile __u64 cfg_every = 0;	 /* 0 or 1: every overflow */
+const volatile __u32 cfg_tid = 0;	 /* 0: any thread */
+const volatile __u64 cfg_period = 0;	 /* tracepoints: the counter's period, kept here */
+const volatile __u64 cfg_wake_bytes = 0; /* wake the reader once this much waits */
+
+__u64 seen = 0;	     /* overflows that passed the filters, for cfg_every */
+__u64 hits = 0;	     /* tracepoint hits in the target, for cfg_period */
+__u64 last_wake = 0; /* bpf_ktime_get_ns of the last forced wakeup (racy: a hint) */
+
+/* Sizes are set by the loader before load; these are placeholders. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} ps_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2); /* 0: ring buffer reserve failures, 1: keys dropped */
+	__type(key, __u32);
+	__type(value, __u64);
+} ps_lost SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8);
+} ps_pids SEC(".maps"); /* user pid filter: tgids */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8);
+} ps_targets SEC(".maps"); /* tracepoints: the session's target tgids */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PS_BPF_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, __u8); /* bit 0: user CPU filter, bit 1: target CPU */
+} ps_cpus SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PS_BPF_STACK_DEPTH * sizeof(__u64));
+} ps_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct ps_agg_key);
+	__type(value, __u64);
+} ps_counts SEC(".maps");
+
+/* Only the fields we read, relocated against the running kernel (CO-RE). */
+struct pt_regs___ps {
+	unsigned long ip;
+	unsigned long cs;
+} __attribute__((preserve_access_index));
+
+struct task_struct___ps {
+	int tgid;
+	struct task_struct___ps *real_parent;
+} __attribute__((preserve_access_index));
+
+static __always_inline void bump(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&ps_lost, &which);
+
+	if (v)
+		*v += 1; /* per-CPU: no atomic needed */
+}
+
+static __always_inline int cpu_has(__u32 cpu, __u8 bit)
+{
+	__u8 *v = bpf_map_lookup_elem(&ps_cpus, &cpu);
+
+	return v && (*v & bit);
+}
+
+/* The tracepoint fired in the session's target: its process tree (walked
+ * up through real_parent, as inherit follows forks) or its CPUs. */
+static __always_inline int in_target(__u32 tgid, __u32 cpu)
+{
+	struct task_struct___ps *t;
+
+	if (cfg_flags & PS_BPF_F_TGT_CPUS)
+		return cpu_has(cpu, 2);
+	if (!(cfg_flags & PS_BPF_F_TGT_TREE))
+		return 1;
+	if (bpf_map_lookup_elem(&ps_targets, &tgid))
+		return 1;
+	t = (struct task_struct___ps *)bpf_get_current_task();
+	for (int i = 0; i < PS_BPF_TREE_DEPTH; i++) {
+		__u32 up;
+
+		t = BPF_CORE_READ(t, real_parent);
+		if (!t)
+			return 0;
+		up = BPF_CORE_READ(t, tgid);
+		if (up <= 1)
+			return 0;
+		if (bpf_map_lookup_elem(&ps_targets, &up))
+			return 1;
+	}
+	return 0;
+}
+
+static __always_inline void aggregate(void *ctx, __u32 tgid, __u32 tid, __u32 cpu, __u64 ip,
+				      __u32 user)
+{
+	struct ps_agg_key k = {};
+	__u64 one = 1, *v;
+
+	/* user addresses mean something only with their process: keep the pid
+	 * for the symbolizer (keys that differ only by it are summed in Lua) */
+	if (cfg_keys & (PS_BPF_K_PID | PS_BPF_K_USTACK | PS_BPF_K_IP))
+		k.pid = tgid;
+	if (cfg_keys & PS_BPF_K_TID)
+		k.tid = tid;
+	if (cfg_keys & PS_BPF_K_CPU)
+		k.cpu = cpu;
+	if (cfg_keys & PS_BPF_K_COMM)
+		bpf_get_current_comm(k.comm, sizeof(k.comm));
+	if (cfg_keys & PS_BPF_K_IP) {
+		k.ip = ip;
+		k.user = user;
+	}
+	k.ustack = k.kstack = -1;
+	if (cfg_keys & PS_BPF_K_USTACK)
+		k.ustack = bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK);
+	if ((cfg_keys & PS_BPF_K_KSTACK) && !user)
+		k.kstack = bpf_get_stackid(ctx, &ps_stacks, 0);
+	v = bpf_map_lookup_elem(&ps_counts, &k);
+	if (v) {
+		__sync_fetch_and_add(v, 1);
+		return;
+	}
+	if (bpf_map_update_elem(&ps_counts, &k, &one, BPF_NOEXIST) == 0)
+		return;
+	/* another CPU inserted it first, or the map is full */
+	v = bpf_map_lookup_elem(&ps_counts, &k);
+	if (v)
+		__sync_fetch_and_add(v, 1);
+	else
+		bump(1);
+}
+
+static __always_inline int handle(void *ctx, __u64 ip, __u32 user, __u64 period, __u64 addr,
+				  int tracepoint)
+{
+	__u64 pt = bpf_get_current_pid_tgid();
+	__u32 tgid = pt >> 32, tid = (__u32)pt, cpu = bpf_get_smp_processor_id();
+	struct ps_bpf_rec *r;
+
+	if (tracepoint && !in_target(tgid, cpu))
+		return 1; /* not ours: the kernel goes on as if we were not here */
+	/* a tracepoint program runs on every hit: the period is ours to keep */
+	if (tracepoint && cfg_period > 1 &&
+	    __sync_fetch_and_add(&hits, 1) % cfg_period != cfg_period - 1)
+		return 0;
+	if ((cfg_flags & PS_BPF_F_PIDS) && !bpf_map_lookup_elem(&ps_pids, &tgid))
+		return 0;
+	if (cfg_tid && tid != cfg_tid)
+		return 0;
+	if ((cfg_flags & PS_BPF_F_CPUS) && !cpu_has(cpu, 1))
+		return 0;
+	if ((cfg_flags & PS_BPF_F_USER) && !user)
+		return 0;
+	if ((cfg_flags & PS_BPF_F_KERNEL) && user)
+		return 0;
+	if (cfg_every > 1 && __sync_fetch_and_add(&seen, 1) % cfg_every != cfg_every - 1)
+		return 0;
+	if (cfg_flags & PS_BPF_F_AGGREGATE)
+		aggregate(ctx, tgid, tid, cpu, ip, user);
+	if (!(cfg_flags & PS_BPF_F_FORWARD))
+		return 0;
+	r = bpf_ringbuf_reserve(&ps_events, sizeof(*r), 0);
+	if (!r) {
+		bump(0);
+		return 0;
+	}
+	r->handle = cfg_handle;
+	r->ip = ip;
+	r->time = bpf_ktime_get_ns();
+	r->period = period;
+	r->addr = addr;
+	r->pid = tgid;
+	r->tid = tid;
+	r->cpu = cpu;
+	r->user = user;
+	r->ustack = r->kstack = -1;
+	if (cfg_flags & PS_BPF_F_CALLCHAIN) {
+		r->ustack = bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK);
+		if (!user)
+			r->kstack = bpf_get_stackid(ctx, &ps_stacks, 0);
+	}
+	/* The default wakes the reader whenever it had caught up, which at a
+	 * high rate is every record: an irq_work for the target and an epoll
+	 * round for one record. Wake when a quarter of the ring waits, or when
+	 * the stream was quiet for a millisecond (a slow stream's records are
+	 * then seen at once; the reader's 50 ms drain timer bounds the rest). */
+	{
+		__u64 now = r->time, flags = BPF_RB_NO_WAKEUP;
+
+		if (now - last_wake > 1000000 ||
+		    bpf_ringbuf_query(&ps_events, BPF_RB_AVAIL_DATA) >= cfg_wake_bytes) {
+			last_wake = now;
+			flags = BPF_RB_FORCE_WAKEUP;
+		}
+		bpf_ringbuf_submit(r, flags);
+	}
+	return 0;
+}
+
+SEC("perf_event")
+int ps_perf(struct bpf_perf_event_data *ctx)
+{
+	return handle(ctx, ctx->regs.rip, (ctx->regs.cs & 3) == 3, ctx->sample_period, ctx->addr,
+		      0);
+}
+
+SEC("tracepoint")
+int ps_tp(void *ctx)
+{
+	__u64 ip = 0;
+
+	/* A tracepoint program cannot read the hit's registers. perf reports
+	 * a syscall tracepoint at the task's user registers and any other at
+	 * its kernel caller: the task's saved user registers give the first,
+	 * a one-frame kernel stack the second. */
+	if (cfg_flags & PS_BPF_F_USER_REGS) {
+		struct pt_regs___ps *regs;
+
+		regs = (struct pt_regs___ps *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		ip = BPF_CORE_READ(regs, ip);
+		return handle(ctx, ip, (BPF_CORE_READ(regs, cs) & 3) == 3, 0, 0, 1);
+	}
+	bpf_get_stack(ctx, &ip, sizeof(ip), 0);
+	return handle(ctx, ip, 0, 0, 0, 1);
+}

@@ -1,0 +1,288 @@
+/*
+ * record.c: decoding the records of a perf ring. A sample's fields follow
+ * the order of the kernel's perf_output_sample() for the bits its event set
+ * (IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD, READ,
+ * CALLCHAIN, RAW); decoding stops after RAW, because nothing we hand out
+ * lies beyond it, so bits that come later (branch stacks, registers, user
+ * stacks, weights) are skipped safely without knowing their sizes. Other
+ * records are decoded from their fixed layout (perf_event_open(2)) plus the
+ * sample_id_all trailer at their end. Every length is checked against the
+ * record's size first: a truncated record is -EBADMSG, never an overread.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "sample/perf/record.h"
+
+/* Bounds-checked reader over a record's body, in u64 words. */
+struct cur {
+	const unsigned char *p, *end;
+};
+
+static inline size_t left(const struct cur *c)
+{
+	return (size_t)(c->end - c->p) / 8;
+}
+
+static inline uint64_t take(struct cur *c)
+{
+	uint64_t v;
+
+	memcpy(&v, c->p, sizeof(v));
+	c->p += 8;
+	return v;
+}
+
+/* Two u32 packed in one u64 word, first in memory order. */
+static inline void take_pair(struct cur *c, uint32_t *a, uint32_t *b)
+{
+	memcpy(a, c->p, 4);
+	memcpy(b, c->p + 4, 4);
+	c->p += 8;
+}
+
+/* Words a PERF_SAMPLE_READ block takes, or 0 when it cannot fit in `room`. */
+static size_t read_words(uint64_t rf, const struct cur *c)
+{
+	size_t head = !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+		      !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING),
+	       room = left(c);
+	size_t per = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
+	uint64_t nr;
+
+	if (!(rf & PERF_FORMAT_GROUP))
+		return per + head <= room ? per + head : 0;
+	if (room < 1)
+		return 0;
+	memcpy(&nr, c->p, sizeof(nr));
+	/* nr is checked before it is multiplied, so a huge nr cannot wrap */
+	if (nr > room || 1 + head + nr * per > room)
+		return 0;
+	return 1 + head + (size_t)nr * per;
+}
+
+int ps_record__sample(const struct perf_event_header *h, uint64_t st, uint64_t rf,
+		      struct ps_sample *s)
+{
+	struct cur c = {(const unsigned char *)(h + 1), (const unsigned char *)h + h->size};
+	/* the fixed-size u64 fields from IDENTIFIER to PERIOD, checked at once */
+	const uint64_t fixed = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			       PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
+			       PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	uint32_t res;
+
+	memset(s, 0, sizeof(*s));
+	s->sample_type = st;
+	s->read_format = rf;
+	s->misc = h->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	if (h->size < sizeof(*h) || left(&c) < (size_t)__builtin_popcountll(st & fixed))
+		return -EBADMSG;
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		s->id = take(&c);
+	if (st & PERF_SAMPLE_IP)
+		s->ip = take(&c);
+	if (st & PERF_SAMPLE_TID)
+		take_pair(&c, &s->pid, &s->tid);
+	if (st & PERF_SAMPLE_TIME)
+		s->time = take(&c);
+	if (st & PERF_SAMPLE_ADDR)
+		s->addr = take(&c);
+	if (st & PERF_SAMPLE_ID)
+		s->id = take(&c); /* same value as IDENTIFIER when both are set */
+	if (st & PERF_SAMPLE_STREAM_ID)
+		(void)take(&c);
+	if (st & PERF_SAMPLE_CPU)
+		take_pair(&c, &s->cpu, &res);
+	if (st & PERF_SAMPLE_PERIOD)
+		s->period = take(&c);
+	if (st & PERF_SAMPLE_READ) {
+		size_t w = read_words(rf, &c);
+
+		if (!w)
+			return -EBADMSG;
+		s->read = (const uint64_t *)(const void *)c.p;
+		s->read_words = w;
+		c.p += w * 8;
+	}
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		uint64_t nr;
+
+		if (left(&c) < 1)
+			return -EBADMSG;
+		nr = take(&c);
+		if (nr > left(&c))
+			return -EBADMSG;
+		s->nr_ips = nr;
+		s->ips = (const uint64_t *)(const void *)c.p;
+		c.p += nr * 8;
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		uint32_t size;
+
+		if (left(&c) < 1)
+			return -EBADMSG;
+		memcpy(&size, c.p, sizeof(size));
+		/* u32 size + data, padded by the kernel to a whole number of u64 */
+		if ((uint64_t)size + 4 > (uint64_t)(c.end - c.p))
+			return -EBADMSG;
+		s->raw_size = size;
+		s->raw = c.p + 4;
+	}
+	return 0;
+}
+
+int ps_sample__value(const struct ps_sample *s, size_t i, uint64_t *value, uint64_t *enabled,
+		     uint64_t *running)
+{
+	uint64_t rf, nr = 1, en = 0, run = 0;
+	size_t at = 0, per;
+
+	if (!s || !(s->sample_type & PERF_SAMPLE_READ) || !s->read || s->read_words == 0)
+		return -ERANGE;
+	rf = s->read_format;
+	per = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
+	if (rf & PERF_FORMAT_GROUP) {
+		nr = s->read[at++];
+		if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED)
+			en = s->read[at++];
+		if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING)
+			run = s->read[at++];
+		if (i >= nr || at + (i + 1) * per > s->read_words)
+			return -ERANGE;
+		at += i * per;
+	} else {
+		if (i > 0 || s->read_words < 1)
+			return -ERANGE;
+		at = 1;
+		if ((rf & PERF_FORMAT_TOTAL_TIME_ENABLED) && at < s->read_words)
+			en = s->read[at++];
+		if ((rf & PERF_FORMAT_TOTAL_TIME_RUNNING) && at < s->read_words)
+			run = s->read[at++];
+		at = 0;
+	}
+	if (value)
+		*value = s->read[at];
+	if (enabled)
+		*enabled = en;
+	if (running)
+		*running = run;
+	return nr > (uint64_t)__INT_MAX__ ? -ERANGE : (int)nr;
+}
+
+/* Decode the sample_id_all trailer at the end of c, then shrink c to the body. */
+static int trailer(struct cur *c, uint64_t st, struct ps_record *r)
+{
+	size_t n = (size_t)__builtin_popcountll(st & PS_TRAILER_BITS);
+	struct cur t;
+	uint32_t res;
+
+	if (left(c) < n)
+		return -EBADMSG;
+	t.p = c->end - n * 8;
+	t.end = c->end;
+	c->end = t.p;
+	if (st & PERF_SAMPLE_TID)
+		take_pair(&t, &r->pid, &r->tid);
+	if (st & PERF_SAMPLE_TIME)
+		r->time = take(&t);
+	if (st & PERF_SAMPLE_ID)
+		r->id = take(&t);
+	if (st & PERF_SAMPLE_STREAM_ID)
+		(void)take(&t);
+	if (st & PERF_SAMPLE_CPU)
+		take_pair(&t, &r->cpu, &res);
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		r->id = take(&t);
+	return 0;
+}
+
+/* A NUL-terminated string starting at c->p, wholly inside c. */
+static const char *string(const struct cur *c)
+{
+	const char *s = (const char *)c->p;
+
+	return c->p < c->end && memchr(s, '\0', (size_t)(c->end - c->p)) ? s : NULL;
+}
+
+int ps_record__other(const struct perf_event_header *h, uint64_t st, struct ps_record *r)
+{
+	struct cur c = {(const unsigned char *)(h + 1), (const unsigned char *)h + h->size};
+	uint32_t u;
+
+	memset(r, 0, sizeof(*r));
+	r->type = h->type;
+	r->misc = h->misc;
+	if (h->size < sizeof(*h) || (h->size & 7))
+		return -EBADMSG;
+	switch (h->type) {
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		break;
+	default:
+		return -ENOENT;
+	}
+	if (trailer(&c, st, r))
+		return -EBADMSG;
+	switch (h->type) {
+	case PERF_RECORD_LOST:
+		if (left(&c) < 2)
+			return -EBADMSG;
+		/* The kernel writes a LOST record in front of the next record that fits,
+		 * with that writer's own id (not the primary id of a clone, and not
+		 * necessarily the fd that lost): the body's id wins over the trailer's. */
+		r->id = take(&c);
+		r->lost = take(&c);
+		return 0;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (left(&c) < 1)
+			return -EBADMSG;
+		r->lost = take(&c);
+		return 0;
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		if (left(&c) < 3)
+			return -EBADMSG;
+		r->time = take(&c);
+		r->id = take(&c);
+		return 0;
+	case PERF_RECORD_COMM:
+		if (left(&c) < 1)
+			return -EBADMSG;
+		take_pair(&c, &r->pid, &r->tid);
+		r->comm = string(&c);
+		return r->comm ? 0 : -EBADMSG;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if (left(&c) < 3)
+			return -EBADMSG;
+		take_pair(&c, &r->pid, &r->ppid);
+		take_pair(&c, &r->tid, &r->ptid);
+		r->time = take(&c);
+		return 0;
+	default: /* PERF_RECORD_MMAP2 */
+		/* pid/tid, addr, len, pgoff, 3 words of device/inode or build id, prot/flags */
+		if (left(&c) < 8)
+			return -EBADMSG;
+		take_pair(&c, &r->pid, &r->tid);
+		r->addr = take(&c);
+		r->len = take(&c);
+		r->pgoff = take(&c);
+		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			r->build_id_size = c.p[0];
+			if (r->build_id_size > 20)
+				return -EBADMSG;
+			r->build_id = c.p + 4; /* after the size byte and 3 reserved bytes */
+		}
+		c.p += 24;
+		take_pair(&c, &r->prot, &u);
+		r->flags = u;
+		r->filename = string(&c);
+		return r->filename ? 0 : -EBADMSG;
+	}
+}

@@ -1,0 +1,245 @@
+/*
+ * kernel.c: kernel addresses to names, from /proc/kallsyms. The file
+ * is read once, on the first kernel lookup, into one buffer that then also
+ * holds the names (each line's newline becomes the NUL that ends it), and
+ * its text symbols go into an array sorted by address for a binary search.
+ * The file has ~100-200k lines and is parsed by hand rather than with
+ * sscanf, which is several times slower. kallsyms gives no sizes, so an
+ * address belongs to the closest symbol below it, but no further than
+ * PS_KSYM_MAX_SPAN past it: that keeps addresses in the gaps between the
+ * kernel image and the modules, or past the last symbol, unresolved. When
+ * kptr_restrict hides them every address reads 0; the table is then empty
+ * and lookups give hex.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbols/internal.h"
+
+#define PS_KSYM_MAX_SPAN (1u << 20)
+#define PS_KALLSYMS	 "/proc/kallsyms"
+
+struct ps_ksym {
+	uint64_t addr;
+	const char *name;   /* in ps_ksyms.text */
+	const char *module; /* "[ext4]" in ps_ksyms.text, or NULL for the kernel */
+	uint32_t rank;	    /* among symbols at one address, lower is preferred */
+};
+
+struct ps_ksyms {
+	char *text;
+	struct ps_ksym *syms;
+	size_t n;
+	bool hidden;
+};
+
+static int read_all(const char *path, char **out, size_t *outlen)
+{
+	size_t cap = 1 << 22, len = 0;
+	char *buf = malloc(cap + 1), *nbuf;
+	int fd, err = 0;
+	ssize_t r;
+
+	if (!buf)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* procfs reports a size of 0: read until EOF, growing as needed. */
+	for (;;) {
+		if (len == cap) {
+			nbuf = realloc(buf, cap * 2 + 1);
+			if (!nbuf) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			buf = nbuf;
+			cap *= 2;
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			goto cleanup;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	buf[len] = '\0';
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ps_ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static inline int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* "ffffffff81000000 T _text" or "... t name\t[module]". Returns the line's
+ * end; *sym is filled only for a text symbol. */
+static char *parse_line(char *p, char *end, struct ps_ksym *sym, bool *ok)
+{
+	uint64_t addr = 0;
+	char *nl = memchr(p, '\n', (size_t)(end - p)), *name, *tab;
+	int v;
+	char type;
+
+	*ok = false;
+	if (!nl)
+		nl = end;
+	*nl = '\0';
+	while ((v = hexval(*p)) >= 0) {
+		addr = addr << 4 | (uint64_t)v;
+		p++;
+	}
+	if (p[0] != ' ' || !p[1] || p[2] != ' ')
+		return nl;
+	type = p[1];
+	/* Only code: samples and callchains hold instruction addresses. */
+	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+		return nl;
+	name = p + 3;
+	tab = strchr(name, '\t');
+	sym->module = NULL;
+	if (tab) {
+		*tab = '\0';
+		if (tab[1] == '[')
+			sym->module = tab + 1;
+	}
+	sym->addr = addr;
+	sym->name = name;
+	/* Several names often share an address (_text, _stext, ...): prefer a
+	 * global one, then one without leading underscores. */
+	sym->rank = (type == 'T' ? 0 : type == 't' ? 2 : 4) + (name[0] == '_');
+	*ok = true;
+	return nl;
+}
+
+int ps_ksyms__load(struct ps_ksyms **out)
+{
+	struct ps_ksyms *ks = calloc(1, sizeof(*ks));
+	size_t len, cap = 0, nonzero = 0;
+	char *p, *end;
+	int err;
+
+	if (!ks)
+		return -ENOMEM;
+	err = read_all(PS_KALLSYMS, &ks->text, &len);
+	if (err)
+		goto cleanup;
+	/* ~30 bytes a line: an estimate that avoids most reallocs. */
+	cap = len / 32 + 16;
+	ks->syms = malloc(cap * sizeof(*ks->syms));
+	if (!ks->syms) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (p = ks->text, end = ks->text + len; p < end; p++) {
+		struct ps_ksym sym;
+		bool ok;
+
+		p = parse_line(p, end, &sym, &ok);
+		if (!ok)
+			continue;
+		if (sym.addr)
+			nonzero++;
+		if (ks->n == cap) {
+			struct ps_ksym *v = realloc(ks->syms, cap * 2 * sizeof(*v));
+
+			if (!v) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			ks->syms = v;
+			cap *= 2;
+		}
+		ks->syms[ks->n++] = sym;
+	}
+	if (!nonzero) {
+		ks->hidden = true;
+		ks->n = 0;
+	}
+	qsort(ks->syms, ks->n, sizeof(*ks->syms), ksym_cmp);
+cleanup:
+	if (err) {
+		ps_ksyms__free(ks);
+		return err;
+	}
+	*out = ks;
+	return 0;
+}
+
+void ps_ksyms__free(struct ps_ksyms *ks)
+{
+	if (!ks)
+		return;
+	free(ks->syms);
+	free(ks->text);
+	free(ks);
+}
+
+bool ps_ksyms__hidden(const struct ps_ksyms *ks)
+{
+	return ks->hidden;
+}
+
+int ps_ksyms__resolve(const struct ps_ksyms *ks, uint64_t addr, char *buf, size_t len,
+		      const char **dso)
+{
+	size_t lo = 0, hi = ks->n;
+	const struct ps_ksym *s;
+
+	/* The last symbol at or below addr ... */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -ENOENT;
+	s = &ks->syms[lo - 1];
+	if (addr - s->addr >= PS_KSYM_MAX_SPAN)
+		return -ENOENT;
+	/* ... and, of the names at its address, the preferred one. */
+	while (s > ks->syms && s[-1].addr == s->addr)
+		s--;
+	snprintf(buf, len, "%s+0x%" PRIx64, s->name, addr - s->addr);
+	if (dso)
+		*dso = s->module ? s->module : "[kernel.kallsyms]";
+	return 0;
+}
