@@ -230,6 +230,17 @@ size_t ps_session__count(const struct ps_session *s); /* live counters */
  * during the callback that receives them.
  */
 
+/* Registers of a sample (PERF_SAMPLE_REGS_USER, PERF_SAMPLE_REGS_INTR): abi
+ * is PERF_SAMPLE_REGS_ABI_NONE when the kernel had none to give (user
+ * registers of a kernel thread), else _32 or _64; mask is the counter's
+ * sample_regs_user or sample_regs_intr, and regs holds one value per bit
+ * set in it, lowest bit first, numbered as the kernel's asm/perf_regs.h
+ * (PERF_REG_X86_IP, ...). ps_sample__reg() picks one out. */
+struct ps_regs {
+	uint64_t abi, mask;
+	const uint64_t *regs; /* NULL when abi is NONE */
+};
+
 struct ps_sample {
 	ps_handle handle;     /* the counter that overflowed */
 	uint64_t sample_type; /* PERF_SAMPLE_* bits present in this record (PERIOD
@@ -245,7 +256,16 @@ struct ps_sample {
 	const uint64_t *read;
 	uint32_t raw_size; /* PERF_SAMPLE_RAW (tracepoint fields) */
 	const void *raw;
+	struct ps_regs regs_user; /* PERF_SAMPLE_REGS_USER: the task's user registers */
+	struct ps_regs regs_intr; /* PERF_SAMPLE_REGS_INTR: registers where it overflowed */
+	uint64_t stack_size;	  /* PERF_SAMPLE_STACK_USER: bytes of user stack at stack, */
+	const void *stack;	  /* copied from the user stack pointer upwards */
 };
+
+/* Register reg (asm/perf_regs.h numbering) of a sample's user registers, or
+ * with intr of its interrupt registers. 0 with *value set, or -ENOENT when
+ * the sample did not record that register. */
+int ps_sample__reg(const struct ps_sample *s, bool intr, unsigned reg, uint64_t *value);
 
 /* Member i of a sample's PERF_SAMPLE_READ block (leader first): its value and
  * the enabled/running times. Returns the member count, or -ERANGE. */

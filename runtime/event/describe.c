@@ -23,7 +23,7 @@ struct field {
 	bool hex;
 };
 
-#define MAX_FIELDS 24
+#define MAX_FIELDS 32
 
 /* The fields of one event, in output order. */
 static size_t collect(const struct ps_event *ev, struct field *f)
@@ -66,6 +66,10 @@ static size_t collect(const struct ps_event *ev, struct field *f)
 	NONZERO("disabled", a->disabled, false);
 	NONZERO("read_format", a->read_format, true);
 	NONZERO("sample_type", a->sample_type, true);
+	NONZERO("sample_max_stack", a->sample_max_stack, false);
+	NONZERO("exclude_callchain_user", a->exclude_callchain_user, false);
+	NONZERO("sample_regs_user", a->sample_regs_user, true);
+	NONZERO("sample_stack_user", a->sample_stack_user, false);
 #undef ALWAYS
 #undef NONZERO
 	return n;

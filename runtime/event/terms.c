@@ -1,8 +1,8 @@
 /*
  * terms.c: the `/term=value,.../` part of an event string. The terms
  * every event takes (period, freq, name, inherit, pinned, exclusive, cpu,
- * config, config1, config2, and the sample contents callchain, stack, addr,
- * raw) are one table here; a term the table does not
+ * config, config1, config2, and the sample contents callchain, call-graph,
+ * stack-size, max-stack (alias stack), addr, raw) are one table here; a term the table does not
  * know goes to the resolver that named the event (its term hook), which is
  * where PMU format terms such as event= and umask= will be encoded. A term
  * without a value means 1.
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/regs.h"
 #include "event/event.h"
 
 enum term_id {
@@ -25,6 +26,8 @@ enum term_id {
 	T_CONFIG1,
 	T_CONFIG2,
 	T_CALLCHAIN,
+	T_CALL_GRAPH,
+	T_STACK_SIZE,
 	T_STACK,
 	T_ADDR,
 	T_RAW,
@@ -37,6 +40,7 @@ enum term_kind {
 	K_BOOL,	 /* 0 or 1 */
 	K_NUM,	 /* any 64-bit number */
 	K_STR,	 /* a non-empty string */
+	K_WORD,	 /* one of a few words */
 };
 
 static const struct term_def {
@@ -55,6 +59,9 @@ static const struct term_def {
     {"config1", T_CONFIG1, K_NUM},
     {"config2", T_CONFIG2, K_NUM},
     {"callchain", T_CALLCHAIN, K_BOOL},
+    {"call-graph", T_CALL_GRAPH, K_WORD},
+    {"stack-size", T_STACK_SIZE, K_COUNT},
+    {"max-stack", T_STACK, K_COUNT},
     {"stack", T_STACK, K_COUNT},
     {"addr", T_ADDR, K_BOOL},
     {"raw", T_RAW, K_BOOL},
@@ -63,11 +70,16 @@ static const struct term_def {
 };
 #define NTERMS (sizeof(terms) / sizeof(terms[0]))
 #define TERMS_LIST                                                                                 \
-	"period freq name inherit pinned exclusive cpu config config1 config2 callchain stack "    \
-	"addr raw bpf nobpf"
+	"period freq name inherit pinned exclusive cpu config config1 config2 callchain "          \
+	"call-graph stack-size max-stack stack addr raw bpf nobpf"
 /* Deepest callchain stack= may ask for; the kernel's own cap (kernel.perf_event_max_stack)
  * defaults to 127 and refuses more at open, but 1024 keeps room for a raised sysctl. */
 #define PS_MAX_STACK 1024
+/* User stack bytes a call-graph=dwarf sample copies: perf's default, and the
+ * most a record (at most 64 KiB, header and registers included) holds. */
+#define PS_STACK_SIZE_DEFAULT 8192
+#define PS_STACK_SIZE_MAX     65528
+#define PS_DWARF_BITS	      (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 
 struct term {
 	const char *key, *val;
@@ -114,12 +126,55 @@ static void set_bit(__u64 *word, uint64_t bit, uint64_t on)
 		*word &= ~bit;
 }
 
+/* call-graph=fp|dwarf|no, as perf writes it: fp is the kernel's frame
+ * pointer walk (the callchain term); dwarf adds the user registers and a
+ * copy of the user stack to each sample for the DWARF unwinder, and keeps
+ * the kernel's walk for kernel frames only, as perf record does. */
+static int call_graph(const struct term *t, struct perf_event_attr *a, struct ps_event_error *err)
+{
+	size_t n = t->has_val ? t->val_len : 0;
+
+	if (!n)
+		return ps_ev__fail(err, PS_ERR_BAD_VALUE, (int)t->key_pos + 1, t->key, t->key_len,
+				   "term 'call-graph' at column %d needs a value: fp, dwarf or no",
+				   (int)t->key_pos + 1);
+	if (n == 2 && !memcmp(t->val, "fp", 2)) {
+		a->sample_type &= ~(uint64_t)PS_DWARF_BITS;
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		a->exclude_callchain_user = 0;
+		a->sample_regs_user = 0;
+		return 0;
+	}
+	if (n == 2 && !memcmp(t->val, "no", 2)) {
+		a->sample_type &= ~(uint64_t)(PS_DWARF_BITS | PERF_SAMPLE_CALLCHAIN);
+		a->exclude_callchain_user = 0;
+		a->sample_regs_user = 0;
+		return 0;
+	}
+	if (n == 5 && !memcmp(t->val, "dwarf", 5)) {
+		if (!PS_REGS_UNWIND_MASK)
+			return bad_value(t,
+					 " (dwarf unwinding is not supported on this architecture; "
+					 "use call-graph=fp)",
+					 err);
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN | PS_DWARF_BITS;
+		a->exclude_callchain_user = 1;
+		a->sample_regs_user = PS_REGS_UNWIND_MASK;
+		if (!a->sample_stack_user)
+			a->sample_stack_user = PS_STACK_SIZE_DEFAULT;
+		return 0;
+	}
+	return bad_value(t, " (call-graph is fp, dwarf or no)", err);
+}
+
 static int apply(const struct term_def *d, const struct term *t, struct ps_event *ev,
 		 struct ps_event_error *err)
 {
 	struct perf_event_attr *a = &ev->attr;
 	uint64_t v = 1;
 
+	if (d->kind == K_WORD)
+		return call_graph(t, a, err);
 	if (d->kind == K_STR) {
 		char *name;
 
@@ -179,6 +234,12 @@ static int apply(const struct term_def *d, const struct term *t, struct ps_event
 		 * them; finalize() adds the rest of sample_type once period/freq is known. */
 		set_bit(&a->sample_type, PERF_SAMPLE_CALLCHAIN, v);
 		break;
+	case T_STACK_SIZE:
+		/* whole words, as the kernel copies them */
+		if (v > PS_STACK_SIZE_MAX)
+			return bad_value(t, " (must be 8 to 65528 bytes)", err);
+		a->sample_stack_user = (uint32_t)((v + 7) & ~7ull);
+		break;
 	case T_STACK:
 		if (v > PS_MAX_STACK)
 			return bad_value(t, " (must be 1 to 1024)", err);
@@ -206,9 +267,34 @@ static int apply(const struct term_def *d, const struct term *t, struct ps_event
 		ev->bpf = v ? (d->id == T_BPF ? 1 : -1) : 0;
 		break;
 	case T_NAME:
+	case T_CALL_GRAPH:
 		break;
 	}
 	return 0;
+}
+
+/* After the whole term list (s[open] is its '/', s[end] the closing one):
+ * stack-size belongs to call-graph=dwarf. A size left over from a dwarf
+ * that a later call-graph= replaced is dropped; one written without dwarf
+ * is refused. */
+static int check_terms(const char *s, size_t open, size_t end, struct perf_event_attr *a,
+		       struct ps_event_error *err)
+{
+	const char *at = s + open;
+
+	if (!a->sample_stack_user || (a->sample_type & PERF_SAMPLE_STACK_USER))
+		return 0;
+	while ((at = strstr(at + 1, "stack-size")) && at < s + end && at[-1] != '/' &&
+	       at[-1] != ',')
+		;
+	if (!at || at >= s + end) {
+		a->sample_stack_user = 0;
+		return 0;
+	}
+	return ps_ev__fail(err, PS_ERR_BAD_VALUE, (int)(at - s) + 1, "stack-size", 10,
+			   "term 'stack-size' at column %d needs call-graph=dwarf (the size of "
+			   "the user stack each sample copies for the DWARF unwinder)",
+			   (int)(at - s) + 1);
 }
 
 static int apply_term(const struct term *t, const struct ps_ev_ref *ref,
@@ -270,7 +356,7 @@ int ps_ev__parse_terms(const char *s, size_t *pos, const struct ps_ev_ref *ref,
 			return r;
 		if (s[p] == '/') {
 			*pos = p + 1;
-			return 0;
+			return check_terms(s, open, p, &ev->attr, err);
 		}
 		if (s[p] != ',') {
 			if (s[p] == '\0')

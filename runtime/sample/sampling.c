@@ -418,7 +418,7 @@ static int deliver_sample(struct ps_session *s, const struct perf_event_header *
 	if (slot >= s->nslots)
 		return 0; /* a freed counter's leftovers, or the carrier (it never samples) */
 	c = &s->slots[slot];
-	if (ps_record__sample(h, c->attr.sample_type, c->attr.read_format, &smp)) {
+	if (ps_record__sample(h, &c->attr, &smp)) {
 		c->st.malformed++;
 		m->total.malformed++;
 		return 0;

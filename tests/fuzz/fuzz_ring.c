@@ -2,8 +2,9 @@
  * fuzz_ring.c: libFuzzer target for the sample path's parsers: the input is
  * a perf ring's data area (head set to its length, possibly wrapped), read
  * with ps_ring__next and every record decoded by ps_record__sample and
- * ps_record__other under a sample_type and read_format taken from the
- * input's first bytes. Whatever the kernel (or memory corruption) leaves in
+ * ps_record__other under a sample_type, read_format, register masks and
+ * branch sample type taken from the input's first bytes (the registers and
+ * user stack of call-graph=dwarf, the interrupt registers of probes). Whatever the kernel (or memory corruption) leaves in
  * a ring, the reader must never read outside it, loop, or crash.
  */
 #include <stdint.h>
@@ -19,6 +20,8 @@ static const uint64_t types[] = {
 	PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP,	 PERF_SAMPLE_TID,	PERF_SAMPLE_TIME,
 	PERF_SAMPLE_ADDR,	PERF_SAMPLE_ID,	 PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU,
 	PERF_SAMPLE_PERIOD,	PERF_SAMPLE_READ, PERF_SAMPLE_CALLCHAIN, PERF_SAMPLE_RAW,
+	PERF_SAMPLE_BRANCH_STACK, PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER,
+	PERF_SAMPLE_REGS_INTR,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
@@ -27,21 +30,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 {
 	static struct perf_event_mmap_page meta;
 	static unsigned char data[4096] __attribute__((aligned(8)));
-	uint64_t sample_type = 0, read_format, size;
+	struct perf_event_attr a = {0};
+	uint64_t size;
 	struct ps_ring r;
 	const struct perf_event_header *h;
 	unsigned start;
 
-	if (n < 4)
+	if (n < 6)
 		return 0;
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
 		if ((d[0] | d[1] << 8) & (1u << i))
-			sample_type |= types[i];
-	read_format = d[2] & 0x1f; /* TOTAL_TIME_ENABLED .. LOST */
-	size = 8u << (d[3] & 7);   /* a data area of 8 .. 1024 bytes */
-	start = d[3] >> 3;         /* where the kernel's writing started */
-	d += 4;
-	n -= 4;
+			a.sample_type |= types[i];
+	a.read_format = d[2] & 0x1f; /* TOTAL_TIME_ENABLED .. LOST */
+	size = 8u << (d[3] & 7);     /* a data area of 8 .. 1024 bytes */
+	start = d[3] >> 3;           /* where the kernel's writing started */
+	/* register masks of 0 to 7 bits spread over the word, hw index or not */
+	a.sample_regs_user = (d[4] & 0x7full) * 0x0101010101ull;
+	a.sample_regs_intr = (d[5] & 0x7full) << 16;
+	a.branch_sample_type = d[4] & 0x80 ? PERF_SAMPLE_BRANCH_HW_INDEX : 0;
+	a.sample_stack_user = 64;
+	d += 6;
+	n -= 6;
 	if (n > size)
 		n = size;
 	memset(&meta, 0, sizeof(meta));
@@ -59,14 +68,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 		uint64_t id;
 
 		if (h->type == PERF_RECORD_SAMPLE) {
-			if (ps_record__sample(h, sample_type, read_format, &s) == 0) {
-				uint64_t v, e, t;
+			if (ps_record__sample(h, &a, &s) == 0) {
+				uint64_t v, e, t, sum = 0;
 
 				for (size_t i = 0; i < 4; i++)
 					ps_sample__value(&s, i, &v, &e, &t);
+				for (unsigned reg = 0; reg < 64; reg++) {
+					if (ps_sample__reg(&s, false, reg, &v) == 0)
+						sum += v;
+					if (ps_sample__reg(&s, true, reg, &v) == 0)
+						sum += v;
+				}
+				/* every byte of the user stack is readable */
+				for (uint64_t i = 0; i < s.stack_size; i++)
+					sum += ((const unsigned char *)s.stack)[i];
+				if (sum == 0xfeedfacecafebeefull)
+					abort(); /* keeps the reads */
 			}
 		} else {
-			ps_record__other(h, sample_type, &rec);
+			ps_record__other(h, a.sample_type, &rec);
 		}
 		ps_record__identifier(h, &id);
 	}

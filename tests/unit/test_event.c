@@ -234,10 +234,12 @@ static const struct icase invalid[] = {
 	{ "sched:sched_switch:q", PS_ERR_SYNTAX, 20, NULL, NULL },
 	{ "cycles/perod=1/", PS_ERR_UNKNOWN_TERM, 8, "period",
 	  "unknown term 'perod' at column 8 (did you mean 'period'?; valid terms: period freq "
-	  "name inherit pinned exclusive cpu config config1 config2 callchain stack addr raw bpf nobpf)" },
+	  "name inherit pinned exclusive cpu config config1 config2 callchain call-graph stack-size "
+	  "max-stack stack addr raw bpf nobpf)" },
 	{ "cycles/bogus=1/", PS_ERR_UNKNOWN_TERM, 8, "",
 	  "unknown term 'bogus' at column 8 (valid terms: period freq name inherit pinned "
-	  "exclusive cpu config config1 config2 callchain stack addr raw bpf nobpf)" },
+	  "exclusive cpu config config1 config2 callchain call-graph stack-size max-stack stack addr "
+	  "raw bpf nobpf)" },
 	{ "cycles/period=xyz/", PS_ERR_BAD_VALUE, 15, NULL,
 	  "bad number 'xyz' for term 'period' at column 15" },
 	{ "cycles/period=1,freq=2/", PS_ERR_BAD_VALUE, 17, NULL,
@@ -252,6 +254,16 @@ static const struct icase invalid[] = {
 	{ "cycles/period=1,stack=1025/", PS_ERR_BAD_VALUE, 23, NULL,
 	  "bad value '1025' for term 'stack' at column 23 (must be 1 to 1024)" },
 	{ "cycles/stack=x/", PS_ERR_BAD_VALUE, 14, NULL, NULL },
+	{ "cycles/period=1,max-stack=2000/", PS_ERR_BAD_VALUE, 27, NULL, NULL },
+	{ "cycles/call-graph=lbr/", PS_ERR_BAD_VALUE, 19, NULL,
+	  "bad value 'lbr' for term 'call-graph' at column 19 (call-graph is fp, dwarf or no)" },
+	{ "cycles/call-graph/", PS_ERR_BAD_VALUE, 8, NULL, NULL },
+	{ "cycles/period=1,stack-size=4096/", PS_ERR_BAD_VALUE, 17, NULL,
+	  "term 'stack-size' at column 17 needs call-graph=dwarf (the size of the user stack "
+	  "each sample copies for the DWARF unwinder)" },
+	{ "cycles/call-graph=dwarf,stack-size=65529/", PS_ERR_BAD_VALUE, 36, NULL,
+	  "bad value '65529' for term 'stack-size' at column 36 (must be 8 to 65528 bytes)" },
+	{ "cycles/call-graph=dwarf,stack-size=0/", PS_ERR_BAD_VALUE, 36, NULL, NULL },
 	{ "cycles/period=1,raw/", PS_ERR_BAD_VALUE, 17, NULL,
 	  "term 'raw' at column 17 needs a tracepoint (subsys:event)" },
 	{ "cycles/callchain=2/", PS_ERR_BAD_VALUE, 18, NULL, NULL },
@@ -363,6 +375,47 @@ static void test_max_stack(void)
 	}
 }
 
+/* call-graph=fp|dwarf|no, stack-size=, max-stack=: the attr fields perf
+ * record --call-graph sets. */
+static void test_call_graph(void)
+{
+	static const struct {
+		const char *spec;
+		uint64_t bits; /* CALLCHAIN, REGS_USER, STACK_USER present */
+		unsigned stack, max_stack;
+		bool no_user_chain;
+	} cases[] = {
+		{ "cpu-clock/freq=99,call-graph=dwarf/",
+		  PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER, 8192, 0,
+		  true },
+		{ "cpu-clock/call-graph=dwarf,stack-size=100,max-stack=30/",
+		  PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER, 104, 30,
+		  true },
+		{ "cpu-clock/stack-size=16384,call-graph=dwarf/",
+		  PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER, 16384, 0,
+		  true },
+		{ "cpu-clock/call-graph=fp/", PERF_SAMPLE_CALLCHAIN, 0, 0, false },
+		{ "cpu-clock/call-graph=dwarf,call-graph=fp/", PERF_SAMPLE_CALLCHAIN, 0, 0, false },
+		{ "cpu-clock/callchain,call-graph=no/", 0, 0, 0, false },
+		{ "cpu-clock/max-stack=12/", PERF_SAMPLE_CALLCHAIN, 0, 12, false },
+	};
+	const uint64_t mask = PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ps_events *evs = ps_events__parse(cases[i].spec, NULL);
+		const struct perf_event_attr *a = ps_events__attr(evs, 0);
+
+		tap_ok(a && (a->sample_type & mask) == cases[i].bits &&
+			       a->sample_stack_user == cases[i].stack &&
+			       a->sample_max_stack == cases[i].max_stack &&
+			       a->exclude_callchain_user == cases[i].no_user_chain &&
+			       !!a->sample_regs_user == !!(cases[i].bits & PERF_SAMPLE_REGS_USER),
+		       "'%s': sample bits, stack size %u, max stack %u", cases[i].spec,
+		       cases[i].stack, cases[i].max_stack);
+		ps_events__free(evs);
+	}
+}
+
 static void test_api(void)
 {
 	struct ps_event_error err;
@@ -445,6 +498,7 @@ int main(void)
 		check_invalid(&invalid[i]);
 	test_describe();
 	test_max_stack();
+	test_call_graph();
 	test_api();
 	test_bp_symbol();
 	test_real_tracefs();

@@ -28,6 +28,27 @@
 #define EN PERF_FORMAT_TOTAL_TIME_ENABLED
 #define RUN PERF_FORMAT_TOTAL_TIME_RUNNING
 
+/* The register masks and stack size the layouts below use: AX, SP, IP
+ * (three words) for user registers, BX and IP for interrupt ones. */
+#define REGS_USER_MASK ((1ull << 0) | (1ull << 7) | (1ull << 8))
+#define REGS_INTR_MASK ((1ull << 1) | (1ull << 8))
+#define STACK_BYTES 32
+
+/* ps_record__sample for a counter with sample_type st and read_format rf. */
+static int decode(const struct perf_event_header *h, uint64_t st, uint64_t rf, struct ps_sample *s)
+{
+	struct perf_event_attr a = {
+		.sample_type = st,
+		.read_format = rf,
+		.sample_regs_user = REGS_USER_MASK,
+		.sample_regs_intr = REGS_INTR_MASK,
+		.sample_stack_user = STACK_BYTES,
+		.branch_sample_type = PERF_SAMPLE_BRANCH_HW_INDEX,
+	};
+
+	return ps_record__sample(h, &a, s);
+}
+
 struct img {
 	struct perf_event_mmap_page meta;
 	unsigned char *data;
@@ -169,7 +190,71 @@ static struct perf_event_header *make_sample(struct rec *r, uint64_t st, uint64_
 
 		rec_bytes(r, raw, sizeof(raw));
 	}
+	if (st & PERF_SAMPLE_BRANCH_STACK) { /* two branches and the hw index */
+		rec_u64(r, 2);
+		rec_u64(r, 7);
+		for (int i = 0; i < 6; i++)
+			rec_u64(r, 0xb0 + i);
+	}
+	if (st & PERF_SAMPLE_REGS_USER) {
+		rec_u64(r, PERF_SAMPLE_REGS_ABI_64);
+		rec_u64(r, 0xa0); /* AX */
+		rec_u64(r, 0x7ffc0000); /* SP */
+		rec_u64(r, 0x401000); /* IP */
+	}
+	if (st & PERF_SAMPLE_STACK_USER) { /* 32 bytes copied, 24 of them valid */
+		rec_u64(r, STACK_BYTES);
+		for (int i = 0; i < STACK_BYTES / 8; i++)
+			rec_u64(r, 0x5000 + i);
+		rec_u64(r, 24);
+	}
+	if (st & PERF_SAMPLE_WEIGHT)
+		rec_u64(r, 0xee);
+	if (st & PERF_SAMPLE_DATA_SRC)
+		rec_u64(r, 0xdd);
+	if (st & PERF_SAMPLE_REGS_INTR) {
+		rec_u64(r, PERF_SAMPLE_REGS_ABI_64);
+		rec_u64(r, 0xb0b); /* BX */
+		rec_u64(r, 0xffffffff81000000ull); /* IP */
+	}
 	return rec_end(r);
+}
+
+/* The registers and stack make_sample wrote, or their absence. */
+static const char *check_regs(const struct ps_sample *s, uint64_t st)
+{
+	uint64_t v;
+
+	if (st & PERF_SAMPLE_REGS_USER) {
+		if (s->regs_user.abi != PERF_SAMPLE_REGS_ABI_64 || s->regs_user.mask != REGS_USER_MASK)
+			return "user regs abi/mask";
+		if (ps_sample__reg(s, false, 0, &v) || v != 0xa0 || ps_sample__reg(s, false, 7, &v) ||
+		    v != 0x7ffc0000 || ps_sample__reg(s, false, 8, &v) || v != 0x401000)
+			return "user regs";
+		if (ps_sample__reg(s, false, 1, &v) != -ENOENT)
+			return "a user register not sampled";
+	} else if (s->regs_user.regs || ps_sample__reg(s, false, 8, &v) != -ENOENT) {
+		return "user regs without REGS_USER";
+	}
+	if (st & PERF_SAMPLE_STACK_USER) {
+		uint64_t w[3];
+
+		if (s->stack_size != 24 || !s->stack)
+			return "stack size";
+		memcpy(w, s->stack, sizeof(w));
+		if (w[0] != 0x5000 || w[2] != 0x5002)
+			return "stack bytes";
+	} else if (s->stack || s->stack_size) {
+		return "stack without STACK_USER";
+	}
+	if (st & PERF_SAMPLE_REGS_INTR) {
+		if (ps_sample__reg(s, true, 1, &v) || v != 0xb0b || ps_sample__reg(s, true, 8, &v) ||
+		    v != 0xffffffff81000000ull || ps_sample__reg(s, true, 0, &v) != -ENOENT)
+			return "intr regs";
+	} else if (s->regs_intr.regs) {
+		return "intr regs without REGS_INTR";
+	}
+	return NULL;
 }
 
 /* Check what make_sample wrote; returns a description of the first mismatch. */
@@ -219,14 +304,24 @@ static const char *check_sample(const struct ps_sample *s, uint64_t st, uint64_t
 	} else if (s->raw) {
 		return "raw without RAW";
 	}
-	return NULL;
+	return check_regs(s, st);
 }
 
 static void test_sample_types(void)
 {
-	static const uint64_t extra[] = { 0, PERF_SAMPLE_CALLCHAIN, PERF_SAMPLE_ADDR,
-					  PERF_SAMPLE_RAW,
-					  PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_ADDR | PERF_SAMPLE_RAW };
+	static const uint64_t extra[] = {
+		0,
+		PERF_SAMPLE_CALLCHAIN,
+		PERF_SAMPLE_ADDR,
+		PERF_SAMPLE_RAW,
+		PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_ADDR | PERF_SAMPLE_RAW,
+		/* call-graph=dwarf */
+		PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+		PERF_SAMPLE_REGS_INTR,
+		PERF_SAMPLE_RAW | PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER |
+			PERF_SAMPLE_STACK_USER | PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC |
+			PERF_SAMPLE_REGS_INTR,
+	};
 	unsigned bad = 0, n = 0;
 
 	for (size_t x = 0; x < sizeof(extra) / sizeof(extra[0]); x++) {
@@ -245,7 +340,7 @@ static void test_sample_types(void)
 				const char *why;
 
 				n++;
-				why = ps_record__sample(c, st, f, &s) ? "decode failed" :
+				why = decode(c, st, f, &s) ? "decode failed" :
 									  check_sample(&s, st, f, 3);
 				if (why && bad++ < 5)
 					tap_diag("sample_type %#llx read_format %#llx: %s",
@@ -254,7 +349,7 @@ static void test_sample_types(void)
 				for (size_t sz = c->size - 8; sz >= 8 && !why; sz -= 8) {
 					struct perf_event_header *t = exact(h, sz);
 
-					if (ps_record__sample(t, st, f, &s) != -EBADMSG)
+					if (decode(t, st, f, &s) != -EBADMSG)
 						why = "truncated record accepted";
 					free(t);
 				}
@@ -283,27 +378,58 @@ static void test_hostile_counts(void)
 	/* words: header, IDENTIFIER, IP, TID, TIME, CPU, PERIOD, then the group's nr */
 	r.w[7] = UINT64_MAX / 3;
 	c = exact(h, h->size);
-	tap_ok(ps_record__sample(c, st, rf, &s) == -EBADMSG, "a huge group nr is refused");
+	tap_ok(decode(c, st, rf, &s) == -EBADMSG, "a huge group nr is refused");
 	free(c);
 	h = make_sample(&r, BASE | PERF_SAMPLE_CALLCHAIN, 0, 0);
 	r.w[7] = 1u << 20;
 	c = exact(h, h->size);
-	tap_ok(ps_record__sample(c, BASE | PERF_SAMPLE_CALLCHAIN, 0, &s) == -EBADMSG,
+	tap_ok(decode(c, BASE | PERF_SAMPLE_CALLCHAIN, 0, &s) == -EBADMSG,
 	       "a callchain nr past the record is refused");
 	free(c);
 	h = make_sample(&r, BASE | PERF_SAMPLE_RAW, 0, 0);
 	r.w[7] = 0xffffffff;
 	c = exact(h, h->size);
-	tap_ok(ps_record__sample(c, BASE | PERF_SAMPLE_RAW, 0, &s) == -EBADMSG,
+	tap_ok(decode(c, BASE | PERF_SAMPLE_RAW, 0, &s) == -EBADMSG,
 	       "a raw size past the record is refused");
 	free(c);
-	/* bits after RAW are not decoded, and do not stop what comes before */
+	/* bits after REGS_INTR are not decoded, and do not stop what comes before */
 	h = make_sample(&r, BASE, 0, 0);
 	c = exact(h, h->size);
-	tap_ok(ps_record__sample(c, BASE | PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER, 0,
-				 &s) == 0 &&
+	tap_ok(decode(c, BASE | PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_CGROUP, 0, &s) == 0 &&
 		       s.ip == 0x401000,
-	       "bits after RAW are skipped safely");
+	       "bits after REGS_INTR are skipped safely");
+	free(c);
+	/* words: header, the 6 BASE words, then the user stack's size */
+	h = make_sample(&r, BASE | PERF_SAMPLE_STACK_USER, 0, 0);
+	r.w[7] = UINT64_MAX - 7;
+	c = exact(h, h->size);
+	tap_ok(decode(c, BASE | PERF_SAMPLE_STACK_USER, 0, &s) == -EBADMSG,
+	       "a user stack size past the record is refused");
+	free(c);
+	h = make_sample(&r, BASE | PERF_SAMPLE_STACK_USER, 0, 0);
+	r.w[7 + 1 + STACK_BYTES / 8] = 1u << 20; /* dyn_size larger than the copy */
+	c = exact(h, h->size);
+	tap_ok(decode(c, BASE | PERF_SAMPLE_STACK_USER, 0, &s) == 0 && s.stack_size == STACK_BYTES,
+	       "a dyn_size above the copied size is cut to it");
+	free(c);
+	h = make_sample(&r, BASE | PERF_SAMPLE_BRANCH_STACK, 0, 0);
+	r.w[7] = UINT64_MAX / 2;
+	c = exact(h, h->size);
+	tap_ok(decode(c, BASE | PERF_SAMPLE_BRANCH_STACK, 0, &s) == -EBADMSG,
+	       "a branch count past the record is refused");
+	free(c);
+	/* a kernel thread has no user registers: the abi word alone */
+	rec_start(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+	for (int i = 0; i < 6; i++)
+		rec_u64(&r, i + 1);
+	rec_u64(&r, PERF_SAMPLE_REGS_ABI_NONE);
+	rec_u64(&r, 0); /* STACK_USER size 0: nothing follows */
+	h = rec_end(&r);
+	c = exact(h, h->size);
+	tap_ok(decode(c, BASE | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER, 0, &s) == 0 &&
+		       s.regs_user.abi == PERF_SAMPLE_REGS_ABI_NONE && !s.regs_user.regs &&
+		       !s.stack && ps_sample__reg(&s, false, 8, NULL) == -ENOENT,
+	       "ABI_NONE user registers and an empty stack decode to none");
 	free(c);
 }
 
@@ -326,7 +452,7 @@ static void test_ring_batch(void)
 	}
 	tap_is_u64(ps_ring__begin(&m.r), 5 * 56, "begin sees the 5 records' bytes");
 	while (ps_ring__next(&m.r, &h) == 1) {
-		ok += ps_record__sample(h, BASE, 0, &s) == 0 && s.id == (uint64_t)(70 + got);
+		ok += decode(h, BASE, 0, &s) == 0 && s.id == (uint64_t)(70 + got);
 		got++;
 		if (got == 3)
 			break;
@@ -335,7 +461,7 @@ static void test_ring_batch(void)
 	tap_is_u64(m.meta.data_tail, 3 * 56, "data_tail covers exactly what was consumed");
 	ps_ring__begin(&m.r);
 	while (ps_ring__next(&m.r, &h) == 1) {
-		ok += ps_record__sample(h, BASE, 0, &s) == 0 && s.id == (uint64_t)(70 + got);
+		ok += decode(h, BASE, 0, &s) == 0 && s.id == (uint64_t)(70 + got);
 		got++;
 	}
 	ps_ring__end(&m.r);
@@ -361,7 +487,7 @@ static void test_wrap(void)
 	rc = ps_ring__next(&m.r, &h);
 	tap_ok(rc == 1 && (const unsigned char *)h == m.r.scratch,
 	       "a record that wraps is handed out from the scratch buffer");
-	tap_ok(rc == 1 && ps_record__sample(h, st, 0, &s) == 0 && !check_sample(&s, st, 0, 0),
+	tap_ok(rc == 1 && decode(h, st, 0, &s) == 0 && !check_sample(&s, st, 0, 0),
 	       "the wrapped record decodes whole");
 	tap_ok(ps_ring__next(&m.r, &h) == 0, "then the ring is empty");
 	ps_ring__end(&m.r);
@@ -372,7 +498,7 @@ static void test_wrap(void)
 	p = make_sample(&r, BASE, 0, 0);
 	img_put(&m, p, p->size);
 	ps_ring__begin(&m.r);
-	tap_ok(ps_ring__next(&m.r, &h) == 1 && ps_record__sample(h, BASE, 0, &s) == 0 &&
+	tap_ok(ps_ring__next(&m.r, &h) == 1 && decode(h, BASE, 0, &s) == 0 &&
 		       s.ip == 0x401000,
 	       "a header split by the end of the ring is reassembled");
 	img_free(&m);

@@ -389,7 +389,17 @@ int ps_bpf__attach_counter(struct ps_session *s, uint32_t slot, char *msg, size_
 		return 0;
 	if (!c->bpf && !(c->bpf = calloc(1, sizeof(*c->bpf))))
 		return -ENOMEM;
-	err = load(s, slot, named ? msg : why, named ? msglen : sizeof(why));
+	if (c->attr.sample_type & PERF_SAMPLE_STACK_USER) {
+		/* a BPF record has no room for 8 KiB of stack per sample */
+		err = -EOPNOTSUPP;
+		snprintf(
+		    named ? msg : why, named ? msglen : sizeof(why),
+		    "cannot take '%s' on the BPF path: call-graph=dwarf needs the perf ring "
+		    "(the BPF path has frame-pointer stacks only: use call-graph=fp, or nobpf)",
+		    c->name);
+	} else {
+		err = load(s, slot, named ? msg : why, named ? msglen : sizeof(why));
+	}
 	if (!err || named)
 		return err;
 	if (ps_bpf__session(s) && !s->bpf->fallback[0])

@@ -2,12 +2,15 @@
  * record.c: decoding the records of a perf ring. A sample's fields follow
  * the order of the kernel's perf_output_sample() for the bits its event set
  * (IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD, READ,
- * CALLCHAIN, RAW); decoding stops after RAW, because nothing we hand out
- * lies beyond it, so bits that come later (branch stacks, registers, user
- * stacks, weights) are skipped safely without knowing their sizes. Other
- * records are decoded from their fixed layout (perf_event_open(2)) plus the
- * sample_id_all trailer at their end. Every length is checked against the
- * record's size first: a truncated record is -EBADMSG, never an overread.
+ * CALLCHAIN, RAW, BRANCH_STACK, REGS_USER, STACK_USER, WEIGHT, DATA_SRC,
+ * TRANSACTION, REGS_INTR); decoding stops after REGS_INTR, because nothing
+ * we hand out lies beyond it, so the bits that come later (physical
+ * addresses, cgroups, page sizes, AUX) are skipped safely without knowing
+ * their sizes. The sizes of the variable parts come from the counter's attr
+ * (its register masks and branch sample type). Other records are decoded
+ * from their fixed layout (perf_event_open(2)) plus the sample_id_all
+ * trailer at their end. Every length is checked against the record's size
+ * first: a truncated record is -EBADMSG, never an overread.
  */
 #include <errno.h>
 #include <string.h>
@@ -61,9 +64,97 @@ static size_t read_words(uint64_t rf, const struct cur *c)
 	return 1 + head + (size_t)nr * per;
 }
 
-int ps_record__sample(const struct perf_event_header *h, uint64_t st, uint64_t rf,
+/* PERF_SAMPLE_REGS_USER or _REGS_INTR: the abi word, then one word per
+ * register of mask unless the abi is NONE. */
+static int take_regs(struct cur *c, uint64_t mask, struct ps_regs *r)
+{
+	size_t n = (size_t)__builtin_popcountll(mask);
+
+	if (left(c) < 1)
+		return -EBADMSG;
+	r->abi = take(c);
+	r->mask = mask;
+	if (r->abi == PERF_SAMPLE_REGS_ABI_NONE)
+		return 0;
+	if (left(c) < n)
+		return -EBADMSG;
+	r->regs = (const uint64_t *)(const void *)c->p;
+	c->p += n * 8;
+	return 0;
+}
+
+/* PERF_SAMPLE_BRANCH_STACK, skipped: nr, the hardware index when asked
+ * for, three words per branch, then one counters word per branch when
+ * asked for (PERF_SAMPLE_BRANCH_COUNTERS, Linux 6.8). */
+static int skip_branches(struct cur *c, uint64_t branch_type)
+{
+	uint64_t nr, per = 3 + !!(branch_type & PS_BRANCH_COUNTERS);
+
+	if (left(c) < 1)
+		return -EBADMSG;
+	nr = take(c);
+	if ((branch_type & PERF_SAMPLE_BRANCH_HW_INDEX) && left(c) >= 1)
+		c->p += 8;
+	else if (branch_type & PERF_SAMPLE_BRANCH_HW_INDEX)
+		return -EBADMSG;
+	if (nr > left(c) / per)
+		return -EBADMSG;
+	c->p += nr * per * 8;
+	return 0;
+}
+
+/* PERF_SAMPLE_STACK_USER: size, then when size is not 0 the size bytes
+ * copied and dyn_size, how many of them the kernel could read. */
+static int take_stack(struct cur *c, struct ps_sample *s)
+{
+	uint64_t size, dyn;
+
+	if (left(c) < 1)
+		return -EBADMSG;
+	size = take(c);
+	if (size == 0)
+		return 0;
+	if ((size & 7) || size / 8 >= left(c))
+		return -EBADMSG;
+	memcpy(&dyn, c->p + size, sizeof(dyn));
+	s->stack = c->p;
+	s->stack_size = dyn < size ? dyn : size;
+	c->p += size + 8;
+	return 0;
+}
+
+/* What follows RAW: branches, user registers and stack, three one-word
+ * fields, interrupt registers. */
+static int sample_tail(struct cur *c, const struct perf_event_attr *a, struct ps_sample *s)
+{
+	const uint64_t one_word = PERF_SAMPLE_WEIGHT | PS_SAMPLE_WEIGHT_STRUCT;
+	uint64_t st = a->sample_type;
+	size_t words;
+
+	if ((st & PERF_SAMPLE_BRANCH_STACK) && skip_branches(c, a->branch_sample_type))
+		return -EBADMSG;
+	if ((st & PERF_SAMPLE_REGS_USER) && take_regs(c, a->sample_regs_user, &s->regs_user))
+		return -EBADMSG;
+	if ((st & PERF_SAMPLE_STACK_USER) && take_stack(c, s))
+		return -EBADMSG;
+	if (!(st & PERF_SAMPLE_REGS_INTR))
+		return 0;
+	/* WEIGHT and WEIGHT_STRUCT share one word */
+	words =
+	    !!(st & one_word) + !!(st & PERF_SAMPLE_DATA_SRC) + !!(st & PERF_SAMPLE_TRANSACTION);
+	if (left(c) < words)
+		return -EBADMSG;
+	c->p += words * 8;
+	return take_regs(c, a->sample_regs_intr, &s->regs_intr);
+}
+
+int ps_record__sample(const struct perf_event_header *h, const struct perf_event_attr *a,
 		      struct ps_sample *s)
 {
+	const uint64_t st = a->sample_type, rf = a->read_format;
+	/* what comes after RAW, when asked for */
+	const uint64_t tail = PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER |
+			      PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_INTR;
 	struct cur c = {(const unsigned char *)(h + 1), (const unsigned char *)h + h->size};
 	/* the fixed-size u64 fields from IDENTIFIER to PERIOD, checked at once */
 	const uint64_t fixed = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
@@ -127,7 +218,29 @@ int ps_record__sample(const struct perf_event_header *h, uint64_t st, uint64_t r
 			return -EBADMSG;
 		s->raw_size = size;
 		s->raw = c.p + 4;
+		if (!(st & tail))
+			return 0;
+		/* the kernel pads size so that the block ends on a word */
+		if ((((uint64_t)size + 4 + 7) & ~(uint64_t)7) > (uint64_t)(c.end - c.p))
+			return -EBADMSG;
+		c.p += ((uint64_t)size + 4 + 7) & ~(uint64_t)7;
 	}
+	return st & tail ? sample_tail(&c, a, s) : 0;
+}
+
+int ps_sample__reg(const struct ps_sample *s, bool intr, unsigned reg, uint64_t *value)
+{
+	const struct ps_regs *r;
+	uint64_t below;
+
+	if (!s || reg >= 64)
+		return -ENOENT;
+	r = intr ? &s->regs_intr : &s->regs_user;
+	if (!r->regs || !(r->mask & (1ull << reg)))
+		return -ENOENT;
+	below = r->mask & ((1ull << reg) - 1);
+	if (value)
+		*value = r->regs[__builtin_popcountll(below)];
 	return 0;
 }
 

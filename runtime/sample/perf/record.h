@@ -31,9 +31,15 @@ static inline bool ps_record__identifier(const struct perf_event_header *h, uint
 	return true;
 }
 
-/* Decode a PERF_RECORD_SAMPLE of an event with this sample_type and
- * read_format. Sets every field but handle. 0 or -EBADMSG (truncated). */
-int ps_record__sample(const struct perf_event_header *h, uint64_t sample_type, uint64_t read_format,
+/* Newer than some system headers: PERF_SAMPLE_WEIGHT_STRUCT (Linux 5.12)
+ * and PERF_SAMPLE_BRANCH_COUNTERS (Linux 6.8). */
+#define PS_SAMPLE_WEIGHT_STRUCT (1ull << 24)
+#define PS_BRANCH_COUNTERS	(1ull << 19)
+
+/* Decode a PERF_RECORD_SAMPLE of an event opened with attr a (its
+ * sample_type, read_format, register masks and branch_sample_type lay the
+ * record out). Sets every field but handle. 0 or -EBADMSG (truncated). */
+int ps_record__sample(const struct perf_event_header *h, const struct perf_event_attr *a,
 		      struct ps_sample *s);
 
 /* Decode LOST, LOST_SAMPLES, THROTTLE, UNTHROTTLE, COMM, MMAP2, FORK or
