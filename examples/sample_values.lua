@@ -2,17 +2,23 @@
 -- 10 ms of CPU time (cpu-clock, the leader) the sample carries the group's
 -- values, so each line shows what the members did in that slice.
 --   perfscript examples/sample_values.lua -c './app args'
+-- A sampling counter on a task is opened once per CPU and inherited by each
+-- new thread and child, and a sample carries the values of the one counter
+-- that overflowed, the sampled thread's on that CPU: a slice is the difference
+-- from the last sample of the same thread on the same CPU (the values of two
+-- CPUs or two threads do not subtract).
 local g = "{cpu-clock/period=10000000/,page-faults,context-switches}:S"
 leader = perfmon_allocate_counter(g)
-local last, slices = nil, 0
+local last, slices = {}, 0
 
 probe("perfmon.sample(leader)", function(s)
-  local v = s.values
-  if last then
-    printf("%6.1f ms cpu  %6d page-faults  %3d context-switches\n",
-           (v[1] - last[1]) / 1e6, v[2] - last[2], v[3] - last[3])
+  local key = s.tid .. "/" .. s.cpu
+  local v, prev = s.values, last[key]
+  if prev then
+    printf("cpu %-3d %6.1f ms cpu  %6d page-faults  %3d context-switches\n",
+           s.cpu, (v[1] - prev[1]) / 1e6, v[2] - prev[2], v[3] - prev[3])
   end
-  last = { v[1], v[2], v[3] }
+  last[key] = { v[1], v[2], v[3] }
   slices = slices + 1
 end)
 

@@ -4,7 +4,7 @@
  * counter on it has a known value:
  *   workload getppid N      N getppid() syscalls (syscalls:sys_enter_getppid == N)
  *   workload pages N        touch N fresh anonymous pages (page-faults ~= N)
- *   workload spin MS        burn CPU for MS milliseconds in hot_spin()
+ *   workload spin MS        burn MS milliseconds of CPU time in hot_spin()
  *   workload loop N         N rounds of a fixed arithmetic loop in hot_loop(); prints
  *                           "loop_ms=.. cpu_ms=.." (its own elapsed and CPU time)
  *                           on stderr
@@ -77,11 +77,22 @@ static double now_ms(void)
 volatile unsigned long spin_sink;
 void hot_spin(unsigned long ms); /* global, so symbol tests find it by name */
 
+/* Milliseconds of CPU this thread has used. */
+static double cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Spin for ms of CPU time (not wall time: on a busy machine the count of
+ * CPU-clock samples stays what the caller asked for). */
 __attribute__((noinline)) void hot_spin(unsigned long ms)
 {
-	double end = now_ms() + ms;
+	double end = cpu_ms() + ms;
 
-	while (now_ms() < end)
+	while (cpu_ms() < end)
 		for (int i = 0; i < 100000; i++)
 			spin_sink += i;
 }

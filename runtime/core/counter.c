@@ -31,8 +31,10 @@ static void close_fds(struct ps_session *s, uint32_t slot)
 			close(c->fds[i]);
 	free(c->fds);
 	free(c->ids);
+	free(c->tasks);
 	c->fds = NULL;
 	c->ids = NULL;
+	c->tasks = NULL;
 	c->nfds = 0;
 	c->open = c->running = c->group_fmt = false;
 }

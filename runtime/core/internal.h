@@ -25,14 +25,16 @@
 
 struct ps_counter {
 	/* Hot fields first: ps_session__read touches only these. */
-	uint32_t gen;				/* this life of the slot; part of the handle */
-	bool live;				/* allocated and not freed */
-	bool open;				/* fds[] are open */
-	bool group_fmt;				/* own fd reads in PERF_FORMAT_GROUP layout */
-	bool running;				/* enabled by us (or armed by enable_on_exec) */
-	int nfds;				/* one per thread or CPU of the target */
-	int *fds;				/* -1 until opened */
-	uint64_t *ids;				/* PERF_EVENT_IOC_ID of each fd */
+	uint32_t gen;	/* this life of the slot; part of the handle */
+	bool live;	/* allocated and not freed */
+	bool open;	/* fds[] are open */
+	bool group_fmt; /* own fd reads in PERF_FORMAT_GROUP layout */
+	bool running;	/* enabled by us (or armed by enable_on_exec) */
+	int nfds;	/* one per thread or CPU of the target */
+	int *fds;	/* -1 until opened */
+	uint64_t *ids;	/* PERF_EVENT_IOC_ID of each fd */
+	pid_t *tasks;	/* the pid each fd was opened on, -1 for a whole CPU; the
+			 * fds of one task on several CPUs are adjacent (core/read.c) */
 	struct perf_event_mmap_page *user_page; /* self, one fd: rdpmc reads (core/read.c) */
 
 	bool stopped;	   /* ps_session__stop()ed explicitly: open leaves it off */

@@ -83,7 +83,8 @@ static int open_group(struct ps_session *s, uint32_t li, char *msg, size_t msgle
 
 		c->fds = malloc(npos * sizeof(*c->fds));
 		c->ids = calloc(npos, sizeof(*c->ids));
-		if (!c->fds || !c->ids) {
+		c->tasks = malloc(npos * sizeof(*c->tasks));
+		if (!c->fds || !c->ids || !c->tasks) {
 			err = ENOMEM;
 			a = c->attr;
 			bad = l->members[m];
@@ -122,6 +123,7 @@ static int open_group(struct ps_session *s, uint32_t li, char *msg, size_t msgle
 				goto fail;
 			}
 			c->fds[kept] = fd;
+			c->tasks[kept] = pos[p].pid;
 			if (ioctl(fd, PERF_EVENT_IOC_ID, &c->ids[kept]) < 0) {
 				err = errno;
 				bad = l->members[m];
@@ -153,7 +155,8 @@ static int open_group(struct ps_session *s, uint32_t li, char *msg, size_t msgle
 		goto fail;
 	}
 	l->rbuf_words = 3 + (size_t)l->nmembers * 3;
-	l->rbuf = calloc(l->rbuf_words, sizeof(*l->rbuf));
+	/* the read() buffer, then each member's part of a span (core/read.c) */
+	l->rbuf = calloc(l->rbuf_words + l->nmembers, sizeof(*l->rbuf));
 	if (!l->rbuf) {
 		err = ENOMEM;
 		goto fail;

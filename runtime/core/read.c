@@ -1,7 +1,8 @@
 /*
- * read.c: reading counters. A value is the sum over the counter's
- * fds of what read() returns, scaled by time_enabled/time_running when the
- * kernel multiplexed it. The common case, one fd in the plain read_format,
+ * read.c: reading counters. A value is the sum over the counter's fds of
+ * what read() returns, scaled by time_enabled/time_running when the kernel
+ * multiplexed it (see struct span for which fds scale together). The common
+ * case, one fd in the plain read_format,
  * is kept to a handle check, one read() and the scaling, with no allocation,
  * because a script may read a counter in a tight Lua loop. Group reads use
  * PERF_FORMAT_GROUP on the leader (one read() per fd for the whole group)
@@ -14,24 +15,65 @@
 
 #include "core/internal.h"
 
-/* value = raw * enabled / running, in 128 bits: raw * enabled overflows 64. */
-static inline void scale(struct ps_value *v, uint64_t raw, uint64_t en, uint64_t run)
+/* raw * enabled / running, in 128 bits: raw * enabled overflows 64. */
+static inline uint64_t scaled(uint64_t raw, uint64_t en, uint64_t run)
 {
 	unsigned __int128 x;
 
+	if (run == 0)
+		return 0; /* never scheduled: nothing to extrapolate from */
+	if (run >= en)
+		return raw;
+	x = (unsigned __int128)raw * en / run;
+	return x > UINT64_MAX ? UINT64_MAX : (uint64_t)x;
+}
+
+static inline void scale(struct ps_value *v, uint64_t raw, uint64_t en, uint64_t run)
+{
 	v->raw = raw;
 	v->enabled = en;
 	v->running = run;
-	if (run == 0) {
-		v->value = 0; /* never scheduled: nothing to extrapolate from */
-		return;
-	}
-	if (run >= en) {
-		v->value = raw;
-		return;
-	}
-	x = (unsigned __int128)raw * en / run;
-	v->value = x > UINT64_MAX ? UINT64_MAX : (uint64_t)x;
+	v->value = scaled(raw, en, run);
+}
+
+/*
+ * Which fds scale together. An fd on a whole CPU (-a, -C) is scaled by its
+ * own enabled and running times, as perf stat scales per CPU. A task counted
+ * on every CPU (a sampling counter has one fd per CPU, each writing into its
+ * CPU's ring) is one count split by where the task ran: every one of those
+ * fds reports the task's whole enabled time but only the time it ran on the
+ * fd's CPU. Scaled one by one, each CPU's share would be extrapolated to the
+ * whole run (N times the truth on N CPUs); so the fds of one task form a
+ * span, scaled once by the task's enabled time over their summed running
+ * time, which is exact without multiplexing and perf's estimate with it.
+ */
+struct span {
+	uint64_t raw, en, run;
+};
+
+/* Whether fd k of c begins a span (the fds of one task are adjacent). */
+static inline bool span_starts(const struct ps_counter *c, int k)
+{
+	return k == 0 || !c->tasks || c->tasks[k] < 0 || c->tasks[k] != c->tasks[k - 1];
+}
+
+static inline void span_add(struct span *sp, uint64_t raw, uint64_t en, uint64_t run)
+{
+	sp->raw += raw;
+	sp->en = en > sp->en ? en : sp->en;
+	sp->run += run;
+}
+
+/* Add a finished span to v (value, raw and times) and empty it. */
+static inline void span_end(struct ps_value *v, struct span *sp)
+{
+	uint64_t value = scaled(sp->raw, sp->en, sp->run);
+
+	v->value = v->value > UINT64_MAX - value ? UINT64_MAX : v->value + value;
+	v->raw += sp->raw;
+	v->enabled += sp->en;
+	v->running += sp->run < sp->en ? sp->run : sp->en;
+	*sp = (struct span){0};
 }
 
 /* ---- rdpmc: reads without a syscall, where the kernel allows them ----
@@ -128,43 +170,44 @@ static inline size_t group_stride(uint64_t rf)
 	return 2 + !!(rf & PERF_FORMAT_LOST);
 }
 
-/* Sum one read() of every fd of c into raw/en/run (the general path). */
-static int read_sum(struct ps_session *s, struct ps_counter *c, uint64_t *raw, uint64_t *en,
-		    uint64_t *run)
+/* Read every fd of c into v, span by span (the general path). */
+static int read_spans(struct ps_session *s, struct ps_counter *c, struct ps_value *v)
 {
 	struct ps_counter *l = &s->slots[c->leader];
+	struct span sp = {0};
 	uint64_t small[5];
 	uint64_t rf = c->attr.read_format;
 
-	*raw = *en = *run = 0;
+	memset(v, 0, sizeof(*v));
 	for (int k = 0; k < c->nfds; k++) {
 		uint64_t *buf = c->group_fmt ? l->rbuf : small;
 		size_t words = c->group_fmt ? l->rbuf_words : 5;
 		ssize_t n = read(c->fds[k], buf, words * sizeof(*buf));
+		uint64_t raw = 0;
 
 		if (n < 0)
 			return -errno;
 		if (n < 3 * (ssize_t)sizeof(*buf))
 			return -EIO;
+		if (k > 0 && span_starts(c, k))
+			span_end(v, &sp);
 		if (!c->group_fmt) {
-			*raw += buf[0];
-			*en += buf[1];
-			*run += buf[2];
+			span_add(&sp, buf[0], buf[1], buf[2]);
 			continue;
 		}
 		size_t nr = buf[0], stride = group_stride(rf);
 
 		if ((3 + nr * stride) * sizeof(*buf) > (size_t)n)
 			return -EIO;
-		*en += buf[1];
-		*run += buf[2];
 		for (size_t j = 0; j < nr; j++) {
 			if (buf[3 + j * stride + 1] == c->ids[k]) {
-				*raw += buf[3 + j * stride];
+				raw = buf[3 + j * stride];
 				break;
 			}
 		}
+		span_add(&sp, raw, buf[1], buf[2]);
 	}
+	span_end(v, &sp);
 	return 0;
 }
 
@@ -172,7 +215,6 @@ int ps_session__read(struct ps_session *s, ps_handle h, struct ps_value *v)
 {
 	struct ps_counter *c = ps_session__slot(s, h);
 	uint64_t raw, en, run;
-	int err;
 
 	if (!c)
 		return -PS_ERR_HANDLE;
@@ -198,17 +240,24 @@ int ps_session__read(struct ps_session *s, ps_handle h, struct ps_value *v)
 		memset(v, 0, sizeof(*v));
 		return 0;
 	}
-	err = read_sum(s, c, &raw, &en, &run);
-	if (err)
-		return err;
-	scale(v, raw, en, run);
-	return 0;
+	return read_spans(s, c, v);
+}
+
+/* A group's span ends: every member's part of it is scaled by the span's times. */
+static void end_group_span(struct ps_value *vals, size_t nm, uint64_t *part, struct span *sp)
+{
+	for (size_t m = 0; m < nm; m++) {
+		struct span one = {.raw = part[m], .en = sp->en, .run = sp->run};
+
+		span_end(&vals[m], &one);
+		part[m] = 0;
+	}
+	*sp = (struct span){0};
 }
 
 int ps_session__read_group(struct ps_session *s, ps_handle h, struct ps_value *vals, size_t max)
 {
 	struct ps_counter *c = ps_session__slot(s, h), *l;
-	uint64_t en = 0, run = 0;
 	size_t nm;
 
 	if (!c)
@@ -232,6 +281,8 @@ int ps_session__read_group(struct ps_session *s, ps_handle h, struct ps_value *v
 		return (int)nm;
 	}
 	size_t stride = group_stride(l->attr.read_format);
+	uint64_t *part = l->rbuf + l->rbuf_words; /* each member's raw in this span */
+	struct span sp = {0};
 
 	for (int k = 0; k < l->nfds; k++) {
 		ssize_t n = read(l->fds[k], l->rbuf, l->rbuf_words * sizeof(*l->rbuf));
@@ -245,8 +296,9 @@ int ps_session__read_group(struct ps_session *s, ps_handle h, struct ps_value *v
 		nr = buf[0];
 		if ((3 + nr * stride) * sizeof(*buf) > (size_t)n)
 			return -EIO;
-		en += buf[1];
-		run += buf[2];
+		if (k > 0 && span_starts(l, k))
+			end_group_span(vals, nm, part, &sp);
+		span_add(&sp, 0, buf[1], buf[2]);
 		for (size_t j = 0; j < nr; j++) {
 			uint64_t id = buf[3 + j * stride + 1];
 
@@ -254,13 +306,12 @@ int ps_session__read_group(struct ps_session *s, ps_handle h, struct ps_value *v
 				struct ps_counter *mc = &s->slots[l->members[m]];
 
 				if (k < mc->nfds && mc->ids[k] == id) {
-					vals[m].raw += buf[3 + j * stride];
+					part[m] += buf[3 + j * stride];
 					break;
 				}
 			}
 		}
 	}
-	for (size_t m = 0; m < nm; m++)
-		scale(&vals[m], vals[m].raw, en, run);
+	end_group_span(vals, nm, part, &sp);
 	return (int)nm;
 }

@@ -29,7 +29,9 @@ end)'
 out=$("$PERFSCRIPT" -b 2048 -e "$exact" -c "$WORKLOAD getppid $N" -- 1 2>"$TMP/err")
 is "$out" "$(printf '%d\t0\t0\t0\t0' $N)" "period=1: exactly N samples, 0 lost, all from the workload, all user-mode, time never goes back"
 [[ ! -s $TMP/err ]]; ok $? "period=1: nothing on stderr ($(head -c 200 "$TMP/err"))"
-out=$("$PERFSCRIPT" -e "$exact" -c "$WORKLOAD getppid $N" -- 1000)
+# pinned: each CPU's fd has its own period, so a task that moves between CPUs
+# leaves a remainder short of an overflow on each
+out=$("$PERFSCRIPT" -e "$exact" -c "taskset -c 0 $WORKLOAD getppid $N" -- 1000)
 is "$out" "$(printf '%d\t0\t0\t0\t0' $((N / 1000)))" "period=1000: exactly N/1000 samples"
 
 # Other targets: -p (threads included) and system-wide.
@@ -124,6 +126,15 @@ out=$("$PERFSCRIPT" "$EX/sample_values.lua" -c "$WORKLOAD spin 200" 2>&1); ok $?
 like "$out" "[0-9.]+ ms cpu +[0-9]+ page-faults +[0-9]+ context-switches" "sample_values.lua prints member deltas"
 n=$(sed -n 's/^\([0-9]*\) slices$/\1/p' <<<"$out")
 ok $(( n >= 10 && n <= 30 ? 0 : 1 )) "sample_values.lua: about 20 slices of 10 ms in 200 ms of CPU (got $n)"
+# A task that moves between CPUs: each sample carries its own CPU's values,
+# so slices taken against another CPU's last sample went negative.
+if (($(nproc) > 1)); then
+	out=$("$PERFSCRIPT" "$EX/sample_values.lua" -c "sh -c 'for c in 0 1 0 1 0 1; do taskset -c \$c $WORKLOAD spin 60; done'" 2>&1)
+	like "$out" "cpu 1 " "sample_values.lua: samples from both CPUs"
+	! grep -qE ' -[0-9]' <<<"$out"; ok $? "sample_values.lua: no negative slice when the task changes CPUs"
+else
+	skip "one CPU: nothing to migrate to" "sample_values.lua across CPUs"
+fi
 
 # Bad sample probes fail with the script line.
 out=$("$PERFSCRIPT" -e 'probe("perfmon.sample(nosuch)", print)' 2>&1); rc=$?
