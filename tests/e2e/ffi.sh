@@ -2,6 +2,14 @@
 # libperfscript.so counts for real, and the tapsets load under LuaJIT too.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+
+# The library exports exactly the functions its header declares: nothing of
+# the internals (the sampler's backends, the parser's helpers) leaks.
+exported=$(nm -D --defined-only "$ROOT/build/libperfscript.so" | awk '$2 == "T" {sub(/@.*/, "", $3); print $3}' | LC_ALL=C sort)
+declared=$("$ROOT/bindings/exports.sh")
+is "$(diff <(echo "$declared") <(echo "$exported") | grep '^[<>]' | tr '\n' ' ')" "" \
+	"nm -D libperfscript.so equals the functions perfscript.h declares (< declared only, > exported only)"
+[[ $(wc -l <<<"$exported") -gt 50 ]]; ok $? "the export list is not empty ($(wc -l <<<"$exported") functions)"
 if ! command -v luajit >/dev/null; then
 	skip "luajit is not installed (make deps installs it)" "LuaJIT FFI binding"
 	done_testing; exit

@@ -1,0 +1,474 @@
+/*
+ * backend.c: the perf ring backend of the sampler. A session maps one ring
+ * per CPU, lazily, on a carrier: a software dummy event on the target that
+ * counts nothing but reports COMM, MMAP2, FORK and EXIT for the symbolizer
+ * and owns the ring, so freeing any sampling counter leaves the ring and the
+ * other counters' output intact. Every sampling fd is redirected into its
+ * CPU's ring with PERF_EVENT_IOC_SET_OUTPUT and carries
+ * PERF_SAMPLE_IDENTIFIER, so each record names the fd it came from; a sorted
+ * id -> slot array (with a one-entry cache, since samples come in runs from
+ * one fd) turns that into a counter and its sample_type. Draining reads a
+ * ring in place and decodes each record into the sampler's one delivery
+ * path: no allocation and no syscall per record.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base/array.h"
+#include "sample/perf/record.h"
+#include "sample/perf/ring.h"
+#include "sample/sampler.h"
+
+#define PS_CARRIER_SAMPLE_TYPE                                                                     \
+	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+#define PS_NO_ONE (PS_NO_SLOT - 1) /* an id we do not know */
+
+/* One id -> counter entry; slot PS_NO_SLOT marks a ring carrier. */
+struct id_slot {
+	uint64_t id;
+	uint32_t slot;
+};
+
+struct ps_perf {
+	struct ps_ring *rings; /* one per CPU that has one, in creation order */
+	int *ring_fds;	       /* the carriers' fds, parallel to rings */
+	int nrings, cap;       /* cap: online CPUs; the arrays never move */
+	int *ring_of_cpu;      /* CPU number -> index in rings, or -1 */
+	int ncpu_slots;
+	struct id_slot *ids; /* sorted by id */
+	size_t nids, idcap;
+	struct id_slot last; /* the last id looked up: samples come in runs */
+};
+
+static struct ps_perf *perf_of(struct ps_sampler *m)
+{
+	if (!m->perf)
+		m->perf = calloc(1, sizeof(struct ps_perf));
+	return m->perf;
+}
+
+static void perf_prepare(struct ps_sampler *m, uint32_t slot, struct perf_event_attr *a)
+{
+	(void)slot;
+	/* Kernel behaviour (perf_swevent_event): a software event or tracepoint
+	 * with PERF_SAMPLE_PERIOD and a fixed period samples on *every* event and
+	 * reports the period as 1, so period=1000 would give 1000 times the
+	 * samples. With a fixed period the field is a constant anyway: drop it and
+	 * fill ps_sample.period from sample_period (take_sample). */
+	if (!a->freq)
+		a->sample_type &= ~(uint64_t)PERF_SAMPLE_PERIOD;
+	a->sample_type |= PERF_SAMPLE_IDENTIFIER;
+	/* Exact lost counts per fd (Linux 6.0+): LOST records are not exact, the
+	 * kernel reports a loss only in front of the next record that fits. */
+	a->read_format |= PERF_FORMAT_LOST;
+	a->sample_id_all = 1;
+	a->watermark = 1;
+	a->wakeup_watermark = ps_sampler__wakeup_bytes(m);
+}
+
+static int perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu)
+{
+	return (int)syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* ---- the id -> slot map ---- */
+
+static int id_find(const struct ps_perf *p, uint64_t id, size_t *at)
+{
+	size_t lo = 0, hi = p->nids;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->ids[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	return lo < p->nids && p->ids[lo].id == id;
+}
+
+static int id_add(struct ps_perf *p, uint64_t id, uint32_t slot)
+{
+	size_t at;
+
+	if (id_find(p, id, &at)) {
+		p->ids[at].slot = slot;
+		return 0;
+	}
+	if (ps_array__reserve(&p->ids, &p->idcap, p->nids + 1, sizeof(*p->ids)))
+		return -ENOMEM;
+	memmove(&p->ids[at + 1], &p->ids[at], (p->nids - at) * sizeof(*p->ids));
+	p->ids[at].id = id;
+	p->ids[at].slot = slot;
+	p->nids++;
+	return 0;
+}
+
+static void id_del(struct ps_perf *p, uint64_t id)
+{
+	size_t at;
+
+	if (!id_find(p, id, &at))
+		return;
+	memmove(&p->ids[at], &p->ids[at + 1], (p->nids - at - 1) * sizeof(*p->ids));
+	p->nids--;
+	if (p->last.id == id)
+		p->last.id = 0; /* the kernel's ids start at 1: 0 never matches */
+}
+
+/* Slot of id; PS_NO_SLOT for a carrier, PS_NO_ONE for no one we know. */
+static inline uint32_t id_slot(struct ps_perf *p, uint64_t id)
+{
+	size_t at;
+
+	if (id == p->last.id)
+		return p->last.slot;
+	if (!id_find(p, id, &at))
+		return PS_NO_ONE;
+	p->last = p->ids[at];
+	return p->last.slot;
+}
+
+/* A counter's ids join the map once every fd is open; samples still in a
+ * ring after it left name no one and are skipped. */
+static int perf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msglen)
+{
+	struct ps_counter *c = &m->s->slots[slot];
+	struct ps_perf *p = perf_of(m);
+
+	for (int k = 0; p && k < c->nfds; k++) {
+		if (id_add(p, c->ids[k], slot) == 0)
+			continue;
+		for (int j = 0; j < k; j++)
+			id_del(p, c->ids[j]);
+		p = NULL;
+	}
+	if (p)
+		return 0;
+	if (msg && msglen)
+		snprintf(msg, msglen, "cannot open '%s': out of memory", c->name);
+	return -ENOMEM;
+}
+
+static void perf_detach(struct ps_sampler *m, uint32_t slot)
+{
+	struct ps_counter *c = &m->s->slots[slot];
+	struct ps_perf *p = m->perf;
+
+	for (int k = 0; p && k < c->nfds; k++)
+		id_del(p, c->ids[k]);
+}
+
+/* ---- rings and their carriers ---- */
+
+/* Size the per-CPU arrays once, to the online CPUs, so they never move. */
+static int init_rings(struct ps_perf *p)
+{
+	int *cpus = NULL, n = 0, err;
+
+	if (p->rings)
+		return 0;
+	err = ps_cpus__parse(NULL, &cpus, &n);
+	if (err)
+		return err;
+	p->ncpu_slots = n ? cpus[n - 1] + 1 : 1;
+	p->cap = n ? n : 1;
+	free(cpus);
+	p->rings = calloc(p->cap, sizeof(*p->rings));
+	p->ring_fds = calloc(p->cap, sizeof(*p->ring_fds));
+	p->ring_of_cpu = malloc(p->ncpu_slots * sizeof(*p->ring_of_cpu));
+	if (!p->rings || !p->ring_fds || !p->ring_of_cpu) {
+		free(p->rings);
+		free(p->ring_fds);
+		free(p->ring_of_cpu);
+		p->rings = NULL;
+		p->ring_fds = p->ring_of_cpu = NULL;
+		return -ENOMEM;
+	}
+	for (int i = 0; i < p->ncpu_slots; i++)
+		p->ring_of_cpu[i] = -1;
+	return 0;
+}
+
+/* The carrier of one CPU: a dummy event on the target, tracking side-band. */
+static int open_carrier(struct ps_sampler *m, int cpu, char *msg, size_t msglen)
+{
+	const struct ps_session *s = m->s;
+	struct perf_event_attr a = {
+	    .size = sizeof(a),
+	    .type = PERF_TYPE_SOFTWARE,
+	    .config = PERF_COUNT_SW_DUMMY,
+	    .sample_type = PS_CARRIER_SAMPLE_TYPE,
+	    .read_format = PERF_FORMAT_ID,
+	};
+	pid_t pid = s->kind == PS_TARGET_COMMAND || s->kind == PS_TARGET_PID ? s->pid
+		    : s->kind == PS_TARGET_CPUS				     ? -1
+									     : 0;
+	int fd;
+
+	a.comm = a.mmap = a.mmap2 = a.task = a.comm_exec = 1;
+	a.sample_id_all = 1;
+	a.inherit = s->kind == PS_TARGET_COMMAND || s->kind == PS_TARGET_PID;
+	/* a held command: track it from its exec, like its counters */
+	a.disabled = a.enable_on_exec = s->kind == PS_TARGET_COMMAND && s->held;
+	a.watermark = 1;
+	a.wakeup_watermark = ps_sampler__wakeup_bytes(m);
+	fd = perf_event_open(&a, pid, cpu);
+	if (fd < 0) {
+		struct ps_open_failure f = {.name = "dummy (sample ring carrier)",
+					    .attr = &a,
+					    .err = errno,
+					    .kind = s->kind,
+					    .pid = pid,
+					    .cpu = cpu};
+		int err = -errno;
+
+		if (msg && msglen)
+			ps_explain_open_error(&f, msg, msglen);
+		return err;
+	}
+	return fd;
+}
+
+/* Open the carrier of cpu and map its ring; 0 or -errno with msg filled. */
+static int add_ring(struct ps_sampler *m, struct ps_perf *p, int cpu, char *msg, size_t msglen)
+{
+	struct ps_ring *r = &p->rings[p->nrings];
+	size_t pages = ps_sampler__ring_pages(m);
+	uint64_t id = 0;
+	int fd, err;
+
+	if (cpu < 0 || cpu >= p->ncpu_slots || p->nrings == p->cap) {
+		if (msg && msglen)
+			snprintf(msg, msglen, "cannot sample on CPU %d: it is not online", cpu);
+		return -EINVAL;
+	}
+	fd = open_carrier(m, cpu, msg, msglen);
+	if (fd < 0)
+		return fd;
+	/* An unprivileged user may lock only perf_event_mlock_kb per CPU: a
+	 * smaller ring that maps beats none (the stats then show the loss). */
+	while ((err = ps_ring__map(r, fd, cpu, pages)) == -EPERM && pages > 1)
+		pages /= 2;
+	if (!err && ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+		err = -errno;
+	if (!err)
+		err = id_add(p, id, PS_NO_SLOT);
+	if (!err)
+		err = ps_sampler__watch(m, fd, &ps_perf_backend);
+	if (err) {
+		if (msg && msglen)
+			snprintf(msg, msglen, "cannot map a %zu-page sample ring on CPU %d: %s%s",
+				 pages, cpu, ps_strerror(err),
+				 err == -EPERM ? " (raise kernel.perf_event_mlock_kb or ulimit -l)"
+					       : "");
+		id_del(p, id);
+		ps_ring__close(r);
+		close(fd);
+		return err;
+	}
+	p->ring_fds[p->nrings] = fd;
+	p->ring_of_cpu[cpu] = p->nrings++;
+	return 0;
+}
+
+static int perf_will_open(struct ps_sampler *m, const struct ps_position *pos, int npos, char *msg,
+			  size_t msglen)
+{
+	struct ps_perf *p = perf_of(m);
+	int err = p ? init_rings(p) : -ENOMEM;
+
+	for (int i = 0; i < npos && !err; i++) {
+		int cpu = pos[i].cpu;
+
+		if (cpu >= 0 && cpu < p->ncpu_slots && p->ring_of_cpu[cpu] >= 0)
+			continue;
+		err = add_ring(m, p, cpu, msg, msglen);
+	}
+	return err;
+}
+
+static int perf_fd_opened(struct ps_sampler *m, uint32_t slot, int fd, int cpu)
+{
+	const struct ps_perf *p = m->perf;
+
+	(void)slot;
+	if (!p || cpu < 0 || cpu >= p->ncpu_slots || p->ring_of_cpu[cpu] < 0)
+		return -EINVAL;
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, p->ring_fds[p->ring_of_cpu[cpu]]) < 0)
+		return -errno;
+	return 0;
+}
+
+static void perf_free(struct ps_sampler *m)
+{
+	struct ps_perf *p = m->perf;
+
+	if (!p)
+		return;
+	for (int i = 0; i < p->nrings; i++) {
+		ps_ring__close(&p->rings[i]);
+		close(p->ring_fds[i]);
+	}
+	free(p->rings);
+	free(p->ring_fds);
+	free(p->ring_of_cpu);
+	free(p->ids);
+	free(p);
+	m->perf = NULL;
+}
+
+/* Samples the kernel could not write for the counter, from PERF_FORMAT_LOST:
+ * exact, where LOST records miss a loss the writer never got to report (the
+ * ring still full when the target exited) or charge it to the next writer. */
+static int perf_lost(struct ps_sampler *m, uint32_t slot, uint64_t *lost)
+{
+	const struct ps_counter *c = &m->s->slots[slot];
+	uint64_t rf = c->attr.read_format, small[5], *buf = small;
+	size_t words = 5;
+
+	*lost = 0;
+	if (!(rf & PERF_FORMAT_LOST) || !c->open)
+		return -ENOENT;
+	if (c->group_fmt) {
+		words = 3 + (size_t)m->s->slots[c->leader].nmembers * 3;
+		buf = malloc(words * sizeof(*buf));
+		if (!buf)
+			return -ENOMEM;
+	}
+	for (int k = 0; k < c->nfds; k++) {
+		ssize_t n = read(c->fds[k], buf, words * sizeof(*buf));
+
+		if (n < 0)
+			continue;
+		if (!c->group_fmt) { /* value, enabled, running, id, lost */
+			if (n >= 5 * (ssize_t)sizeof(*buf))
+				*lost += buf[4];
+			continue;
+		}
+		/* nr, enabled, running, then { value, id, lost } per member */
+		for (uint64_t j = 0; j < buf[0] && (3 + (j + 1) * 3) * sizeof(*buf) <= (size_t)n;
+		     j++)
+			if (buf[3 + j * 3 + 1] == c->ids[k])
+				*lost += buf[3 + j * 3 + 2];
+	}
+	if (buf != small)
+		free(buf);
+	return 0;
+}
+
+/* ---- draining ---- */
+
+static int take_sample(struct ps_sampler *m, const struct perf_event_header *h, uint32_t slot)
+{
+	const struct ps_counter *c;
+	struct ps_sample smp;
+
+	if (slot >= m->s->nslots)
+		return 0; /* a freed counter's leftovers, or the carrier (it never samples) */
+	c = &m->s->slots[slot];
+	if (ps_record__sample(h, c->attr.sample_type, c->attr.read_format, &smp)) {
+		ps_sampler__malformed(m, slot);
+		return 0;
+	}
+	smp.handle = ps_session__handle(m->s, slot);
+	if (!c->attr.freq) { /* see perf_prepare */
+		smp.period = c->attr.sample_period;
+		smp.sample_type |= PERF_SAMPLE_PERIOD;
+	}
+	return ps_sampler__deliver(
+	    m, &(struct ps_delivery){.from = &ps_perf_backend, .slot = slot, .sample = &smp});
+}
+
+static int take_other(struct ps_sampler *m, struct ps_perf *p, const struct perf_event_header *h,
+		      uint32_t slot)
+{
+	const struct ps_counter *c = slot < m->s->nslots ? &m->s->slots[slot] : NULL;
+	struct ps_record r;
+	int err;
+
+	/* every fd of ours lays out the trailer alike; the carrier's type says how */
+	err = ps_record__other(h, c ? c->attr.sample_type : PS_CARRIER_SAMPLE_TYPE, &r);
+	if (err == -ENOENT)
+		return 0; /* a record type we do not surface (e.g. KSYMBOL) */
+	if (err) {
+		ps_sampler__malformed(m, c ? slot : PS_NO_SLOT);
+		return 0;
+	}
+	if (h->type == PERF_RECORD_LOST && !c) {
+		/* The trailer names the primary event (an inherited clone reports its
+		 * parent's id there); the body's id is the writer's own, which is the
+		 * one we know when the writer is not a clone. */
+		slot = id_slot(p, r.id);
+	}
+	if (slot >= m->s->nslots)
+		slot = PS_NO_SLOT;
+	return ps_sampler__deliver(
+	    m, &(struct ps_delivery){.from = &ps_perf_backend, .slot = slot, .record = &r});
+}
+
+static int drain_ring(struct ps_sampler *m, struct ps_perf *p, struct ps_ring *r, size_t budget)
+{
+	const struct perf_event_header *h;
+	size_t n = 0;
+	int ret = 0;
+
+	ps_ring__begin(r);
+	while (budget == 0 || n < budget) {
+		uint64_t id;
+		uint32_t slot;
+		int rc = ps_ring__next(r, &h);
+
+		if (rc <= 0) {
+			if (rc < 0) {
+				ps_sampler__malformed(m, PS_NO_SLOT);
+				ret = rc;
+			}
+			break;
+		}
+		n++;
+		if (!ps_record__identifier(h, &id)) {
+			ps_sampler__malformed(m, PS_NO_SLOT);
+			continue;
+		}
+		slot = id_slot(p, id);
+		rc = h->type == PERF_RECORD_SAMPLE ? take_sample(m, h, slot)
+						   : take_other(m, p, h, slot);
+		if (rc < 0) {
+			ret = rc; /* the callback's stop: this record counts as consumed */
+			break;
+		}
+	}
+	ps_ring__end(r);
+	if (ret < 0)
+		return ret;
+	return n > (size_t)__INT_MAX__ ? __INT_MAX__ : (int)n;
+}
+
+static int perf_drain(struct ps_sampler *m, int fd, size_t budget)
+{
+	struct ps_perf *p = m->perf;
+
+	for (int i = 0; p && i < p->nrings; i++)
+		if (p->ring_fds[i] == fd)
+			return drain_ring(m, p, &p->rings[i], budget);
+	return -EBADF;
+}
+
+const struct ps_backend_ops ps_perf_backend = {
+    .name = "perf",
+    .prepare = perf_prepare,
+    .will_open = perf_will_open,
+    .fd_opened = perf_fd_opened,
+    .attach = perf_attach,
+    .detach = perf_detach,
+    .drain = perf_drain,
+    .lost = perf_lost,
+    .free = perf_free,
+};
