@@ -220,12 +220,16 @@ int ps_session__fds(const struct ps_session *s, ps_handle h, const int **fds);
 size_t ps_session__count(const struct ps_session *s); /* live counters */
 
 /* ------------------------------------------------------------------------
- * Overflow samples (runtime/sample/perf/ring.c, runtime/sample/perf/record.c,
- * runtime/sample/sampling.c). A counter whose event string has period= or freq= samples. The
- * session opens it once per CPU of the target (per thread and CPU for -p), maps one ring buffer per
- * CPU (carried by a dummy tracking event that also reports COMM, MMAP2, FORK and EXIT) and
- * redirects every sampling fd on that CPU into it with PERF_EVENT_IOC_SET_OUTPUT. Sampling fds get
- * PERF_SAMPLE_IDENTIFIER and sample_id_all, so every record maps back to its counter. Records are
+ * Overflow samples (runtime/sample/: the sampler, sample/perf/ and
+ * sample/bpf/ its backends). A counter whose event string has period= or
+ * freq= samples. The session opens it once per CPU of the target (per
+ * thread and CPU for -p), maps one ring buffer per CPU (carried by a dummy
+ * tracking event that also reports COMM, MMAP2, FORK and EXIT) and
+ * redirects every sampling fd on that CPU into it with
+ * PERF_EVENT_IOC_SET_OUTPUT. Sampling fds get PERF_SAMPLE_IDENTIFIER and
+ * sample_id_all, so every record maps back to its counter. Whether the perf
+ * ring or a BPF program serves a counter (below), its samples and records
+ * reach the same ps_sample_ops, through the same poll API. Records are
  * decoded in place; pointers in a ps_sample or ps_record are valid only
  * during the callback that receives them.
  */
@@ -292,8 +296,9 @@ struct ps_sample_ops {
 	size_t sz; /* sizeof(struct ps_sample_ops) */
 	/* Each sample; return < 0 to stop draining (the record is consumed). */
 	int (*sample)(const struct ps_sample *s, void *ctx);
-	/* Each other record we track; may be NULL. Lost samples are counted per
-	 * counter before this is called. */
+	/* Each other record we track; may be NULL. For LOST and LOST_SAMPLES,
+	 * lost is what the counter lost since the last time this was told (it
+	 * may be 0), counted by the one figure ps_session__sample_stats gives. */
 	int (*record)(const struct ps_record *r, void *ctx);
 	void *ctx;
 };
@@ -311,18 +316,27 @@ int ps_session__set_sample_ops(struct ps_session *s, const struct ps_sample_ops 
  * effect for rings mapped after the call. */
 int ps_session__set_ring_pages(struct ps_session *s, size_t pages);
 bool ps_session__is_sampling(const struct ps_session *s, ps_handle h);
-/* The ring fds to poll for EPOLLIN (one per CPU once a sampling counter is
- * open; the set only grows). Returns how many. */
-int ps_session__ring_fds(const struct ps_session *s, const int **fds);
-/* Decode and deliver at most budget records (0: all there are) of the ring
- * whose fd is given. Returns the number consumed, or a negative code (the
- * value a callback returned to stop, or -EBADMSG after skipping a corrupt
- * stretch, which is counted as malformed). A return equal to budget may have
- * left records behind: drain again, as the kernel signals the fd once per
- * watermark written, not again for what already waits. */
-int ps_session__drain(struct ps_session *s, int ring_fd, size_t budget);
-/* Drain every ring completely (at the end of a session). */
-int ps_session__drain_all(struct ps_session *s);
+/* The fds to poll for EPOLLIN, whatever serves the counters: the perf rings
+ * (one per CPU once a sampling counter is open) and the BPF ring buffer (once
+ * a program forwards). The set only grows; *fds stays valid until the next
+ * counter opens. Returns how many. */
+int ps_session__poll_fds(const struct ps_session *s, const int **fds);
+/* Decode and deliver at most budget records (0: all there are) of the source
+ * behind fd, one of ps_session__poll_fds(). Returns the number consumed, or
+ * a negative code: the value a callback returned to stop, -EBADMSG after
+ * skipping a corrupt stretch (counted as malformed), -EBADF for an fd that
+ * is not one of ours. A return equal to budget may have left records behind:
+ * dispatch again, as the kernel signals an fd once per watermark written,
+ * not again for what already waits. A dispatch that empties the BPF ring
+ * buffer also reports the losses its programs counted (one map read per
+ * counter), so a periodic dispatch of every fd keeps ops->record told. */
+int ps_session__dispatch(struct ps_session *s, int fd, size_t budget);
+/* Deliver everything waiting in every source, then tell ops->record of the
+ * losses no record reported yet (a ring still full when its writer went
+ * away), so what it was told adds up to ps_session__sample_stats(). For the
+ * end of a session. Returns the number of records delivered, or a callback's
+ * stop value. */
+int ps_session__flush(struct ps_session *s);
 /* Stats of counter h, or with h == 0 the session's totals (which include
  * losses reported by the ring carriers and malformed records of no counter). */
 int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_sample_stats *st);
@@ -332,13 +346,12 @@ int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_
  * A sampling counter may be served by a BPF program attached to its fds
  * (libbpf, one object per counter, programs named ps_*) instead of the perf
  * ring: the program filters overflows in the kernel and forwards survivors
- * as compact records through one BPF ring buffer per session to the same
- * ps_sample_ops->sample callback (ip pid tid time cpu period user, addr, and
- * a callchain from stack ids when the counter has the callchain term), or
- * counts them in a hash map keyed by any of pid, tid, cpu, comm, ip, user
- * stack, kernel stack. Which path a counter takes: its event string's
- * bpf/nobpf term, else its ps_bpf_opts.backend, else the session's backend;
- * AUTO means BPF for counters that ask for in-kernel work (filters or
+ * as compact records through one BPF ring buffer per session (one more fd of
+ * ps_session__poll_fds) to the same ps_sample_ops->sample callback (ip pid tid time cpu period
+ * user, addr, and a callchain from stack ids when the counter has the callchain term), or counts
+ * them in a hash map keyed by any of pid, tid, cpu, comm, ip, user stack, kernel stack. Which path
+ * a counter takes: its event string's bpf/nobpf term, else its ps_bpf_opts.backend, else the
+ * session's backend; AUTO means BPF for counters that ask for in-kernel work (filters or
  * aggregation) and the perf ring for the rest. When AUTO cannot load BPF
  * (no permission, no BTF, no program type) the counter stays on the perf
  * path, its filters applied in user space, and ps_session__bpf_fallback()
@@ -397,14 +410,6 @@ int ps_session__set_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf_o
 enum ps_backend ps_session__backend(const struct ps_session *s, ps_handle h);
 /* Why AUTO fell back to the perf path ("" when it did not); the first reason. */
 const char *ps_session__bpf_fallback(const struct ps_session *s);
-/* The BPF ring buffer's epoll fd, -1 until a forwarding program is loaded. */
-int ps_session__bpf_fd(const struct ps_session *s);
-/* Deliver at most budget forwarded records (0: all). Returns how many, or
- * the negative value a callback stopped with. Also reports new reserve
- * failures of each counter to ops->record as PERF_RECORD_LOST_SAMPLES when
- * check_lost is set (one map read per counter: do it on a timer). */
-int ps_session__bpf_drain(struct ps_session *s, size_t budget, bool check_lost);
-
 /* One aggregation entry; only the fields in `fields` are meaningful.
  * Stacks are leaf first; pointers are valid during the callback only. */
 struct ps_agg_entry {

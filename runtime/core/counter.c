@@ -20,11 +20,10 @@ static void close_fds(struct ps_session *s, uint32_t slot)
 {
 	struct ps_counter *c = &s->slots[slot];
 
-	/* the program goes before the fds it is attached to */
-	ps_bpf__detach_counter(s, slot);
-	/* its samples still in a ring now map to no counter and are skipped */
-	if (c->ids_mapped)
-		ps_sampling__unmap_ids(s, slot);
+	/* the sampler lets go of the fds first (a program attached to them,
+	 * samples still in a ring that would name them) */
+	if (c->open && c->sampling && s->hooks)
+		s->hooks->detach(s, slot);
 	ps_counter__unmap_user_page(c);
 	for (int i = 0; i < c->nfds; i++)
 		if (c->fds[i] >= 0)
@@ -56,7 +55,8 @@ static void release_slot(struct ps_session *s, uint32_t i)
 	struct ps_counter *c = &s->slots[i];
 
 	close_fds(s, i);
-	ps_bpf__free_counter(s, i);
+	if (c->sampled && s->hooks)
+		s->hooks->release(s, i);
 	free(c->members);
 	free(c->rbuf);
 	free(c->spec);
@@ -101,7 +101,8 @@ static int take_slot(struct ps_session *s, uint32_t *slot)
 	return 0;
 }
 
-/* The target's part of the attr; disabled/enable_on_exec are settled at open. */
+/* The target's part of the attr; disabled/enable_on_exec are settled at open,
+ * what sampling adds by the sampler. */
 static void apply_target(const struct ps_session *s, struct perf_event_attr *a, bool leads,
 			 bool grouped)
 {
@@ -115,8 +116,6 @@ static void apply_target(const struct ps_session *s, struct perf_event_attr *a, 
 		a->inherit = 1;
 	a->disabled = leads; /* members count whenever their leader does */
 	a->enable_on_exec = 0;
-	if (a->sample_period)
-		ps_sampling__prepare_attr(s, a);
 }
 
 int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *handles, size_t max,
@@ -166,7 +165,6 @@ int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *hand
 		c = &s->slots[slots[done]];
 		c->attr = *ps_events__attr(evs, done);
 		c->cpu = ps_events__cpu(evs, done);
-		c->bpf_term = ps_bpf__term(evs, done);
 		c->spec = strdup(spec);
 		c->name = strdup(ps_events__name(evs, done) ? ps_events__name(evs, done) : spec);
 		{
@@ -223,6 +221,11 @@ int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *hand
 		c->cpu = l->cpu;
 		c->sampling = c->attr.sample_period != 0;
 		apply_target(s, &c->attr, c == l, c == l && l->nmembers > 1);
+		if (c->sampling) {
+			ret = s->hooks ? s->hooks->prepare(s, slots[i], evs, i) : -EOPNOTSUPP;
+			if (ret)
+				goto cleanup;
+		}
 		handles[i] = ps_session__handle(s, slots[i]);
 	}
 	ret = (int)n;

@@ -5,15 +5,15 @@
  * open-failure explainer in core/explain.c that the Lua binding may call too. A
  * handle is tag<<48 | generation<<24 | (slot+1): the tag tells sessions
  * apart, the generation tells a slot's lives apart, and slot+1 keeps every
- * handle non-zero. The sampling state (rings, carriers, the id -> counter
- * map, sample ops and stats) lives in struct ps_sampling, run by sample/sampling.c.
+ * handle non-zero. Overflow delivery is the sampler's (runtime/sample/): the
+ * core holds one pointer to it and calls it through core/sampler.h's hooks.
  * Nothing here is part of the public ABI.
  */
 #ifndef PS_COUNTER_INTERNAL_H
 #define PS_COUNTER_INTERNAL_H
 
 #include "perfscript.h"
-#include "sample/perf/ring.h"
+#include "core/sampler.h"
 
 #define PS_HANDLE_SLOT_MASK 0xffffffull
 #define PS_HANDLE_GEN_SHIFT 24
@@ -51,35 +51,11 @@ struct ps_counter {
 	double scale;		     /* sysfs .scale of the event (1.0 without one)... */
 	char *unit;		     /* ...and its .unit ("" without one) */
 	struct perf_event_attr attr; /* as it will be opened on this target */
-	bool sampling;		     /* period= or freq=: its fds write into the session's rings */
-	bool ids_mapped;	     /* its ids are in the session's id map */
-	struct ps_sample_stats st;
-	int bpf_term; /* event string: 1 bpf, -1 nobpf, 0 neither */
-	struct ps_bpf_counter
-	    *bpf;	 /* in-kernel handling (sample/bpf/load.c), NULL when never asked */
-	char *bp_symbol; /* mem:SYMBOL[+OFF]: looked up at first open; NULL otherwise */
+	bool sampling;		     /* period= or freq=: the sampler delivers its overflows */
+	struct ps_sampled *sampled;  /* the sampler's state for it (sample/), NULL if none */
+	char *bp_symbol;	     /* mem:SYMBOL[+OFF]: looked up at first open; NULL otherwise */
 	uint64_t bp_offset;
 	bool bp_resolved; /* attr.bp_addr holds the symbol's address + offset */
-};
-
-/* One id -> counter entry; slot PS_NO_SLOT marks a ring carrier. */
-struct ps_id_slot {
-	uint64_t id;
-	uint32_t slot;
-};
-
-struct ps_sampling {
-	struct ps_ring *rings; /* one per CPU that has one, in creation order */
-	int *ring_fds;	       /* the carriers' fds, parallel to rings */
-	int nrings, cap;       /* cap: online CPUs; the arrays never move */
-	int *ring_of_cpu;      /* CPU number -> index in rings, or -1 */
-	int ncpu_slots;
-	size_t ring_pages; /* data pages of rings mapped next; 0 means the default */
-	struct ps_sample_ops ops;
-	struct ps_id_slot *ids; /* sorted by id */
-	size_t nids, idcap;
-	struct ps_id_slot last; /* the last id looked up: samples come in runs */
-	struct ps_sample_stats total;
 };
 
 struct ps_session {
@@ -101,10 +77,8 @@ struct ps_session {
 	char *argv0;   /* the command as given to execvp (breakpoints on its symbols) */
 	int *cpus;     /* CPUS target: the CPU list */
 	int ncpus;
-	struct ps_sampling smp;
-	enum ps_backend backend; /* default for sampling counters */
-	struct ps_bpf_session
-	    *bpf; /* BPF ring buffer and state (sample/bpf/load.c), NULL until used */
+	struct ps_sampler *sampler;	      /* overflow delivery (sample/), NULL: none */
+	const struct ps_sampler_hooks *hooks; /* how the core calls it */
 };
 
 /* Where a counter opens its fds: one (pid, cpu) pair per fd. */
@@ -113,6 +87,9 @@ struct ps_position {
 	int cpu;
 };
 
+/* core/target.c: a session on its target with no sampler yet; the public
+ * ps_session__new (sample/sampler.c) gives it one. NULL + errno. */
+struct ps_session *ps_session__create(const struct ps_target_opts *opts);
 /* core/target.c: the positions a counter with cpu= term `cpu` (or -1) opens on;
  * per_cpu (sampling) gives every (task, CPU) pair. *pos is malloc'd;
  * returns the count or -errno. */
@@ -135,38 +112,6 @@ int ps_counter__enable_group(struct ps_session *s, uint32_t leader);
  * session's target (once; nothing to do for any other counter). 0, or
  * -errno with msg filled, naming the event. */
 int ps_counter__resolve_bp(struct ps_session *s, uint32_t slot, char *msg, size_t msglen);
-
-/* sample/sampling.c: what a sampling attr needs on top of the parser's (IDENTIFIER,
- * sample_id_all, watermark wakeups). */
-void ps_sampling__prepare_attr(const struct ps_session *s, struct perf_event_attr *a);
-/* sample/sampling.c: make sure every CPU of pos has a ring; 0 or -errno with msg filled. */
-int ps_sampling__ensure_rings(struct ps_session *s, const struct ps_position *pos, int npos,
-			      char *msg, size_t msglen);
-/* sample/sampling.c: redirect a sampling fd opened on cpu into that CPU's ring. */
-int ps_sampling__set_output(struct ps_session *s, int fd, int cpu);
-/* sample/sampling.c: add / drop an open sampling counter's ids in the id map. */
-int ps_sampling__map_ids(struct ps_session *s, uint32_t slot);
-void ps_sampling__unmap_ids(struct ps_session *s, uint32_t slot);
-/* sample/sampling.c: unmap the rings and close their carriers (ps_session__free). */
-void ps_sampling__free(struct ps_session *s);
-
-/* sample/bpf/load.c: after a sampling counter's fds opened: attach its program when it
- * takes the BPF path. 0 (BPF or perf path) or -errno with msg filled when
- * BPF was required and failed. */
-int ps_bpf__attach_counter(struct ps_session *s, uint32_t slot, char *msg, size_t msglen);
-/* sample/bpf/load.c: the bpf/nobpf term of event i: 1, -1 or 0. */
-int ps_bpf__term(const struct ps_events *evs, size_t i);
-/* sample/bpf/load.c: destroy the counter's program and links (before its fds close). */
-void ps_bpf__detach_counter(struct ps_session *s, uint32_t slot);
-/* sample/bpf/load.c: forget the counter's configuration too (its slot is released). */
-void ps_bpf__free_counter(struct ps_session *s, uint32_t slot);
-/* sample/bpf/load.c: the ring buffer and everything else (ps_session__free). */
-void ps_bpf__free(struct ps_session *s);
-/* sample/bpf/load.c: the user-space version of the counter's filters, for a counter on
- * the perf path whose BPF configuration asked for some: false drops it. */
-bool ps_bpf__keep(struct ps_session *s, struct ps_counter *c, const struct ps_sample *smp);
-/* sample/bpf/load.c: samples the counter's program could not reserve ring space for. */
-int ps_bpf__lost(const struct ps_session *s, const struct ps_counter *c, uint64_t *lost);
 
 /* Resolve a handle to its slot, or NULL (fast path of every ps_session__ call). */
 static inline struct ps_counter *ps_session__slot(const struct ps_session *s, ps_handle h)

@@ -9,9 +9,10 @@
  * event. Leaders are opened disabled and enabled at the end, except on a
  * held command, where enable_on_exec arms them so counting starts at the
  * command's exec and not a moment before. A group with a sampling member
- * opens once per task and CPU, after the session has a ring on each of those
- * CPUs, and its sampling fds are redirected into them (sample/sampling.c). A
- * breakpoint on a symbol gets its address first (core/breakpoint.c).
+ * opens once per task and CPU, and the session's sampler is told before,
+ * per fd and after (core/sampler.h), so it can give each CPU its ring and
+ * attach what delivers the overflows. A breakpoint on a symbol gets its
+ * address first (core/breakpoint.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -70,8 +71,8 @@ static int open_group(struct ps_session *s, uint32_t li, char *msg, size_t msgle
 		goto fail;
 	}
 	if (sampling) {
-		/* rings first: each sampling fd is redirected into its CPU's ring as it opens */
-		err = -ps_sampling__ensure_rings(s, pos, npos, msg, msglen);
+		/* the sampler first: it may want each fd as it opens (a CPU's ring) */
+		err = s->hooks ? -s->hooks->will_open(s, pos, npos, msg, msglen) : EOPNOTSUPP;
 		if (err) {
 			ps_counter__close_group(s, li);
 			free(pos);
@@ -130,7 +131,7 @@ static int open_group(struct ps_session *s, uint32_t li, char *msg, size_t msgle
 				goto fail;
 			}
 			if (c->sampling) {
-				err = -ps_sampling__set_output(s, fd, pos[p].cpu);
+				err = -s->hooks->fd_opened(s, l->members[m], fd, pos[p].cpu);
 				if (err) {
 					bad = l->members[m];
 					goto fail;
@@ -165,26 +166,23 @@ static int open_group(struct ps_session *s, uint32_t li, char *msg, size_t msgle
 		struct ps_counter *c = &s->slots[l->members[m]];
 
 		c->nfds = kept;
-		if (c->sampling && (err = -ps_sampling__map_ids(s, l->members[m]))) {
+		/* before anything is enabled, so no overflow takes the wrong path */
+		if (c->sampling && (err = -s->hooks->attach(s, l->members[m], msg, msglen))) {
 			bad = l->members[m];
-			goto fail;
+			goto attach_fail;
 		}
 		c->open = true;
 		c->group_fmt = !drop_group && (c->attr.read_format & PERF_FORMAT_GROUP);
 		if (s->kind == PS_TARGET_SELF && c->nfds == 1 && !c->group_fmt && !c->sampling)
 			ps_counter__map_user_page(c);
-		/* before anything is enabled, so no overflow takes the wrong path */
-		if (c->sampling && (err = -ps_bpf__attach_counter(s, l->members[m], msg, msglen))) {
-			bad = l->members[m];
-			goto bpf_fail;
-		}
 		/* members run with their leader unless stopped; the leader is enabled later */
 		c->running = m > 0 && !c->stopped;
 	}
 	free(pos);
 	return 0;
-bpf_fail:
-	/* the message says what failed to load; the fds themselves were fine */
+attach_fail:
+	/* the sampler's message says what failed (a program that did not load);
+	 * the fds themselves were fine */
 	ps_counter__close_group(s, li);
 	free(pos);
 	return -err;

@@ -207,7 +207,7 @@ cleanup:
 	return err;
 }
 
-struct ps_session *ps_session__new(const struct ps_target_opts *opts)
+struct ps_session *ps_session__create(const struct ps_target_opts *opts)
 {
 	struct ps_session *s = NULL;
 	int err = 0;
@@ -266,8 +266,8 @@ void ps_session__free(struct ps_session *s)
 	if (!s)
 		return;
 	ps_counters__free_all(s);
-	ps_sampling__free(s); /* after the counters: their fds hold references to the rings */
-	ps_bpf__free(s);
+	if (s->hooks)
+		s->hooks->free(s); /* after the counters: their fds hold references to rings */
 	free(s->slots);
 	if (s->has_command && s->held && !s->reaped) {
 		kill(s->pid, SIGKILL);

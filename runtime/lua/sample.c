@@ -26,7 +26,6 @@ struct sample_probe {
 	char target[64];	  /* global name, or "" when a handle was given */
 	ps_handle handle;	  /* resolved at context creation */
 	bool lost;		  /* perfmon.lost(NAME) rather than perfmon.sample(NAME) */
-	uint64_t reported;	  /* lost samples this probe was told of */
 	int ref;		  /* handler */
 	char where[128];	  /* "script.lua:12:" of the registration */
 	struct ps_bpf_conf *opts; /* in-kernel options of the probe, NULL if none */
@@ -35,8 +34,7 @@ struct sample_probe {
 struct ps_samplers {
 	struct sample_probe *probes;
 	size_t n, cap;
-	int nrings; /* ring fds already in the loop */
-	int bpf_fd; /* the BPF ring buffer's fd in the loop, or -1 */
+	int nwatched; /* poll fds already in the loop */
 	bool drain_timer;
 	ps_handle last;	   /* one-entry cache: last handle dispatched... */
 	size_t last_first; /* ...and its first probe index */
@@ -44,11 +42,8 @@ struct ps_samplers {
 
 static struct ps_samplers *samplers(struct ps_script *sc)
 {
-	if (!sc->samplers) {
+	if (!sc->samplers)
 		sc->samplers = calloc(1, sizeof(*sc->samplers));
-		if (sc->samplers)
-			sc->samplers->bpf_fd = -1;
-	}
 	return sc->samplers;
 }
 
@@ -234,8 +229,6 @@ static int dispatch(struct ps_script *sc, ps_handle h, bool lost, int nargs_push
 
 		if (p->handle != h || p->lost != lost)
 			continue;
-		if (lost)
-			p->reported += (uint64_t)lua_tointeger(L, -1);
 		lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref);
 		for (int a = 0; a < nargs_pushed; a++)
 			lua_pushvalue(L, -1 - nargs_pushed);
@@ -265,7 +258,7 @@ static int on_record(const struct ps_record *r, void *ctx)
 
 	ps_sample_object__record(sc, r);
 	if ((r->type == PERF_RECORD_LOST || r->type == PERF_RECORD_LOST_SAMPLES) && r->handle &&
-	    !sc->ending) {
+	    r->lost && !sc->ending) {
 		lua_pushinteger(sc->L, (lua_Integer)r->lost);
 		dispatch(sc, r->handle, true, 1);
 		lua_pop(sc->L, 1);
@@ -281,46 +274,26 @@ static bool signal_waiting(void)
 	return sigpending(&set) == 0 && (sigismember(&set, SIGINT) || sigismember(&set, SIGTERM));
 }
 
-/* Drain a ring until it is empty. The kernel wakes us once per quarter ring
- * written, not again for records already waiting, so a full budget means
- * "go on"; between budgets a pending signal or the end of the session wins,
- * and the drain timer picks up what is left. */
-static void drain_ring(struct ps_script *sc, int fd)
+/* Drain a source until it is empty. The kernel wakes us once per quarter
+ * ring written, not again for records already waiting, so a full budget
+ * means "go on"; between budgets a pending signal or the end of the session
+ * wins, and the drain timer picks up what is left. */
+static void drain(struct ps_script *sc, int fd)
 {
-	while (ps_session__drain(sc->session, fd, DRAIN_BUDGET) == DRAIN_BUDGET &&
+	while (ps_session__dispatch(sc->session, fd, DRAIN_BUDGET) == DRAIN_BUDGET &&
 	       !sc->stop_asked && !signal_waiting())
 		;
 }
 
-static int on_ring(struct ps_loop *loop, int fd, uint32_t events, void *ctx)
+static int on_ready(struct ps_loop *loop, int fd, uint32_t events, void *ctx)
 {
 	struct ps_script *sc = ctx;
 
-	drain_ring(sc, fd);
-	/* The carrier's task exited: its fd polls HUP for ever. What its
+	drain(sc, fd);
+	/* A ring's carrier task exited: its fd polls HUP for ever. What its
 	 * children still write is drained by the timer. */
 	if (events & (EPOLLHUP | EPOLLERR))
 		ps_loop__del_fd(loop, fd);
-	fflush(stdout);
-	return 0;
-}
-
-/* The BPF ring buffer, the same way: in budgets, yielding to signals. */
-static void drain_bpf(struct ps_script *sc, bool check_lost)
-{
-	while (ps_session__bpf_drain(sc->session, DRAIN_BUDGET, false) == DRAIN_BUDGET &&
-	       !sc->stop_asked && !signal_waiting())
-		;
-	if (check_lost)
-		ps_session__bpf_drain(sc->session, 1, true);
-}
-
-static int on_bpf(struct ps_loop *loop, int fd, uint32_t events, void *ctx)
-{
-	(void)loop;
-	(void)fd;
-	(void)events;
-	drain_bpf(ctx, false);
 	fflush(stdout);
 	return 0;
 }
@@ -329,14 +302,12 @@ static int on_drain_timer(struct ps_loop *loop, uint64_t expirations, void *ctx)
 {
 	struct ps_script *sc = ctx;
 	const int *fds;
-	int n = ps_session__ring_fds(sc->session, &fds);
+	int n = ps_session__poll_fds(sc->session, &fds);
 
 	(void)loop;
 	(void)expirations;
 	for (int i = 0; i < n && !sc->stop_asked; i++)
-		drain_ring(sc, fds[i]);
-	if (!sc->stop_asked)
-		drain_bpf(sc, true);
+		drain(sc, fds[i]);
 	fflush(stdout);
 	return 0;
 }
@@ -357,25 +328,17 @@ int ps_sample__sync(struct ps_script *sc)
 {
 	struct ps_samplers *sp = samplers(sc);
 	const int *fds;
-	int n = ps_session__ring_fds(sc->session, &fds);
+	int n = ps_session__poll_fds(sc->session, &fds);
 
 	if (!sp)
 		return -ENOMEM;
-	for (; sp->nrings < n; sp->nrings++) {
-		int rc = ps_loop__add_fd(sc->loop, fds[sp->nrings], EPOLLIN, on_ring, sc);
+	for (; sp->nwatched < n; sp->nwatched++) {
+		int rc = ps_loop__add_fd(sc->loop, fds[sp->nwatched], EPOLLIN, on_ready, sc);
 
 		if (rc < 0)
 			return rc;
 	}
-	if (sp->bpf_fd < 0 && ps_session__bpf_fd(sc->session) >= 0) {
-		int rc =
-		    ps_loop__add_fd(sc->loop, ps_session__bpf_fd(sc->session), EPOLLIN, on_bpf, sc);
-
-		if (rc < 0)
-			return rc;
-		sp->bpf_fd = ps_session__bpf_fd(sc->session);
-	}
-	if ((n > 0 || sp->bpf_fd >= 0) && !sp->drain_timer) {
+	if (n > 0 && !sp->drain_timer) {
 		int id = ps_loop__add_timer(sc->loop, DRAIN_INTERVAL_NS, on_drain_timer, sc);
 
 		if (id < 0)
@@ -385,36 +348,16 @@ int ps_sample__sync(struct ps_script *sc)
 	return 0;
 }
 
-/* Losses the kernel never put in a LOST record (the ring was still full
- * when the writer went away) reach the perfmon.lost probes at the end, so
- * what they were told adds up to perfmon.lost(h). */
-static void report_late_losses(struct ps_script *sc)
-{
-	struct ps_samplers *sp = sc->samplers;
-
-	for (size_t i = 0; i < sp->n && !sc->errors; i++) {
-		struct sample_probe *p = &sp->probes[i];
-		struct ps_sample_stats st;
-
-		if (!p->lost || ps_session__sample_stats(sc->session, p->handle, &st) < 0 ||
-		    st.lost <= p->reported)
-			continue;
-		lua_rawgeti(sc->L, LUA_REGISTRYINDEX, p->ref);
-		lua_pushinteger(sc->L, (lua_Integer)(st.lost - p->reported));
-		p->reported = st.lost;
-		ps_script__call(sc, 1, "perfmon.lost probe");
-	}
-}
-
 void ps_sample__finish(struct ps_script *sc)
 {
 	/* After an error or exit() no handler runs again; after SIGINT the user
-	 * wants out now, and a slow handler could take seconds over a full ring. */
+	 * wants out now, and a slow handler could take seconds over a full ring.
+	 * The flush also tells perfmon.lost probes of losses no record reported
+	 * (the ring still full when the writer went away), so what they were
+	 * told adds up to perfmon.lost(h). */
 	if (!sc->samplers || sc->errors || sc->nsignals || sc->exit_called)
 		return;
-	ps_session__drain_all(sc->session);
-	ps_session__bpf_drain(sc->session, 0, true);
-	report_late_losses(sc);
+	ps_session__flush(sc->session);
 	fflush(stdout);
 }
 

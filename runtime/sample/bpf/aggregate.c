@@ -15,20 +15,24 @@
 #include "sample/bpf/internal.h"
 #include "ps_sample.skel.h"
 
-static struct ps_bpf_counter *aggregating(const struct ps_session *s, ps_handle h, int *err)
+/* The program of h when it aggregates, with its keys in *keys. */
+static struct ps_bpf_counter *aggregating(const struct ps_session *s, ps_handle h, uint32_t *keys,
+					  int *err)
 {
 	const struct ps_counter *c = ps_session__slot(s, h);
+	struct ps_bpf_counter *b = c ? ps_bpf__counter(s->sampler, (uint32_t)(c - s->slots)) : NULL;
 
 	*err = 0;
 	if (!c) {
 		*err = -PS_ERR_HANDLE;
 		return NULL;
 	}
-	if (!c->bpf || !c->bpf->skel || !(c->bpf->mode & PS_BPF_AGGREGATE)) {
+	if (!b || !b->skel || !(c->sampled->conf.mode & PS_BPF_AGGREGATE)) {
 		*err = -EOPNOTSUPP; /* not aggregating in the kernel (perf path or not asked) */
 		return NULL;
 	}
-	return c->bpf;
+	*keys = c->sampled->conf.keys;
+	return b;
 }
 
 /* Every key of map fd, malloc'd; returns how many or -errno. */
@@ -66,8 +70,9 @@ static long list_keys(int fd, size_t ksz, void **out)
 int ps_session__aggregate_read(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx)
 {
 	static uint64_t ustack[PS_BPF_STACK_DEPTH], kstack[PS_BPF_STACK_DEPTH];
+	uint32_t fields;
 	int err, fd;
-	struct ps_bpf_counter *b = aggregating(s, h, &err);
+	struct ps_bpf_counter *b = aggregating(s, h, &fields, &err);
 	struct ps_agg_key *keys = NULL;
 	long n;
 
@@ -86,7 +91,7 @@ int ps_session__aggregate_read(struct ps_session *s, ps_handle h, ps_agg_fn fn, 
 		if (bpf_map_lookup_elem(fd, &keys[i], &count))
 			continue; /* cleared meanwhile */
 		memset(&e, 0, sizeof(e));
-		e.fields = b->keys;
+		e.fields = fields;
 		e.pid = keys[i].pid;
 		e.tid = keys[i].tid;
 		e.cpu = keys[i].cpu;
@@ -107,8 +112,9 @@ int ps_session__aggregate_read(struct ps_session *s, ps_handle h, ps_agg_fn fn, 
 
 int ps_session__aggregate_clear(struct ps_session *s, ps_handle h)
 {
+	uint32_t fields;
 	int err, fd;
-	struct ps_bpf_counter *b = aggregating(s, h, &err);
+	struct ps_bpf_counter *b = aggregating(s, h, &fields, &err);
 	void *keys = NULL;
 	long n;
 
@@ -121,7 +127,7 @@ int ps_session__aggregate_clear(struct ps_session *s, ps_handle h)
 	for (long i = 0; i < n; i++)
 		bpf_map_delete_elem(fd, (char *)keys + i * sizeof(struct ps_agg_key));
 	free(keys);
-	if (b->keys & (PS_AGG_USTACK | PS_AGG_KSTACK)) {
+	if (fields & (PS_AGG_USTACK | PS_AGG_KSTACK)) {
 		fd = bpf_map__fd(b->skel->maps.ps_stacks);
 		n = list_keys(fd, sizeof(__u32), &keys);
 		if (n < 0)
@@ -135,8 +141,9 @@ int ps_session__aggregate_clear(struct ps_session *s, ps_handle h)
 
 int ps_session__aggregate_dropped(const struct ps_session *s, ps_handle h, uint64_t *dropped)
 {
+	uint32_t fields;
 	int err, ncpu = libbpf_num_possible_cpus();
-	struct ps_bpf_counter *b = aggregating(s, h, &err);
+	struct ps_bpf_counter *b = aggregating(s, h, &fields, &err);
 	__u32 key = 1;
 	uint64_t *v;
 

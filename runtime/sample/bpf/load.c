@@ -1,14 +1,12 @@
 /*
- * load.c: the in-kernel path of overflow samples. It decides, per sampling
- * counter, whether the perf ring or a BPF program serves it (the event's
- * bpf/nobpf term, the counter's options, the session's backend), loads one
- * ps_sample_bpf skeleton per BPF counter with the counter's filters baked
- * into read-only data, attaches it to every fd of the counter (a tracepoint
- * to one: the kernel runs tracepoint programs per tracepoint, not per
- * event). libbpf's log is kept (and shown with -v) so a load failure names
- * the program and the verifier's last words. The records of the session's
- * one BPF ring buffer become samples in sample/bpf/forward.c; aggregation maps are
- * read in sample/bpf/aggregate.c.
+ * load.c: the BPF backend of the sampler. For each counter the sampler
+ * gives it (sample/sampler.c chooses) it loads one ps_sample_bpf skeleton
+ * with the counter's filters baked into read-only data and attaches it to
+ * every fd of the counter (a tracepoint to one: the kernel runs tracepoint
+ * programs per tracepoint, not per event). libbpf's log is kept (and shown
+ * when verbose) so a load failure names the program and the verifier's last
+ * words. The records of the session's one BPF ring buffer become samples in
+ * sample/bpf/forward.c; aggregation maps are read in sample/bpf/aggregate.c.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -22,7 +20,6 @@
 #include <bpf/libbpf.h>
 
 #include "sample/bpf/internal.h"
-#include "event/event.h"
 #include "ps_sample.skel.h"
 
 #define PS_AGG_ENTRIES_DEFAULT 16384u
@@ -98,55 +95,23 @@ static void verifier_tail(char *out, size_t len)
 			*q = q[1] ? ' ' : '\0';
 }
 
-int ps_bpf__term(const struct ps_events *evs, size_t i)
+static struct ps_bpf *bpf_of(struct ps_sampler *m)
 {
-	return evs && i < evs->n ? evs->ev[i].bpf : 0;
-}
+	struct ps_bpf *b = m->bpf;
 
-struct ps_bpf_session *ps_bpf__session(struct ps_session *s)
-{
-	if (!s->bpf) {
-		s->bpf = calloc(1, sizeof(*s->bpf));
-		if (s->bpf)
-			s->bpf->rb_fd = -1;
+	if (!b && (b = calloc(1, sizeof(*b)))) {
+		b->m = m;
+		b->rb_fd = -1;
+		m->bpf = b;
 	}
-	return s->bpf;
+	return b;
 }
 
-int ps_session__set_backend(struct ps_session *s, enum ps_backend b)
-{
-	if (!s || b < PS_BACKEND_AUTO || b > PS_BACKEND_BPF)
-		return -EINVAL;
-	s->backend = b;
-	return 0;
-}
-
-static bool wants_kernel_work(const struct ps_bpf_counter *b)
-{
-	return b && b->configured &&
-	       ((b->mode & PS_BPF_AGGREGATE) || b->npids || b->tid || b->ncpus ||
-		b->priv != PS_PRIV_ANY || b->every > 1);
-}
-
-/* The path c should take and whether someone asked for it by name. */
-static enum ps_backend wanted(const struct ps_session *s, const struct ps_counter *c, bool *named)
-{
-	*named = true;
-	if (c->bpf_term)
-		return c->bpf_term > 0 ? PS_BACKEND_BPF : PS_BACKEND_PERF;
-	if (c->bpf && c->bpf->configured && c->bpf->backend != PS_BACKEND_AUTO)
-		return c->bpf->backend;
-	if (s->backend != PS_BACKEND_AUTO)
-		return s->backend;
-	*named = false;
-	return wants_kernel_work(c->bpf) ? PS_BACKEND_BPF : PS_BACKEND_PERF;
-}
-
-static size_t ring_bytes(const struct ps_session *s)
+static size_t ring_bytes(const struct ps_sampler *m)
 {
 	long psz = sysconf(_SC_PAGESIZE), ncpu = libbpf_num_possible_cpus();
-	size_t want = (s->smp.ring_pages ? s->smp.ring_pages : 256) *
-		      (size_t)(psz > 0 ? psz : 4096) * (size_t)(ncpu > 0 ? ncpu : 1),
+	size_t want = ps_sampler__ring_pages(m) * (size_t)(psz > 0 ? psz : 4096) *
+		      (size_t)(ncpu > 0 ? ncpu : 1),
 	       size = 4096;
 
 	while (size < want && size < (1ul << 30))
@@ -167,9 +132,10 @@ static const char *hint(int err, bool verifier)
 	return "";
 }
 
-static int fill_maps(struct ps_session *s, struct ps_counter *c, struct ps_sample_bpf *skel)
+static int fill_maps(const struct ps_session *s, const struct ps_counter *c,
+		     struct ps_sample_bpf *skel)
 {
-	struct ps_bpf_counter *b = c->bpf;
+	const struct ps_sample_conf *b = &c->sampled->conf;
 	__u8 one = 1;
 	int err = 0;
 
@@ -218,7 +184,7 @@ static int fill_maps(struct ps_session *s, struct ps_counter *c, struct ps_sampl
 
 static uint32_t cfg_flags(const struct ps_session *s, const struct ps_counter *c)
 {
-	const struct ps_bpf_counter *b = c->bpf;
+	const struct ps_sample_conf *b = &c->sampled->conf;
 	unsigned mode = b->mode ? b->mode : PS_BPF_FORWARD;
 	uint32_t f = 0;
 
@@ -264,182 +230,167 @@ static int open_anchor(const struct ps_counter *c)
 	return err;
 }
 
-/* Load and attach c's object; the old one (if any) goes only on success. */
-static int load(struct ps_session *s, uint32_t slot, char *msg, size_t msglen)
+/* Settle the object's read-only configuration and map sizes before load. */
+static int configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint32_t slot,
+		     struct ps_sample_bpf *skel)
 {
-	struct ps_counter *c = &s->slots[slot];
-	struct ps_bpf_counter *b = c->bpf;
-	struct ps_bpf_session *bs = ps_bpf__session(s);
+	const struct ps_counter *c = &m->s->slots[slot];
+	const struct ps_sample_conf *b = &c->sampled->conf;
 	bool tp = c->attr.type == PERF_TYPE_TRACEPOINT;
-	struct ps_sample_bpf *skel = NULL;
-	struct bpf_program *prog;
-	struct bpf_link **links = NULL;
-	uint32_t flags;
-	int nlinks = 0, err = 0, anchor = -1;
-	char tail[512];
+	uint32_t flags = cfg_flags(m->s, c), keys = b->mode & PS_BPF_AGGREGATE ? b->keys : 0;
+	int err;
 
-	if (!bs)
-		return -ENOMEM;
-	log_install();
-	log_len = 0;
-	log_tail[0] = '\0';
-	flags = cfg_flags(s, c);
-	skel = ps_sample_bpf__open();
-	if (!skel) {
-		err = -errno;
-		goto fail;
-	}
-	prog = tp ? skel->progs.ps_tp : skel->progs.ps_perf;
 	bpf_program__set_autoload(tp ? skel->progs.ps_perf : skel->progs.ps_tp, false);
-	skel->rodata->cfg_handle = ps_session__handle(s, slot);
+	skel->rodata->cfg_handle = ps_session__handle(m->s, slot);
 	skel->rodata->cfg_flags = flags;
-	skel->rodata->cfg_keys = b->mode & PS_BPF_AGGREGATE ? b->keys : 0;
+	skel->rodata->cfg_keys = keys;
 	skel->rodata->cfg_every = b->every;
 	skel->rodata->cfg_tid = (__u32)b->tid;
 	skel->rodata->cfg_period = tp && !c->attr.freq ? c->attr.sample_period : 1;
-	skel->rodata->cfg_wake_bytes = ring_bytes(s) / 4;
+	skel->rodata->cfg_wake_bytes = ring_bytes(m) / 4;
 	if (bs->rb_fd >= 0)
 		err = bpf_map__reuse_fd(skel->maps.ps_events, bs->rb_fd);
 	else
 		err = bpf_map__set_max_entries(skel->maps.ps_events,
-					       flags & PS_BPF_F_FORWARD ? ring_bytes(s) : 4096);
+					       flags & PS_BPF_F_FORWARD ? ring_bytes(m) : 4096);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.ps_pids, b->npids ? b->npids : 1);
 	if (!err)
-		err = bpf_map__set_max_entries(
-		    skel->maps.ps_stacks,
-		    (flags & PS_BPF_F_CALLCHAIN) ||
-			    (skel->rodata->cfg_keys & (PS_AGG_USTACK | PS_AGG_KSTACK))
-			? PS_STACK_ENTRIES
-			: 1);
+		err = bpf_map__set_max_entries(skel->maps.ps_stacks,
+					       (flags & PS_BPF_F_CALLCHAIN) ||
+						       (keys & (PS_AGG_USTACK | PS_AGG_KSTACK))
+						   ? PS_STACK_ENTRIES
+						   : 1);
 	if (!err)
 		err = bpf_map__set_max_entries(
 		    skel->maps.ps_counts, flags & PS_BPF_F_AGGREGATE
 					      ? (b->entries ? b->entries : PS_AGG_ENTRIES_DEFAULT)
 					      : 1);
-	if (err)
-		goto fail;
-	err = ps_sample_bpf__load(skel);
-	if (err)
-		goto fail;
-	err = fill_maps(s, c, skel);
-	if (err)
-		goto fail;
-	links = calloc(c->nfds ? c->nfds : 1, sizeof(*links));
-	if (!links) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	if (tp && (anchor = open_anchor(c)) < 0) {
-		err = anchor;
-		goto fail;
-	}
-	for (int k = 0; k < (tp ? 1 : c->nfds); k++) {
-		links[nlinks] = bpf_program__attach_perf_event(prog, tp ? anchor : c->fds[k]);
-		if (!links[nlinks]) {
-			err = -errno;
-			goto fail;
-		}
-		nlinks++;
-	}
-	if (bs->rb_fd < 0 && (flags & PS_BPF_F_FORWARD)) {
-		bs->rb_fd = dup(bpf_map__fd(skel->maps.ps_events));
-		if (bs->rb_fd < 0) {
-			err = -errno;
-			goto fail;
-		}
-		bs->rb = ring_buffer__new(bs->rb_fd, ps_bpf__on_record, s, NULL);
-		if (!bs->rb) {
-			err = -errno;
-			close(bs->rb_fd);
-			bs->rb_fd = -1;
-			goto fail;
-		}
-	}
-	ps_bpf__detach_counter(s, slot); /* the previous object, if any */
-	b->skel = skel;
-	b->links = links;
-	b->nlinks = nlinks;
-	b->anchor_fd = anchor;
-	b->lost_told = 0;
-	return 0;
-fail:
-	while (nlinks > 0)
-		bpf_link__destroy(links[--nlinks]);
-	free(links);
-	if (anchor >= 0)
-		close(anchor);
-	ps_sample_bpf__destroy(skel);
-	verifier_tail(tail, sizeof(tail));
-	if (msg && msglen)
-		snprintf(msg, msglen, "cannot load BPF program '%s' for '%s': %s%s%s%s",
-			 tp ? "ps_tp" : "ps_perf", c->name, ps_strerror(err), hint(err, tail[0]),
-			 tail[0] ? "; verifier: " : "", tail);
 	return err;
 }
 
-int ps_bpf__attach_counter(struct ps_session *s, uint32_t slot, char *msg, size_t msglen)
+/* Attach the loaded program to every fd of the counter (a tracepoint's to
+ * its anchor); links[] and *anchor are the caller's to undo on failure. */
+static int attach_links(const struct ps_counter *c, struct ps_sample_bpf *skel,
+			struct bpf_link **links, int *nlinks, int *anchor)
 {
-	struct ps_counter *c = &s->slots[slot];
-	bool named;
-	char why[320];
-	int err;
+	bool tp = c->attr.type == PERF_TYPE_TRACEPOINT;
+	struct bpf_program *prog = tp ? skel->progs.ps_tp : skel->progs.ps_perf;
 
-	if (!c->sampling || wanted(s, c, &named) != PS_BACKEND_BPF)
-		return 0;
-	if (!c->bpf && !(c->bpf = calloc(1, sizeof(*c->bpf))))
-		return -ENOMEM;
-	if (c->attr.sample_type & PERF_SAMPLE_STACK_USER) {
-		/* a BPF record has no room for 8 KiB of stack per sample */
-		err = -EOPNOTSUPP;
-		snprintf(
-		    named ? msg : why, named ? msglen : sizeof(why),
-		    "cannot take '%s' on the BPF path: call-graph=dwarf needs the perf ring "
-		    "(the BPF path has frame-pointer stacks only: use call-graph=fp, or nobpf)",
-		    c->name);
-	} else {
-		err = load(s, slot, named ? msg : why, named ? msglen : sizeof(why));
+	if (tp && (*anchor = open_anchor(c)) < 0)
+		return *anchor;
+	for (int k = 0; k < (tp ? 1 : c->nfds); k++) {
+		links[*nlinks] = bpf_program__attach_perf_event(prog, tp ? *anchor : c->fds[k]);
+		if (!links[*nlinks])
+			return -errno;
+		(*nlinks)++;
 	}
-	if (!err || named)
-		return err;
-	if (ps_bpf__session(s) && !s->bpf->fallback[0])
-		snprintf(s->bpf->fallback, sizeof(s->bpf->fallback), "%s", why);
-	return 0; /* auto: the perf ring serves it, filters in user space */
+	return 0;
 }
 
-void ps_bpf__detach_counter(struct ps_session *s, uint32_t slot)
+/* The session's one ring buffer, from the first forwarding object. */
+static int open_ring_buffer(struct ps_sampler *m, struct ps_bpf *bs, struct ps_sample_bpf *skel)
 {
-	struct ps_bpf_counter *b = s->slots[slot].bpf;
+	int err;
+
+	bs->rb_fd = dup(bpf_map__fd(skel->maps.ps_events));
+	if (bs->rb_fd < 0)
+		return -errno;
+	bs->rb = ring_buffer__new(bs->rb_fd, ps_bpf__on_record, bs, NULL);
+	err =
+	    bs->rb ? ps_sampler__watch(m, ring_buffer__epoll_fd(bs->rb), &ps_bpf_backend) : -errno;
+	if (err) {
+		ring_buffer__free(bs->rb);
+		bs->rb = NULL;
+		close(bs->rb_fd);
+		bs->rb_fd = -1;
+	}
+	return err;
+}
+
+static void bpf_detach(struct ps_sampler *m, uint32_t slot)
+{
+	struct ps_sampled *c = ps_sampler__counter(m, slot);
+	struct ps_bpf_counter *b = c ? c->priv : NULL;
 
 	if (!b)
 		return;
 	while (b->nlinks > 0)
 		bpf_link__destroy(b->links[--b->nlinks]);
 	free(b->links);
-	b->links = NULL;
-	if (b->skel && b->anchor_fd >= 0)
+	if (b->anchor_fd >= 0)
 		close(b->anchor_fd);
-	b->anchor_fd = -1;
 	ps_sample_bpf__destroy(b->skel);
-	b->skel = NULL;
-}
-
-void ps_bpf__free_counter(struct ps_session *s, uint32_t slot)
-{
-	struct ps_bpf_counter *b = s->slots[slot].bpf;
-
-	if (!b)
-		return;
-	ps_bpf__detach_counter(s, slot);
-	free(b->pids);
-	free(b->cpus);
 	free(b);
-	s->slots[slot].bpf = NULL;
+	c->priv = NULL;
 }
 
-void ps_bpf__free(struct ps_session *s)
+/* Load and attach the counter's object; the old one (if any) goes only on
+ * success. 0, or -errno with msg naming the program and why. */
+static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msglen)
 {
-	struct ps_bpf_session *bs = s->bpf;
+	struct ps_counter *c = &m->s->slots[slot];
+	struct ps_bpf *bs = bpf_of(m);
+	struct ps_bpf_counter *b = calloc(1, sizeof(*b));
+	struct ps_sample_bpf *skel = NULL;
+	int err = 0;
+	char tail[512];
+
+	if (c->attr.sample_type & PERF_SAMPLE_STACK_USER) {
+		/* a BPF record has no room for 8 KiB of stack per sample */
+		free(b);
+		if (msg && msglen)
+			snprintf(
+			    msg, msglen,
+			    "cannot take '%s' on the BPF path: call-graph=dwarf needs the perf "
+			    "ring (the BPF path has frame-pointer stacks only: use "
+			    "call-graph=fp, or nobpf)",
+			    c->name);
+		return -EOPNOTSUPP;
+	}
+	if (!bs || !b || !(b->links = calloc(c->nfds ? c->nfds : 1, sizeof(*b->links)))) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	b->anchor_fd = -1;
+	log_install();
+	log_len = 0;
+	log_tail[0] = '\0';
+	skel = ps_sample_bpf__open();
+	err = skel ? configure(m, bs, slot, skel) : -errno;
+	if (!err)
+		err = ps_sample_bpf__load(skel);
+	if (!err)
+		err = fill_maps(m->s, c, skel);
+	if (!err)
+		err = attach_links(c, skel, b->links, &b->nlinks, &b->anchor_fd);
+	if (!err && bs->rb_fd < 0 && (skel->rodata->cfg_flags & PS_BPF_F_FORWARD))
+		err = open_ring_buffer(m, bs, skel);
+	if (err)
+		goto fail;
+	b->skel = skel;
+	bpf_detach(m, slot); /* the previous object, if any */
+	c->sampled->priv = b;
+	return 0;
+fail:
+	while (b && b->nlinks > 0)
+		bpf_link__destroy(b->links[--b->nlinks]);
+	if (b && b->anchor_fd >= 0)
+		close(b->anchor_fd);
+	free(b ? b->links : NULL);
+	free(b);
+	ps_sample_bpf__destroy(skel);
+	verifier_tail(tail, sizeof(tail));
+	if (msg && msglen)
+		snprintf(msg, msglen, "cannot load BPF program '%s' for '%s': %s%s%s%s",
+			 c->attr.type == PERF_TYPE_TRACEPOINT ? "ps_tp" : "ps_perf", c->name,
+			 ps_strerror(err), hint(err, tail[0]), tail[0] ? "; verifier: " : "", tail);
+	return err;
+}
+
+static void bpf_free(struct ps_sampler *m)
+{
+	struct ps_bpf *bs = m->bpf;
 
 	if (!bs)
 		return;
@@ -448,82 +399,14 @@ void ps_bpf__free(struct ps_session *s)
 		close(bs->rb_fd);
 	free(bs->ips);
 	free(bs);
-	s->bpf = NULL;
+	m->bpf = NULL;
 }
 
-int ps_session__set_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf_opts *o, char *msg,
-			size_t msglen)
-{
-	struct ps_counter *c = ps_session__slot(s, h);
-	struct ps_bpf_counter *b;
-	pid_t *pids = NULL;
-	int *cpus = NULL;
-
-	if (msg && msglen)
-		msg[0] = '\0';
-	if (!c)
-		return -PS_ERR_HANDLE;
-	if (!o || o->sz < offsetof(struct ps_bpf_opts, entries) + sizeof(o->entries))
-		return -EINVAL;
-	if (!c->sampling) {
-		if (msg && msglen)
-			snprintf(msg, msglen,
-				 "counter '%s' does not sample: in-kernel handling "
-				 "needs a period= or freq= term",
-				 c->name);
-		return -EINVAL;
-	}
-	if ((o->npids && !(pids = malloc(o->npids * sizeof(*pids)))) ||
-	    (o->ncpus && !(cpus = malloc(o->ncpus * sizeof(*cpus))))) {
-		free(pids);
-		return -ENOMEM;
-	}
-	if (!c->bpf && !(c->bpf = calloc(1, sizeof(*c->bpf)))) {
-		free(pids);
-		free(cpus);
-		return -ENOMEM;
-	}
-	b = c->bpf;
-	free(b->pids);
-	free(b->cpus);
-	if (o->npids)
-		memcpy(pids, o->pids, o->npids * sizeof(*pids));
-	if (o->ncpus)
-		memcpy(cpus, o->cpus, o->ncpus * sizeof(*cpus));
-	b->configured = true;
-	b->backend = o->backend;
-	b->mode = o->mode ? o->mode : PS_BPF_FORWARD;
-	b->pids = pids;
-	b->npids = o->npids;
-	b->tid = o->tid;
-	b->cpus = cpus;
-	b->ncpus = o->ncpus;
-	b->priv = o->priv;
-	b->every = o->every;
-	b->keys = o->keys;
-	b->entries = o->entries;
-	b->passed = 0;
-	if (!c->open)
-		return 0;
-	{
-		bool named;
-
-		if (wanted(s, c, &named) != PS_BACKEND_BPF) {
-			ps_bpf__detach_counter(s, (uint32_t)(c - s->slots));
-			return 0;
-		}
-	}
-	return ps_bpf__attach_counter(s, (uint32_t)(c - s->slots), msg, msglen);
-}
-
-enum ps_backend ps_session__backend(const struct ps_session *s, ps_handle h)
-{
-	const struct ps_counter *c = ps_session__slot(s, h);
-
-	return c && c->bpf && c->bpf->skel ? PS_BACKEND_BPF : PS_BACKEND_PERF;
-}
-
-const char *ps_session__bpf_fallback(const struct ps_session *s)
-{
-	return s && s->bpf ? s->bpf->fallback : "";
-}
+const struct ps_backend_ops ps_bpf_backend = {
+    .name = "bpf",
+    .attach = bpf_attach,
+    .detach = bpf_detach,
+    .drain = ps_bpf__drain,
+    .lost = ps_bpf__lost,
+    .free = bpf_free,
+};

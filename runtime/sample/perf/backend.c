@@ -373,7 +373,7 @@ static int take_sample(struct ps_sampler *m, const struct perf_event_header *h, 
 	if (slot >= m->s->nslots)
 		return 0; /* a freed counter's leftovers, or the carrier (it never samples) */
 	c = &m->s->slots[slot];
-	if (ps_record__sample(h, c->attr.sample_type, c->attr.read_format, &smp)) {
+	if (ps_record__sample(h, &c->attr, &smp)) {
 		ps_sampler__malformed(m, slot);
 		return 0;
 	}

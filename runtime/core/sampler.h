@@ -1,0 +1,41 @@
+/*
+ * sampler.h: how the counter core hands overflow delivery to its sampler.
+ * The core knows no ring and no BPF: it keeps one pointer to the session's
+ * sampler (runtime/sample/, a layer up) and calls it through these hooks at
+ * the points of a sampling counter's life; the sampler installs them when
+ * it makes the session (sample/sampler.c). Callbacks flow up, data flows
+ * down. Every hook gets the session and the counter's slot; the sampler
+ * keeps what it needs per counter behind ps_counter.sampled.
+ */
+#ifndef PS_CORE_SAMPLER_H
+#define PS_CORE_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+struct ps_session;
+struct ps_events;
+struct ps_position;
+struct ps_sampler; /* the sampler's own state, opaque here */
+
+struct ps_sampler_hooks {
+	/* ps_session__allocate: counter slot, event i of evs, samples; its
+	 * attr already has the target's part. 0 or -errno. */
+	int (*prepare)(struct ps_session *s, uint32_t slot, const struct ps_events *evs, size_t i);
+	/* A group with a sampling member is about to open on pos[0..npos). */
+	int (*will_open)(struct ps_session *s, const struct ps_position *pos, int npos, char *msg,
+			 size_t msglen);
+	/* One fd of a sampling counter opened on cpu (not enabled yet). */
+	int (*fd_opened)(struct ps_session *s, uint32_t slot, int fd, int cpu);
+	/* Every fd of the sampling counter is open, none enabled: attach. */
+	int (*attach)(struct ps_session *s, uint32_t slot, char *msg, size_t msglen);
+	/* Its fds are about to close. */
+	void (*detach)(struct ps_session *s, uint32_t slot);
+	/* The counter is freed; its slot will be reused. */
+	void (*release)(struct ps_session *s, uint32_t slot);
+	/* The session goes, after every counter. */
+	void (*free)(struct ps_session *s);
+};
+
+#endif /* PS_CORE_SAMPLER_H */

@@ -1,0 +1,322 @@
+/*
+ * sampler.c: the session's sampler and the hooks the counter core calls it
+ * through. The public ps_session__new is here: a session is the core's
+ * counters on a target plus this sampler, which the core then reaches only
+ * through core/sampler.h. Each sampling counter gets a struct ps_sampled;
+ * the perf ring backend gives every one of its fds a ring and maps its ids,
+ * and the counter is then served by BPF or by the perf ring, as its event
+ * string's bpf/nobpf term, its options (ps_session__set_bpf) or the
+ * session's backend say; AUTO takes BPF only for counters that ask for
+ * in-kernel work, and falls back to the perf ring, saying why once, when
+ * BPF cannot load. The one delivery path is in sample/deliver.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/array.h"
+#include "event/event.h"
+#include "sample/sampler.h"
+
+size_t ps_sampler__ring_pages(const struct ps_sampler *m)
+{
+	return m->ring_pages ? m->ring_pages : PS_RING_PAGES_DEFAULT;
+}
+
+/* Wake the poller when a quarter of the ring is full, not on every record:
+ * at 100k samples/s per-record wakeups would cost more than the samples. A
+ * quarter leaves three quarters of headroom for the time the loop takes to
+ * get there; the loop's periodic drain bounds the latency of slow streams. */
+uint32_t ps_sampler__wakeup_bytes(const struct ps_sampler *m)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	uint64_t bytes = ps_sampler__ring_pages(m) * (uint64_t)(psz > 0 ? psz : 4096) / 4;
+
+	return bytes > UINT32_MAX ? UINT32_MAX : bytes ? (uint32_t)bytes : 1;
+}
+
+int ps_sampler__watch(struct ps_sampler *m, int fd, const struct ps_backend_ops *backend)
+{
+	if (ps_array__reserve(&m->watch, &m->capwatch, m->nwatch + 1, sizeof(*m->watch)) ||
+	    ps_array__reserve_exact(&m->fds, m->capwatch, sizeof(*m->fds)))
+		return -ENOMEM;
+	m->watch[m->nwatch] = (struct ps_watch){.fd = fd, .backend = backend};
+	m->fds[m->nwatch++] = fd;
+	return 0;
+}
+
+static bool wants_kernel_work(const struct ps_sample_conf *c)
+{
+	return c->configured && ((c->mode & PS_BPF_AGGREGATE) || c->npids || c->tid || c->ncpus ||
+				 c->priv != PS_PRIV_ANY || c->every > 1);
+}
+
+enum ps_backend ps_sampler__choose(const struct ps_sampler *m, uint32_t slot, bool *named)
+{
+	const struct ps_sampled *c = ps_sampler__counter(m, slot);
+
+	*named = true;
+	if (c->term != PS_BACKEND_AUTO)
+		return c->term;
+	if (c->conf.configured && c->conf.backend != PS_BACKEND_AUTO)
+		return c->conf.backend;
+	if (m->backend != PS_BACKEND_AUTO)
+		return m->backend;
+	*named = false;
+	return wants_kernel_work(&c->conf) ? PS_BACKEND_BPF : PS_BACKEND_PERF;
+}
+
+/* Give an attached counter the backend it should have now. A BPF program
+ * that fails to load is an error when it was asked for by name; under AUTO
+ * the perf ring serves the counter (its filters applied in user space) and
+ * the first reason is kept for ps_session__bpf_fallback(). */
+static int serve(struct ps_sampler *m, uint32_t slot, char *msg, size_t msglen)
+{
+	struct ps_sampled *c = ps_sampler__counter(m, slot);
+	char why[sizeof(m->fallback)];
+	bool named;
+	int err;
+
+	if (ps_sampler__choose(m, slot, &named) != PS_BACKEND_BPF) {
+		if (c->serving && c->serving != &ps_perf_backend)
+			c->serving->detach(m, slot);
+		c->serving = &ps_perf_backend;
+		return 0;
+	}
+	err = ps_bpf_backend.attach(m, slot, named ? msg : why, named ? msglen : sizeof(why));
+	if (!err) {
+		c->serving = &ps_bpf_backend;
+		return 0;
+	}
+	if (named)
+		return err;
+	if (!m->fallback[0])
+		snprintf(m->fallback, sizeof(m->fallback), "%s", why);
+	if (!c->serving)
+		c->serving = &ps_perf_backend;
+	return 0;
+}
+
+/* ---- the hooks of core/sampler.h ---- */
+
+static int hook_prepare(struct ps_session *s, uint32_t slot, const struct ps_events *evs, size_t i)
+{
+	struct ps_counter *k = &s->slots[slot];
+	struct ps_sampled *c = calloc(1, sizeof(*c));
+	int bpf = evs && i < evs->n ? evs->ev[i].bpf : 0;
+
+	if (!c)
+		return -ENOMEM;
+	c->term = bpf > 0 ? PS_BACKEND_BPF : bpf < 0 ? PS_BACKEND_PERF : PS_BACKEND_AUTO;
+	k->sampled = c;
+	ps_perf_backend.prepare(s->sampler, slot, &k->attr);
+	return 0;
+}
+
+static int hook_will_open(struct ps_session *s, const struct ps_position *pos, int npos, char *msg,
+			  size_t msglen)
+{
+	return ps_perf_backend.will_open(s->sampler, pos, npos, msg, msglen);
+}
+
+static int hook_fd_opened(struct ps_session *s, uint32_t slot, int fd, int cpu)
+{
+	return ps_perf_backend.fd_opened(s->sampler, slot, fd, cpu);
+}
+
+static int hook_attach(struct ps_session *s, uint32_t slot, char *msg, size_t msglen)
+{
+	struct ps_sampler *m = s->sampler;
+	int err = ps_perf_backend.attach(m, slot, msg, msglen);
+
+	if (!err && (err = serve(m, slot, msg, msglen)))
+		ps_perf_backend.detach(m, slot);
+	return err;
+}
+
+static void hook_detach(struct ps_session *s, uint32_t slot)
+{
+	struct ps_sampler *m = s->sampler;
+	struct ps_sampled *c = ps_sampler__counter(m, slot);
+
+	/* a program goes before the fds it hangs on; samples still in a ring
+	 * then name no counter and are skipped */
+	if (c->serving && c->serving != &ps_perf_backend)
+		c->serving->detach(m, slot);
+	c->serving = NULL;
+	ps_perf_backend.detach(m, slot);
+}
+
+static void conf_free(struct ps_sample_conf *conf)
+{
+	free(conf->pids);
+	free(conf->cpus);
+	memset(conf, 0, sizeof(*conf));
+}
+
+static void hook_release(struct ps_session *s, uint32_t slot)
+{
+	struct ps_counter *k = &s->slots[slot];
+
+	conf_free(&k->sampled->conf);
+	free(k->sampled);
+	k->sampled = NULL;
+}
+
+static void hook_free(struct ps_session *s)
+{
+	struct ps_sampler *m = s->sampler;
+
+	ps_bpf_backend.free(m);
+	ps_perf_backend.free(m);
+	free(m->watch);
+	free(m->fds);
+	free(m);
+	s->sampler = NULL;
+	s->hooks = NULL;
+}
+
+static const struct ps_sampler_hooks hooks = {
+    .prepare = hook_prepare,
+    .will_open = hook_will_open,
+    .fd_opened = hook_fd_opened,
+    .attach = hook_attach,
+    .detach = hook_detach,
+    .release = hook_release,
+    .free = hook_free,
+};
+
+/* ---- the public side: the session, its options, a counter's path ---- */
+
+struct ps_session *ps_session__new(const struct ps_target_opts *opts)
+{
+	struct ps_session *s = ps_session__create(opts);
+	struct ps_sampler *m;
+
+	if (!s)
+		return NULL;
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		ps_session__free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	m->s = s;
+	s->sampler = m;
+	s->hooks = &hooks;
+	return s;
+}
+
+int ps_session__set_sample_ops(struct ps_session *s, const struct ps_sample_ops *ops)
+{
+	struct ps_sampler *m = s ? s->sampler : NULL;
+
+	if (!m)
+		return -EINVAL;
+	memset(&m->ops, 0, sizeof(m->ops));
+	if (!ops)
+		return 0;
+	if (ops->sz < offsetof(struct ps_sample_ops, ctx) + sizeof(ops->ctx))
+		return -EINVAL;
+	memcpy(&m->ops, ops, ops->sz < sizeof(*ops) ? ops->sz : sizeof(*ops));
+	m->ops.sz = sizeof(*ops);
+	return 0;
+}
+
+int ps_session__set_ring_pages(struct ps_session *s, size_t pages)
+{
+	if (!s || !s->sampler || pages == 0 || (pages & (pages - 1)) || pages > PS_RING_PAGES_MAX)
+		return -EINVAL;
+	s->sampler->ring_pages = pages;
+	return 0;
+}
+
+int ps_session__set_backend(struct ps_session *s, enum ps_backend b)
+{
+	if (!s || !s->sampler || b < PS_BACKEND_AUTO || b > PS_BACKEND_BPF)
+		return -EINVAL;
+	s->sampler->backend = b;
+	return 0;
+}
+
+bool ps_session__is_sampling(const struct ps_session *s, ps_handle h)
+{
+	const struct ps_counter *c = ps_session__slot(s, h);
+
+	return c && c->sampling;
+}
+
+/* Copy o into conf (arrays copied); 0 or -ENOMEM with conf unchanged. */
+static int conf_set(struct ps_sample_conf *conf, const struct ps_bpf_opts *o)
+{
+	pid_t *pids = NULL;
+	int *cpus = NULL;
+
+	if ((o->npids && !(pids = malloc(o->npids * sizeof(*pids)))) ||
+	    (o->ncpus && !(cpus = malloc(o->ncpus * sizeof(*cpus))))) {
+		free(pids);
+		return -ENOMEM;
+	}
+	conf_free(conf);
+	if (o->npids)
+		memcpy(pids, o->pids, o->npids * sizeof(*pids));
+	if (o->ncpus)
+		memcpy(cpus, o->cpus, o->ncpus * sizeof(*cpus));
+	*conf = (struct ps_sample_conf){
+	    .configured = true,
+	    .backend = o->backend,
+	    .mode = o->mode ? o->mode : PS_BPF_FORWARD,
+	    .pids = pids,
+	    .npids = o->npids,
+	    .tid = o->tid,
+	    .cpus = cpus,
+	    .ncpus = o->ncpus,
+	    .priv = o->priv,
+	    .every = o->every,
+	    .keys = o->keys,
+	    .entries = o->entries,
+	};
+	return 0;
+}
+
+int ps_session__set_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf_opts *o, char *msg,
+			size_t msglen)
+{
+	struct ps_counter *k = ps_session__slot(s, h);
+	int err;
+
+	if (msg && msglen)
+		msg[0] = '\0';
+	if (!k)
+		return -PS_ERR_HANDLE;
+	if (!o || o->sz < offsetof(struct ps_bpf_opts, entries) + sizeof(o->entries))
+		return -EINVAL;
+	if (!k->sampling || !k->sampled) {
+		if (msg && msglen)
+			snprintf(msg, msglen,
+				 "counter '%s' does not sample: in-kernel handling "
+				 "needs a period= or freq= term",
+				 k->name);
+		return -EINVAL;
+	}
+	err = conf_set(&k->sampled->conf, o);
+	k->sampled->passed = 0;
+	if (err || !k->open)
+		return err;
+	/* an open counter takes its new path now (a new program replaces the old) */
+	return serve(s->sampler, (uint32_t)(k - s->slots), msg, msglen);
+}
+
+enum ps_backend ps_session__backend(const struct ps_session *s, ps_handle h)
+{
+	const struct ps_counter *k = ps_session__slot(s, h);
+
+	return k && k->sampled && k->sampled->serving == &ps_bpf_backend ? PS_BACKEND_BPF
+									 : PS_BACKEND_PERF;
+}
+
+const char *ps_session__bpf_fallback(const struct ps_session *s)
+{
+	return s && s->sampler ? s->sampler->fallback : "";
+}
