@@ -546,12 +546,21 @@ static void test_free_mid_session(void)
 	}
 	rings = ps_session__poll_fds(s, &fds);
 	tap_ok(rings >= 1, "%d rings, one per CPU", rings);
+	/* on one CPU: period=10 counts on each per-CPU fd apart, so a thread
+	 * that moved would leave a remainder on each */
+	cpu_set_t one, old;
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_getaffinity(0, sizeof(old), &old);
+	sched_setaffinity(0, sizeof(one), &one);
 	for (int i = 0; i < 1000; i++)
 		syscall(SYS_getppid);
 	ps_session__flush(s);
 	tap_ok(ps_session__free_counter(s, a) == 0, "free the period=1 counter mid-session");
 	for (int i = 0; i < 1000; i++)
 		syscall(SYS_getppid);
+	sched_setaffinity(0, sizeof(old), &old);
 	ps_session__flush(s);
 	ps_session__sample_stats(s, b, &st);
 	tap_is_u64(st.samples, 200, "the other counter still samples (2000 calls / 10)");
