@@ -100,6 +100,45 @@ int ps_events__cpus(const struct ps_events *evs, size_t i, const int **cpus);
  * NULL. NULL for any other event or a bad index. */
 const char *ps_events__bp_symbol(const struct ps_events *evs, size_t i, uint64_t *offset);
 
+/* What an event asks for beyond its attr (ps_events__flags). */
+enum ps_event_flag {
+	PS_EVENT_NO_INHERIT = 1u << 0,	 /* no-inherit: never follow the target's children */
+	PS_EVENT_PRECISE_MAX = 1u << 1,	 /* P: precise_ip lowered until the PMU accepts it */
+	PS_EVENT_WEAK_GROUP = 1u << 2,	 /* W (leader): open ungrouped if the group cannot be */
+	PS_EVENT_PERCORE = 1u << 3,	 /* percore: perf stat's per-core sum (informational) */
+	PS_EVENT_SAMPLE_EVERY = 1u << 4, /* a tracepoint or probe: sampling it without period=
+					  * or freq= samples every hit (sample_period 1) */
+};
+unsigned ps_events__flags(const struct ps_events *evs, size_t i);
+/* The name of the group event i leads when written NAME{...}, else NULL. */
+const char *ps_events__group_name(const struct ps_events *evs, size_t i);
+/* "subsys:event" of a tracepoint event (whatever its display name), else NULL. */
+const char *ps_events__tracepoint(const struct ps_events *evs, size_t i);
+
+/* Dynamic probes: kprobe:SYM[+OFF], kretprobe:SYM, uprobe:PATH:SYM[+OFF] or
+ * uprobe:PATH:0xADDR, uretprobe:PATH:SYM, usdt:PATH:PROVIDER:NAME. The
+ * parser gives the kprobe or uprobe PMU's type and the retprobe bit; a
+ * session fills config1 (a pointer to the function or path) and config2
+ * (the offset) when it opens the counter, resolving SYM or the USDT note in
+ * PATH's ELF file (ps_probe__resolve). */
+enum ps_probe_kind {
+	PS_PROBE_KPROBE = 1,
+	PS_PROBE_KRETPROBE,
+	PS_PROBE_UPROBE,
+	PS_PROBE_URETPROBE,
+	PS_PROBE_USDT,
+};
+struct ps_probe_info {
+	enum ps_probe_kind kind;
+	const char *path;     /* uprobes and USDT: the ELF file as written */
+	const char *symbol;   /* kprobes and uprobes: the function; NULL for an address */
+	uint64_t offset;      /* +OFF after the symbol, or the address itself */
+	const char *provider; /* USDT */
+	const char *name;     /* USDT */
+};
+/* 1 with *info filled (strings owned by evs), 0 when event i is no probe. */
+int ps_events__probe(const struct ps_events *evs, size_t i, struct ps_probe_info *info);
+
 struct ps_event_list_entry {
 	const char *group; /* "hardware", "software", "cache", "tracepoint",
 			    * "pmu/NAME" (sysfs), "libpfm4/PMU" */

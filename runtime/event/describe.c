@@ -23,7 +23,7 @@ struct field {
 	bool hex;
 };
 
-#define MAX_FIELDS 32
+#define MAX_FIELDS 40
 
 /* The fields of one event, in output order. */
 static size_t collect(const struct ps_event *ev, struct field *f)
@@ -70,6 +70,8 @@ static size_t collect(const struct ps_event *ev, struct field *f)
 	NONZERO("exclude_callchain_user", a->exclude_callchain_user, false);
 	NONZERO("sample_regs_user", a->sample_regs_user, true);
 	NONZERO("sample_stack_user", a->sample_stack_user, false);
+	NONZERO("aux_output", a->aux_output, false);
+	NONZERO("aux_sample_size", a->aux_sample_size, false);
 #undef ALWAYS
 #undef NONZERO
 	return n;
@@ -93,6 +95,55 @@ static void extras(const struct ps_event *ev, FILE *out, bool json)
 		for (size_t c = 0; c < ev->ncpus; c++)
 			fprintf(out, c ? ",%d" : "%d", ev->cpus[c]);
 		fputs(json ? "\"" : "\n", out);
+	}
+}
+
+static void str_field(FILE *out, bool json, const char *key, const char *val)
+{
+	if (json) {
+		fprintf(out, ", \"%s\": ", key);
+		ps_ev__json_string(out, val);
+	} else {
+		fprintf(out, "%s=%s\n", key, val);
+	}
+}
+
+/* What is not an attr field but changes what the session does: the
+ * group's name, the flags, metric-id=, and a probe's target, which the
+ * session resolves into config1/config2 when it opens the counter. */
+static void more(const struct ps_event *ev, FILE *out, bool json)
+{
+	static const char *const kind[] = {"",	     "kprobe",	  "kretprobe",
+					   "uprobe", "uretprobe", "usdt"};
+	/* PS_EVENT_SAMPLE_EVERY is left out: it follows from the type */
+	static const char *const flag[] = {"no-inherit", "precise-max", "weak-group", "percore"};
+	const struct ps_probe *pr = ev->probe;
+	char buf[640] = "";
+
+	if (ev->group_name)
+		str_field(out, json, "group", ev->group_name);
+	for (size_t i = 0; i < sizeof(flag) / sizeof(flag[0]); i++)
+		if (ev->flags & (1u << i))
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s",
+				 buf[0] ? "," : "", flag[i]);
+	if (buf[0])
+		str_field(out, json, "flags", buf);
+	if (ev->metric_id)
+		str_field(out, json, "metric_id", ev->metric_id);
+	if (!pr)
+		return;
+	str_field(out, json, "probe", kind[pr->kind]);
+	if (pr->path)
+		str_field(out, json, "probe_path", pr->path);
+	if (pr->provider) {
+		snprintf(buf, sizeof(buf), "%s:%s", pr->provider, pr->name);
+		str_field(out, json, "probe_usdt", buf);
+	} else if (pr->symbol) {
+		snprintf(buf, sizeof(buf), "%s+0x%llx", pr->symbol, (unsigned long long)pr->offset);
+		str_field(out, json, "probe_symbol", buf);
+	} else {
+		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)pr->offset);
+		str_field(out, json, "probe_addr", buf);
 	}
 }
 
@@ -131,6 +182,7 @@ int ps_events__describe(const struct ps_events *evs, FILE *out, bool json)
 					bp_symbol(&evs->ev[i], out, true);
 			}
 			extras(&evs->ev[i], out, true);
+			more(&evs->ev[i], out, true);
 			fputs(i + 1 < evs->n ? "},\n" : "}\n", out);
 			continue;
 		}
@@ -144,6 +196,7 @@ int ps_events__describe(const struct ps_events *evs, FILE *out, bool json)
 				bp_symbol(&evs->ev[i], out, false);
 		}
 		extras(&evs->ev[i], out, false);
+		more(&evs->ev[i], out, false);
 	}
 	if (json)
 		fputs("]\n", out);

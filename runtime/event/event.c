@@ -1,13 +1,15 @@
 /*
  * event.c: the event-string parser. It reads perf's `-e` syntax (a comma
- * list of events and {groups}, each event a name, optional /terms/ and
- * :modifiers), asks the resolvers of event/event.h what each name means, applies
- * modifiers with perf's semantics and terms from the table in
- * event/terms.c, then fills in what every attr needs to be opened as a
- * counter (size, disabled on leaders, read_format, sample_type). A
- * tracepoint glob becomes one event per match, each with the terms and
- * modifiers written after the glob. It never opens anything; errors carry
- * the column, the token and a did-you-mean.
+ * list of events and {groups}, optionally named NAME{...}, each event a
+ * name, optional /terms/ and :modifiers), asks the resolvers of
+ * event/event.h what each name means, applies modifiers (event/modifiers.c)
+ * and terms (event/terms.c), then fills in what every attr needs to be
+ * opened as a counter (size, disabled on leaders, read_format, sample_type).
+ * Names with a grammar of their own go to their files: mem: breakpoints,
+ * kprobe:/uprobe:/usdt: probes, TYPE:CONFIG numbers (here), libpfm4's
+ * pmu::EVENT. A tracepoint glob becomes one event per match, each with the
+ * terms and modifiers written after the glob. It never opens anything;
+ * errors carry the column, the token and a did-you-mean.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,9 +24,6 @@ const struct ps_ev_resolver *const ps_ev__resolvers[] = {
     &ps_ev__pfm,
 };
 const size_t ps_ev__nresolvers = sizeof(ps_ev__resolvers) / sizeof(ps_ev__resolvers[0]);
-
-#define MODIFIERS      "ukhHGIpSDe"
-#define MODIFIERS_LIST "u k h H G I p pp ppp S D e"
 
 struct parser {
 	const char *s;
@@ -44,27 +43,42 @@ static bool is_word_char(char c)
 	       c == '_' || c == '-' || c == '.' || c == '*' || c == '?';
 }
 
+/* A glob's [...] class is part of the word when it closes before anything
+ * that separates events, terms or modifiers. */
+static size_t bracket_len(const char *s)
+{
+	size_t n = 1;
+
+	while (is_word_char(s[n]) || s[n] == '!' || s[n] == '^')
+		n++;
+	return s[n] == ']' && n > 1 ? n + 1 : 0;
+}
+
 static size_t word_len(const char *s)
 {
-	size_t n = 0;
+	size_t n = 0, b;
 
-	while (is_word_char(s[n]))
-		n++;
-	return n;
+	for (;;) {
+		if (is_word_char(s[n]))
+			n++;
+		else if (s[n] == '[' && (b = bracket_len(&s[n])))
+			n += b;
+		else
+			return n;
+	}
+}
+
+static bool is_number(const char *s, size_t len)
+{
+	uint64_t v;
+
+	return len > 0 && s[0] >= '0' && s[0] <= '9' && ps_ev__parse_u64(s, len, &v);
 }
 
 static void skip_ws(struct parser *p)
 {
 	while (p->s[p->pos] == ' ' || p->s[p->pos] == '\t')
 		p->pos++;
-}
-
-static bool looks_like_mods(const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (!strchr(MODIFIERS, s[i]))
-			return false;
-	return len > 0;
 }
 
 /* "empty event", "unexpected character" or "unterminated group", depending
@@ -118,6 +132,41 @@ static int resolve(struct parser *p, const struct ps_ev_ref *ref, struct ps_even
 	return unknown_event(p, ref);
 }
 
+static int unterminated_class(struct parser *p, size_t at)
+{
+	return ps_ev__fail(p->err, PS_ERR_SYNTAX, col(at), "[", 1,
+			   "unterminated '[' at column %d (a glob class ends with ']', e.g. "
+			   "sys_enter_[a-m]*)",
+			   col(at));
+}
+
+/* TYPE:CONFIG, perf's numeric form ("1:1" is software task-clock): the
+ * attr type and config as written, with the generic terms only. */
+static int parse_numeric(struct parser *p, size_t len, struct ps_ev_ref *ref, struct ps_event *ev)
+{
+	const char *s = &p->s[p->pos];
+	size_t len2 = word_len(&s[len + 1]);
+	uint64_t type, config;
+
+	*ref = (struct ps_ev_ref){.name = s, .name_len = len + 1 + len2, .column = col(p->pos)};
+	if (!ps_ev__parse_u64(s, len, &type) || type > UINT32_MAX)
+		return ps_ev__fail(p->err, PS_ERR_BAD_VALUE, col(p->pos), s, len,
+				   "bad event type '%.*s' at column %d (TYPE:CONFIG takes a 32-bit "
+				   "type, e.g. 1:1)",
+				   (int)len, s, col(p->pos));
+	if (!ps_ev__parse_u64(&s[len + 1], len2, &config))
+		return ps_ev__fail(p->err, PS_ERR_BAD_VALUE, col(p->pos + len + 1), &s[len + 1],
+				   len2,
+				   "bad event config '%.*s' at column %d (TYPE:CONFIG takes a "
+				   "number, e.g. 4:0x1c2)",
+				   (int)len2, &s[len + 1], col(p->pos + len + 1));
+	ev->attr.type = (uint32_t)type;
+	ev->attr.config = config;
+	p->pos += len + 1 + len2;
+	ref->terms = p->s[p->pos] == '/';
+	return 0;
+}
+
 /* name or subsys:event. A ':' after a name the symbolic tables know starts
  * modifiers (cycles:u); after any other name it makes a tracepoint. */
 static int parse_name(struct parser *p, struct ps_ev_ref *ref, struct ps_event *ev,
@@ -130,6 +179,11 @@ static int parse_name(struct parser *p, struct ps_ev_ref *ref, struct ps_event *
 
 	if (len == 3 && !strncmp(&s[p->pos], "mem:", 4))
 		return ps_ev__parse_breakpoint(s, &p->pos, ref, ev, p->err);
+	if (s[p->pos + len] == ':' && ps_ev__is_probe_prefix(&s[p->pos], len))
+		return ps_ev__parse_probe(s, &p->pos, ref, ev, p->err);
+	if (s[p->pos + len] == ':' && is_number(&s[p->pos], len) && s[p->pos + len + 1] >= '0' &&
+	    s[p->pos + len + 1] <= '9')
+		return parse_numeric(p, len, ref, ev);
 	if (s[p->pos + len] == ':' && s[p->pos + len + 1] == ':') { /* skx::EVENT */
 		r = ps_ev__parse_vendor(s, &p->pos, ref, ev, p->err);
 		if (r > 0)
@@ -145,6 +199,8 @@ static int parse_name(struct parser *p, struct ps_ev_ref *ref, struct ps_event *
 	*ref = (struct ps_ev_ref){.name = &s[p->pos], .name_len = len, .column = col(p->pos)};
 	p->pos += len;
 	len2 = s[p->pos] == ':' ? word_len(&s[p->pos + 1]) : 0;
+	if (s[p->pos] == '[' || (len2 && s[p->pos + 1 + len2] == '['))
+		return unterminated_class(p, s[p->pos] == '[' ? p->pos : p->pos + 1 + len2);
 	ref->terms = s[p->pos] == '/';
 	if (len2 == 0)
 		return resolve(p, ref, ev, res);
@@ -172,7 +228,7 @@ static int parse_name(struct parser *p, struct ps_ev_ref *ref, struct ps_event *
 			return r < 0 ? r : 0;
 	}
 	r = resolve(p, &tp, ev, res);
-	if (r < 0 && looks_like_mods(tp.name, len2) && !tp.terms) {
+	if (r < 0 && ps_ev__looks_like_mods(tp.name, len2) && !tp.terms) {
 		/* "cycels:u" is a misspelt event with modifiers, not a tracepoint
 		 * of subsystem "cycels", when the tables know a near name. */
 		struct ps_ev_suggest sg;
@@ -185,82 +241,6 @@ static int parse_name(struct parser *p, struct ps_ev_ref *ref, struct ps_event *
 	*ref = tp;
 	p->pos += 1 + len2;
 	return r;
-}
-
-/* Apply a modifier string to attr the way perf does: the first of u/k/h
- * excludes all three privilege levels and each letter lets its own back in
- * (so "uk" excludes only the hypervisor); G and H do the same for guest and
- * host; each p raises precise_ip. Starting from the attr's current values is
- * what makes group modifiers combine with the members' own. */
-static int apply_mods(struct parser *p, struct ps_event *ev, size_t at, size_t len)
-{
-	struct perf_event_attr *a = &ev->attr;
-	const char *m = &p->s[at];
-	unsigned seen = 0, np = 0;
-	int eu = a->exclude_user, ek = a->exclude_kernel, eh = a->exclude_hv;
-	int eH = a->exclude_host, eG = a->exclude_guest;
-	int exclude = eu | ek | eh, exclude_gh = eG | eH;
-
-	if (len == 0)
-		return ps_ev__fail(
-		    p->err, PS_ERR_SYNTAX, col(at), "", 0,
-		    "missing modifier after ':' at column %d (valid: " MODIFIERS_LIST ")", col(at));
-	for (size_t i = 0; i < len; i++) {
-		const char *c = strchr(MODIFIERS, m[i]);
-
-		if (!c)
-			return ps_ev__fail(
-			    p->err, PS_ERR_SYNTAX, col(at + i), &m[i], 1,
-			    "unknown modifier '%c' at column %d (valid: " MODIFIERS_LIST ")", m[i],
-			    col(at + i));
-		if (m[i] == 'p')
-			np++;
-		else if (seen & 1u << (c - MODIFIERS))
-			return ps_ev__fail(p->err, PS_ERR_SYNTAX, col(at + i), &m[i], 1,
-					   "duplicate modifier '%c' at column %d", m[i],
-					   col(at + i));
-		seen |= 1u << (c - MODIFIERS);
-	}
-	if (a->precise_ip + np > 3)
-		return ps_ev__fail(p->err, PS_ERR_BAD_VALUE, col(at), m, len,
-				   "too many 'p' modifiers in '%.*s' at column %d (at most ppp)",
-				   (int)len, m, col(at));
-#define HAS(ch) (seen & 1u << (strchr(MODIFIERS, ch) - MODIFIERS))
-	if (HAS('u') || HAS('k') || HAS('h')) {
-		if (!exclude)
-			eu = ek = eh = 1;
-		eu = HAS('u') ? 0 : eu;
-		ek = HAS('k') ? 0 : ek;
-		eh = HAS('h') ? 0 : eh;
-	}
-	if (HAS('G') || HAS('H')) {
-		if (!exclude_gh)
-			eG = eH = 1;
-		eG = HAS('G') ? 0 : eG;
-		eH = HAS('H') ? 0 : eH;
-	}
-	a->exclude_user = eu & 1;
-	a->exclude_kernel = ek & 1;
-	a->exclude_hv = eh & 1;
-	a->exclude_guest = eG & 1;
-	a->exclude_host = eH & 1;
-	a->exclude_idle |= HAS('I') ? 1 : 0;
-	a->precise_ip = (a->precise_ip + np) & 3;
-	a->pinned |= HAS('D') ? 1 : 0;
-	a->exclusive |= HAS('e') ? 1 : 0;
-	ev->sample_read |= HAS('S') != 0;
-#undef HAS
-	return 0;
-}
-
-static size_t mods_len(const char *s)
-{
-	size_t n = 0;
-
-	while ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') ||
-	       (s[n] >= '0' && s[n] <= '9'))
-		n++;
-	return n;
 }
 
 static int push_event(struct parser *p, struct ps_event *ev)
@@ -301,12 +281,15 @@ static int push_glob(struct parser *p, const struct ps_event *tmpl, const struct
 		ev.name = tmpl->named ? strdup(tmpl->name) : NULL;
 		if (!tmpl->named && asprintf(&ev.name, "%s%.*s", tp[i].name, (int)rest, after) < 0)
 			ev.name = NULL;
-		if (!ev.name) {
+		ev.tp_name = strdup(tp[i].name);
+		ev.metric_id = tmpl->metric_id ? strdup(tmpl->metric_id) : NULL;
+		if (!ev.name || !ev.tp_name || (tmpl->metric_id && !ev.metric_id)) {
+			ps_ev__event_release(&ev);
 			r = ps_ev__nomem(p->err);
 			break;
 		}
 		if ((r = push_event(p, &ev)) < 0)
-			free(ev.name);
+			ps_ev__event_release(&ev);
 	}
 	ps_ev__tp_free(tp, n);
 	return r;
@@ -315,7 +298,7 @@ static int push_glob(struct parser *p, const struct ps_event *tmpl, const struct
 /* name [/terms/] [[:]mods]; on success the event is appended to p->evs. */
 static int parse_event(struct parser *p, size_t leader, size_t group_open, bool in_group)
 {
-	struct ps_event ev = {.leader = leader, .cpu = -1};
+	struct ps_event ev = {.leader = leader, .cpu = -1, .time_term = -1, .raw_term = -1};
 	const struct ps_ev_resolver *res = NULL;
 	struct ps_ev_ref ref;
 	size_t start, at;
@@ -328,18 +311,18 @@ static int parse_event(struct parser *p, size_t leader, size_t group_open, bool 
 		return no_event_here(p, group_open, in_group);
 	r = parse_name(p, &ref, &ev, &res);
 	if (r < 0)
-		return r;
+		goto fail;
 	if (p->s[p->pos] == '/') {
 		r = ps_ev__parse_terms(p->s, &p->pos, &ref, res, &ev, p->err);
 		if (r < 0)
 			goto fail;
 		after_terms = true;
 	}
-	if (p->s[p->pos] == ':' || (after_terms && mods_len(&p->s[p->pos]) > 0)) {
+	if (p->s[p->pos] == ':' || (after_terms && ps_ev__mods_len(&p->s[p->pos]) > 0)) {
 		p->pos += p->s[p->pos] == ':';
 		at = p->pos;
-		p->pos += mods_len(&p->s[at]);
-		r = apply_mods(p, &ev, at, p->pos - at);
+		p->pos += ps_ev__mods_len(&p->s[at]);
+		r = ps_ev__apply_mods(p->s, at, p->pos - at, &ev, p->err);
 		if (r < 0)
 			goto fail;
 		ev.has_mods = true;
@@ -357,8 +340,7 @@ static int parse_event(struct parser *p, size_t leader, size_t group_open, bool 
 	if (r == 0)
 		return 0;
 fail:
-	free(ev.name);
-	free(ev.bp_symbol);
+	ps_ev__event_release(&ev);
 	return r;
 }
 
@@ -367,7 +349,7 @@ static int apply_group_mods(struct parser *p, size_t first, size_t at, size_t le
 {
 	for (size_t i = first; i < p->evs->n; i++) {
 		struct ps_event *ev = &p->evs->ev[i];
-		int r = apply_mods(p, ev, at, len);
+		int r = ps_ev__apply_mods(p->s, at, len, ev, p->err);
 
 		if (r < 0)
 			return r;
@@ -385,12 +367,14 @@ static int apply_group_mods(struct parser *p, size_t first, size_t at, size_t le
 	return 0;
 }
 
-static int parse_group(struct parser *p)
+/* {events}[:mods], or NAME{events}[:mods] with name_len > 0 (perf's
+ * named groups: the name is the group's, kept on its leader). */
+static int parse_group(struct parser *p, size_t name_len)
 {
-	size_t open = p->pos, first = p->evs->n, at, len;
+	size_t name_at = p->pos, open = p->pos + name_len, first = p->evs->n, at, len;
 	int r;
 
-	p->pos++;
+	p->pos = open + 1;
 	skip_ws(p);
 	if (p->s[p->pos] == '}')
 		return ps_ev__fail(p->err, PS_ERR_SYNTAX, col(open), "{}", 2,
@@ -412,9 +396,11 @@ static int parse_group(struct parser *p)
 		p->pos++;
 	}
 	p->pos++;
+	if (name_len && !(p->evs->ev[first].group_name = strndup(&p->s[name_at], name_len)))
+		return ps_ev__nomem(p->err);
 	if (p->s[p->pos] == ':') {
 		at = ++p->pos;
-		len = mods_len(&p->s[at]);
+		len = ps_ev__mods_len(&p->s[at]);
 		p->pos += len;
 		return apply_group_mods(p, first, at, len);
 	}
@@ -430,12 +416,31 @@ static size_t group_size(const struct ps_events *evs, size_t leader)
 	return n;
 }
 
+/* The sample contents the terms asked for, once period or freq is known:
+ * perf's defaults, a tracepoint's raw fields (unless raw=0), time= and
+ * as written. Counting events keep the bits the terms set; the
+ * kernel ignores them. */
+static void sample_bits(struct ps_event *ev, bool leads_group)
+{
+	struct perf_event_attr *a = &ev->attr;
+
+	if (a->sample_period) { /* a union with sample_freq */
+		a->sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+				  PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+		if (leads_group)
+			a->sample_type |= PERF_SAMPLE_READ;
+		if (a->type == PERF_TYPE_TRACEPOINT && ev->raw_term != 0)
+			a->sample_type |= PERF_SAMPLE_RAW;
+	}
+	if (ev->time_term == 0)
+		a->sample_type &= ~(uint64_t)PERF_SAMPLE_TIME;
+	else if (ev->time_term == 1)
+		a->sample_type |= PERF_SAMPLE_TIME;
+}
+
 /* What every attr needs to be opened as a counter of a group. */
 static void finalize(struct ps_events *evs)
 {
-	const uint64_t sample = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-				PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
-
 	for (size_t i = 0; i < evs->n; i++) {
 		struct ps_event *ev = &evs->ev[i];
 		struct perf_event_attr *a = &ev->attr, *la = &evs->ev[ev->leader].attr;
@@ -446,17 +451,54 @@ static void finalize(struct ps_events *evs)
 		a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 		if (leads_group)
 			a->read_format |= PERF_FORMAT_GROUP | PERF_FORMAT_ID;
-		if (a->sample_period) /* a union with sample_freq; |= keeps the terms' bits */
-			a->sample_type |= sample | (leads_group ? PERF_SAMPLE_READ : 0);
+		sample_bits(ev, leads_group);
 		if (ev->sample_read)
 			la->sample_type |= PERF_SAMPLE_READ;
+		if (a->type == PERF_TYPE_TRACEPOINT || ev->probe)
+			ev->flags |= PS_EVENT_SAMPLE_EVERY;
+		if (ev->precise_max)
+			ev->flags |= PS_EVENT_PRECISE_MAX;
 		if (ev->leader != i) {
-			/* The kernel accepts pinned/exclusive on a group leader only. */
+			/* The kernel accepts pinned/exclusive on a group leader only;
+			 * a group is weak as a whole, which its leader says. */
 			la->pinned |= a->pinned;
 			la->exclusive |= a->exclusive;
 			a->pinned = a->exclusive = 0;
+			evs->ev[ev->leader].flags |= ev->flags & PS_EVENT_WEAK_GROUP;
+			ev->flags &= ~(unsigned)PS_EVENT_WEAK_GROUP;
 		}
 	}
+}
+
+/* Bytes no event string may hold outside a quoted value: non-ASCII (a
+ * look-alike dash or quote pasted from a document reads as a valid name
+ * otherwise only by luck) and control characters. */
+static int check_bytes(const char *s, struct ps_event_error *err)
+{
+	char quote = 0;
+
+	for (size_t i = 0; s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (quote) {
+			quote = c == (unsigned char)quote ? 0 : quote;
+			continue;
+		}
+		if (c == '\'' || c == '"')
+			quote = (char)c;
+		else if (c >= 0x80)
+			return ps_ev__fail(err, PS_ERR_SYNTAX, col(i), &s[i], 1,
+					   "non-ASCII byte 0x%02x at column %d: event names, terms "
+					   "and modifiers are ASCII (a look-alike character pasted "
+					   "from a document?); quote a value that needs other "
+					   "characters, as in name='...'",
+					   c, col(i));
+		else if (c < 0x20 && c != '\t')
+			return ps_ev__fail(
+			    err, PS_ERR_SYNTAX, col(i), &s[i], 1,
+			    "control character 0x%02x at column %d in the event string", c, col(i));
+	}
+	return 0;
 }
 
 struct ps_events *ps_events__parse(const char *spec, struct ps_event_error *err)
@@ -464,6 +506,7 @@ struct ps_events *ps_events__parse(const char *spec, struct ps_event_error *err)
 	struct ps_event_error local;
 	struct parser p = {.s = spec, .err = &local};
 	struct ps_events *evs = NULL;
+	size_t wl;
 	int r = -ENOMEM;
 
 	memset(&local, 0, sizeof(local));
@@ -471,6 +514,8 @@ struct ps_events *ps_events__parse(const char *spec, struct ps_event_error *err)
 		r = ps_ev__fail(&local, PS_ERR_SYNTAX, 0, "", 0, "no event string given");
 		goto fail;
 	}
+	if ((r = check_bytes(spec, &local)) < 0)
+		goto fail;
 	if (!(evs = calloc(1, sizeof(*evs))) || !(evs->spec = strdup(spec))) {
 		r = ps_ev__nomem(&local);
 		goto fail;
@@ -478,7 +523,11 @@ struct ps_events *ps_events__parse(const char *spec, struct ps_event_error *err)
 	p.evs = evs;
 	for (;;) {
 		skip_ws(&p);
-		r = spec[p.pos] == '{' ? parse_group(&p) : parse_event(&p, evs->n, 0, false);
+		wl = spec[p.pos] == '{' ? 0 : word_len(&spec[p.pos]);
+		if (spec[p.pos + wl] == '{')
+			r = parse_group(&p, wl);
+		else
+			r = parse_event(&p, evs->n, 0, false);
 		if (r < 0)
 			goto fail;
 		skip_ws(&p);
@@ -500,76 +549,4 @@ fail:
 		*err = local;
 	errno = r == -ENOMEM ? ENOMEM : EINVAL;
 	return NULL;
-}
-
-void ps_events__free(struct ps_events *evs)
-{
-	if (!evs)
-		return;
-	for (size_t i = 0; i < evs->n; i++) {
-		free(evs->ev[i].name);
-		free(evs->ev[i].bp_symbol);
-	}
-	free(evs->ev);
-	free(evs->spec);
-	free(evs);
-}
-
-size_t ps_events__count(const struct ps_events *evs)
-{
-	return evs ? evs->n : 0;
-}
-
-const struct perf_event_attr *ps_events__attr(const struct ps_events *evs, size_t i)
-{
-	return evs && i < evs->n ? &evs->ev[i].attr : NULL;
-}
-
-const char *ps_events__name(const struct ps_events *evs, size_t i)
-{
-	return evs && i < evs->n ? evs->ev[i].name : NULL;
-}
-
-size_t ps_events__leader(const struct ps_events *evs, size_t i)
-{
-	return evs && i < evs->n ? evs->ev[i].leader : i;
-}
-
-int ps_events__cpu(const struct ps_events *evs, size_t i)
-{
-	return evs && i < evs->n ? evs->ev[i].cpu : -1;
-}
-
-const char *ps_events__spec(const struct ps_events *evs)
-{
-	return evs ? evs->spec : NULL;
-}
-
-int ps_events__scale(const struct ps_events *evs, size_t i, double *scale, const char **unit)
-{
-	if (!evs || i >= evs->n)
-		return -EINVAL;
-	if (scale)
-		*scale = evs->ev[i].scale > 0 ? evs->ev[i].scale : 1.0;
-	if (unit)
-		*unit = evs->ev[i].unit ? evs->ev[i].unit : "";
-	return 0;
-}
-
-int ps_events__cpus(const struct ps_events *evs, size_t i, const int **cpus)
-{
-	if (!evs || i >= evs->n)
-		return -EINVAL;
-	if (cpus)
-		*cpus = evs->ev[i].cpus;
-	return (int)evs->ev[i].ncpus;
-}
-
-const char *ps_events__bp_symbol(const struct ps_events *evs, size_t i, uint64_t *offset)
-{
-	if (!evs || i >= evs->n || !evs->ev[i].bp_symbol)
-		return NULL;
-	if (offset)
-		*offset = evs->ev[i].bp_offset;
-	return evs->ev[i].bp_symbol;
 }

@@ -21,6 +21,15 @@
 
 struct ps_ev_format;
 
+/* A kprobe, uprobe or USDT marker as written (event/probe.c). */
+struct ps_probe {
+	enum ps_probe_kind kind;
+	char *path;	       /* uprobes and USDT */
+	char *symbol;	       /* NULL: offset is an address */
+	uint64_t offset;       /* +OFF, or the address */
+	char *provider, *name; /* USDT */
+};
+
 /* At most this many distinct format terms are tracked per event for the
  * overlap check; more are still applied, just not compared. */
 #define PS_EV_MAX_FMT_USED 16
@@ -41,6 +50,14 @@ struct ps_event {
 	char *bp_symbol;  /* mem:SYMBOL: looked up when the session opens it; NULL otherwise */
 	uint64_t bp_offset; /* the +OFF after it */
 	size_t ncpus;
+	char *group_name; /* leader of a named group (group1{...}), NULL otherwise */
+	char *metric_id;  /* metric-id= term, NULL when absent */
+	char *tp_name;	  /* a tracepoint's "subsys:event" (its format file), NULL otherwise */
+	struct ps_probe *probe; /* kprobe/uprobe/usdt (event/probe.c), NULL otherwise */
+	unsigned flags;		/* PS_EVENT_* of perfscript.h */
+	signed char time_term;	/* time=0|1 as written, -1 when not written */
+	signed char raw_term;	/* raw=0|1 as written, -1 when not written */
+	bool precise_max;	/* P modifier: the highest precise_ip the PMU takes */
 	/* Format terms written in the string, to refuse two that set the same bits. */
 	const struct ps_ev_format *fmt_used[PS_EV_MAX_FMT_USED];
 	const char *fmt_key[PS_EV_MAX_FMT_USED]; /* as written, for the message */
@@ -131,6 +148,30 @@ void ps_ev__json_string(FILE *out, const char *s);
 void ps_ev__suggest_generic_terms(struct ps_ev_suggest *s);
 const char *ps_ev__generic_terms(void);
 
+/* event/access.c: free what an event owns (not the event itself). */
+void ps_ev__event_release(struct ps_event *ev);
+
+/* ---- modifiers (event/modifiers.c) ---- */
+
+/* Apply the modifier letters s[at..at+len) to ev; 0 or < 0 with err filled. */
+int ps_ev__apply_mods(const char *s, size_t at, size_t len, struct ps_event *ev,
+		      struct ps_event_error *err);
+/* Length of the run of letters and digits at s (what a modifier string may be). */
+size_t ps_ev__mods_len(const char *s);
+/* Whether every byte of s is a modifier letter ("u", "kp"). */
+bool ps_ev__looks_like_mods(const char *s, size_t len);
+const char *ps_ev__modifiers_list(void);
+
+/* ---- probes (event/probe.c) ---- */
+
+/* Whether s[0..len) is kprobe, kretprobe, uprobe, uretprobe or usdt. */
+bool ps_ev__is_probe_prefix(const char *s, size_t len);
+/* s[*pos] starts "kprobe:" and friends: parse the probe into ev (attr type
+ * and retprobe bit, ev->probe) and ref, advancing *pos past it. */
+int ps_ev__parse_probe(const char *s, size_t *pos, struct ps_ev_ref *ref, struct ps_event *ev,
+		       struct ps_event_error *err);
+void ps_ev__probe_free(struct ps_probe *pr);
+
 /* ---- breakpoints (event/breakpoint.c) ---- */
 
 /* s[*pos] starts "mem:". Parses ADDR[/LEN][:rwx] or SYMBOL[+OFF][/LEN][:rwx],
@@ -190,6 +231,7 @@ struct ps_ev_pmu {
 	size_t nalias;
 	int *cpus; /* cpumask, NULL when the PMU has none (any CPU) */
 	size_t ncpus;
+	bool core; /* a core PMU ("cpu", or a hybrid one with a cpus file) */
 };
 
 /* The sysfs root ($PERFSCRIPT_SYSFS or /sys) + "/bus/event_source/devices". */
@@ -237,6 +279,11 @@ struct ps_ev_sym_entry {
 	uint32_t type;
 	uint64_t config;
 };
+/* A generic hardware or hardware-cache name (cycles, L1-dcache-load-misses),
+ * as written inside a core PMU's terms (cpu/cycles/): 1 with its legacy
+ * type and config, 0 when it is none, < 0 for a cache that cannot count
+ * that operation. */
+int ps_ev__legacy_hw(const char *s, size_t len, uint32_t *type, uint64_t *config);
 int ps_ev__symbolic_foreach(int (*fn)(const struct ps_ev_sym_entry *e, void *ctx), void *ctx);
 
 #endif /* PS_EVENT_H */

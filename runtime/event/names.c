@@ -209,6 +209,22 @@ static bool decode_raw(const char *s, size_t len, uint64_t *config)
 	return true;
 }
 
+int ps_ev__legacy_hw(const char *s, size_t len, uint32_t *type, uint64_t *config)
+{
+	const struct sym *sym = find_sym(hw_syms, sizeof(hw_syms) / sizeof(hw_syms[0]), s, len);
+	int r, t = 0, op = 0;
+
+	if (sym) {
+		*type = PERF_TYPE_HARDWARE;
+		*config = sym->config;
+		return 1;
+	}
+	r = decode_cache(s, len, config, &t, &op);
+	if (r > 0)
+		*type = PERF_TYPE_HW_CACHE;
+	return r;
+}
+
 static int symbolic_resolve(const struct ps_ev_ref *ref, struct ps_event *ev,
 			    struct ps_event_error *err)
 {

@@ -337,11 +337,13 @@ static int load_pmu(const char *dir, const char *name, struct ps_ev_pmu *pmu, ch
 	pmu->type = (uint32_t)type;
 	if (!(pmu->name = strdup(name)))
 		return -ENOMEM;
-	/* Uncore PMUs say where to open them; hybrid core PMUs name their CPUs. */
+	/* Uncore PMUs say where to open them; hybrid core PMUs name their CPUs,
+	 * which is also how perf tells a core PMU (cpu_core, cpu_atom) apart. */
+	pmu->core = strcmp(name, "cpu") == 0;
 	if ((snprintf(path, sizeof(path), "%s/cpumask", pmudir) < (int)sizeof(path) &&
 	     read_text(path, text, sizeof(text)) > 0) ||
 	    (snprintf(path, sizeof(path), "%s/cpus", pmudir) < (int)sizeof(path) &&
-	     read_text(path, text, sizeof(text)) > 0)) {
+	     read_text(path, text, sizeof(text)) > 0 && (pmu->core = true))) {
 		r = ps_ev__parse_cpulist(text, &pmu->cpus, &pmu->ncpus);
 		if (r == -ENOMEM)
 			goto fail;

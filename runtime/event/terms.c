@@ -1,11 +1,14 @@
 /*
  * terms.c: the `/term=value,.../` part of an event string. The terms
- * every event takes (period, freq, name, inherit, pinned, exclusive, cpu,
- * config, config1, config2, and the sample contents callchain, call-graph,
- * stack-size, max-stack (alias stack), addr, raw) are one table here; a term the table does not
- * know goes to the resolver that named the event (its term hook), which is
- * where PMU format terms such as event= and umask= will be encoded. A term
- * without a value means 1.
+ * every event takes are one table here: perf's (period, freq, name,
+ * inherit, no-inherit, pinned, exclusive, cpu, config, config1, config2,
+ * call-graph, stack-size, max-stack, time, overwrite, no-overwrite,
+ * percore, metric-id, aux-output, aux-sample-size) and ours (the sample
+ * contents callchain, stack, addr, raw, and the overflow path bpf/nobpf).
+ * A term the table does not know goes to the resolver that named the event
+ * (its term hook), which is where PMU format terms such as event= and
+ * umask= are encoded. A term without a value means 1; a value in single or
+ * double quotes may hold ':', '=' and ',' (name='a:b=c,d').
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -33,6 +36,14 @@ enum term_id {
 	T_RAW,
 	T_BPF,
 	T_NOBPF,
+	T_NO_INHERIT,
+	T_TIME,
+	T_OVERWRITE,
+	T_NO_OVERWRITE,
+	T_PERCORE,
+	T_METRIC_ID,
+	T_AUX_OUTPUT,
+	T_AUX_SAMPLE_SIZE,
 };
 
 enum term_kind {
@@ -67,11 +78,20 @@ static const struct term_def {
     {"raw", T_RAW, K_BOOL},
     {"bpf", T_BPF, K_BOOL},
     {"nobpf", T_NOBPF, K_BOOL},
+    {"no-inherit", T_NO_INHERIT, K_BOOL},
+    {"time", T_TIME, K_BOOL},
+    {"overwrite", T_OVERWRITE, K_BOOL},
+    {"no-overwrite", T_NO_OVERWRITE, K_BOOL},
+    {"percore", T_PERCORE, K_BOOL},
+    {"metric-id", T_METRIC_ID, K_STR},
+    {"aux-output", T_AUX_OUTPUT, K_BOOL},
+    {"aux-sample-size", T_AUX_SAMPLE_SIZE, K_COUNT},
 };
 #define NTERMS (sizeof(terms) / sizeof(terms[0]))
 #define TERMS_LIST                                                                                 \
 	"period freq name inherit pinned exclusive cpu config config1 config2 callchain "          \
-	"call-graph stack-size max-stack stack addr raw bpf nobpf"
+	"call-graph stack-size max-stack stack addr raw bpf nobpf no-inherit time overwrite "      \
+	"no-overwrite percore metric-id aux-output aux-sample-size"
 /* Deepest callchain stack= may ask for; the kernel's own cap (kernel.perf_event_max_stack)
  * defaults to 127 and refuses more at open, but 1024 keeps room for a raised sysctl. */
 #define PS_MAX_STACK 1024
@@ -176,16 +196,21 @@ static int apply(const struct term_def *d, const struct term *t, struct ps_event
 	if (d->kind == K_WORD)
 		return call_graph(t, a, err);
 	if (d->kind == K_STR) {
-		char *name;
+		char *str;
 
 		if (!t->has_val || t->val_len == 0)
 			return ps_ev__fail(err, PS_ERR_BAD_VALUE, (int)t->key_pos + 1, t->key,
 					   t->key_len, "term '%.*s' at column %d needs a value",
 					   (int)t->key_len, t->key, (int)t->key_pos + 1);
-		if (!(name = strndup(t->val, t->val_len)))
+		if (!(str = strndup(t->val, t->val_len)))
 			return ps_ev__nomem(err);
+		if (d->id == T_METRIC_ID) {
+			free(ev->metric_id);
+			ev->metric_id = str;
+			return 0;
+		}
 		free(ev->name);
-		ev->name = name;
+		ev->name = str;
 		ev->named = true;
 		return 0;
 	}
@@ -203,8 +228,44 @@ static int apply(const struct term_def *d, const struct term *t, struct ps_event
 			return ps_ev__fail(err, PS_ERR_BAD_VALUE, (int)t->key_pos + 1, t->key,
 					   t->key_len, "period and freq both given at column %d",
 					   (int)t->key_pos + 1);
+		/* The kernel takes a period as a signed 64-bit number and
+		 * refuses one with the top bit set. */
+		if (v > INT64_MAX)
+			return bad_value(t, " (must be below 2^63)", err);
 		a->sample_period = v;
 		a->freq = d->id == T_FREQ;
+		break;
+	case T_NO_INHERIT:
+		a->inherit = 0;
+		ev->flags = v ? ev->flags | PS_EVENT_NO_INHERIT : ev->flags & ~PS_EVENT_NO_INHERIT;
+		break;
+	case T_TIME:
+		ev->time_term = (signed char)v;
+		break;
+	case T_OVERWRITE:
+	case T_NO_OVERWRITE:
+		/* perfscript reads every sample as it arrives: no flight-recorder ring */
+		if (v && d->id == T_OVERWRITE)
+			return ps_ev__fail(err, PS_ERR_NOT_SUPPORTED, (int)t->key_pos + 1, t->key,
+					   t->key_len,
+					   "term 'overwrite' at column %d: perfscript reads samples "
+					   "as they arrive and keeps no overwritable (backward) ring; "
+					   "drop the term",
+					   (int)t->key_pos + 1);
+		break;
+	case T_PERCORE:
+		ev->flags = v ? ev->flags | PS_EVENT_PERCORE : ev->flags & ~PS_EVENT_PERCORE;
+		break;
+	case T_AUX_OUTPUT:
+		a->aux_output = v & 1;
+		break;
+	case T_AUX_SAMPLE_SIZE:
+		if (v > UINT32_MAX)
+			return bad_value(t, " (at most 4294967295)", err);
+		a->aux_sample_size = (uint32_t)v;
+		a->sample_type |= PERF_SAMPLE_AUX;
+		break;
+	case T_METRIC_ID:
 		break;
 	case T_INHERIT:
 		a->inherit = v & 1;
@@ -259,6 +320,7 @@ static int apply(const struct term_def *d, const struct term *t, struct ps_event
 					   "(subsys:event)",
 					   (int)t->key_pos + 1);
 		set_bit(&a->sample_type, PERF_SAMPLE_RAW, v);
+		ev->raw_term = (signed char)v;
 		break;
 	case T_BPF:
 	case T_NOBPF:
@@ -347,9 +409,22 @@ int ps_ev__parse_terms(const char *s, size_t *pos, const struct ps_ev_ref *ref,
 			t.has_val = true;
 			t.val = &s[++p];
 			t.val_pos = p;
-			while (s[p] && s[p] != ',' && s[p] != '/')
-				p++;
-			t.val_len = p - t.val_pos;
+			if (s[p] == '\'' || s[p] == '"') {
+				const char *close = strchr(&s[p + 1], s[p]);
+
+				if (!close)
+					return ps_ev__fail(err, PS_ERR_SYNTAX, (int)p + 1, &s[p], 1,
+							   "unterminated quoted value at column %d",
+							   (int)p + 1);
+				t.val = &s[p + 1];
+				t.val_pos = p + 1;
+				t.val_len = (size_t)(close - t.val);
+				p = (size_t)(close - s) + 1;
+			} else {
+				while (s[p] && s[p] != ',' && s[p] != '/')
+					p++;
+				t.val_len = p - t.val_pos;
+			}
 		}
 		r = apply_term(&t, ref, res, ev, err);
 		if (r < 0)

@@ -141,6 +141,19 @@ static int unknown(const struct ps_ev_ref *ref, const char *root, struct ps_even
 	return -PS_ERR_UNKNOWN_EVENT;
 }
 
+/* Whether the directory of idpath (.../EVENT/id) has a format file. */
+static bool has_format(const char *idpath)
+{
+	char path[PATH_MAX];
+	size_t n = strlen(idpath);
+
+	if (n < 2 || n + 5 >= sizeof(path))
+		return false;
+	memcpy(path, idpath, n - 2);
+	memcpy(path + n - 2, "format", 7);
+	return access(path, F_OK) == 0;
+}
+
 static int tracepoint_resolve(const struct ps_ev_ref *ref, struct ps_event *ev,
 			      struct ps_event_error *err)
 {
@@ -185,6 +198,13 @@ static int tracepoint_resolve(const struct ps_ev_ref *ref, struct ps_event *ev,
 		     ref->sys, (int)ref->name_len, ref->name) >= (int)sizeof(path))
 		return unknown(ref, root, err);
 	r = ps_ev__read_u64_file(path, &id);
+	if (r == -ENOENT && has_format(path))
+		return ps_ev__fail(
+		    err, PS_ERR_NOT_SUPPORTED, ref->column, ref->sys, toklen,
+		    "'%.*s' at column %d has a format but no id in tracefs: it is a "
+		    "record type of the ftrace ring buffer, not a tracepoint perf can "
+		    "open",
+		    (int)toklen, ref->sys, ref->column);
 	if (r == -ENOENT || r == -ENOTDIR)
 		return unknown(ref, root, err);
 	if (r < 0)
@@ -192,6 +212,8 @@ static int tracepoint_resolve(const struct ps_ev_ref *ref, struct ps_event *ev,
 				   "tracepoint '%.*s' at column %d: cannot read %s: %s%s",
 				   (int)toklen, ref->sys, ref->column, path, strerror(-r),
 				   r == -EACCES ? " (tracepoints need root)" : "");
+	if (!(ev->tp_name = strndup(ref->sys, toklen)))
+		return ps_ev__nomem(err);
 	attr->type = PERF_TYPE_TRACEPOINT;
 	attr->config = id;
 	return 1;
@@ -269,9 +291,10 @@ static int walk_subsys(struct walk *w, const char *root, const char *sys, const 
 
 		if (!is_dir_entry(dir, de) || (nglob && fnmatch(nglob, de->d_name, 0) != 0))
 			continue;
-		if (ids && (snprintf(path, sizeof(path), "%s/%s/id", dir, de->d_name) >=
-				(int)sizeof(path) ||
-			    ps_ev__read_u64_file(path, &id) < 0))
+		/* no id: an ftrace record type (ftrace:bprint), which perf cannot open */
+		if (snprintf(path, sizeof(path), "%s/%s/id", dir, de->d_name) >=
+			(int)sizeof(path) ||
+		    (ids ? ps_ev__read_u64_file(path, &id) < 0 : access(path, F_OK) < 0))
 			continue;
 		if ((r = walk_add(w, sys, de->d_name, id)) < 0)
 			break;

@@ -158,7 +158,7 @@ static const struct vcase valid[] = {
 	{ "syscalls:sys_exit_getppid", TP, 179 },
 	{ "sched:sched_switch", TP, 316 },
 	{ "sched:sched_switch:k", TP, 316, XU | XH },
-	{ "syscalls:sys_enter_getppid/period=1/", TP, 180, 0, 0, 1, 0, ST },
+	{ "syscalls:sys_enter_getppid/period=1/", TP, 180, 0, 0, 1, 0, ST | PERF_SAMPLE_RAW },
 	{ "sched:sched_wakeup/name=wk/", TP, 318, .name = "wk" },
 	{ "irq:irq_handler_entry:u", TP, 150, XK | XH },
 	/* lists and groups */
@@ -226,7 +226,7 @@ static const struct icase invalid[] = {
 	{ "L1-icache-stores", PS_ERR_UNKNOWN_EVENT, 1, "",
 	  "unknown event 'L1-icache-stores' at column 1 (L1-icache cannot count store events)" },
 	{ "cycles:x", PS_ERR_SYNTAX, 8, NULL,
-	  "unknown modifier 'x' at column 8 (valid: u k h H G I p pp ppp S D e)" },
+	  "unknown modifier 'x' at column 8 (valid: u k h H G I p pp ppp P S D e W)" },
 	{ "cycles:uu", PS_ERR_SYNTAX, 9, NULL, "duplicate modifier 'u' at column 9" },
 	{ "cycles:pppp", PS_ERR_BAD_VALUE, 8, NULL, NULL },
 	{ "cycles:", PS_ERR_SYNTAX, 8, NULL, NULL },
@@ -235,11 +235,13 @@ static const struct icase invalid[] = {
 	{ "cycles/perod=1/", PS_ERR_UNKNOWN_TERM, 8, "period",
 	  "unknown term 'perod' at column 8 (did you mean 'period'?; valid terms: period freq "
 	  "name inherit pinned exclusive cpu config config1 config2 callchain call-graph stack-size "
-	  "max-stack stack addr raw bpf nobpf)" },
+	  "max-stack stack addr raw bpf nobpf no-inherit time overwrite no-overwrite percore "
+	  "metric-id aux-output aux-sample-size)" },
 	{ "cycles/bogus=1/", PS_ERR_UNKNOWN_TERM, 8, "",
 	  "unknown term 'bogus' at column 8 (valid terms: period freq name inherit pinned "
 	  "exclusive cpu config config1 config2 callchain call-graph stack-size max-stack stack addr "
-	  "raw bpf nobpf)" },
+	  "raw bpf nobpf no-inherit time overwrite no-overwrite percore metric-id aux-output "
+	  "aux-sample-size)" },
 	{ "cycles/period=xyz/", PS_ERR_BAD_VALUE, 15, NULL,
 	  "bad number 'xyz' for term 'period' at column 15" },
 	{ "cycles/period=1,freq=2/", PS_ERR_BAD_VALUE, 17, NULL,

@@ -56,11 +56,12 @@ static const struct vcase intel[] = {
 	{ "cpu/r1a8/", P, 0x1a8 },
 	{ "cpu/r01c2/u", P, 0x1c2, XK | XH },
 	{ "cpu/r1a8,period=1000/", P, 0x1a8, 0, 0, 1000, 0, ST },
+	/* a generic name in a core PMU's terms is perf's legacy encoding, not the alias */
+	{ "cpu/cpu-cycles/", HW, PERF_COUNT_HW_CPU_CYCLES },
+	{ "cpu/instructions/", HW, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cpu/branch-instructions/", HW, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "cpu/ref-cycles/", HW, PERF_COUNT_HW_REF_CPU_CYCLES },
 	/* events/ aliases, case-insensitive, overridable after */
-	{ "cpu/cpu-cycles/", P, 0x3c },
-	{ "cpu/instructions/", P, 0xc0 },
-	{ "cpu/branch-instructions/", P, 0xc4 },
-	{ "cpu/ref-cycles/", P, 0x300 },
 	{ "cpu/mem-loads/", P, 0x1cd, .config1 = 3 },
 	{ "cpu/mem-loads,ldlat=30/", P, 0x1cd, .config1 = 30 },
 	{ "cpu/mem-loads,ldlat=30/pp", P, 0x1cd, 0, 2, .config1 = 30 },
@@ -74,7 +75,6 @@ static const struct vcase intel[] = {
 	{ "cpu/cycles-ct/", P, 0x30000003c },
 	{ "cpu/ldlat-loads/", P, 0x1cd },
 	{ "cpu/ldlat-loads,ldlat=50/", P, 0x1cd, .config1 = 50 },
-	{ "cpu/cpu-cycles,umask=1/u", P, 0x13c, XK | XH },
 	/* uncore: the cpumask travels with the event; scale and unit too */
 	{ "uncore_imc_0/event=0x04,umask=0x03/", IMC, 0x304, .cpus = IMC_CPUS },
 	{ "uncore_imc_0/cas_count_read/", IMC, 0x304, .scale = MIB_SCALE, .unit = "MiB",
@@ -129,10 +129,10 @@ static const struct vcase intel[] = {
 	  .name = "sched:sched_wakeup:u" },
 	{ "{sched:*}", TP, 311, 0, 0, 0, RFG, 0, .n = 3, .name = "sched:sched_process_exec" },
 	{ "cycles,sched:*", TP, 318, .idx = 3, .n = 4, .name = "sched:sched_wakeup" },
-	{ "syscalls:sys_enter_*/period=1/", TP, 700, 0, 0, 1, 0, ST, .idx = 1, .n = 2,
+	{ "syscalls:sys_enter_*/period=1/", TP, 700, 0, 0, 1, 0, ST | PERF_SAMPLE_RAW, .idx = 1, .n = 2,
 	  .name = "syscalls:sys_enter_read/period=1/" },
 	{ "sched:*/name=s/", TP, 316, .idx = 1, .n = 3, .name = "s" },
-	{ "*:*", TP, 699, .idx = 7, .n = 8, .name = "syscalls:sys_exit_read" },
+	{ "*:*", TP, 699, .idx = 8, .n = 9, .name = "syscalls:sys_exit_read" },
 };
 
 static const struct vcase amd[] = {
@@ -191,6 +191,8 @@ static const struct icase intel_bad[] = {
 	{ "cpu/event=0x3c/x", PS_ERR_SYNTAX, 16, NULL, NULL },
 	{ "cpu/r1g8/", PS_ERR_UNKNOWN_TERM, 5, NULL, NULL },
 	{ "cpu/event=0x3c,,umask=1/", PS_ERR_SYNTAX, 16, NULL, NULL },
+	{ "cpu/cpu-cycles,umask=1/u", PS_ERR_SYNTAX, 16, NULL, NULL },
+	{ "cpu/umask=1,cycles/", PS_ERR_SYNTAX, 13, NULL, NULL },
 	{ "uncore_imc_0/cas_count_reed/", PS_ERR_UNKNOWN_TERM, 14, "cas_count_read", NULL },
 	{ "uncore_imc/event=1/", PS_ERR_UNKNOWN_EVENT, 1, "uncore_imc_0", NULL },
 	{ "power/event=0x100/", PS_ERR_BAD_VALUE, 13, NULL, NULL },
