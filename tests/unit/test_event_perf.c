@@ -71,7 +71,7 @@ static const struct vcase valid[] = {
 	{ "cycles/no-inherit/", HW, 0 },
 	{ "cycles/inherit,no-inherit/", HW, 0 },
 	{ "cycles/no-overwrite,percore,metric-id=m1/", HW, 0 },
-	{ "cycles/max-stack=10,period=1/", HW, 0, 0, 0, 1, 0, ST },
+	{ "cycles/max-stack=10,period=1/", HW, 0, 0, 0, 1, 0, ST | CALLCHAIN },
 	{ "cycles/aux-sample-size=4096/", HW, 0, 0, 0, 0, 0, PERF_SAMPLE_AUX },
 	/* named groups, weak groups */
 	{ "group1{syscalls:sys_enter_getppid:H,cycles:kppp},group2{cycles,1:3}:G,instructions:u",
