@@ -246,12 +246,12 @@ static int apply(const struct term_def *d, const struct term *t, struct ps_event
 	case T_NO_OVERWRITE:
 		/* perfscript reads every sample as it arrives: no flight-recorder ring */
 		if (v && d->id == T_OVERWRITE)
-			return ps_ev__fail(err, PS_ERR_NOT_SUPPORTED, (int)t->key_pos + 1, t->key,
-					   t->key_len,
-					   "term 'overwrite' at column %d: perfscript reads samples "
-					   "as they arrive and keeps no overwritable (backward) ring; "
-					   "drop the term",
-					   (int)t->key_pos + 1);
+			return ps_ev__fail(
+			    err, PS_ERR_NOT_SUPPORTED, (int)t->key_pos + 1, t->key, t->key_len,
+			    "term 'overwrite' at column %d: perfscript reads samples "
+			    "as they arrive and keeps no overwritable (backward) ring; "
+			    "drop the term",
+			    (int)t->key_pos + 1);
 		break;
 	case T_PERCORE:
 		ev->flags = v ? ev->flags | PS_EVENT_PERCORE : ev->flags & ~PS_EVENT_PERCORE;
