@@ -105,9 +105,9 @@ static int unknown_event(struct parser *p, const struct ps_ev_ref *ref)
 {
 	const char *tok = ref->sys ? ref->sys : ref->name;
 	size_t len = ref->sys ? ref->sys_len + 1 + ref->name_len : ref->name_len;
-	struct ps_ev_suggest s;
+	struct ps_suggest s;
 
-	ps_ev__suggest_init(&s, tok, len);
+	ps_suggest__init(&s, tok, len);
 	for (size_t i = 0; i < ps_ev__nresolvers; i++)
 		if (ps_ev__resolvers[i]->suggest)
 			ps_ev__resolvers[i]->suggest(ref, &s);
@@ -231,9 +231,9 @@ static int parse_name(struct parser *p, struct ps_ev_ref *ref, struct ps_event *
 	if (r < 0 && ps_ev__looks_like_mods(tp.name, len2) && !tp.terms) {
 		/* "cycels:u" is a misspelt event with modifiers, not a tracepoint
 		 * of subsystem "cycels", when the tables know a near name. */
-		struct ps_ev_suggest sg;
+		struct ps_suggest sg;
 
-		ps_ev__suggest_init(&sg, ref->name, len);
+		ps_suggest__init(&sg, ref->name, len);
 		ps_ev__symbolic.suggest(ref, &sg);
 		if (sg.best[0])
 			return unknown_event(p, ref);

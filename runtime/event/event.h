@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/suggest.h"
 #include "perfscript.h"
 
 struct ps_ev_format;
@@ -82,13 +83,6 @@ struct ps_ev_ref {
 
 /* Tracks the nearest candidate to a misspelt word (case-insensitive
  * Levenshtein); resolvers feed their vocabulary through ps_ev__suggest. */
-struct ps_ev_suggest {
-	const char *word;
-	size_t word_len;
-	unsigned best_dist;
-	char best[64];
-};
-
 struct ps_ev_resolver {
 	const char *what;
 	/* 1: the name is this resolver's and ev->attr is filled (type, config);
@@ -96,7 +90,7 @@ struct ps_ev_resolver {
 	int (*resolve)(const struct ps_ev_ref *ref, struct ps_event *ev,
 		       struct ps_event_error *err);
 	/* Offer the names this resolver knows that could be meant by ref. */
-	void (*suggest)(const struct ps_ev_ref *ref, struct ps_ev_suggest *s);
+	void (*suggest)(const struct ps_ev_ref *ref, struct ps_suggest *s);
 	/* A term the generic table does not know (PMU format terms, later):
 	 * 1 applied, 0 unknown here, < 0 error with err filled. May be NULL. */
 	int (*term)(const struct ps_ev_ref *ref, const char *key, size_t key_len, const char *val,
@@ -126,12 +120,7 @@ __attribute__((format(printf, 6, 7))) int ps_ev__fail(struct ps_event_error *err
 						      const char *fmt, ...);
 /* Out of memory while parsing: returns -ENOMEM with a message. */
 int ps_ev__nomem(struct ps_event_error *err);
-
-void ps_ev__suggest_init(struct ps_ev_suggest *s, const char *word, size_t len);
-void ps_ev__suggest(struct ps_ev_suggest *s, const char *cand);
-void ps_ev__suggest_n(struct ps_ev_suggest *s, const char *cand, size_t len);
-/* Case-insensitive edit distance, for tests of the suggestion policy. */
-unsigned ps_ev__distance(const char *a, size_t alen, const char *b, size_t blen);
+/* Did you mean: struct ps_suggest and ps_suggest__*() of base/suggest.h. */
 
 /* Read one unsigned decimal (or 0x hex) number from a small file: 0 or -errno. */
 int ps_ev__read_u64_file(const char *path, uint64_t *v);
@@ -145,7 +134,7 @@ void ps_ev__json_string(FILE *out, const char *s);
 
 /* Feed the generic term names (period, freq, ...) to a suggester, and the
  * same names as one space-separated string for messages (event/terms.c). */
-void ps_ev__suggest_generic_terms(struct ps_ev_suggest *s);
+void ps_ev__suggest_generic_terms(struct ps_suggest *s);
 const char *ps_ev__generic_terms(void);
 
 /* event/access.c: free what an event owns (not the event itself). */

@@ -266,16 +266,16 @@ static int symbolic_resolve(const struct ps_ev_ref *ref, struct ps_event *ev,
 	return 0;
 }
 
-static void suggest_syms(const struct sym *tab, size_t n, struct ps_ev_suggest *s)
+static void suggest_syms(const struct sym *tab, size_t n, struct ps_suggest *s)
 {
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < MAX_ALIASES && tab[i].names[j]; j++)
-			ps_ev__suggest(s, tab[i].names[j]);
+			ps_suggest__try(s, tab[i].names[j]);
 }
 
 /* The vocabulary: every generic and software name and alias, and the cache
  * names in the form `perf list` prints (L1-dcache-loads, -load-misses). */
-static void symbolic_suggest(const struct ps_ev_ref *ref, struct ps_ev_suggest *s)
+static void symbolic_suggest(const struct ps_ev_ref *ref, struct ps_suggest *s)
 {
 	char buf[64];
 
@@ -287,10 +287,10 @@ static void symbolic_suggest(const struct ps_ev_ref *ref, struct ps_ev_suggest *
 			if (!(cache_valid_ops[t] & (1u << op)))
 				continue;
 			snprintf(buf, sizeof(buf), "%s-%s", cache_types[t][0], cache_ops[op][1]);
-			ps_ev__suggest(s, buf);
+			ps_suggest__try(s, buf);
 			snprintf(buf, sizeof(buf), "%s-%s-misses", cache_types[t][0],
 				 cache_ops[op][0]);
-			ps_ev__suggest(s, buf);
+			ps_suggest__try(s, buf);
 		}
 	}
 }

@@ -162,7 +162,7 @@ static int bad_attr(const char *tok, size_t len, const char *buf, int skip, int 
 	pfm_event_info_t info = {.size = sizeof(info)};
 	char takes[200] = "", part[64];
 	const char *p = strchr(strstr(buf, "::") ? strstr(buf, "::") + 2 : buf, ':');
-	struct ps_ev_suggest s = {0};
+	struct ps_suggest s = {0};
 	int bad_col = column, code;
 	size_t used = 0;
 
@@ -200,13 +200,13 @@ static int bad_attr(const char *tok, size_t len, const char *buf, int skip, int 
 		if (!known && n > 0 && n < sizeof(part)) {
 			memcpy(part, p + 1, n);
 			part[n] = '\0';
-			ps_ev__suggest_init(&s, part, n);
+			ps_suggest__init(&s, part, n);
 			for (int i = 0; i < info.nattrs; i++) {
 				pfm_event_attr_info_t ai = {.size = sizeof(ai)};
 
 				if (pfm_get_event_attr_info(idx, i, PFM_OS_PERF_EVENT_EXT, &ai) ==
 				    PFM_SUCCESS)
-					ps_ev__suggest(&s, ai.name);
+					ps_suggest__try(&s, ai.name);
 			}
 			bad_col = column + (int)(p + 1 - buf);
 			break;
@@ -360,9 +360,9 @@ static void load_names(void)
 
 /* Event names only (not every unit mask): cheap enough for an error path.
  * For "INST_RETRIED.ANY" the event part is compared and the rest kept. */
-static void pfm_suggest(const struct ps_ev_ref *ref, struct ps_ev_suggest *s)
+static void pfm_suggest(const struct ps_ev_ref *ref, struct ps_suggest *s)
 {
-	struct ps_ev_suggest part;
+	struct ps_suggest part;
 	const char *dot;
 	char rest[64], cand[160];
 
@@ -372,19 +372,19 @@ static void pfm_suggest(const struct ps_ev_ref *ref, struct ps_ev_suggest *s)
 	dot = memchr(ref->name, '.', ref->name_len);
 	if (!dot) {
 		for (size_t i = 0; i < nnames; i++)
-			ps_ev__suggest(s, names[i]);
+			ps_suggest__try(s, names[i]);
 		return;
 	}
 	if (ref->name_len - (size_t)(dot - ref->name) >= sizeof(rest))
 		return;
 	snprintf(rest, sizeof(rest), "%.*s", (int)(ref->name_len - (size_t)(dot - ref->name)), dot);
-	ps_ev__suggest_init(&part, ref->name, (size_t)(dot - ref->name));
+	ps_suggest__init(&part, ref->name, (size_t)(dot - ref->name));
 	for (size_t i = 0; i < nnames; i++) {
-		if (ps_ev__distance(part.word, part.word_len, names[i], strlen(names[i])) >=
+		if (ps_suggest__distance(part.word, part.word_len, names[i], strlen(names[i])) >=
 		    part.best_dist)
 			continue;
 		snprintf(cand, sizeof(cand), "%s%s", names[i], rest);
-		ps_ev__suggest(s, cand);
+		ps_suggest__try(s, cand);
 	}
 }
 

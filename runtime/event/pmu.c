@@ -246,13 +246,13 @@ static int unknown_term(const struct ps_ev_pmu *pmu, const char *key, size_t key
 			struct ps_event_error *err)
 {
 	char fmts[160] = "", aliases[96] = "";
-	struct ps_ev_suggest s;
+	struct ps_suggest s;
 
-	ps_ev__suggest_init(&s, key, key_len);
+	ps_suggest__init(&s, key, key_len);
 	for (size_t i = 0; i < pmu->nfmt; i++)
-		ps_ev__suggest(&s, pmu->fmt[i].name);
+		ps_suggest__try(&s, pmu->fmt[i].name);
 	for (size_t i = 0; i < pmu->nalias; i++)
-		ps_ev__suggest(&s, pmu->alias[i].name);
+		ps_suggest__try(&s, pmu->alias[i].name);
 	ps_ev__suggest_generic_terms(&s);
 	if (pmu->nfmt)
 		list_names(fmts, sizeof(fmts), (const char *const *)&pmu->fmt[0].name,
@@ -288,7 +288,7 @@ static int pmu_resolve(const struct ps_ev_ref *ref, struct ps_event *ev, struct 
 }
 
 /* PMU names are candidates only for NAME/terms/, where a PMU was meant. */
-static void pmu_suggest(const struct ps_ev_ref *ref, struct ps_ev_suggest *s)
+static void pmu_suggest(const struct ps_ev_ref *ref, struct ps_suggest *s)
 {
 	char **names;
 	size_t n;
@@ -296,7 +296,7 @@ static void pmu_suggest(const struct ps_ev_ref *ref, struct ps_ev_suggest *s)
 	if (ref->sys || !ref->terms || ps_ev__pmu_names(&names, &n) < 0)
 		return;
 	for (size_t i = 0; i < n; i++)
-		ps_ev__suggest(s, names[i]);
+		ps_suggest__try(s, names[i]);
 	ps_ev__names_free(names, n);
 }
 

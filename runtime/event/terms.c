@@ -116,11 +116,11 @@ static bool is_key_char(char c)
 
 static int unknown_term(const struct term *t, struct ps_event_error *err)
 {
-	struct ps_ev_suggest s;
+	struct ps_suggest s;
 
-	ps_ev__suggest_init(&s, t->key, t->key_len);
+	ps_suggest__init(&s, t->key, t->key_len);
 	for (size_t i = 0; i < NTERMS; i++)
-		ps_ev__suggest(&s, terms[i].name);
+		ps_suggest__try(&s, terms[i].name);
 	ps_ev__fail(err, PS_ERR_UNKNOWN_TERM, (int)t->key_pos + 1, t->key, t->key_len,
 		    "unknown term '%.*s' at column %d (%s%s%svalid terms: " TERMS_LIST ")",
 		    (int)t->key_len, t->key, (int)t->key_pos + 1, s.best[0] ? "did you mean '" : "",
@@ -447,10 +447,10 @@ int ps_ev__parse_terms(const char *s, size_t *pos, const struct ps_ev_ref *ref,
 }
 
 /* For the PMU resolver's unknown-term message, which lists both vocabularies. */
-void ps_ev__suggest_generic_terms(struct ps_ev_suggest *s)
+void ps_ev__suggest_generic_terms(struct ps_suggest *s)
 {
 	for (size_t i = 0; i < NTERMS; i++)
-		ps_ev__suggest(s, terms[i].name);
+		ps_suggest__try(s, terms[i].name);
 }
 
 const char *ps_ev__generic_terms(void)

@@ -78,7 +78,7 @@ static bool is_dir_entry(const char *dir, const struct dirent *de)
 
 /* Feed every subdirectory name of dir to the suggester. Returns false when
  * dir cannot be opened. */
-static bool suggest_dir(const char *dir, struct ps_ev_suggest *s)
+static bool suggest_dir(const char *dir, struct ps_suggest *s)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -87,7 +87,7 @@ static bool suggest_dir(const char *dir, struct ps_ev_suggest *s)
 		return false;
 	while ((de = readdir(d)))
 		if (is_dir_entry(dir, de))
-			ps_ev__suggest(s, de->d_name);
+			ps_suggest__try(s, de->d_name);
 	closedir(d);
 	return true;
 }
@@ -101,14 +101,14 @@ static int unknown(const struct ps_ev_ref *ref, const char *root, struct ps_even
 {
 	size_t toklen = ref->sys_len + 1 + ref->name_len;
 	char dir[PATH_MAX];
-	struct ps_ev_suggest s;
+	struct ps_suggest s;
 
 	if (snprintf(dir, sizeof(dir), "%s/events/%.*s", root, (int)ref->sys_len, ref->sys) >=
 	    (int)sizeof(dir))
 		return ps_ev__fail(err, PS_ERR_UNKNOWN_EVENT, ref->column, ref->sys, toklen,
 				   "unknown tracepoint '%.*s' at column %d", (int)toklen, ref->sys,
 				   ref->column);
-	ps_ev__suggest_init(&s, ref->name, ref->name_len);
+	ps_suggest__init(&s, ref->name, ref->name_len);
 	if (ps_ev__safe_component(ref->sys, ref->sys_len) && suggest_dir(dir, &s)) {
 		char full[sizeof(s.best) * 2 + 2];
 		size_t l;
@@ -129,7 +129,7 @@ static int unknown(const struct ps_ev_ref *ref, const char *root, struct ps_even
 			    s.best[0] ? "'?)" : "");
 	} else {
 		snprintf(dir, sizeof(dir), "%s/events", root);
-		ps_ev__suggest_init(&s, ref->sys, ref->sys_len);
+		ps_suggest__init(&s, ref->sys, ref->sys_len);
 		suggest_dir(dir, &s);
 		ps_ev__fail(err, PS_ERR_UNKNOWN_EVENT, ref->column, ref->sys, ref->sys_len,
 			    "unknown tracepoint subsystem '%.*s' at column %d%s%s%s",

@@ -20,7 +20,7 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
-#include "event/event.h" /* the did-you-mean policy of event names */
+#include "base/suggest.h"
 #include "symbols/internal.h"
 
 /* Files looked at per process; a process maps far fewer ELF files. */
@@ -155,13 +155,13 @@ static const struct ps_name_sym *find_name(const struct ps_dso_names *t, const c
 	return lo < t->n && !strcmp(t->v[lo].name, name) ? &t->v[lo] : NULL;
 }
 
-static void suggest(const struct ps_dso_names *t, struct ps_ev_suggest *s)
+static void suggest(const struct ps_dso_names *t, struct ps_suggest *s)
 {
 	for (size_t i = 0; i < t->n; i++)
-		ps_ev__suggest(s, t->v[i].name);
+		ps_suggest__try(s, t->v[i].name);
 }
 
-static void set_near(char *near, size_t nearlen, const struct ps_ev_suggest *s)
+static void set_near(char *near, size_t nearlen, const struct ps_suggest *s)
 {
 	if (near && nearlen)
 		snprintf(near, nearlen, "%s", s->best);
@@ -172,7 +172,7 @@ int ps_syms__lookup(struct ps_symbols *syms, pid_t pid, const char *name, uint64
 {
 	struct ps_dso **dsos = malloc(PS_LOOKUP_MAX_FILES * sizeof(*dsos));
 	int64_t *bias = malloc(PS_LOOKUP_MAX_FILES * sizeof(*bias));
-	struct ps_ev_suggest s;
+	struct ps_suggest s;
 	int n, err = -ENOENT;
 
 	if (near && nearlen)
@@ -197,7 +197,7 @@ int ps_syms__lookup(struct ps_symbols *syms, pid_t pid, const char *name, uint64
 			goto cleanup;
 		}
 	}
-	ps_ev__suggest_init(&s, name, strlen(name));
+	ps_suggest__init(&s, name, strlen(name));
 	for (int i = 0; i < n; i++)
 		if (*ps_dso__byname(dsos[i]))
 			suggest(*ps_dso__byname(dsos[i]), &s);
@@ -214,7 +214,7 @@ int ps_syms__lookup_exec(struct ps_symbols *syms, const char *path, const char *
 	struct ps_dso *dso = ps_syms__file(syms, path);
 	const struct ps_dso_names *t;
 	const struct ps_name_sym *sym;
-	struct ps_ev_suggest s;
+	struct ps_suggest s;
 
 	if (near && nearlen)
 		near[0] = '\0';
@@ -230,7 +230,7 @@ int ps_syms__lookup_exec(struct ps_symbols *syms, const char *path, const char *
 		*addr = sym->addr;
 		return 0;
 	}
-	ps_ev__suggest_init(&s, name, strlen(name));
+	ps_suggest__init(&s, name, strlen(name));
 	suggest(t, &s);
 	set_near(near, nearlen, &s);
 	return -ENOENT;
