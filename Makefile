@@ -33,7 +33,8 @@ BPF_SKELS := $(BPF_SRCS:runtime/sample/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 # Debian packages of DESIGN.md section 4, and what the tests compare against.
 DEPS := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang llvm \
 	libelf-dev zlib1g-dev libdw-dev libpfm4-dev libedit-dev luajit libluajit-5.1-dev \
-	lua-busted lua-check linux-perf util-linux procps tmux clang-format
+	lua-busted lua-check linux-perf util-linux procps tmux clang-format \
+	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev golang-go prometheus
 
 ifeq ($(V),1)
 Q :=
@@ -47,6 +48,13 @@ CORE_SRCS := $(foreach d,$(CORE_LAYERS),$(filter-out %.bpf.c,$(wildcard runtime/
 LUA_SRCS  := $(wildcard runtime/lua/*.c)
 CLI_SRCS  := $(wildcard runtime/cli/*.c)
 CORE_OBJS := $(CORE_SRCS:runtime/%.c=$(BUILD)/obj/%.o)
+# pprof (lua/pprof*.c): protoc-c generates the message code from the schema
+# lua/profile.proto into $(BUILD)/gen, outside obj/ (the layer check reads
+# obj/ only); zlib compresses.
+PROTOS    := $(wildcard runtime/lua/*.proto)
+GEN_SRCS  := $(PROTOS:runtime/lua/%.proto=$(BUILD)/gen/%.pb-c.c)
+GEN_OBJS  := $(GEN_SRCS:.c=.o)
+LUA_LAYER_LIBS := -lprotobuf-c -lz
 PIC_OBJS  := $(CORE_SRCS:runtime/%.c=$(BUILD)/pic/%.o)
 LUA_OBJS  := $(LUA_SRCS:runtime/%.c=$(BUILD)/obj/%.o)
 CLI_OBJS  := $(CLI_SRCS:runtime/%.c=$(BUILD)/obj/%.o)
@@ -57,9 +65,9 @@ HELPERS   := $(BUILD)/tests/workload
 .PHONY: all deps check demo install clean asan lint bench
 all: $(BIN) $(BUILD)/libperfscript.so
 
-$(BIN): $(CLI_OBJS) $(LUA_OBJS) $(BUILD)/libperfscript.a
+$(BIN): $(CLI_OBJS) $(LUA_OBJS) $(GEN_OBJS) $(BUILD)/libperfscript.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -ledit $(CORE_LIBS) -lm -ldl
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -ledit $(LUA_LAYER_LIBS) $(CORE_LIBS) -lm -ldl
 
 # `ar q`: objects of different layers may share a base name (core/read.o).
 $(BUILD)/libperfscript.a: $(CORE_OBJS)
@@ -77,6 +85,21 @@ $(BUILD)/libperfscript.so: $(PIC_OBJS) $(BUILD)/libperfscript.map
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,libperfscript.so.0 \
 		-Wl,--version-script,$(BUILD)/libperfscript.map -o $@ $(PIC_OBJS) $(CORE_LIBS)
+
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: runtime/lua/%.proto
+	$(call msg,PROTOC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)protoc-c --proto_path=runtime/lua --c_out=$(BUILD)/gen $<
+
+.PRECIOUS: $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h
+
+# Generated code: built with our flags but without the warnings it was not written for.
+$(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
+	$(call msg,CC,$<)
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(CFLAGS) -I$(BUILD)/gen -c -o $@ $<
+
+$(BUILD)/obj/lua/pprof.o $(BUILD)/obj/lua/pprof_decode.o: $(GEN_SRCS:.c=.h)
+$(BUILD)/obj/lua/pprof.o $(BUILD)/obj/lua/pprof_decode.o: ALL_CFLAGS += -I$(BUILD)/gen
 
 # Header dependencies are tracked per object (-MMD).
 DEPFLAGS = -MMD -MP

@@ -2,10 +2,18 @@
 -- Samples cpu-clock on every CPU the command runs on, prints the top
 -- functions with their share of the samples, and with --folded FILE writes
 -- folded stacks ("root;caller;callee count"), the input of flamegraph.pl
--- and speedscope. Built on the profile tapset. --event SPEC samples another
--- event instead (a spec with a period or frequency, e.g.
+-- and speedscope. --pprof FILE writes the profile in pprof's format
+-- (gzip-compressed profile.proto) for go tool pprof, Pyroscope or Parca,
+-- symbolized here; --labels pid,tid,comm adds those as pprof labels.
+-- --diff-base OLD.pb.gz compares with an earlier pprof profile: it prints
+-- the functions that changed most, --pprof then writes the differential
+-- profile (what go tool pprof -diff_base OLD NEW shows) and --folded the
+-- two-count lines of FlameGraph's difffolded.pl ("stack old new").
+-- Built on the profile tapset. --event SPEC samples another event instead
+-- (a spec with a period or frequency, e.g.
 -- 'syscalls:sys_enter_getppid/period=1/'); --freq is then ignored.
---   perfscript examples/profile.lua -c './app args' [--freq HZ] [--event SPEC] [--top N] [--folded FILE]
+--   perfscript examples/profile.lua -c './app args' [--freq HZ] [--event SPEC] [--top N]
+--       [--folded FILE] [--pprof FILE [--labels LIST]] [--diff-base OLD.pb.gz]
 local opts = { freq = 999, top = 20 }
 local i = 1
 while arg[i] do
@@ -14,26 +22,61 @@ while arg[i] do
   elseif a == "--freq" and tonumber(v) then opts.freq = math.tointeger(tonumber(v))
   elseif a == "--top" and tonumber(v) then opts.top = math.tointeger(tonumber(v))
   elseif a == "--event" and v then opts.event = v
-  else error(("profile.lua: bad argument '%s' (--folded FILE, --freq HZ, --event SPEC, --top N)"):format(a), 0)
+  elseif a == "--pprof" and v then opts.pprof = v
+  elseif a == "--labels" and v then
+    opts.labels = {}
+    for l in v:gmatch("[^,]+") do opts.labels[#opts.labels + 1] = l end
+  elseif a == "--diff-base" and v then opts.base = v
+  else error(("profile.lua: bad argument '%s' (--folded FILE, --freq HZ, --event SPEC, --top N, " ..
+              "--pprof FILE, --labels pid,tid,comm, --diff-base OLD.pb.gz)"):format(a), 0)
   end
   i = i + 2
 end
 
-local spec = ("cpu-clock/freq=%d%s/"):format(opts.freq, opts.folded and ",callchain" or "")
+-- The base is read first: a missing or broken file ends here, not after the run.
+local pprof, base = require "pprof", nil
+if opts.base then
+  local err
+  base, err = pprof.read(opts.base)
+  if not base then error("profile.lua: --diff-base " .. err, 0) end
+end
+
+local chains = opts.folded or opts.pprof or opts.base
+local spec = ("cpu-clock/freq=%d%s/"):format(opts.freq, chains and ",callchain" or "")
 if opts.event then -- callchain goes into the event's own terms
-  spec = not opts.folded and opts.event or opts.event:match("/$") and
+  spec = not chains and opts.event or opts.event:match("/$") and
          opts.event:gsub("/$", ",callchain/") or opts.event:match("/") and
          opts.event .. ",callchain/" or opts.event .. "/callchain/"
 end
 local err
 prof, err = perfmon_allocate_counter(spec)
 if prof == 0 then error(("profile.lua: %s: %s"):format(spec, err), 0) end
-local p = require("profile").new{ stacks = opts.folded ~= nil }
+local p = require("profile").new{ stacks = opts.folded ~= nil and not base,
+                                  pprof = (opts.pprof or base) and true, labels = opts.labels }
 
 probe("perfmon.sample(prof)", function(s) p:add(s) end)
+
+local function write(path, text)
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+end
 
 probe("end", function()
   io.write(p:top_text(opts.top, opts.event and ("%d samples of %s\n"):format(p.total, opts.event)
                                  or ("%d samples of cpu-clock at %d Hz\n"):format(p.total, opts.freq)))
-  if opts.folded then assert(p:write_folded(opts.folded)) end
+  local cmd = target_command()
+  local t = (opts.pprof or base) and p:pprof{ comment = cmd and ("perfscript: " .. cmd) }
+  if base then
+    printf("\nChange against %s (%d samples there, %d here):\n\n%8s %8s %8s  %s\n", opts.base,
+           pprof.flat_total(base), p.total, "base", "new", "delta", "function")
+    for _, r in ipairs(pprof.changes(t, base, opts.top)) do
+      printf("%8d %8d %+8d  %s\n", r.base, r.new, r.delta, r.name)
+    end
+    if opts.pprof then assert(pprof.write(pprof.diff(t, base), opts.pprof)) end
+    if opts.folded then write(opts.folded, pprof.diff_folded(t, base)) end
+  else
+    if opts.pprof then assert(pprof.write(t, opts.pprof)) end
+    if opts.folded then assert(p:write_folded(opts.folded)) end
+  end
 end)

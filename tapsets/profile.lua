@@ -36,11 +36,24 @@ local Profile = {}
 Profile.__index = Profile
 
 -- profile.new{ stacks = true } also keeps folded stacks (they need the
--- callchain term on the sampling counter).
+-- callchain term on the sampling counter). profile.new{ pprof = true }
+-- keeps raw call chains for p:write_pprof (tapsets/pprof.lua), with
+-- opts.labels ({"pid", "tid", "comm"}, any of them) as pprof labels.
 function M.new(opts)
   opts = opts or {}
-  return setmetatable({ total = 0, by_func = {}, by_pid = {}, by_comm = {}, stacks = {},
-                        by_addr = {}, keep_stacks = opts.stacks and true or false }, Profile)
+  local p = setmetatable({ total = 0, by_func = {}, by_pid = {}, by_comm = {}, stacks = {},
+                           by_addr = {}, keep_stacks = opts.stacks and true or false }, Profile)
+  if opts.pprof then
+    p.chains, p.chain_period, p.pprof_labels, p.symbolize = {}, 0, {}, opts.symbolize
+    for _, l in ipairs(opts.labels or {}) do
+      if l ~= "pid" and l ~= "tid" and l ~= "comm" then
+        error(("profile.new: unknown label '%s' (pid, tid, comm)"):format(tostring(l)), 2)
+      end
+      p.pprof_labels[l] = true
+    end
+    p.started_ns = gettimeofday_ns and gettimeofday_ns() or os.time() * 1000000000
+  end
+  return p
 end
 
 local function bump(t, k) t[k] = (t[k] or 0) + 1 end
@@ -68,6 +81,7 @@ function Profile:add(s)
   bump(self.by_pid, s.pid)
   bump(self.by_comm, s.comm or "?")
   if self.keep_stacks then bump(self.stacks, M.folded_key(s)) end
+  if self.chains then require("pprof").capture(self, s) end
 end
 
 -- Name the addresses counted so far and fold them into by_func.
@@ -126,6 +140,18 @@ function Profile:write_folded(path)
   f:write(self:folded())
   f:close()
   return true
+end
+
+-- pprof (tapsets/pprof.lua), for a profile made with { pprof = true }:
+-- the profile.proto table, and the gzip-compressed file.
+function Profile:pprof(opts)
+  if not self.chains then error("profile: p:pprof() needs profile.new{ pprof = true }", 2) end
+  return require("pprof").build(self, opts)
+end
+
+function Profile:write_pprof(path, opts)
+  if not self.chains then error("profile: p:write_pprof() needs profile.new{ pprof = true }", 2) end
+  return require("pprof").write(self, path, opts)
 end
 
 return M

@@ -3,9 +3,10 @@
 # lowest first: base event symbols core sample loop lua cli (sample/perf and
 # sample/bpf belong to sample). A file may include only headers of its own
 # layer or below, written "layer/file.h" (a bare "file.h" must sit in the
-# file's own folder; perfscript.h and generated *.skel.h are always allowed),
-# and an object may call only functions defined in its own layer or below
-# (nm over BUILD/obj). Prints one line per violation and exits 1 if any.
+# file's own folder; perfscript.h and the generated *.skel.h and *.pb-c.h
+# are always allowed), and an object may call only functions defined in its
+# own layer or below (nm over BUILD/obj). Prints one line per violation and
+# exits 1 if any.
 #   tests/layers.sh [BUILD]      (make lint runs it; needs a built tree)
 cd "$(dirname "$0")/.." || exit 2
 build=${1:-build}
@@ -24,7 +25,7 @@ for f in $(find runtime -name '*.[ch]' | sort); do
 	((r < 0)) && { say "$f: not in a layer folder (${layers[*]})"; continue; }
 	while IFS= read -r inc; do
 		case $inc in
-		perfscript.h | *.skel.h) continue ;;
+		perfscript.h | *.skel.h | *.pb-c.h) continue ;;
 		*/*) ir=$(rank "$inc")
 			((ir < 0)) && say "$f: includes \"$inc\", which is in no layer"
 			((ir > r)) && say "$f: includes \"$inc\" from a higher layer" ;;

@@ -191,6 +191,7 @@ struct ps_script *ps_script__new(struct ps_session *session, int verbose)
 	ps_probe__open(sc->L, sc);
 	ps_helpers__open(sc->L, sc);
 	ps_stats__open(sc->L);
+	ps_pprof__open(sc->L);
 	ps_sample_object__open(sc->L, sc);
 	if (ps_sample__setup(sc) < 0) {
 		ps_script__free(sc);

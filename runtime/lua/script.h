@@ -97,6 +97,10 @@ int ps_perfmon__open(lua_State *L);
  * mode in C (lua/stats.c). */
 void ps_stats__open(lua_State *L);
 
+/* package.preload["perfscript.pprof"]: pprof profiles to and from tables
+ * (lua/pprof.c, lua/pprof_decode.c). */
+void ps_pprof__open(lua_State *L);
+
 /* stap-style helpers: printf, exit, pid, ... (lua/helpers.c). */
 void ps_helpers__open(lua_State *L, struct ps_script *sc);
 

@@ -1,0 +1,31 @@
+/*
+ * pprof.h: what lua/pprof.c (the encoder and the module) and
+ * lua/pprof_decode.c share: short names for the message types protoc-c
+ * generates from lua/profile.proto, and the userdata-backed allocator.
+ */
+#ifndef PS_LUA_PPROF_H
+#define PS_LUA_PPROF_H
+
+#include <lua.h>
+
+#include <stdbool.h>
+
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile PprofProfile;
+typedef Perftools__Profiles__ValueType PprofValueType;
+typedef Perftools__Profiles__Sample PprofSample;
+typedef Perftools__Profiles__Label PprofLabel;
+typedef Perftools__Profiles__Mapping PprofMapping;
+typedef Perftools__Profiles__Location PprofLocation;
+typedef Perftools__Profiles__Line PprofLine;
+typedef Perftools__Profiles__Function PprofFunction;
+
+/* size zeroed bytes owned by a userdata appended to the table at anchor (an
+ * absolute stack index): freed by the GC with the table, even after an error. */
+void *ps_pprof__alloc(lua_State *L, int anchor, size_t size);
+
+/* pprof.decode(bytes) -> profile table, or nil and a message (lua/pprof_decode.c). */
+int ps_pprof__decode(lua_State *L);
+
+#endif

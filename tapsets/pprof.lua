@@ -1,0 +1,346 @@
+-- pprof.lua: sampling profiles in pprof's format (profile.proto,
+-- gzip-compressed), the format go tool pprof, Grafana Pyroscope and Parca
+-- read, and differential profiles against a base read back from one. A
+-- profile of the profile tapset that keeps call chains
+-- (profile.new{ pprof = true }) counts each distinct chain of raw addresses
+-- while the target runs; build() symbolizes every address once, at the end,
+-- into pprof's Mappings, Functions and Locations (a backend cannot
+-- symbolize a host's binaries later), and the C module perfscript.pprof
+-- (protobuf-c, zlib) turns the table into bytes.
+--   local p = require("profile").new{ pprof = true }
+--   probe("perfmon.sample(prof)", function(s) p:add(s) end)
+--   probe("end", function() assert(p:write_pprof("cpu.pb.gz")) end)
+local M = {}
+
+local function core()
+  local ok, mod = pcall(require, "perfscript.pprof")
+  if not ok then error("pprof: needs perfscript's perfscript.pprof module (run under perfscript)", 3) end
+  return mod
+end
+
+-- Kernel addresses sit in the upper half of the 64-bit address space on
+-- the architectures perfscript runs on (x86-64, arm64): negative as Lua
+-- integers. A chain mixes both, innermost (leaf) first.
+local function is_kernel(addr) return addr < 0 end
+
+-- The event of a counter's spec: "cpu-clock/freq=999,callchain/" -> "cpu-clock".
+function M.event_name(spec)
+  return (tostring(spec or "samples"):gsub("/.*$", ""))
+end
+
+local function is_clock(event)
+  local base = event:gsub(":.*$", "")
+  return base == "cpu-clock" or base == "task-clock"
+end
+
+-- The raw chain of a sample, leaf first, zeros (ends of broken frame
+-- chains) left out; the sampled ip alone without a callchain.
+local function chain_of(s)
+  local c = s.callchain
+  if not c or #c == 0 then return { s.ip } end
+  local out, n = {}, 0
+  for i = 1, #c do
+    if c[i] ~= 0 then n = n + 1; out[n] = c[i] end
+  end
+  if n == 0 then out[1] = s.ip end
+  return out
+end
+
+-- Count one sample by its chain (and its labels, when the profile keeps
+-- them). Called by the profile tapset's p:add.
+function M.capture(p, s)
+  local chain, pid = chain_of(s), s.pid
+  local want = p.pprof_labels
+  local tid = want.tid and s.tid or nil
+  local comm = want.comm and (s.comm or "?") or nil
+  local key = table.concat(chain, ",") .. "|" .. pid .. "|" .. (tid or "") .. "|" .. (comm or "")
+  local e = p.chains[key]
+  if not e then
+    e = { chain = chain, pid = pid, tid = tid, comm = comm, n = 0, period = 0 }
+    p.chains[key] = e
+  end
+  e.n = e.n + 1
+  e.period = e.period + (s.period or 0)
+  p.chain_period = p.chain_period + (s.period or 0)
+  if not p.event then p.event = s.name end
+end
+
+-- A period term of the spec, or what a frequency means for a clock (ns).
+local function period_of(spec, total_n, total_period)
+  spec = tostring(spec or "")
+  local period = spec:match("[/,]period=(%d+)")
+  if period then return math.tointeger(tonumber(period)) end
+  local freq = spec:match("[/,]freq=(%d+)")
+  if freq and is_clock(M.event_name(spec)) then return math.floor(1e9 / tonumber(freq) + 0.5) end
+  return total_n > 0 and math.floor(total_period / total_n + 0.5) or 0
+end
+
+-- The symbol side of a profile: Mappings per file, Functions per name and
+-- file, Locations per address symbolized. resolve(pid, addr, kernel)
+-- returns the symbol ("func+0x1a" or a hex address) and its file.
+local Table = {}
+Table.__index = Table
+
+local function new_table(resolve)
+  return setmetatable({ resolve = resolve, mapping = {}, ["function"] = {}, location = {},
+                        maps = {}, funcs = {}, locs = {}, map_samples = {} }, Table)
+end
+
+function Table:mapping_id(file, kernel)
+  local id = self.maps[file]
+  if not id then
+    id = #self.mapping + 1
+    self.mapping[id] = { id = id, filename = file, has_functions = true, kernel = kernel }
+    self.maps[file] = id
+  end
+  return id
+end
+
+function Table:function_id(name, file)
+  local key = name .. "\0" .. (file or "")
+  local id = self.funcs[key]
+  if not id then
+    id = #self["function"] + 1
+    self["function"][id] = { id = id, name = name, system_name = name, filename = file }
+    self.funcs[key] = id
+  end
+  return id
+end
+
+-- The Location of one frame. A caller's address is a return address: the
+-- call is the instruction before it, so it is symbolized (and recorded,
+-- as pprof allows) one byte earlier, as perf report does.
+function Table:location_id(pid, addr, leaf)
+  local kernel = is_kernel(addr)
+  if not leaf then addr = addr - 1 end
+  local key = (kernel and "k" or pid) .. ":" .. addr
+  local id = self.locs[key]
+  if id then return id end
+  local sym, file = self.resolve(kernel and 0 or pid, addr, kernel)
+  file = (file and file ~= "") and file or (kernel and "[kernel.kallsyms]" or "[unknown]")
+  local name = tostring(sym):gsub("%+0x%x+$", "")
+  id = #self.location + 1
+  local map = self:mapping_id(file, kernel)
+  self.location[id] = { id = id, mapping_id = map, address = addr,
+                        line = { { function_id = self:function_id(name) } } }
+  self.locs[key] = id
+  return id
+end
+
+-- Mapping 1 is the main binary for pprof: of the user-space files, an
+-- executable before shared libraries, then the one in the most frames;
+-- the kernel and unknown files go last. Ids are renumbered.
+function Table:order_mappings()
+  local order = {}
+  for i, m in ipairs(self.mapping) do order[i] = m end
+  local function rank(m)
+    if m.kernel or m.filename:sub(1, 1) == "[" then return 2 end
+    return m.filename:match("%.so[%.%d]*$") and 1 or 0
+  end
+  table.sort(order, function(a, b)
+    local ra, rb = rank(a), rank(b)
+    if ra ~= rb then return ra < rb end
+    local na, nb = self.map_samples[a.id] or 0, self.map_samples[b.id] or 0
+    if na ~= nb then return na > nb end
+    return a.filename < b.filename
+  end)
+  local new = {}
+  for i, m in ipairs(order) do new[m.id] = i end
+  for i, m in ipairs(order) do m.id = i; m.kernel = nil end
+  for _, l in ipairs(self.location) do l.mapping_id = new[l.mapping_id] end
+  self.mapping = order
+end
+
+local function now_ns()
+  if gettimeofday_ns then return gettimeofday_ns() end
+  return os.time() * 1000000000
+end
+
+-- The profile p as a table shaped like profile.proto's Profile (what
+-- perfscript.pprof encodes). opts: event (name of the sampled event),
+-- unit (of its values, default "count"), period, comment, symbolize
+-- (pid, addr, kernel -> sym, file; default perfmon.symbolize).
+function M.build(p, opts)
+  opts = opts or {}
+  local resolve = opts.symbolize or p.symbolize or (rawget(_G, "perfmon") and perfmon.symbolize)
+  if not resolve then error("pprof.build: no symbolizer (pass opts.symbolize)", 2) end
+  local spec = opts.event or p.event or "samples"
+  local event = M.event_name(spec)
+  local clock = is_clock(event)
+  local t = new_table(resolve)
+  local out = {
+    sample_type = { { type = "samples", unit = "count" },
+                    clock and { type = "cpu", unit = "nanoseconds" } or { type = event, unit = opts.unit or "count" } },
+    period_type = clock and { type = "cpu", unit = "nanoseconds" } or { type = event, unit = opts.unit or "count" },
+    period = opts.period or period_of(spec, p.total, p.chain_period),
+    time_nanos = p.started_ns, duration_nanos = now_ns() - (p.started_ns or now_ns()),
+    comment = { opts.comment }, sample = {},
+  }
+  out.default_sample_type = out.sample_type[2].type
+  local keys = {}
+  for k in pairs(p.chains) do keys[#keys + 1] = k end
+  table.sort(keys) -- the same samples give the same bytes
+  for _, k in ipairs(keys) do
+    local e = p.chains[k]
+    local ids = {}
+    for i, addr in ipairs(e.chain) do
+      ids[i] = t:location_id(e.pid, addr, i == 1)
+      local m = t.location[ids[i]].mapping_id
+      t.map_samples[m] = (t.map_samples[m] or 0) + e.n
+    end
+    local labels = {}
+    if p.pprof_labels.pid then labels[#labels + 1] = { key = "pid", num = e.pid, num_unit = "pid" } end
+    if e.tid then labels[#labels + 1] = { key = "tid", num = e.tid, num_unit = "tid" } end
+    if e.comm then labels[#labels + 1] = { key = "comm", str = e.comm } end
+    out.sample[#out.sample + 1] = { location_id = ids, value = { e.n, e.period }, label = labels }
+  end
+  t:order_mappings()
+  out.mapping, out.location, out["function"] = t.mapping, t.location, t["function"]
+  return out
+end
+
+-- Write a profile table (or a profile of the tapset, built with opts) to
+-- path, gzip-compressed. true, or nil and a message.
+function M.write(prof, path, opts)
+  if not prof.sample_type then prof = M.build(prof, opts) end
+  local bytes = core().encode(prof)
+  local f, err = io.open(path, "wb")
+  if not f then return nil, err end
+  local ok, werr = f:write(bytes)
+  f:close()
+  if not ok then return nil, werr end
+  return true
+end
+
+-- Read a pprof profile (gzip-compressed or not): its table, or nil and a message.
+function M.read(path)
+  local f, err = io.open(path, "rb")
+  if not f then return nil, err end
+  local bytes = f:read("a")
+  f:close()
+  local t, derr = core().decode(bytes)
+  if not t then return nil, ("%s: %s"):format(path, derr) end
+  return t
+end
+
+local function types_text(t)
+  local out = {}
+  for i, st in ipairs(t.sample_type) do out[i] = st.type .. "/" .. st.unit end
+  return table.concat(out, ",")
+end
+
+-- A differential profile, as go tool pprof -diff_base builds one: the
+-- base's samples negated and labelled pprof::base=true, merged into the
+-- profile. pprof then reports the change and takes percentages of the
+-- base. Raises when the sample types differ.
+function M.diff(new, base)
+  if types_text(new) ~= types_text(base) then
+    error(("pprof.diff: the base profile has samples of %s, this one %s"):format(
+      types_text(base), types_text(new)), 2)
+  end
+  local out = {}
+  for k, v in pairs(new) do out[k] = v end
+  local nm, nf, nl = #new.mapping, #new["function"], #new.location
+  out.mapping, out["function"], out.location, out.sample = {}, {}, {}, {}
+  local function append(list, src, fix)
+    for _, x in ipairs(src) do
+      local c = {}
+      for k, v in pairs(x) do c[k] = v end
+      if fix then fix(c) end
+      list[#list + 1] = c
+    end
+  end
+  append(out.mapping, new.mapping)
+  append(out.mapping, base.mapping, function(m) m.id = m.id + nm end)
+  append(out["function"], new["function"])
+  append(out["function"], base["function"], function(f) f.id = f.id + nf end)
+  append(out.location, new.location)
+  append(out.location, base.location, function(l)
+    l.id = l.id + nl
+    if l.mapping_id ~= 0 then l.mapping_id = l.mapping_id + nm end
+    local lines = {}
+    for i, ln in ipairs(l.line or {}) do lines[i] = { function_id = ln.function_id + nf, line = ln.line } end
+    l.line = lines
+  end)
+  append(out.sample, new.sample)
+  append(out.sample, base.sample, function(s)
+    local ids, vals, labels = {}, {}, { { key = "pprof::base", str = "true" } }
+    for i, id in ipairs(s.location_id) do ids[i] = id + nl end
+    for i, v in ipairs(s.value) do vals[i] = -v end
+    for _, l in ipairs(s.label or {}) do labels[#labels + 1] = l end
+    s.location_id, s.value, s.label = ids, vals, labels
+  end)
+  return out
+end
+
+-- Folded stacks of a profile table: { ["root;...;leaf"] = samples }. Inline
+-- frames unfold into their callers; a sample with a comm label starts with
+-- it, as the profile tapset's folded stacks do.
+function M.folded(t, value)
+  local funcs, locs, out = {}, {}, {}
+  for _, f in ipairs(t["function"]) do funcs[f.id] = f.name or "?" end
+  for _, l in ipairs(t.location) do
+    local names = {}
+    for i = #(l.line or {}), 1, -1 do names[#names + 1] = funcs[l.line[i].function_id] or "?" end
+    if #names == 0 then names[1] = ("0x%x"):format(l.address or 0) end
+    locs[l.id] = table.concat(names, ";")
+  end
+  for _, s in ipairs(t.sample) do
+    local frames = {}
+    for _, l in ipairs(s.label or {}) do
+      if l.key == "comm" and l.str then frames[1] = l.str end
+    end
+    for i = #s.location_id, 1, -1 do frames[#frames + 1] = locs[s.location_id[i]] or "?" end
+    local k = table.concat(frames, ";")
+    out[k] = (out[k] or 0) + s.value[value or 1]
+  end
+  return out
+end
+
+-- Two-count folded lines, "stack base new", sorted: the input of
+-- FlameGraph's difffolded.pl output format, for flamegraph.pl.
+function M.diff_folded(new, base)
+  local a, b, keys = M.folded(base), M.folded(new), {}
+  for k in pairs(a) do keys[#keys + 1] = k end
+  for k in pairs(b) do if not a[k] then keys[#keys + 1] = k end end
+  table.sort(keys)
+  local out = {}
+  for i, k in ipairs(keys) do out[i] = ("%s %d %d\n"):format(k, a[k] or 0, b[k] or 0) end
+  return table.concat(out)
+end
+
+-- Samples per leaf function of a profile table: { [name] = samples }.
+function M.flat(t, value)
+  local funcs, leaf, out = {}, {}, {}
+  for _, f in ipairs(t["function"]) do funcs[f.id] = f.name or "?" end
+  for _, l in ipairs(t.location) do leaf[l.id] = l.line and l.line[1] and funcs[l.line[1].function_id] end
+  for _, s in ipairs(t.sample) do
+    local name = leaf[s.location_id[1]] or "?"
+    out[name] = (out[name] or 0) + s.value[value or 1]
+  end
+  return out
+end
+
+-- The samples of a profile table (sum of its first value).
+function M.flat_total(t, value)
+  local n = 0
+  for _, s in ipairs(t.sample) do n = n + s.value[value or 1] end
+  return n
+end
+
+-- The functions whose leaf samples changed most between base and new:
+-- rows {name, base, new, delta}, largest change first (ties by name).
+function M.changes(new, base, n)
+  local a, b, rows = M.flat(base), M.flat(new), {}
+  for k, v in pairs(b) do rows[#rows + 1] = { name = k, base = a[k] or 0, new = v } end
+  for k, v in pairs(a) do if not b[k] then rows[#rows + 1] = { name = k, base = v, new = 0 } end end
+  for _, r in ipairs(rows) do r.delta = r.new - r.base end
+  table.sort(rows, function(x, y)
+    if math.abs(x.delta) ~= math.abs(y.delta) then return math.abs(x.delta) > math.abs(y.delta) end
+    return x.name < y.name
+  end)
+  for i = #rows, (n or #rows) + 1, -1 do rows[i] = nil end
+  return rows
+end
+
+return M

@@ -1,0 +1,108 @@
+# pprof.sh: profiles written in pprof's format, read back with the
+# reference reader, go tool pprof: the top function and the totals match
+# the live top list examples/profile.lua printed for the same run, sample
+# types and period are what pprof expects, kernel frames are kernel
+# functions under their user callers, labels, and differential profiles
+# equal to what go tool pprof -diff_base computes.
+source "$(dirname "$0")/lib.sh"
+EX=$(cd "$(dirname "$0")/../../examples" && pwd)
+export HOME=$TMP PPROF_TMPDIR=$TMP GOCACHE=$TMP/go-cache # go tool pprof writes nothing elsewhere
+gopprof() { go tool pprof "$@" 2>"$TMP/pprof.err"; }
+
+if ! command -v go >/dev/null; then
+	skip "go is not installed (Debian's golang-go gives go tool pprof)" "pprof profiles read back with go tool pprof"
+	done_testing; exit
+fi
+
+# A cpu-clock profile: samples/count and cpu/nanoseconds, period 1e9/999 ns.
+out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 500" --pprof "$TMP/cpu.pb.gz" 2>&1)
+ok $? "profile.lua --pprof runs"
+total=$(sed -n 's/^\([0-9]*\) samples of cpu-clock.*/\1/p' <<<"$out")
+livetop=$(sed -n '4s/^ *[0-9]* *[0-9.]*%  //p' <<<"$out")
+raw=$(gopprof -raw "$TMP/cpu.pb.gz"); ok $? "go tool pprof -raw reads it"
+like "$raw" $'\nsamples/count cpu/nanoseconds(\\[dflt\\])?\n' "sample types samples/count and cpu/nanoseconds"
+like "$raw" $'\nPeriodType: cpu nanoseconds\nPeriod: 1001001\n' "period type cpu/nanoseconds, period 1e9/999 ns"
+top=$(gopprof -top -sample_index=samples "$TMP/cpu.pb.gz")
+like "$top" $'\nType: samples\n' "-sample_index=samples selects the sample count"
+like "$top" "of $total total" "pprof's total is the $total samples of the live top list"
+first=$(awk '/flat%/ { getline; print $6; exit }' <<<"$top")
+is "$first" "$livetop" "pprof's top function is the live top list's ($livetop)"
+like "$(gopprof -top "$TMP/cpu.pb.gz")" "Type: cpu" "the default sample type is cpu"
+awk '/^Mappings/ { m = 1; next } m && NR { print }' <<<"$raw" >"$TMP/maps"
+like "$(head -1 "$TMP/maps")" "/workload " "mapping 1 is the main binary"
+like "$(cat "$TMP/maps")" "\[FN\]" "mappings say their functions are resolved"
+
+# Kernel frames: page faults of the workload are kernel functions (names of
+# /proc/kallsyms) whose callers are the workload's do_pages.
+out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD pages 30000" --pprof "$TMP/pages.pb.gz" 2>&1)
+ok $? "profile.lua --pprof on a page-faulting command"
+traces=$(gopprof -traces "$TMP/pages.pb.gz")
+grep -q "asm_exc_page_fault" <<<"$traces"; ok $? "the page-fault entry is in the profile"
+awk '/-----/ { k = 0 } /asm_exc_page_fault/ { k = 1; next } k && NF == 1 { print $1; k = 0 }' <<<"$traces" | sort -u >"$TMP/callers"
+is "$(cat "$TMP/callers")" "do_pages" "the caller of asm_exc_page_fault is the workload's do_pages"
+if need_root; then
+	gopprof -raw "$TMP/pages.pb.gz" | awk '/^Locations/ { l = 1; next } /^Mappings/ { l = 0 } l' >"$TMP/locs"
+	kmap=$(gopprof -raw "$TMP/pages.pb.gz" | sed -n 's/^\([0-9]*\): .*\[kernel.kallsyms\].*/\1/p')
+	awk -v m="M=$kmap" '$3 == m { print $4 }' "$TMP/locs" | sort -u >"$TMP/kfuncs"
+	n=$(wc -l <"$TMP/kfuncs")
+	missing=$(awk 'NR == FNR { k[$3] = 1; next } !($1 in k)' /proc/kallsyms "$TMP/kfuncs" | head -3)
+	ok $(( n > 0 ? 0 : 1 )) "kernel locations are in the [kernel.kallsyms] mapping ($n functions)"
+	is "$missing" "" "every kernel function of the profile is a /proc/kallsyms name"
+else
+	skip "kernel symbols need root" "kernel locations are in the kernel mapping"
+	skip "kernel symbols need root" "kernel functions are kallsyms names"
+fi
+
+# Another event: its name and count, and an exact total.
+out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD getppid 3000" --event 'syscalls:sys_enter_getppid/period=1/' \
+	--pprof "$TMP/sys.pb.gz" --labels pid,comm 2>&1)
+if [[ $? -ne 0 ]] && ! need_root; then
+	skip "syscall tracepoints need root" "a tracepoint profile"
+else
+	raw=$(gopprof -raw "$TMP/sys.pb.gz")
+	like "$raw" $'\nsamples/count syscalls:sys_enter_getppid/count(\\[dflt\\])?\n' "a tracepoint's sample type is its name and count"
+	like "$raw" $'\nPeriod: 1\n' "period=1 is the profile's period"
+	like "$(gopprof -top -sample_index=samples "$TMP/sys.pb.gz")" "of 3000 total" "3000 getppid calls are 3000 samples"
+	tags=$(gopprof -tags "$TMP/sys.pb.gz")
+	like "$tags" "comm: Total 3000.*workload" "--labels comm: every sample carries the command"
+	like "$tags" "pid: Total 3000" "--labels pid: every sample carries its pid"
+fi
+
+# Differential profiles: the tapset's diff equals go tool pprof -diff_base
+# on the same two files, and profile.lua --diff-base writes one.
+"$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD loop 2000" --pprof "$TMP/new.pb.gz" >/dev/null 2>&1
+"$PERFSCRIPT" -e 'local pprof = require "pprof"
+local new, base = assert(pprof.read(arg[1])), assert(pprof.read(arg[2]))
+assert(pprof.write(pprof.diff(new, base), arg[3]))' "$TMP/new.pb.gz" "$TMP/cpu.pb.gz" "$TMP/d.pb.gz"
+ok $? "pprof.diff writes a differential profile"
+rows() { awk '/flat%/ { r = 1; next } r' <<<"$1"; }
+theirs=$(gopprof -top -sample_index=samples -diff_base "$TMP/cpu.pb.gz" "$TMP/new.pb.gz")
+ours=$(gopprof -top -sample_index=samples "$TMP/d.pb.gz")
+is "$(rows "$ours")" "$(rows "$theirs")" "go tool pprof -top of pprof.diff equals -diff_base on the same files"
+like "$(rows "$ours")" "-[0-9]+ .* hot_spin" "the base's hot_spin shows as a loss"
+
+out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD loop 2000" --diff-base "$TMP/cpu.pb.gz" \
+	--pprof "$TMP/diff.pb.gz" --folded "$TMP/diff.folded" 2>&1)
+ok $? "profile.lua --diff-base runs"
+like "$out" $'\nChange against .*cpu.pb.gz \\('"$total"' samples there, [0-9]+ here\):' "--diff-base prints the change"
+like "$out" $'\n +[0-9]+ +0 +-[0-9]+  hot_spin\n' "--diff-base: hot_spin went away"
+like "$out" $'\n +0 +[0-9]+ +\\+[0-9]+  hot_loop\n' "--diff-base: hot_loop came"
+bad=$(grep -cvE '^[^ ]+ [0-9]+ [0-9]+$' "$TMP/diff.folded")
+is "$bad" 0 "--diff-base --folded: every line is 'stack old new'"
+is "$(awk '{ s += $2 } END { print s }' "$TMP/diff.folded")" "$total" "the old column adds up to the base's samples"
+here=$(sed -n 's/^Change against .*, \([0-9]*\) here.*/\1/p' <<<"$out")
+is "$(awk '{ s += $3 } END { print s }' "$TMP/diff.folded")" "$here" "the new column adds up to this run's samples"
+like "$(gopprof -top -sample_index=samples "$TMP/diff.pb.gz")" "of $total total" \
+	"the differential profile reads in go tool pprof, percentages of the base"
+
+# Bad input: a clear message, nothing run.
+echo "not a profile" >"$TMP/bad.pb.gz"
+out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 10" --diff-base "$TMP/bad.pb.gz" 2>&1); rc=$?
+ok $(( rc != 0 ? 0 : 1 )) "--diff-base on a file that is no profile fails"
+like "$out" "profile.lua: --diff-base .*bad.pb.gz: pprof: not a pprof profile" "and says why"
+out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 10" --diff-base "$TMP/none.pb.gz" 2>&1)
+like "$out" "none.pb.gz: No such file or directory" "a missing base is named"
+out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 10" --pprof "$TMP/x.pb.gz" --labels pid,cpu 2>&1)
+like "$out" "unknown label 'cpu' \(pid, tid, comm\)" "an unknown label is refused with the known ones"
+
+done_testing
