@@ -15,6 +15,7 @@
  * anchored in one table on the stack, so a bad field can raise at any point
  * without leaking.
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,15 @@ void *ps_pprof__alloc(lua_State *L, int anchor, size_t size)
 	memset(p, 0, size ? size : 1);
 	lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
 	return p;
+}
+
+static void set_where(struct enc *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt); /* a long path is cut short: it is only a message */
+	vsnprintf(e->where, sizeof(e->where), fmt, ap);
+	va_end(ap);
 }
 
 static void *alloc(struct enc *e, size_t n, size_t size)
@@ -140,7 +150,7 @@ static size_t get_list(struct enc *e, int t, const char *field)
 /* Element i of the list at the top of the stack, which must be a table. */
 static void list_elem(struct enc *e, const char *list, size_t i)
 {
-	snprintf(e->where, sizeof(e->where), "%s[%zu]", list, i + 1);
+	set_where(e, "%s[%zu]", list, i + 1);
 	if (lua_rawgeti(e->L, -1, (lua_Integer)i + 1) != LUA_TTABLE)
 		luaL_error(e->L, "pprof: %s: table expected, got %s", e->where,
 			   luaL_typename(e->L, -1));
@@ -187,7 +197,7 @@ static PprofLabel **labels(struct enc *e, int t, size_t *n)
 	for (size_t i = 0; i < *n; i++) {
 		PprofLabel *l = v[i] = alloc(e, 1, sizeof(*l));
 
-		snprintf(e->where, sizeof(e->where), "%s.label[%zu]", where, i + 1);
+		set_where(e, "%s.label[%zu]", where, i + 1);
 		if (lua_rawgeti(e->L, -1, (lua_Integer)i + 1) != LUA_TTABLE)
 			bad(e, "", "table");
 		*l = (PprofLabel)PERFTOOLS__PROFILES__LABEL__INIT;
