@@ -203,6 +203,9 @@ int ps_session__reap(struct ps_session *s, int *wstatus);
 
 typedef uint64_t ps_handle; /* non-zero; carries slot and generation */
 
+/* Counters a session may hold at once; ps_session__allocate gives -EMFILE past it. */
+#define PS_SESSION_MAX_COUNTERS (1u << 20)
+
 /* Reserve one counter per event of spec (nothing is opened). Writes the
  * handles in order (a group gives its leader first) and returns how many, or
  * a negative code with *err filled for a bad string, -ENOSPC when max is too
@@ -251,6 +254,10 @@ const char *ps_session__name(const struct ps_session *s, ps_handle h); /* displa
 /* The event's sysfs .scale and .unit (1.0 and "" without them): the value
  * times *scale is in *unit, e.g. Joules for power/energy-pkg/. */
 int ps_session__scale(const struct ps_session *s, ps_handle h, double *scale, const char **unit);
+/* "subsys:event" of a tracepoint counter (its format: ps_tp_format__get), else NULL. */
+const char *ps_session__tracepoint(const struct ps_session *s, ps_handle h);
+/* The PS_EVENT_* flags of the counter's event (ps_events__flags). */
+unsigned ps_session__flags(const struct ps_session *s, ps_handle h);
 const struct perf_event_attr *ps_session__attr(const struct ps_session *s, ps_handle h);
 bool ps_session__is_open(const struct ps_session *s, ps_handle h);
 bool ps_session__is_running(const struct ps_session *s, ps_handle h);
@@ -355,6 +362,11 @@ int ps_session__set_sample_ops(struct ps_session *s, const struct ps_sample_ops 
  * effect for rings mapped after the call. */
 int ps_session__set_ring_pages(struct ps_session *s, size_t pages);
 bool ps_session__is_sampling(const struct ps_session *s, ps_handle h);
+/* Make a counter that has no period= or freq= sample every hit, as perf
+ * record does for tracepoints: only for events flagged PS_EVENT_SAMPLE_EVERY
+ * (tracepoints, probes; else -EINVAL), before it opens (else
+ * -PS_ERR_STATE). 0 when it samples (already did, or now). */
+int ps_session__sample_every(struct ps_session *s, ps_handle h);
 /* The fds to poll for EPOLLIN, whatever serves the counters: the perf rings
  * (one per CPU once a sampling counter is open) and the BPF ring buffer (once
  * a program forwards). The set only grows; *fds stays valid until the next

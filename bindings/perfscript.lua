@@ -114,9 +114,29 @@ end
 local Session = {}
 Session.__index = Session
 
+-- How many events spec gives (when they did not fit in the first try).
+local function count_events(spec)
+  local evs = lib.ps_events__parse(spec, nil)
+  local n = tonumber(lib.ps_events__count(evs))
+  lib.ps_events__free(evs)
+  return n
+end
+
+local ENOSPC = 28
+
 local function allocate(self, spec)
-  local hs, err = ffi.new("ps_handle[?]", MAX), ffi.new("struct ps_event_error")
-  local n = lib.ps_session__allocate(self.ptr, spec, hs, MAX, err)
+  if type(spec) == "string" and spec:find("\0", 1, true) then
+    -- C would see the string end there
+    return nil, ("NUL byte at column %d of the event string (it would end the string "
+                 .. "there; event strings are text)"):format(spec:find("\0", 1, true)), 22
+  end
+  local err, cap = ffi.new("struct ps_event_error"), MAX
+  local hs, n
+  repeat
+    hs = ffi.new("ps_handle[?]", cap)
+    n = lib.ps_session__allocate(self.ptr, spec, hs, cap, err)
+    if n == -ENOSPC then cap = count_events(spec) end
+  until n ~= -ENOSPC
   if n < 0 then
     return nil, err.message[0] ~= 0 and ffi.string(err.message) or strerror(n), -n
   end
@@ -138,7 +158,7 @@ function Session:group(spec)
   if not hs then return nil, n, code end
   local g = setmetatable({ s = self, h = hs[0], counters = {} }, Group)
   for i = 0, n - 1 do g.counters[i + 1] = setmetatable({ s = self, h = hs[i] }, Counter) end
-  if lib.ps_session__group(self.ptr, hs[0], hs, MAX) ~= n then
+  if lib.ps_session__group(self.ptr, hs[0], hs, n) ~= n then
     lib.ps_session__free_counter(self.ptr, hs[0])
     error("perfscript: group wants one group, e.g. '{task-clock,page-faults}'", 2)
   end

@@ -15,12 +15,24 @@
  *   workload kill SIG       die by signal SIG
  *   workload sleep MS       sleep MS milliseconds
  *   workload poke N         N writes to the global poke_target (mem:poke_target:w == N)
+ *   workload calls N        N calls of the global ps_probe_target(i), which returns i
+ *                           (uprobe:WORKLOAD:ps_probe_target == N); each call passes
+ *                           USDT marker perfscript:tick (arg i) N times in all, and
+ *                           perfscript:guarded only while its semaphore is raised;
+ *                           prints "guarded K" on stderr (K = times it was raised)
  * Options before the mode: --wait-usr1 (block until SIGUSR1 before working;
  * prints "ready PID" on stdout first), --fork (run the mode in a child too,
  * so inheritance doubles the count).
  */
 #include <errno.h>
 #include <pthread.h>
+#if defined(__has_include)
+#if __has_include(<sys/sdt.h>)
+#define _SDT_HAS_SEMAPHORES 1
+#include <sys/sdt.h>
+#define HAVE_SDT 1
+#endif
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +179,38 @@ static void do_children(unsigned long n1, unsigned long n2)
 		;
 }
 
+#ifdef HAVE_SDT
+/* sys/sdt.h's semaphore: the kernel raises it while a uprobe on the marker
+ * is open with it as ref_ctr_offset (a USDT probe in perfscript). */
+unsigned short perfscript_guarded_semaphore __attribute__((section(".probes"), used));
+unsigned short perfscript_tick_semaphore __attribute__((section(".probes"), used));
+#endif
+
+unsigned long ps_probe_target(unsigned long i); /* global: uprobes find it by name */
+
+__attribute__((noinline)) unsigned long ps_probe_target(unsigned long i)
+{
+	__asm__ volatile("" ::: "memory"); /* a real call, never folded away */
+	return i;
+}
+
+static void do_calls(unsigned long n)
+{
+	unsigned long sum = 0, guarded = 0;
+
+	for (unsigned long i = 0; i < n; i++) {
+		sum += ps_probe_target(i);
+#ifdef HAVE_SDT
+		STAP_PROBE1(perfscript, tick, i);
+		if (perfscript_guarded_semaphore) {
+			guarded++;
+			STAP_PROBE1(perfscript, guarded, i);
+		}
+#endif
+	}
+	fprintf(stderr, "guarded %lu sum %lu\n", guarded, sum);
+}
+
 static void run_mode(char **argv)
 {
 	const char *mode = argv[0];
@@ -192,6 +236,8 @@ static void run_mode(char **argv)
 		usleep(arg_ul(argv[1]) * 1000);
 	else if (!strcmp(mode, "poke"))
 		do_poke(arg_ul(argv[1]));
+	else if (!strcmp(mode, "calls"))
+		do_calls(arg_ul(argv[1]));
 	else {
 		fprintf(stderr, "workload: unknown mode '%s'\n", mode);
 		exit(2);
@@ -212,7 +258,7 @@ int main(int argc, char **argv)
 	}
 	if (i >= argc) {
 		fprintf(stderr, "usage: workload [--wait-usr1] [--fork] "
-				"getppid N|pages N|spin MS|loop N|threads T N|exit CODE|kill SIG|sleep MS|"
+				"getppid N|pages N|spin MS|loop N|threads T N|exit CODE|kill SIG|sleep MS|calls N|"
 				"poke N\n");
 		return 2;
 	}

@@ -63,6 +63,8 @@ static void release_slot(struct ps_session *s, uint32_t i)
 	free(c->name);
 	free(c->unit);
 	free(c->bp_symbol);
+	free(c->tracepoint);
+	ps_counter__free_probe(c);
 	uint32_t gen = (c->gen + 1) & PS_HANDLE_GEN_MASK;
 	memset(c, 0, sizeof(*c));
 	c->gen = gen;
@@ -103,16 +105,18 @@ static int take_slot(struct ps_session *s, uint32_t *slot)
 
 /* The target's part of the attr; disabled/enable_on_exec are settled at open,
  * what sampling adds by the sampler. */
-static void apply_target(const struct ps_session *s, struct perf_event_attr *a, bool leads,
-			 bool grouped)
+static void apply_target(const struct ps_session *s, struct ps_counter *c, bool leads, bool grouped)
 {
+	struct perf_event_attr *a = &c->attr;
+
 	a->size = sizeof(*a);
 	a->read_format |=
 	    PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID;
 	if (grouped)
 		a->read_format |= PERF_FORMAT_GROUP;
 	/* Counters follow a command's or a pid's children and later threads. */
-	if (s->kind == PS_TARGET_COMMAND || s->kind == PS_TARGET_PID)
+	if ((s->kind == PS_TARGET_COMMAND || s->kind == PS_TARGET_PID) &&
+	    !(c->flags & PS_EVENT_NO_INHERIT))
 		a->inherit = 1;
 	a->disabled = leads; /* members count whenever their leader does */
 	a->enable_on_exec = 0;
@@ -183,6 +187,18 @@ int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *hand
 				goto cleanup;
 			}
 		}
+		c->flags = ps_events__flags(evs, done);
+		if (ps_events__tracepoint(evs, done) &&
+		    !(c->tracepoint = strdup(ps_events__tracepoint(evs, done)))) {
+			done++;
+			ret = -ENOMEM;
+			goto cleanup;
+		}
+		if (ps_counter__set_probe(c, evs, done) < 0) {
+			done++;
+			ret = -ENOMEM;
+			goto cleanup;
+		}
 		if (!c->spec || !c->name || !c->unit) {
 			done++;
 			ret = -ENOMEM;
@@ -220,7 +236,7 @@ int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *hand
 		/* a group is one unit on one CPU: the leader's cpu= term places it */
 		c->cpu = l->cpu;
 		c->sampling = c->attr.sample_period != 0;
-		apply_target(s, &c->attr, c == l, c == l && l->nmembers > 1);
+		apply_target(s, c, c == l, c == l && l->nmembers > 1);
 		if (c->sampling) {
 			ret = s->hooks ? s->hooks->prepare(s, slots[i], evs, i) : -EOPNOTSUPP;
 			if (ret)
@@ -420,6 +436,20 @@ const char *ps_session__name(const struct ps_session *s, ps_handle h)
 	struct ps_counter *c = ps_session__slot(s, h);
 
 	return c ? c->name : NULL;
+}
+
+const char *ps_session__tracepoint(const struct ps_session *s, ps_handle h)
+{
+	struct ps_counter *c = ps_session__slot(s, h);
+
+	return c ? c->tracepoint : NULL;
+}
+
+unsigned ps_session__flags(const struct ps_session *s, ps_handle h)
+{
+	struct ps_counter *c = ps_session__slot(s, h);
+
+	return c ? c->flags : 0;
 }
 
 const struct perf_event_attr *ps_session__attr(const struct ps_session *s, ps_handle h)

@@ -14,6 +14,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <linux/hw_breakpoint.h>
+
 #include "core/internal.h"
 
 #define PS_PMU_DIR "/sys/bus/event_source/devices"
@@ -171,6 +173,15 @@ static void explain_invalid(struct msgbuf *b, const struct ps_open_failure *f)
 	long max_rate = 0;
 
 	add(b, "invalid event attributes: ");
+#if defined(__x86_64__) || defined(__i386__)
+	if (a->type == PERF_TYPE_BREAKPOINT && a->bp_type == HW_BREAKPOINT_R) {
+		/* The debug registers trap writes, or reads and writes together:
+		 * there is no read-only kind (perf says "not supported"). */
+		add(b, "x86 hardware breakpoints cannot be read-only: use :rw (reads and writes) "
+		       "or :w");
+		return;
+	}
+#endif
 	if (f->cpu >= 0 && !cpu_online(f->cpu)) {
 		add(b, "cpu=%d is not an online CPU (see /sys/devices/system/cpu/online)", f->cpu);
 	} else if (a->freq &&

@@ -19,9 +19,7 @@
 #define PS_HANDLE_GEN_SHIFT 24
 #define PS_HANDLE_GEN_MASK  0xffffffu
 #define PS_HANDLE_TAG_SHIFT 48
-/* Counters a session may hold at once; ps_session__allocate gives -EMFILE past it. */
-#define PS_SESSION_MAX_COUNTERS (1u << 20)
-#define PS_NO_SLOT		UINT32_MAX
+#define PS_NO_SLOT	    UINT32_MAX
 
 struct ps_counter {
 	/* Hot fields first: ps_session__read touches only these. */
@@ -55,7 +53,23 @@ struct ps_counter {
 	struct ps_sampled *sampled;  /* the sampler's state for it (sample/), NULL if none */
 	char *bp_symbol;	     /* mem:SYMBOL[+OFF]: looked up at first open; NULL otherwise */
 	uint64_t bp_offset;
-	bool bp_resolved; /* attr.bp_addr holds the symbol's address + offset */
+	bool bp_resolved;		/* attr.bp_addr holds the symbol's address + offset */
+	unsigned flags;			/* PS_EVENT_* of its event string */
+	char *tracepoint;		/* "subsys:event" of a tracepoint, NULL otherwise */
+	struct ps_counter_probe *probe; /* kprobe/uprobe/USDT (core/probe.c), NULL otherwise */
+};
+
+/* A dynamic probe's target, resolved when the counter first opens. */
+struct ps_counter_probe {
+	enum ps_probe_kind kind;
+	char *path;	       /* as written; then the file's absolute path (config1) */
+	char *symbol;	       /* the function (config1 of a kprobe); NULL: offset is an address */
+	uint64_t offset;       /* as written */
+	char *provider, *name; /* USDT */
+	bool resolved;
+	size_t nsites;	    /* where it fires: 1, or a USDT marker's sites */
+	uint64_t *site_off; /* config2 of each site */
+	uint64_t *site_sem; /* each site's semaphore (ref_ctr_offset), 0 for none */
 };
 
 struct ps_session {
@@ -81,10 +95,12 @@ struct ps_session {
 	const struct ps_sampler_hooks *hooks; /* how the core calls it */
 };
 
-/* Where a counter opens its fds: one (pid, cpu) pair per fd. */
+/* Where a counter opens its fds: one (pid, cpu) pair per fd, and for a
+ * probe with several sites (a USDT marker inlined twice) which site. */
 struct ps_position {
 	pid_t pid;
 	int cpu;
+	uint32_t site;
 };
 
 /* core/target.c: a session on its target with no sampler yet; the public
@@ -133,6 +149,16 @@ static inline ps_handle ps_session__handle(const struct ps_session *s, uint32_t 
 	       (uint64_t)(s->slots[slot].gen & PS_HANDLE_GEN_MASK) << PS_HANDLE_GEN_SHIFT |
 	       ((uint64_t)slot + 1);
 }
+
+/* core/probe.c: copy event i's probe into counter c (allocation); 0 or -ENOMEM. */
+int ps_counter__set_probe(struct ps_counter *c, const struct ps_events *evs, size_t i);
+void ps_counter__free_probe(struct ps_counter *c);
+/* core/probe.c: find where counter slot's probe goes in the session's
+ * target (once): the file's path, the function's file offset, a USDT
+ * marker's sites. 0, or -errno with msg filled, naming the event. */
+int ps_counter__resolve_probe(struct ps_session *s, uint32_t slot, char *msg, size_t msglen);
+/* core/probe.c: a probe's config1, config2 and ref_ctr_offset for one site. */
+void ps_counter__probe_attr(const struct ps_counter *c, uint32_t site, struct perf_event_attr *a);
 
 /* What went wrong opening one event, for ps_explain_open_error(). */
 struct ps_open_failure {

@@ -5,7 +5,9 @@
  * and the libpfm4 PMUs found present — in the order a user scans them, and
  * asks the running kernel about the hardware and cache events with one
  * user-only perf_event_open each on the calling thread, since those are the
- * ones a VM or an older CPU lacks. Answers are cached for the process, so a
+ * ones a VM or an older CPU lacks, and each libpfm4 PMU with one of its
+ * events. Tracefs entries without an id (ftrace's own record types) are
+ * not listed: nothing can open them. Answers are cached for the process, so a
  * REPL that lists again pays nothing. Every name printed is one the parser
  * accepts as written.
  */
@@ -159,6 +161,38 @@ static int add_pmu(struct ps_event_list *l, const char *name)
 	return 0;
 }
 
+/* Whether the kernel opens an event of libpfm4's PMU pmu, asked once per
+ * PMU with the first of its names listed (libpfm4 finds a PMU "present"
+ * from the CPU model, which a VM reports without giving the counters): 1,
+ * 0 refused, -1 cannot tell (no permission). */
+static int pfm_supported(const char *pmu, const char *name)
+{
+	static char seen[32][64];
+	static signed char answer[32];
+	static unsigned nseen;
+	struct ps_events *evs;
+	struct perf_event_attr a;
+	unsigned i;
+	long fd;
+
+	for (i = 0; i < nseen; i++)
+		if (!strcmp(seen[i], pmu))
+			return answer[i];
+	if (!(evs = ps_events__parse(name, NULL)))
+		return -1;
+	a = *ps_events__attr(evs, 0);
+	ps_events__free(evs);
+	a.exclude_kernel = a.exclude_hv = 1; /* allowed at perf_event_paranoid <= 2 */
+	fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0)
+		close((int)fd);
+	if (nseen == sizeof(answer)) /* more PMUs than any machine has: no cache */
+		return fd >= 0 ? 1 : -1;
+	snprintf(seen[nseen], sizeof(seen[0]), "%s", pmu);
+	answer[nseen] = fd >= 0 ? 1 : errno == EACCES || errno == EPERM || errno == EMFILE ? -1 : 0;
+	return answer[nseen++];
+}
+
 static int add_pfm(const struct ps_ev_pfm_entry *p, void *ctx)
 {
 	struct ps_event_list *l = ctx;
@@ -171,7 +205,7 @@ static int add_pfm(const struct ps_ev_pfm_entry *p, void *ctx)
 		snprintf(nm, sizeof(nm), "%s::%s", p->pmu, p->event);
 	if (!wanted(l, group, nm))
 		return 0;
-	return add(l, group, nm, p->desc, -1);
+	return add(l, group, nm, p->desc, pfm_supported(p->pmu, nm));
 }
 
 struct ps_event_list *ps_event_list__new(const char *glob)

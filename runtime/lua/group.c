@@ -27,8 +27,10 @@ static int g_read(lua_State *L)
 {
 	struct ps_session *s = ps_lua__session(L);
 	struct group_ud *g = check_group(L);
-	struct ps_value vals[PS_MAX_EVENTS];
-	int n = ps_session__read_group(s, g->h[0], vals, PS_MAX_EVENTS);
+	struct ps_value small[PS_SMALL_GROUP];
+	struct ps_value *vals =
+	    g->n <= PS_SMALL_GROUP ? small : lua_newuserdatauv(L, g->n * sizeof(*vals), 0);
+	int n = ps_session__read_group(s, g->h[0], vals, g->n);
 
 	if (n < 0)
 		return ps_lua__fail(L, false, ps_strerror(n), n);
@@ -138,15 +140,16 @@ const luaL_Reg ps_group__meta[] = {
 int ps_group__new(lua_State *L)
 {
 	struct ps_session *s = ps_lua__session(L);
-	ps_handle hs[PS_MAX_EVENTS], members[PS_MAX_EVENTS];
+	ps_handle *hs, *members;
 	char msg[400];
-	int n = ps_lua__allocate(L, luaL_checkstring(L, 1), hs, msg, sizeof(msg));
+	int n = ps_lua__allocate(L, 1, &hs, msg, sizeof(msg));
 	int nm;
 	struct group_ud *g;
 
 	if (n < 0)
 		return ps_lua__fail(L, false, msg, n);
-	nm = ps_session__group(s, hs[0], members, PS_MAX_EVENTS);
+	members = lua_newuserdatauv(L, (size_t)n * sizeof(*members), 0);
+	nm = ps_session__group(s, hs[0], members, (size_t)n);
 	if (nm != n) {
 		for (int i = 0; i < n; i++)
 			ps_session__free_counter(s, hs[i]);

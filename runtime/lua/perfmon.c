@@ -36,14 +36,48 @@ int ps_lua__fail(lua_State *L, bool zero, const char *msg, int rc)
 	return 3;
 }
 
-/* Allocate spec's counters into hs: the count, or a negative code with msg
- * saying why (the parser's sentence, with column and suggestion). */
-int ps_lua__allocate(lua_State *L, const char *spec, ps_handle *hs, char *msg, size_t len)
+/* How many events spec gives (it parsed once already). */
+static size_t count_events(const char *spec)
 {
-	struct ps_event_error err = {0};
-	int n = ps_session__allocate(ps_lua__session(L), spec, hs, PS_MAX_EVENTS, &err);
+	struct ps_events *evs = ps_events__parse(spec, NULL);
+	size_t n = ps_events__count(evs);
 
-	if (n < 0)
+	ps_events__free(evs);
+	return n;
+}
+
+int ps_lua__allocate(lua_State *L, int arg, ps_handle **hs, char *msg, size_t len)
+{
+	struct ps_session *s = ps_lua__session(L);
+	struct ps_event_error err = {0};
+	size_t slen, cap = 256;
+	const char *spec = luaL_checklstring(L, arg, &slen);
+	int n;
+
+	if (strlen(spec) != slen) {
+		snprintf(msg, len,
+			 "NUL byte at column %zu of the event string (it would end the string "
+			 "there; event strings are text)",
+			 strlen(spec) + 1);
+		return -PS_ERR_SYNTAX;
+	}
+	for (;;) {
+		*hs = lua_newuserdatauv(L, cap * sizeof(**hs), 0);
+		n = ps_session__allocate(s, spec, *hs, cap, &err);
+		if (n != -ENOSPC)
+			break;
+		lua_pop(L, 1);
+		cap = count_events(spec);
+	}
+	if (n >= 0)
+		return n;
+	lua_pop(L, 1);
+	if (n == -EMFILE)
+		snprintf(msg, len,
+			 "'%s' gives %zu events and the session already holds %zu counters: a "
+			 "session holds at most %u at once",
+			 spec, count_events(spec), ps_session__count(s), PS_SESSION_MAX_COUNTERS);
+	else
 		snprintf(msg, len, "%s", err.message[0] ? err.message : ps_strerror(n));
 	return n;
 }
@@ -228,9 +262,9 @@ static const luaL_Reg counter_meta[] = {
 /* perfmon.counter(spec) -> counter... | nil, message, code */
 static int m_counter(lua_State *L)
 {
-	ps_handle hs[PS_MAX_EVENTS];
+	ps_handle *hs;
 	char msg[400];
-	int n = ps_lua__allocate(L, luaL_checkstring(L, 1), hs, msg, sizeof(msg));
+	int n = ps_lua__allocate(L, 1, &hs, msg, sizeof(msg));
 
 	if (n < 0)
 		return ps_lua__fail(L, false, msg, n);

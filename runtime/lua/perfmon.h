@@ -15,7 +15,8 @@
 
 #define PS_COUNTER_MT "perfscript.counter"
 #define PS_GROUP_MT   "perfscript.group"
-#define PS_MAX_EVENTS 256 /* events one string may produce */
+/* Handles kept on the C stack for a group read; larger groups use the heap. */
+#define PS_SMALL_GROUP 64
 
 struct counter_ud {
 	ps_handle h; /* 0 once closed */
@@ -30,9 +31,12 @@ static inline struct ps_session *ps_lua__session(lua_State *L)
 int ps_lua__bad_handle(lua_State *L, const char *fn, lua_Integer h, int rc);
 /* Push nil (or 0 when zero), message, code: an environment failure; returns 3. */
 int ps_lua__fail(lua_State *L, bool zero, const char *msg, int rc);
-/* Allocate spec's counters into hs (PS_MAX_EVENTS room): the count, or a
- * negative code with msg saying why. */
-int ps_lua__allocate(lua_State *L, const char *spec, ps_handle *hs, char *msg, size_t len);
+/* Allocate the counters of the event string at stack index arg, however
+ * many it gives: *hs points into a userdata pushed on the stack (the GC
+ * frees it) and the count is returned; or a negative code, nothing pushed,
+ * with msg saying why (the parser's sentence; a NUL byte inside the Lua
+ * string, which C would silently cut there, is refused with its column). */
+int ps_lua__allocate(lua_State *L, int arg, ps_handle **hs, char *msg, size_t len);
 /* Open one counter (and its group); new sample rings join the loop. */
 int ps_lua__open_one(lua_State *L, ps_handle h, char *msg, size_t len);
 

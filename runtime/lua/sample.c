@@ -181,6 +181,11 @@ int ps_sample__resolve(struct ps_script *sc)
 				 p->where, kind, p->target[0] ? p->target : "handle");
 			return -1;
 		}
+		/* A tracepoint or probe without period= samples every hit, as in perf record. */
+		if (!ps_session__is_sampling(sc->session, h) &&
+		    (ps_session__flags(sc->session, h) & PS_EVENT_SAMPLE_EVERY) &&
+		    !ps_session__is_open(sc->session, h) && !p->lost)
+			ps_session__sample_every(sc->session, h);
 		if (!ps_session__is_sampling(sc->session, h)) {
 			snprintf(sc->sample_error, sizeof(sc->sample_error),
 				 "%s%s(%s): counter '%s' does not sample; give it a period or "

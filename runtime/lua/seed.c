@@ -12,9 +12,9 @@
 /* perfmon_allocate_counter(spec) -> handle... | 0, message, code */
 static int g_allocate_counter(lua_State *L)
 {
-	ps_handle hs[PS_MAX_EVENTS];
+	ps_handle *hs;
 	char msg[400];
-	int n = ps_lua__allocate(L, luaL_checkstring(L, 1), hs, msg, sizeof(msg));
+	int n = ps_lua__allocate(L, 1, &hs, msg, sizeof(msg));
 
 	if (n < 0)
 		return ps_lua__fail(L, true, msg, n);

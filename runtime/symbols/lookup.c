@@ -208,8 +208,8 @@ cleanup:
 	return err;
 }
 
-int ps_syms__lookup_exec(struct ps_symbols *syms, const char *path, const char *name,
-			 uint64_t *addr, char *near, size_t nearlen)
+int ps_syms__file_symbol(struct ps_symbols *syms, const char *path, const char *name,
+			 uint64_t *addr, int *etype, char *near, size_t nearlen)
 {
 	struct ps_dso *dso = ps_syms__file(syms, path);
 	const struct ps_dso_names *t;
@@ -223,8 +223,8 @@ int ps_syms__lookup_exec(struct ps_symbols *syms, const char *path, const char *
 	t = dso_names(dso);
 	if (!t)
 		return -ENOEXEC; /* a script, say: its interpreter is what runs */
-	if (t->etype != ET_EXEC)
-		return -EADDRNOTAVAIL;
+	if (etype)
+		*etype = t->etype;
 	sym = find_name(t, name);
 	if (sym) {
 		*addr = sym->addr;
@@ -234,6 +234,18 @@ int ps_syms__lookup_exec(struct ps_symbols *syms, const char *path, const char *
 	suggest(t, &s);
 	set_near(near, nearlen, &s);
 	return -ENOENT;
+}
+
+int ps_syms__lookup_exec(struct ps_symbols *syms, const char *path, const char *name,
+			 uint64_t *addr, char *near, size_t nearlen)
+{
+	int etype = 0, err = ps_syms__file_symbol(syms, path, name, addr, &etype, near, nearlen);
+
+	/* A name that is not there is that, PIE or not; only a name that is
+	 * there has an address we cannot know before exec. */
+	if (!err && etype != ET_EXEC)
+		return -EADDRNOTAVAIL;
+	return err;
 }
 
 int ps_symbols__lookup(struct ps_symbols *syms, pid_t pid, const char *name, uint64_t *addr)

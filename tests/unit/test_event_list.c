@@ -44,6 +44,12 @@ int main(void)
 	tap_ok(e && !strcmp(e->group, "software") && e->desc[0], "software events have descriptions");
 	e = find(l, "sched:sched_switch");
 	tap_ok(e && !strcmp(e->group, "tracepoint"), "tracepoints come from tracefs");
+	tap_ok(find(l, "ftrace:function") && !find(l, "ftrace:bprint"),
+	       "a tracefs entry without an id (ftrace:bprint) is not listed");
+	e = find(l, "skx::INST_RETIRED:ANY_P");
+	tap_ok(e && e->supported != -1 && e->supported == find(l, "skx::INST_RETIRED:ALL")->supported,
+	       "libpfm4 names are checked against the kernel, once per PMU (supported=%d)",
+	       e ? e->supported : -2);
 	e = find(l, "uncore_imc_0/cas_count_read/");
 	tap_ok(e && !strcmp(e->group, "pmu/uncore_imc_0") && strstr(e->desc, "MiB"),
 	       "sysfs aliases with their terms, scale and unit");

@@ -1,0 +1,129 @@
+# probes.sh: dynamic probes counted for real and checked against exact
+# counts (build/tests/workload calls N makes N calls of ps_probe_target and
+# passes its USDT markers N times): uprobe and uretprobe counts, sampling
+# every hit without a period, a USDT marker and its semaphore, -a; kprobes
+# where the kernel has the kprobe PMU; then the event-string errors that
+# only show at the command line (a NUL byte in a Lua string, more than 256
+# events from one string, a read-only breakpoint on x86, a missing symbol
+# in a PIE) and tracefs being mounted only when needed and unmounted after.
+source "$(dirname "$0")/lib.sh"
+N=1000
+
+if ! need_root; then
+	skip "probes need root (perf_event_open of the uprobe PMU)" "uprobes, USDT, kprobes"
+	done_testing; exit
+fi
+
+count() { # SPEC [perfscript args...]: print the counter's value after the run
+	local spec=$1; shift
+	"$PERFSCRIPT" "$@" -e "c = assert(perfmon.counter('$spec'))
+probe('end', function() print((c:read())) end)" 2>&1 | grep -v '^guarded '
+}
+
+out=$(count "uprobe:$WORKLOAD:ps_probe_target" -c "$WORKLOAD calls $N")
+is "$out" "$N" "uprobe on a function called $N times counts $N"
+out=$(count "uretprobe:$WORKLOAD:ps_probe_target" -c "$WORKLOAD calls $N")
+is "$out" "$N" "uretprobe counts $N returns"
+out=$(count "uprobe:$WORKLOAD:ps_probe_target:u" -c "$WORKLOAD calls 0")
+is "$out" 0 "no call, no count"
+out=$(cd "$(dirname "$WORKLOAD")" && PATH=.:$PATH count "uprobe:workload:ps_probe_target" -c "./workload calls 7")
+is "$out" 7 "a bare file name is found along \$PATH"
+
+# No period: a probe samples every hit, as perf record does for tracepoints.
+out=$("$PERFSCRIPT" -e "c = assert(perfmon.counter('uprobe:$WORKLOAD:ps_probe_target'))
+local n, other = 0, 0
+probe('perfmon.sample(c)', function(s) n = n + 1; if s.pid ~= target() then other = other + 1 end end)
+probe('end', function() print(n, other, (c:read())) end)" -c "$WORKLOAD calls $N" 2>&1 | grep -v '^guarded ')
+is "$out" "$(printf '%d\t0\t%d' $N $N)" "a probe without period= samples each of its $N hits, all of the target"
+out=$("$PERFSCRIPT" -e "c = assert(perfmon.counter('syscalls:sys_enter_getppid'))
+local n = 0
+probe('perfmon.sample(c)', function(s) n = n + 1 end)
+probe('end', function() print(n) end)" -c "$WORKLOAD getppid $N" 2>&1)
+is "$out" "$N" "a tracepoint without period= samples each of its $N hits"
+
+# -a: the probe is in the file, whoever runs it.
+out=$( ( sleep 0.3; "$WORKLOAD" calls 321 2>/dev/null ) & count "uprobe:$WORKLOAD:ps_probe_target" -a -T 1.5)
+is "$out" 321 "-a: a uprobe counts the calls of a process started later"
+
+# USDT (sys/sdt.h): every pass, and the semaphore raised only while probed.
+if readelf -n "$WORKLOAD" 2>/dev/null | grep -q stapsdt; then
+	out=$(count "usdt:$WORKLOAD:perfscript:tick" -c "$WORKLOAD calls $N")
+	is "$out" "$N" "USDT marker perfscript:tick fires $N times"
+	out=$("$PERFSCRIPT" -e "c = assert(perfmon.counter('usdt:$WORKLOAD:perfscript:guarded'))
+probe('end', function() print((c:read())) end)" -c "$WORKLOAD calls $N" 2>&1)
+	like "$out" "guarded $N sum [0-9]+"$'\n'"$N\$" \
+		"a semaphore-guarded marker: the kernel raises the semaphore, the guarded code runs $N times"
+	out=$("$WORKLOAD" calls $N 2>&1)
+	like "$out" "^guarded 0 " "without a probe the semaphore stays down (guarded 0)"
+	out=$(count "usdt:$WORKLOAD:perfscript:tik" -c "$WORKLOAD calls 1")
+	like "$out" "no USDT marker 'perfscript:tik' in .*workload \(did you mean 'perfscript:tick'\?\)" \
+		"a misspelt marker names the file and the nearest marker"
+else
+	skip "the workload was built without sys/sdt.h (systemtap-sdt-dev)" "USDT markers"
+fi
+
+out=$(count "uprobe:$WORKLOAD:ps_probe_targt" -c "$WORKLOAD calls 1")
+like "$out" "no function 'ps_probe_targt' in .*workload \(did you mean 'ps_probe_target'\?\)" \
+	"a misspelt function names the file and the nearest symbol"
+out=$(count "uprobe:/no/such/file:main")
+like "$out" "cannot open 'uprobe:/no/such/file:main': no file '/no/such/file'" "a missing file is named"
+out=$(count "uprobe:/etc/passwd:main")
+like "$out" "/etc/passwd is not an ELF file" "a file that is not ELF is named"
+
+# kprobes: through the kprobe PMU when the kernel has one.
+if [[ -e /sys/bus/event_source/devices/kprobe/type ]]; then
+	out=$(count "kprobe:__x64_sys_getppid" -c "$WORKLOAD getppid $N")
+	is "$out" "$N" "kprobe on the getppid syscall handler counts $N"
+	out=$(count "kretprobe:__x64_sys_getppid" -c "$WORKLOAD getppid $N")
+	is "$out" "$N" "kretprobe counts $N returns"
+else
+	skip "this kernel has no kprobe PMU (CONFIG_KPROBES is off)" "kprobe on the getppid handler"
+	out=$(count "kprobe:__x64_sys_getppid")
+	like "$out" "this kernel has no kprobe PMU" "kprobe: the error says the kernel lacks the PMU"
+fi
+# closing the fds leaves nothing behind in tracefs
+left=$(grep -c . /sys/kernel/tracing/uprobe_events 2>/dev/null)
+is "${left:-0}" 0 "no uprobe_events entry is left behind"
+
+# Event-string errors seen from Lua.
+out=$("$PERFSCRIPT" -e 'print(perfmon.counter("task-clock\0,page-faults"))' 2>&1)
+like "$out" "^nil	NUL byte at column 11 of the event string" "a NUL byte in the string is refused with its column"
+out=$("$PERFSCRIPT" -e 'print(perfmon_allocate_counter("cycles\0"))' 2>&1)
+like "$out" "^0	NUL byte at column 7" "perfmon_allocate_counter refuses it too"
+out=$("$PERFSCRIPT" -e 'local t = { perfmon.counter("syscalls:sys_enter_*") }
+local h = { perfmon_allocate_counter("syscalls:sys_exit_*") }
+local g = perfmon.group("{syscalls:sys_enter_*}")
+print(#t, #h, #g, #t == #(io.popen("ls -d /sys/kernel/tracing/events/syscalls/sys_enter_*"):read("a"):gsub("[^\n]", "")))' 2>&1)
+like "$out" "^([0-9]+)	\\1	\\1	true$" "one string gives every syscall tracepoint (more than 256), in a counter list, handles and a group"
+out=$("$PERFSCRIPT" -e 'print(perfmon.counter("cycl\u{e9}s"))' 2>&1)
+like "$out" "non-ASCII byte 0xc3 at column 5" "a non-ASCII character is named with its column"
+if [[ $(uname -m) == x86_64 ]]; then
+	out=$("$PERFSCRIPT" -e 'local c = perfmon.counter("mem:0x1000:r"); print(c:start())' 2>&1)
+	like "$out" "x86 hardware breakpoints cannot be read-only: use :rw" "mem:ADDR:r on x86 says breakpoints cannot be read-only"
+fi
+out=$("$PERFSCRIPT" -e 'local c = perfmon.counter("mem:no_such_symbol_zz:w"); print(c:start())' -c "$WORKLOAD calls 1" 2>&1)
+like "$out" "no symbol 'no_such_symbol_zz'" "a missing symbol in a PIE command is missing, not blamed on PIE"
+[[ $out != *PIE* ]]; ok $? "... and the message does not mention PIE"
+out=$("$PERFSCRIPT" -e 'print(perfmon.counter("cycles/period=9223372036854775808/"))' 2>&1)
+like "$out" "bad value '9223372036854775808' for term 'period' at column 15 \(must be below 2\^63\)" \
+	"a period of 2^63 is refused where it is written"
+
+# tracefs: mounted only for a tracepoint, and unmounted at exit (in a
+# private mount namespace, so the host's tracefs is never touched).
+if command -v unshare >/dev/null && unshare -m --propagation private true 2>/dev/null; then
+	out=$(unshare -m --propagation private bash -c '
+		umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null
+		n() { grep -c " tracefs " /proc/self/mounts; }
+		echo "start $(n)"
+		"$1" --describe cycles >/dev/null; echo "describe $(n)"
+		"$1" -l page-faults >/dev/null; echo "list $(n)"
+		"$1" --describe sched:sched_switch | head -1
+		echo "tracepoint $(n)"
+		"$1" -e "c = assert(perfmon.counter(\"syscalls:sys_enter_getppid\")) print((c:read()))"
+		echo "count $(n)"' _ "$PERFSCRIPT" 2>&1)
+	is "$out" "$(printf 'start 0\ndescribe 0\nlist 0\nname=sched:sched_switch\ntracepoint 0\n0\ncount 0')" \
+		"tracefs is mounted only when a tracepoint is named, and unmounted at exit"
+else
+	skip "unshare -m is not available" "tracefs mounted and unmounted"
+fi
+done_testing
