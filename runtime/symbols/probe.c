@@ -20,7 +20,7 @@
 
 #include <gelf.h>
 
-#include "event/event.h" /* the did-you-mean policy of event names */
+#include "base/suggest.h"
 #include "symbols/internal.h"
 
 #define NT_STAPSDT 3
@@ -132,7 +132,7 @@ static bool decode(const char *desc, size_t len, bool is64, struct marker *m)
 int ps_syms__usdt(const char *path, const char *provider, const char *name,
 		  struct ps_usdt_site *sites, size_t max, char *near, size_t nearlen)
 {
-	struct ps_ev_suggest sg;
+	struct ps_suggest sg;
 	char want[256], cand[256];
 	struct elf_file f;
 	GElf_Shdr sh, bsh;
@@ -146,7 +146,7 @@ int ps_syms__usdt(const char *path, const char *provider, const char *name,
 	if (err)
 		return err;
 	snprintf(want, sizeof(want), "%s:%s", provider, name);
-	ps_ev__suggest_init(&sg, want, strlen(want));
+	ps_suggest__init(&sg, want, strlen(want));
 	if (section(f.elf, ".stapsdt.base", &bsh))
 		base_addr = bsh.sh_addr;
 	while ((scn = elf_nextscn(f.elf, scn))) {
@@ -168,7 +168,7 @@ int ps_syms__usdt(const char *path, const char *provider, const char *name,
 				continue;
 			if (strcmp(m.provider, provider) || strcmp(m.name, name)) {
 				snprintf(cand, sizeof(cand), "%s:%s", m.provider, m.name);
-				ps_ev__suggest(&sg, cand);
+				ps_suggest__try(&sg, cand);
 				continue;
 			}
 			/* prelink moved the file: move the marker with it */
