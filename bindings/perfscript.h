@@ -562,6 +562,85 @@ int ps_loop__run(struct ps_loop *loop);
 void ps_loop__stop(struct ps_loop *loop, int status);
 bool ps_loop__stopping(const struct ps_loop *loop);
 
+/* ------------------------------------------------------------------------
+ * The session driver (runtime/loop/): how perfscript runs a session on a
+ * loop, for any client of the library. Its overflow sources are polled and
+ * drained in budgets (512 records) that yield to a pending SIGINT or SIGTERM,
+ * and every 50 ms whatever woke no one; the target is watched (its pidfd, or
+ * SIGCHLD without one) and the session ends when it exits; SIGINT and
+ * SIGTERM end the session (a second one ends the process at once); an
+ * optional duration ends it too. At the end, what the rings still hold is
+ * delivered (not after a signal or a stop that halts delivery), and a
+ * command still running is sent SIGTERM and, after a second, SIGKILL. COMM
+ * and FORK records keep a pid -> command name table. BPF options given for a
+ * counter several times (by several probes) are merged and handed to the
+ * session once, when they changed.
+ */
+
+struct ps_driver;
+
+enum ps_stop_reason {
+	PS_STOP_NONE = 0,
+	PS_STOP_CLIENT,	  /* the client ended it (a script's exit()): no more delivery */
+	PS_STOP_ERROR,	  /* a handler failed: no more delivery */
+	PS_STOP_SIGNAL,	  /* SIGINT or SIGTERM: what the rings hold is not delivered */
+	PS_STOP_TARGET,	  /* the command or process exited */
+	PS_STOP_DEADLINE, /* the duration passed */
+	PS_STOP_INPUT,	  /* the client's input ended (a REPL's stdin) */
+};
+
+struct ps_driver_opts {
+	size_t sz;	 /* sizeof(struct ps_driver_opts) */
+	double duration; /* seconds after start to end the session; 0: none */
+	FILE *log; /* what the driver does, a line each ("sending SIGTERM ..."); NULL: quiet */
+	/* SIGINT goes here first: true when the client took it (a REPL drops
+	 * its line), false to end the session as without it; may be NULL */
+	bool (*on_interrupt)(struct ps_driver *d, void *ctx);
+	void *ctx;
+};
+
+/* A driver of s on loop (neither is owned). NULL + errno. */
+struct ps_driver *ps_driver__new(struct ps_session *s, struct ps_loop *loop,
+				 const struct ps_driver_opts *opts);
+void ps_driver__free(struct ps_driver *d);
+/* The client's sample ops, called through the driver (which keeps its name
+ * table and stops delivery once halted). */
+int ps_driver__set_sample_ops(struct ps_driver *d, const struct ps_sample_ops *ops);
+/* Merge o into what counter h will be given (ps_session__set_bpf): the
+ * fields o sets (non-zero, non-empty) replace what earlier calls set, mode
+ * bits add up. Applied by ps_driver__apply_bpf and at start. */
+int ps_driver__merge_bpf(struct ps_driver *d, ps_handle h, const struct ps_bpf_opts *o);
+/* h's samples are wanted: if h aggregates in the kernel, it forwards too. */
+int ps_driver__want_samples(struct ps_driver *d, ps_handle h);
+/* Hand the configurations that changed to the session; 0 or -errno with msg. */
+int ps_driver__apply_bpf(struct ps_driver *d, char *msg, size_t msglen);
+/* After counters opened: put new poll fds on the loop, with the drain timer. */
+int ps_driver__sync(struct ps_driver *d);
+/* Start the session: apply BPF options, open the counters, let a held
+ * command run, watch the target, arm the duration and the signals. 0, or
+ * -errno with msg saying what failed. */
+int ps_driver__start(struct ps_driver *d, char *msg, size_t msglen);
+bool ps_driver__started(const struct ps_driver *d);
+/* Run the loop until the session ends; 0 or the loop's error. */
+int ps_driver__run(struct ps_driver *d);
+/* End the session; the first reason given is kept. */
+void ps_driver__stop(struct ps_driver *d, enum ps_stop_reason why);
+bool ps_driver__stopping(const struct ps_driver *d);
+enum ps_stop_reason ps_driver__stop_reason(const struct ps_driver *d);
+/* Why it ended, in words ("SIGINT", "the target exited", ...); "" while it runs. */
+const char *ps_driver__stop_text(const struct ps_driver *d);
+/* Deliver what the sources still hold, unless delivery was halted or a
+ * signal ended the session. Returns what ps_session__flush returned, or 0. */
+int ps_driver__finish(struct ps_driver *d);
+/* A command still running is sent SIGTERM, then SIGKILL after a second, and
+ * reaped. */
+void ps_driver__end(struct ps_driver *d);
+/* Whether the command or process exited during the session, with its wait
+ * status (meaningful for a command only). */
+bool ps_driver__target_exited(const struct ps_driver *d, int *wstatus);
+/* The command name of pid, from COMM records or /proc/PID/comm; "" if unknown. */
+const char *ps_driver__comm(struct ps_driver *d, pid_t pid);
+
 #ifdef __cplusplus
 }
 #endif

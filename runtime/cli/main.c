@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/advice.h"
 #include "cli/repl.h"
 
 static const char usage[] =
@@ -457,23 +458,37 @@ static int run(int argc, char **argv)
 		}
 		close(fd);
 	}
-	sc = ps_script__new(session, o.verbose);
+	sc = ps_lua_script__new(session,
+				&(struct ps_script_opts){.sz = sizeof(struct ps_script_opts),
+							 .verbose = o.verbose,
+							 .duration = o.duration,
+							 .command = o.command,
+							 .paths = o.includes,
+							 .npaths = (size_t)o.nincludes});
 	if (!sc) {
 		fprintf(stderr, "perfscript: cannot start Lua: %s\n", strerror(errno));
 		ps_session__free(session);
 		return 1;
 	}
-	for (int i = o.nincludes - 1; i >= 0; i--)
-		ps_script__add_path(sc, o.includes[i]);
-	sc->duration = o.duration;
-	sc->command = o.command;
-	rc = o.repl
-		 ? ps_repl__run(sc)
-		 : ps_script__run(sc, chunk, o.code != NULL, argv + first, argc - first, argv, 1);
-	ps_script__free(sc);
+	rc = o.repl ? ps_cli_repl__run(sc)
+		    : ps_lua_script__run(sc, chunk, o.code != NULL, argv + first, argc - first,
+					 argv, 1);
+	ps_lua_script__free(sc);
 	ps_session__free(session);
 	fflush(stdout);
 	return rc;
+}
+
+/* What the library's messages leave to the front end: our options. */
+static void give_advice(void)
+{
+	ps_advice__set(PS_ADVICE_LIST_EVENTS, "; see perfscript -l");
+	ps_advice__set(PS_ADVICE_RING_PAGES, " (-b PAGES)");
+	ps_advice__set(PS_ADVICE_SYSTEM_WIDE, " (-a/-C)");
+	ps_advice__set(PS_ADVICE_ATTACH, " (-p PID)");
+	ps_advice__set(PS_ADVICE_PROCESS, " (-p PID, -c CMD)");
+	ps_advice__set(PS_ADVICE_DURATION, "-T");
+	ps_advice__set(PS_ADVICE_BACKEND, "; see --backend");
 }
 
 int main(int argc, char **argv)
@@ -481,6 +496,7 @@ int main(int argc, char **argv)
 	int n, rc;
 	char **args = split_args(argc, argv, &n);
 
+	give_advice();
 	if (!args) {
 		perror("perfscript");
 		return 1;

@@ -19,7 +19,6 @@
 #include <editline/readline.h>
 #include <lauxlib.h>
 
-#include "lua/sample.h"
 #include "cli/repl.h"
 
 #define PROMPT	"perfscript> "
@@ -69,9 +68,11 @@ static void cand_add(const char *prefix, const char *name, const char *text)
 		ncands++;
 }
 
-/* Fields of the table a dotted prefix names ("perfmon." -> perfmon's). */
-static void lua_cands(lua_State *L, const char *text)
+/* Fields of the table a dotted prefix names ("perfmon." -> perfmon's).
+ * Protected: a strict _G's __index may raise, and a table's __index too. */
+static int lua_cands(lua_State *L)
 {
+	const char *text = lua_touserdata(L, 1);
 	const char *dot = strrchr(text, '.');
 	char prefix[128] = "";
 
@@ -82,10 +83,8 @@ static void lua_cands(lua_State *L, const char *text)
 		snprintf(table, sizeof(table), "%.*s", (int)(dot - text), text);
 		memcpy(prefix, text, (size_t)(dot - text) + 1); /* "table." */
 		prefix[dot - text + 1] = '\0';
-		if (lua_getfield(L, -1, table) != LUA_TTABLE) {
-			lua_pop(L, 2);
-			return;
-		}
+		if (lua_getfield(L, -1, table) != LUA_TTABLE)
+			return 0;
 		lua_remove(L, -2);
 	}
 	lua_pushnil(L);
@@ -94,7 +93,7 @@ static void lua_cands(lua_State *L, const char *text)
 			cand_add(prefix, lua_tostring(L, -2), text);
 		lua_pop(L, 1);
 	}
-	lua_pop(L, 1);
+	return 0;
 }
 
 /* Whether the cursor is inside a string literal of the line. */
@@ -126,7 +125,8 @@ static char *complete_next(const char *text, int state)
 			     i++)
 				cand_add("", ps_event_list__entry(event_names, i)->name, text);
 		} else {
-			lua_cands(repl_sc->L, text);
+			ps_lua__protect(repl_sc, lua_cands, (void *)text, PS_CALL_SILENT,
+					"completion");
 		}
 	}
 	return next_cand < ncands ? strdup(cands[next_cand++]) : NULL;
@@ -138,12 +138,6 @@ static char **complete(const char *text, int start, int end)
 	(void)end;
 	rl_completion_append_character = '\0';
 	return rl_completion_matches(text, complete_next);
-}
-
-static int traceback(lua_State *L)
-{
-	luaL_traceback(L, L, lua_tostring(L, 1) ? lua_tostring(L, 1) : "(error object)", 1);
-	return 1;
 }
 
 /* Load the chunk: as "return CHUNK" first, so an expression prints. Returns
@@ -169,30 +163,15 @@ static bool incomplete(lua_State *L)
 	return msg && len >= 5 && strcmp(msg + len - 5, "<eof>") == 0;
 }
 
-static void print_results(lua_State *L, int base)
+/* Protected: print(...) of the results, as lua(1) does. */
+static int print_all(lua_State *L)
 {
-	int n = lua_gettop(L) - base;
+	int n = lua_gettop(L);
 
-	if (n <= 0)
-		return;
 	lua_getglobal(L, "print");
-	lua_insert(L, base + 1);
-	if (lua_pcall(L, n, 0, 0) != LUA_OK) {
-		fprintf(stderr, "perfscript: cannot print the results: %s\n", lua_tostring(L, -1));
-		lua_pop(L, 1);
-	}
-}
-
-/* Open what the chunk allocated and resolve sample probes it registered,
- * saying what went wrong without ending the session. */
-static void settle(struct ps_script *sc)
-{
-	char msg[1024] = "";
-
-	if (ps_script__create_context(sc, msg, sizeof(msg)) < 0)
-		fprintf(stderr, "perfscript: %s\n", msg);
-	if (ps_sample__any(sc) && ps_sample__resolve(sc) < 0)
-		fprintf(stderr, "perfscript: %s\n", sc->sample_error);
+	lua_insert(L, 1);
+	lua_call(L, n, 0);
+	return 0;
 }
 
 static void reset_chunk(void)
@@ -205,7 +184,7 @@ static void reset_chunk(void)
 /* One line typed: add it to the chunk; run the chunk once it is complete. */
 static void take_line(struct ps_script *sc, const char *line)
 {
-	lua_State *L = sc->L;
+	lua_State *L = ps_lua_script__state(sc);
 	size_t n = strlen(line);
 	char *grown = realloc(repl.chunk, repl.len + n + 2);
 	int base, rc;
@@ -220,7 +199,6 @@ static void take_line(struct ps_script *sc, const char *line)
 	repl.chunk[repl.len++] = '\n';
 	repl.chunk[repl.len] = '\0';
 	base = lua_gettop(L);
-	lua_pushcfunction(L, traceback);
 	rc = load(L, repl.chunk);
 	if (rc == LUA_ERRSYNTAX && incomplete(L)) {
 		lua_settop(L, base);
@@ -228,17 +206,17 @@ static void take_line(struct ps_script *sc, const char *line)
 	}
 	if (repl.tty && n > 0)
 		add_history(repl.chunk[repl.len - 1] == '\n' ? line : repl.chunk);
-	if (rc == LUA_OK)
-		rc = lua_pcall(L, 0, LUA_MULTRET, base + 1);
 	if (rc != LUA_OK) {
 		fprintf(stderr, "%s\n", lua_tostring(L, -1));
-		lua_settop(L, base);
-	} else {
-		lua_remove(L, base + 1);
-		print_results(L, base);
-		lua_settop(L, base);
-		settle(sc);
+	} else if (ps_lua__call(sc, 0, LUA_MULTRET, PS_CALL_REPL, "stdin") == 0) {
+		if (lua_gettop(L) > base) {
+			lua_pushcfunction(L, print_all);
+			lua_insert(L, base + 1);
+			ps_lua__call(sc, lua_gettop(L) - base - 1, 0, PS_CALL_REPL, "print");
+		}
+		ps_lua_script__settle(sc);
 	}
+	lua_settop(L, base);
 	reset_chunk();
 	fflush(stdout);
 }
@@ -255,12 +233,12 @@ static void on_line(char *line)
 
 	if (!line) {
 		putchar('\n');
-		ps_script__stop(sc, "end of input");
+		ps_lua_script__input_ended(sc);
 		return;
 	}
 	take_line(sc, line);
 	free(line);
-	if (!sc->stop_asked) {
+	if (!ps_lua_script__stopping(sc)) {
 		rl_callback_handler_remove();
 		rl_callback_handler_install(prompt(), on_line);
 	}
@@ -283,7 +261,7 @@ static int read_pipe(struct ps_script *sc)
 		}
 		if (repl.len)
 			fprintf(stderr, "perfscript: stdin ended inside a chunk: %s", repl.chunk);
-		ps_script__stop(sc, "end of input");
+		ps_lua_script__input_ended(sc);
 		return 0;
 	}
 	grown = realloc(repl.in, repl.inlen + (size_t)n + 1);
@@ -292,7 +270,7 @@ static int read_pipe(struct ps_script *sc)
 	repl.in = grown;
 	memcpy(repl.in + repl.inlen, buf, (size_t)n);
 	repl.inlen += (size_t)n;
-	while (!sc->stop_asked && (nl = memchr(repl.in, '\n', repl.inlen))) {
+	while (!ps_lua_script__stopping(sc) && (nl = memchr(repl.in, '\n', repl.inlen))) {
 		size_t len = (size_t)(nl - repl.in);
 
 		*nl = '\0';
@@ -312,14 +290,15 @@ static int on_stdin(struct ps_loop *loop, int fd, uint32_t events, void *ctx)
 		rl_callback_read_char();
 		return 0;
 	}
-	if (read_pipe(sc) < 0 || sc->stop_asked)
+	if (read_pipe(sc) < 0 || ps_lua_script__stopping(sc))
 		ps_loop__del_fd(loop, fd);
 	return 0;
 }
 
-static void interrupt(struct ps_script *sc)
+/* SIGINT at the prompt drops the line being typed, not the session. */
+static bool interrupt(void *ctx)
 {
-	(void)sc;
+	(void)ctx;
 	reset_chunk();
 	if (repl.tty) {
 		printf("\n");
@@ -327,21 +306,16 @@ static void interrupt(struct ps_script *sc)
 		rl_callback_handler_remove();
 		rl_callback_handler_install(prompt(), on_line);
 	}
+	return true;
 }
 
-int ps_repl__run(struct ps_script *sc)
+int ps_cli_repl__run(struct ps_script *sc)
 {
 	repl_sc = sc;
 	repl.tty = isatty(STDIN_FILENO);
-	sc->on_interrupt = interrupt;
-	lua_createtable(sc->L, 0, 1);
-	lua_pushliteral(sc->L, "-i");
-	lua_rawseti(sc->L, -2, 0);
-	lua_setglobal(sc->L, "arg");
-	if (ps_script__start(sc) < 0) {
-		sc->errors++;
-		return ps_script__end(sc);
-	}
+	ps_lua_script__on_interrupt(sc, interrupt, NULL);
+	if (ps_lua_script__args(sc, "-i", NULL, 0, NULL, 0) < 0 || ps_lua_script__start(sc) < 0)
+		return ps_lua_script__end(sc);
 	if (repl.tty) {
 		printf("perfscript %s (Lua 5.4): Lua at the prompt; perfmon, probe() and the "
 		       "helpers are here.\nTAB completes names, and event names inside "
@@ -352,12 +326,12 @@ int ps_repl__run(struct ps_script *sc)
 		rl_completer_word_break_characters = " \t\n\"'(),=+*/<>{}[];";
 		rl_callback_handler_install(prompt(), on_line);
 	}
-	if (ps_loop__add_fd(sc->loop, STDIN_FILENO, EPOLLIN, on_stdin, sc) == 0) {
-		ps_loop__run(sc->loop);
+	if (ps_loop__add_fd(ps_lua_script__loop(sc), STDIN_FILENO, EPOLLIN, on_stdin, sc) == 0) {
+		ps_loop__run(ps_lua_script__loop(sc));
 	} else {
 		/* A regular file or /dev/null cannot be polled: it is all there
 		 * already, so read it straight through. */
-		while (!sc->stop_asked && read_pipe(sc) == 0)
+		while (!ps_lua_script__stopping(sc) && read_pipe(sc) == 0)
 			;
 	}
 	if (repl.tty)
@@ -368,5 +342,5 @@ int ps_repl__run(struct ps_script *sc)
 	cands_free();
 	ps_event_list__free(event_names);
 	event_names = NULL;
-	return ps_script__end(sc);
+	return ps_lua_script__end(sc);
 }

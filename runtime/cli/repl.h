@@ -9,6 +9,6 @@
 
 /* Read Lua from stdin on the event loop until EOF, exit() or the session
  * ends otherwise; returns the exit status. */
-int ps_repl__run(struct ps_script *sc);
+int ps_cli_repl__run(struct ps_script *sc);
 
 #endif

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/advice.h"
 #include "core/internal.h"
 #include "symbols/internal.h"
 
@@ -69,9 +70,10 @@ int ps_counter__resolve_bp(struct ps_session *s, uint32_t slot, char *msg, size_
 			snprintf(
 			    msg, msglen,
 			    "cannot open '%s': a breakpoint on symbol '%s' needs one process's "
-			    "address space, and a system-wide session (-a/-C) has none; give "
-			    "the address (mem:0x...) or count a process (-p PID, -c CMD)",
-			    c->name, c->bp_symbol);
+			    "address space, and a system-wide session%s has none; give "
+			    "the address (mem:0x...) or count a process%s",
+			    c->name, c->bp_symbol, ps_advice(PS_ADVICE_SYSTEM_WIDE, ""),
+			    ps_advice(PS_ADVICE_PROCESS, ""));
 		return -EINVAL;
 	}
 	syms = ps_symbols__new();
@@ -113,14 +115,15 @@ int ps_counter__resolve_bp(struct ps_session *s, uint32_t slot, char *msg, size_
 	case -EADDRNOTAVAIL:
 		snprintf(msg, msglen,
 			 "cannot open '%s': symbol '%s': the command's addresses are not known "
-			 "before exec (PIE); attach with -p, or use a non-PIE build",
-			 c->name, c->bp_symbol);
+			 "before exec (PIE); attach to the running process%s, or use a non-PIE "
+			 "build",
+			 c->name, c->bp_symbol, ps_advice(PS_ADVICE_ATTACH, ""));
 		break;
 	case -ENOEXEC:
 		snprintf(msg, msglen,
 			 "cannot open '%s': symbol '%s': the command %s is not an ELF "
-			 "executable (a script?); attach to the process with -p instead",
-			 c->name, c->bp_symbol, where);
+			 "executable (a script?); attach to the running process%s instead",
+			 c->name, c->bp_symbol, where, ps_advice(PS_ADVICE_ATTACH, ""));
 		break;
 	case -ESRCH:
 		snprintf(msg, msglen, "cannot open '%s': cannot look up symbol '%s': %s is gone",

@@ -16,6 +16,7 @@
 
 #include <linux/hw_breakpoint.h>
 
+#include "base/advice.h"
 #include "core/internal.h"
 
 #define PS_PMU_DIR "/sys/bus/event_source/devices"
@@ -98,13 +99,15 @@ static void explain_unsupported(struct msgbuf *b, const struct ps_open_failure *
 
 	add(b, "not supported by this machine's PMU");
 	if (is_core_type(a->type) && !pmu_by_type(PERF_TYPE_RAW, pmu, sizeof(pmu))) {
-		add(b, " (no hardware counters here, e.g. a VM); software events such as "
-		       "task-clock and tracepoints still work; see perfscript -l");
+		add(b,
+		    " (no hardware counters here, e.g. a VM); software events such as "
+		    "task-clock and tracepoints still work%s",
+		    ps_advice(PS_ADVICE_LIST_EVENTS, ""));
 		return;
 	}
 	if (a->type == PERF_TYPE_TRACEPOINT) {
-		add(b, " (no tracepoint with id %llu on this kernel); see perfscript -l",
-		    (unsigned long long)a->config);
+		add(b, " (no tracepoint with id %llu on this kernel)%s",
+		    (unsigned long long)a->config, ps_advice(PS_ADVICE_LIST_EVENTS, ""));
 		return;
 	}
 	if (f->err == EOPNOTSUPP && (a->sample_period || a->freq)) {
@@ -117,8 +120,8 @@ static void explain_unsupported(struct msgbuf *b, const struct ps_open_failure *
 	}
 	if (!pmu_by_type(is_core_type(a->type) ? PERF_TYPE_RAW : a->type, pmu, sizeof(pmu)))
 		snprintf(pmu, sizeof(pmu), "type %u", a->type);
-	add(b, " (the %s PMU has no event config=%#llx); see perfscript -l", pmu,
-	    (unsigned long long)a->config);
+	add(b, " (the %s PMU has no event config=%#llx)%s", pmu, (unsigned long long)a->config,
+	    ps_advice(PS_ADVICE_LIST_EVENTS, ""));
 }
 
 static void explain_permission(struct msgbuf *b, const struct ps_open_failure *f)
@@ -140,8 +143,10 @@ static void explain_permission(struct msgbuf *b, const struct ps_open_failure *f
 		add(b, ", or lower kernel.perf_event_paranoid to 2 "
 		       "(sysctl -w kernel.perf_event_paranoid=2): above 2 nothing is allowed");
 	else if (f->pid == -1)
-		add(b, ", or lower kernel.perf_event_paranoid to 0 for system-wide (-a/-C) "
-		       "counting (sysctl -w kernel.perf_event_paranoid=0)");
+		add(b,
+		    ", or lower kernel.perf_event_paranoid to 0 for system-wide%s counting "
+		    "(sysctl -w kernel.perf_event_paranoid=0)",
+		    ps_advice(PS_ADVICE_SYSTEM_WIDE, ""));
 	else if (!a->exclude_kernel && paranoid >= 2 && a->type != PERF_TYPE_TRACEPOINT)
 		add(b, ", use the :u modifier to count user space only, or lower "
 		       "kernel.perf_event_paranoid to 1 (sysctl -w kernel.perf_event_paranoid=1)");
@@ -149,7 +154,7 @@ static void explain_permission(struct msgbuf *b, const struct ps_open_failure *f
 		add(b, "; tracepoints need root or CAP_PERFMON, or kernel.perf_event_paranoid=-1, "
 		       "and read access to tracefs (/sys/kernel/tracing/events)");
 	if (f->kind == PS_TARGET_PID)
-		add(b, "; attaching with -p also needs ptrace access to the process (same user, "
+		add(b, "; attaching to a process also needs ptrace access to it (same user, "
 		       "or CAP_SYS_PTRACE; see kernel.yama.ptrace_scope)");
 }
 
@@ -259,10 +264,7 @@ int ps_explain_open_error(const struct ps_open_failure *f, char *msg, size_t msg
 		    "the system's file table is full (fs.file-max); use fewer counters or CPUs");
 		break;
 	case ESRCH:
-		if (f->kind == PS_TARGET_PID)
-			add(&b, "the -p target process %d is gone", (int)f->pid);
-		else
-			add(&b, "the target process %d is gone", (int)f->pid);
+		add(&b, "the target process %d is gone", (int)f->pid);
 		break;
 	case EINVAL:
 		explain_invalid(&b, f);

@@ -1,10 +1,9 @@
 /*
  * aggregate.c: the Lua side of in-kernel overflow handling. It parses
  * the options a perfmon.sample probe or perfmon.aggregate() gives a counter
- * (backend, pid, tid, cpu, mode, every; by, entries, forward), merges them
- * into one configuration per counter and hands it to the core
- * (ps_session__set_bpf) only when it changed, so a counter is loaded once.
- * perfmon.aggregate() returns a "perfscript.aggregate" object whose read()
+ * (backend, pid, tid, cpu, mode, every; by, entries, forward) and hands them
+ * to the session driver, which merges them per counter and loads a program
+ * once (loop/bpfconf.c). perfmon.aggregate() returns a "perfscript.aggregate" object whose read()
  * turns the kernel's map into { [key] = count }: one field gives its value
  * (pid, tid, cpu as integers; comm, ip, stacks as strings), several are
  * joined with ";"; an ip is its function's name and a stack is folded as
@@ -17,7 +16,9 @@
 
 #include <lauxlib.h>
 
-#include "lua/sample.h"
+#include "base/advice.h"
+#include "base/array.h"
+#include "lua/perfmon.h"
 
 #define AGG_MT	 "perfscript.aggregate"
 #define MAX_LIST 256 /* pids or CPUs one option may list */
@@ -32,17 +33,16 @@ static const struct {
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
-struct conf {
-	ps_handle h;
+/* A probe's or perfmon.aggregate's options, parsed. */
+struct ps_lua_opts {
 	struct ps_bpf_opts o;
 	pid_t pids[MAX_LIST];
 	int cpus[MAX_LIST];
-	bool dirty;
-	bool told_dropped;
 };
 
 struct ps_aggregates {
-	struct conf *v;
+	ps_handle *v; /* counters given to perfmon.aggregate */
+	bool *told;   /* their full-map drops were reported */
 	size_t n, cap;
 };
 
@@ -52,30 +52,6 @@ struct agg_ud {
 	uint8_t order[NFIELDS]; /* indexes into fields[], as `by` listed them */
 	int nkeys;
 };
-
-static struct conf *conf_of(struct ps_script *sc, ps_handle h)
-{
-	struct ps_aggregates *a = sc->aggregates;
-
-	if (!a && !(a = sc->aggregates = calloc(1, sizeof(*a))))
-		return NULL;
-	for (size_t i = 0; i < a->n; i++)
-		if (a->v[i].h == h)
-			return &a->v[i];
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 4;
-		struct conf *grown = realloc(a->v, cap * sizeof(*grown));
-
-		if (!grown)
-			return NULL;
-		a->v = grown;
-		a->cap = cap;
-	}
-	memset(&a->v[a->n], 0, sizeof(a->v[a->n]));
-	a->v[a->n].h = h;
-	a->v[a->n].o.sz = sizeof(struct ps_bpf_opts);
-	return &a->v[a->n++];
-}
 
 /* An integer or a list of integers at field `key` of the table at idx. */
 static size_t int_list(lua_State *L, int idx, const char *key, long long *out)
@@ -102,9 +78,8 @@ static size_t int_list(lua_State *L, int idx, const char *key, long long *out)
 	return n;
 }
 
-/* Merge the filter options of the table at idx into the counter's conf;
- * raises on misuse. */
-static void parse_filters(lua_State *L, int idx, struct conf *c)
+/* The filter options of the table at idx into c; raises on misuse. */
+static void parse_filters(lua_State *L, int idx, struct ps_lua_opts *c)
 {
 	static const char *const known[] = {"backend", "pid", "tid",	 "cpu",	    "mode",
 					    "every",   "by",  "entries", "forward", NULL};
@@ -156,13 +131,12 @@ static void parse_filters(lua_State *L, int idx, struct conf *c)
 		c->o.every = (uint64_t)e;
 	}
 	lua_pop(L, 1);
-	c->dirty = true;
 }
 
-struct ps_bpf_conf *ps_aggregate__options(lua_State *L, int idx)
+struct ps_lua_opts *ps_lua_aggregate__options(lua_State *L, int idx)
 {
-	struct conf *c = lua_newuserdatauv(L, sizeof(*c), 0); /* freed by the GC if we raise */
-	struct conf *copy;
+	/* parsed into a userdata, freed by the GC if parsing raises */
+	struct ps_lua_opts *c = lua_newuserdatauv(L, sizeof(*c), 0), *copy;
 
 	memset(c, 0, sizeof(*c));
 	parse_filters(L, idx, c);
@@ -176,73 +150,18 @@ struct ps_bpf_conf *ps_aggregate__options(lua_State *L, int idx)
 		luaL_error(L, "out of memory");
 	*copy = *c;
 	lua_pop(L, 1);
-	return (struct ps_bpf_conf *)copy;
+	return copy;
 }
 
-int ps_aggregate__use_options(struct ps_script *sc, ps_handle h, const struct ps_bpf_conf *opts)
+int ps_lua_aggregate__use(struct ps_script *sc, ps_handle h, const struct ps_lua_opts *p)
 {
-	const struct conf *p = (const struct conf *)opts;
-	struct conf *c = conf_of(sc, h);
+	struct ps_bpf_opts o = p->o;
 
-	if (!c)
-		return -ENOMEM;
-	if (p->o.backend)
-		c->o.backend = p->o.backend;
-	if (p->o.npids) {
-		memcpy(c->pids, p->pids, sizeof(c->pids));
-		c->o.npids = p->o.npids;
-	}
-	if (p->o.ncpus) {
-		memcpy(c->cpus, p->cpus, sizeof(c->cpus));
-		c->o.ncpus = p->o.ncpus;
-	}
-	if (p->o.tid)
-		c->o.tid = p->o.tid;
-	if (p->o.priv)
-		c->o.priv = p->o.priv;
-	if (p->o.every)
-		c->o.every = p->o.every;
-	if (!(c->o.mode & PS_BPF_FORWARD) || p->o.backend || p->o.npids || p->o.ncpus || p->o.tid ||
-	    p->o.priv || p->o.every)
-		c->dirty = true;
-	c->o.mode |= PS_BPF_FORWARD;
-	return 0;
-}
-
-/* A perfmon.sample probe on h: an aggregating counter forwards too. */
-void ps_aggregate__want_samples(struct ps_script *sc, ps_handle h)
-{
-	struct ps_aggregates *a = sc->aggregates;
-
-	for (size_t i = 0; a && i < a->n; i++)
-		if (a->v[i].h == h && !(a->v[i].o.mode & PS_BPF_FORWARD)) {
-			a->v[i].o.mode |= PS_BPF_FORWARD;
-			a->v[i].dirty = true;
-		}
-}
-
-int ps_aggregate__apply(struct ps_script *sc, char *msg, size_t msglen)
-{
-	struct ps_aggregates *a = sc->aggregates;
-
-	for (size_t i = 0; a && i < a->n; i++) {
-		struct conf *c = &a->v[i];
-		int rc;
-
-		if (!c->dirty || ps_session__check(sc->session, c->h) < 0)
-			continue;
-		c->o.pids = c->pids;
-		c->o.cpus = c->cpus;
-		rc = ps_session__set_bpf(sc->session, c->h, &c->o, msg, msglen);
-		if (rc < 0) {
-			if (!msg[0])
-				snprintf(msg, msglen, "cannot configure '%s': %s",
-					 ps_session__name(sc->session, c->h), ps_strerror(rc));
-			return rc;
-		}
-		c->dirty = false;
-	}
-	return 0;
+	o.sz = sizeof(o);
+	o.pids = p->pids;
+	o.cpus = p->cpus;
+	o.mode |= PS_BPF_FORWARD; /* a sample probe's options: its samples are wanted */
+	return ps_driver__merge_bpf(sc->driver, h, &o);
 }
 
 /* The handle of argument idx: an integer or a counter object. */
@@ -261,24 +180,16 @@ static ps_handle handle_arg(lua_State *L, int idx)
 	return (ps_handle)luaL_checkinteger(L, idx);
 }
 
-/* perfmon.aggregate(counter, {by = {...}, entries = N, forward = bool, filters...}) */
-static int l_aggregate(lua_State *L)
+/* The `by` list of the options at idx: the fields, in order, into order[]. */
+static uint32_t parse_by(lua_State *L, int idx, uint8_t order[NFIELDS], int *nkeys)
 {
-	struct ps_script *sc = ps_script__from(L);
-	ps_handle h = handle_arg(L, 1);
-	struct agg_ud *u;
-	struct conf *c;
-	char msg[512] = "";
-	uint8_t order[NFIELDS];
 	uint32_t keys = 0;
-	int nkeys = 0, rc;
 
-	luaL_checktype(L, 2, LUA_TTABLE);
-	if (ps_session__check(sc->session, h) < 0)
-		return luaL_argerror(L, 1, "not a live counter handle");
-	if (lua_getfield(L, 2, "by") != LUA_TTABLE)
-		return luaL_error(L, "perfmon.aggregate wants by = { fields... } (fields: pid tid "
-				     "cpu comm ip ustack kstack)");
+	*nkeys = 0;
+	if (lua_getfield(L, idx, "by") != LUA_TTABLE)
+		luaL_error(L,
+			   "perfmon.aggregate wants by = { fields... } (fields: pid tid cpu comm "
+			   "ip ustack kstack)");
 	for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
 		const char *f = luaL_checkstring(L, -1);
 		size_t k = 0;
@@ -286,23 +197,58 @@ static int l_aggregate(lua_State *L)
 		while (k < NFIELDS && strcmp(fields[k].name, f))
 			k++;
 		if (k == NFIELDS)
-			return luaL_error(L,
-					  "unknown aggregation field '%s' (fields: pid tid cpu "
-					  "comm ip ustack kstack)",
-					  f);
-		if (!(keys & fields[k].bit) && nkeys < (int)NFIELDS)
-			order[nkeys++] = (uint8_t)k;
+			luaL_error(L,
+				   "unknown aggregation field '%s' (fields: pid tid cpu comm ip "
+				   "ustack kstack)",
+				   f);
+		if (!(keys & fields[k].bit) && *nkeys < (int)NFIELDS)
+			order[(*nkeys)++] = (uint8_t)k;
 		keys |= fields[k].bit;
 		lua_pop(L, 1);
 	}
 	lua_pop(L, 2);
-	if (!nkeys)
-		return luaL_error(L, "perfmon.aggregate: by lists no field");
-	c = conf_of(sc, h);
-	if (!c)
-		return luaL_error(L, "out of memory");
+	if (!*nkeys)
+		luaL_error(L, "perfmon.aggregate: by lists no field");
+	return keys;
+}
+
+/* Remember h for the end-of-session report. */
+static int remember(struct ps_script *sc, ps_handle h)
+{
+	struct ps_aggregates *a = sc->aggregates;
+
+	if (!a && !(a = sc->aggregates = calloc(1, sizeof(*a))))
+		return -ENOMEM;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i] == h)
+			return 0;
+	if (ps_array__reserve(&a->v, &a->cap, a->n + 1, sizeof(*a->v)) ||
+	    ps_array__reserve_exact(&a->told, a->cap, sizeof(*a->told)))
+		return -ENOMEM;
+	a->told[a->n] = false;
+	a->v[a->n++] = h;
+	return 0;
+}
+
+/* perfmon.aggregate(counter, {by = {...}, entries = N, forward = bool, filters...}) */
+static int l_aggregate(lua_State *L)
+{
+	struct ps_script *sc = ps_lua_script__from(L);
+	ps_handle h = handle_arg(L, 1);
+	struct ps_lua_opts *c;
+	struct agg_ud *u;
+	char msg[512] = "";
+	uint8_t order[NFIELDS];
+	int nkeys, rc;
+
+	luaL_checktype(L, 2, LUA_TTABLE);
+	if (ps_session__check(sc->session, h) < 0)
+		return luaL_argerror(L, 1, "not a live counter handle");
+	c = lua_newuserdatauv(L, sizeof(*c), 0); /* the GC frees it if parsing raises */
+	memset(c, 0, sizeof(*c));
+	c->o.keys = parse_by(L, 2, order, &nkeys);
 	parse_filters(L, 2, c);
-	c->o.mode = (c->o.mode & PS_BPF_FORWARD) | PS_BPF_AGGREGATE;
+	c->o.mode = PS_BPF_AGGREGATE;
 	if (lua_getfield(L, 2, "forward") != LUA_TNIL && lua_toboolean(L, -1))
 		c->o.mode |= PS_BPF_FORWARD;
 	lua_pop(L, 1);
@@ -313,14 +259,16 @@ static int l_aggregate(lua_State *L)
 		c->o.entries = (uint32_t)e;
 	}
 	lua_pop(L, 1);
-	c->o.keys = keys;
-	rc = ps_aggregate__apply(sc, msg, sizeof(msg));
-	if (rc < 0) {
-		lua_pushnil(L);
-		lua_pushstring(L, msg);
-		lua_pushinteger(L, -rc);
-		return 3;
-	}
+	c->o.sz = sizeof(c->o);
+	c->o.pids = c->pids;
+	c->o.cpus = c->cpus;
+	rc = ps_driver__merge_bpf(sc->driver, h, &c->o);
+	if (!rc)
+		rc = remember(sc, h);
+	if (!rc)
+		rc = ps_driver__apply_bpf(sc->driver, msg, sizeof(msg));
+	if (rc < 0)
+		return ps_lua__fail(L, false, msg[0] ? msg : ps_strerror(rc), rc);
 	u = lua_newuserdatauv(L, sizeof(*u), 0);
 	u->sc = sc;
 	u->h = h;
@@ -334,7 +282,7 @@ static int l_aggregate(lua_State *L)
 static void push_frame(luaL_Buffer *b, struct ps_script *sc, pid_t pid, uint64_t ip, bool kernel)
 {
 	char buf[256];
-	struct ps_symbols *syms = ps_sample_object__symbols(sc);
+	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
 	char *plus;
 
 	if (!syms || ps_symbols__resolve(syms, pid, ip, kernel, buf, sizeof(buf), NULL) < 0) {
@@ -434,9 +382,11 @@ static int fail(lua_State *L, struct agg_ud *u, int rc)
 
 	lua_pushnil(L);
 	if (rc == -EOPNOTSUPP)
-		lua_pushfstring(L, "'%s' is not aggregated in the kernel%s%s",
+		lua_pushfstring(L, "'%s' is not aggregated in the kernel%s%s%s%s",
 				ps_session__name(u->sc->session, u->h),
-				why[0] ? ": " : " (it is on the perf path; see --backend)", why);
+				why[0] ? ": " : " (it is on the perf path",
+				why[0] ? "" : ps_advice(PS_ADVICE_BACKEND, ""), why[0] ? "" : ")",
+				why);
 	else
 		lua_pushstring(L, ps_strerror(rc));
 	lua_pushinteger(L, rc < 0 ? -rc : rc);
@@ -488,7 +438,7 @@ static int a_tostring(lua_State *L)
 	return 1;
 }
 
-void ps_aggregate__open(lua_State *L, struct ps_script *sc)
+void ps_lua_aggregate__open(lua_State *L, struct ps_script *sc)
 {
 	static const luaL_Reg methods[] = {
 	    {"read", a_read},
@@ -509,29 +459,29 @@ void ps_aggregate__open(lua_State *L, struct ps_script *sc)
 	lua_setfield(L, -2, "aggregate");
 }
 
-void ps_aggregate__report(struct ps_script *sc)
+void ps_lua_aggregate__report(struct ps_script *sc)
 {
 	struct ps_aggregates *a = sc->aggregates;
 
 	for (size_t i = 0; a && i < a->n; i++) {
 		uint64_t d = 0;
 
-		if (a->v[i].told_dropped ||
-		    ps_session__aggregate_dropped(sc->session, a->v[i].h, &d) < 0 || !d)
+		if (a->told[i] || ps_session__aggregate_dropped(sc->session, a->v[i], &d) < 0 || !d)
 			continue;
-		a->v[i].told_dropped = true;
+		a->told[i] = true;
 		fprintf(stderr,
 			"perfscript: %llu overflows of '%s' were not aggregated: the map was "
 			"full (raise entries= in perfmon.aggregate)\n",
-			(unsigned long long)d, ps_session__name(sc->session, a->v[i].h));
+			(unsigned long long)d, ps_session__name(sc->session, a->v[i]));
 	}
 }
 
-void ps_aggregate__free(struct ps_script *sc)
+void ps_lua_aggregate__free(struct ps_script *sc)
 {
 	if (!sc->aggregates)
 		return;
 	free(sc->aggregates->v);
+	free(sc->aggregates->told);
 	free(sc->aggregates);
 	sc->aggregates = NULL;
 }

@@ -125,19 +125,19 @@ static int g_tostring(lua_State *L)
 	return 1;
 }
 
-const luaL_Reg ps_group__methods[] = {
+const luaL_Reg ps_lua_group__methods[] = {
     {"read", g_read},	{"start", g_start}, {"stop", g_stop}, {"reset", g_reset},
     {"close", g_close}, {"names", g_names}, {NULL, NULL},
 };
 
-const luaL_Reg ps_group__meta[] = {
+const luaL_Reg ps_lua_group__meta[] = {
     {"__gc", g_close}, {"__close", g_close}, {"__tostring", g_tostring},
     {"__len", g_len},  {NULL, NULL},
 };
 
 /* perfmon.group(spec) -> group | nil, message, code. The string must be one
  * group ("{a,b}") or one event. */
-int ps_group__new(lua_State *L)
+int ps_lua_group__new(lua_State *L)
 {
 	struct ps_session *s = ps_lua__session(L);
 	ps_handle *hs, *members;

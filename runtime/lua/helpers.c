@@ -14,7 +14,7 @@
 
 #include <lauxlib.h>
 
-#include "lua/sample.h"
+#include "lua/internal.h"
 
 static struct ps_script *script_of(lua_State *L)
 {
@@ -38,7 +38,7 @@ static int l_printf(lua_State *L)
 /* Inside a perfmon.sample handler, the helpers describe the sample. */
 static const struct ps_sample *sample_of(lua_State *L)
 {
-	return ps_sample_object__current(script_of(L));
+	return ps_lua_sample_object__current(script_of(L));
 }
 
 /* exit([status]): end the session once the current probe returns. */
@@ -46,9 +46,7 @@ static int l_exit(lua_State *L)
 {
 	struct ps_script *sc = script_of(L);
 
-	sc->exit_status = (int)luaL_optinteger(L, 1, sc->exit_status);
-	sc->exit_called = true;
-	ps_script__stop(sc, "exit() was called");
+	ps_lua_script__exit(sc, (int)luaL_optinteger(L, 1, sc->exit_status));
 	return 0;
 }
 
@@ -82,7 +80,7 @@ static int l_execname(lua_State *L)
 	char comm[17] = "";
 
 	if (s) {
-		lua_pushstring(L, ps_sample_object__comm(script_of(L), (pid_t)s->pid));
+		lua_pushstring(L, ps_driver__comm(script_of(L)->driver, (pid_t)s->pid));
 		return 1;
 	}
 	prctl(PR_GET_NAME, comm);
@@ -113,7 +111,7 @@ static int l_target(lua_State *L)
 /* target_command(): the -c string as given, or nil without -c. */
 static int l_target_command(lua_State *L)
 {
-	const char *cmd = script_of(L)->command;
+	const char *cmd = script_of(L)->o.command;
 
 	if (cmd)
 		lua_pushstring(L, cmd);
@@ -134,7 +132,7 @@ static const luaL_Reg helpers[] = {
     {NULL, NULL},
 };
 
-void ps_helpers__open(lua_State *L, struct ps_script *sc)
+void ps_lua_helpers__open(lua_State *L, struct ps_script *sc)
 {
 	lua_pushglobaltable(L);
 	lua_pushlightuserdata(L, sc);

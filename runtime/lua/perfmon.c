@@ -88,7 +88,7 @@ int ps_lua__open_one(lua_State *L, ps_handle h, char *msg, size_t len)
 	int rc = ps_session__open_counter(ps_lua__session(L), h, msg, len);
 
 	if (rc == 0)
-		ps_script__opened(ps_script__from(L));
+		ps_lua_script__opened(ps_lua_script__from(L));
 	return rc;
 }
 
@@ -365,7 +365,7 @@ static int m_describe(lua_State *L)
 static int m_open(lua_State *L)
 {
 	char msg[1024] = "";
-	int rc = ps_script__create_context(ps_script__from(L), msg, sizeof(msg));
+	int rc = ps_lua_script__create_context(ps_lua_script__from(L), msg, sizeof(msg));
 
 	if (rc < 0)
 		return ps_lua__fail(L, false, msg[0] ? msg : ps_strerror(rc), rc);
@@ -426,8 +426,12 @@ static int m_stats(lua_State *L)
 }
 
 static const luaL_Reg module_funcs[] = {
-    {"counter", m_counter}, {"group", ps_group__new}, {"describe", m_describe},
-    {"open", m_open},	    {"lost", m_lost},	      {"stats", m_stats},
+    {"counter", m_counter},
+    {"group", ps_lua_group__new},
+    {"describe", m_describe},
+    {"open", m_open},
+    {"lost", m_lost},
+    {"stats", m_stats},
     {NULL, NULL},
 };
 
@@ -449,15 +453,15 @@ static void new_class(lua_State *L, const char *name, const luaL_Reg *meta, cons
 }
 
 /* require "perfmon": the module table; also sets the seed globals. */
-int ps_perfmon__open(lua_State *L)
+int ps_lua_perfmon__open(lua_State *L)
 {
-	struct ps_session *s = ps_script__from(L)->session;
+	struct ps_session *s = ps_lua_script__from(L)->session;
 
 	new_class(L, PS_COUNTER_MT, counter_meta, counter_methods, s);
-	new_class(L, PS_GROUP_MT, ps_group__meta, ps_group__methods, s);
+	new_class(L, PS_GROUP_MT, ps_lua_group__meta, ps_lua_group__methods, s);
 	lua_pushglobaltable(L);
 	lua_pushlightuserdata(L, s);
-	luaL_setfuncs(L, ps_seed__globals, 1);
+	luaL_setfuncs(L, ps_lua_seed__globals, 1);
 	lua_pop(L, 1);
 	luaL_newlibtable(L, module_funcs);
 	lua_pushlightuserdata(L, s);

@@ -11,7 +11,7 @@
 
 #include <lauxlib.h>
 
-#include "lua/script.h"
+#include "lua/internal.h"
 
 #define PS_COUNTER_MT "perfscript.counter"
 #define PS_GROUP_MT   "perfscript.group"
@@ -41,10 +41,10 @@ int ps_lua__allocate(lua_State *L, int arg, ps_handle **hs, char *msg, size_t le
 int ps_lua__open_one(lua_State *L, ps_handle h, char *msg, size_t len);
 
 /* lua/group.c */
-extern const luaL_Reg ps_group__methods[], ps_group__meta[];
-int ps_group__new(lua_State *L); /* perfmon.group(spec) */
+extern const luaL_Reg ps_lua_group__methods[], ps_lua_group__meta[];
+int ps_lua_group__new(lua_State *L); /* perfmon.group(spec) */
 
 /* lua/seed.c */
-extern const luaL_Reg ps_seed__globals[];
+extern const luaL_Reg ps_lua_seed__globals[];
 
 #endif

@@ -23,7 +23,7 @@
 #include <zlib.h>
 
 #include "lua/pprof.h"
-#include "lua/script.h"
+#include "lua/internal.h"
 
 /* Stack slots of an encoding: the anchor table, then string -> index. */
 struct enc {
@@ -34,7 +34,7 @@ struct enc {
 	char where[96]; /* the element being encoded, for messages */
 };
 
-void *ps_pprof__alloc(lua_State *L, int anchor, size_t size)
+void *ps_lua_pprof__alloc(lua_State *L, int anchor, size_t size)
 {
 	void *p = lua_newuserdatauv(L, size ? size : 1, 0);
 
@@ -54,7 +54,7 @@ static void set_where(struct enc *e, const char *fmt, ...)
 
 static void *alloc(struct enc *e, size_t n, size_t size)
 {
-	return ps_pprof__alloc(e->L, e->anchor, n * size);
+	return ps_lua_pprof__alloc(e->L, e->anchor, n * size);
 }
 
 static int bad(struct enc *e, const char *field, const char *want)
@@ -404,7 +404,7 @@ static int open_pprof(lua_State *L)
 {
 	static const luaL_Reg fns[] = {
 	    {"encode", l_encode},
-	    {"decode", ps_pprof__decode},
+	    {"decode", ps_lua_pprof__decode},
 	    {NULL, NULL},
 	};
 
@@ -412,7 +412,7 @@ static int open_pprof(lua_State *L)
 	return 1;
 }
 
-void ps_pprof__open(lua_State *L)
+void ps_lua_pprof__open(lua_State *L)
 {
 	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
 	lua_pushcfunction(L, open_pprof);

@@ -23,9 +23,9 @@ typedef Perftools__Profiles__Function PprofFunction;
 
 /* size zeroed bytes owned by a userdata appended to the table at anchor (an
  * absolute stack index): freed by the GC with the table, even after an error. */
-void *ps_pprof__alloc(lua_State *L, int anchor, size_t size);
+void *ps_lua_pprof__alloc(lua_State *L, int anchor, size_t size);
 
 /* pprof.decode(bytes) -> profile table, or nil and a message (lua/pprof_decode.c). */
-int ps_pprof__decode(lua_State *L);
+int ps_lua_pprof__decode(lua_State *L);
 
 #endif

@@ -23,7 +23,7 @@ static void *pb_alloc(void *data, size_t size)
 {
 	struct dec *d = data;
 
-	return ps_pprof__alloc(d->L, d->anchor, size);
+	return ps_lua_pprof__alloc(d->L, d->anchor, size);
 }
 
 static void pb_free(void *data, void *ptr)
@@ -240,7 +240,7 @@ static int decode(lua_State *L)
 	return 1;
 }
 
-int ps_pprof__decode(lua_State *L)
+int ps_lua_pprof__decode(lua_State *L)
 {
 	luaL_checkstring(L, 1);
 	lua_settop(L, 1);

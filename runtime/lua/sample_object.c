@@ -14,21 +14,14 @@
 
 #include <lauxlib.h>
 
-#include "lua/sample.h"
+#include "lua/internal.h"
 
 #define SAMPLE_MT "perfscript.sample"
 
-struct comm_entry {
-	pid_t pid; /* 0 = empty */
-	char comm[16];
-};
-
 struct ps_sample_state {
 	const struct ps_sample *cur;
-	int ref;		  /* the userdata, in the registry */
-	struct ps_symbols *syms;  /* NULL until first needed */
-	struct comm_entry *comms; /* open addressing, pid -> comm */
-	size_t ncomms, capcomms;
+	int ref;		 /* the userdata, in the registry */
+	struct ps_symbols *syms; /* NULL until first needed */
 };
 
 struct sample_ud {
@@ -43,70 +36,6 @@ static struct ps_sample_state *state(struct ps_script *sc)
 			sc->sample_state->ref = LUA_NOREF;
 	}
 	return sc->sample_state;
-}
-
-/* ---- pid -> comm ---- */
-
-static struct comm_entry *comm_slot(struct ps_sample_state *st, pid_t pid)
-{
-	size_t mask = st->capcomms - 1, i = ((size_t)pid * 2654435761u) & mask;
-
-	while (st->comms[i].pid && st->comms[i].pid != pid)
-		i = (i + 1) & mask;
-	return &st->comms[i];
-}
-
-static void comm_set(struct ps_sample_state *st, pid_t pid, const char *comm)
-{
-	struct comm_entry *e;
-
-	if (pid <= 0)
-		return;
-	if ((st->ncomms + 1) * 2 > st->capcomms) {
-		size_t cap = st->capcomms ? st->capcomms * 2 : 64;
-		struct comm_entry *old = st->comms, *grown = calloc(cap, sizeof(*grown));
-		size_t oldcap = st->capcomms;
-
-		if (!grown)
-			return; /* names are a convenience; execname falls back to /proc */
-		st->comms = grown;
-		st->capcomms = cap;
-		for (size_t i = 0; i < oldcap; i++)
-			if (old[i].pid)
-				*comm_slot(st, old[i].pid) = old[i];
-		free(old);
-	}
-	e = comm_slot(st, pid);
-	if (!e->pid)
-		st->ncomms++;
-	e->pid = pid;
-	snprintf(e->comm, sizeof(e->comm), "%s", comm);
-}
-
-static const char *comm_get(struct ps_sample_state *st, pid_t pid)
-{
-	struct comm_entry *e;
-	char path[64];
-	FILE *f;
-
-	if (st->capcomms) {
-		e = comm_slot(st, pid);
-		if (e->pid)
-			return e->comm;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	f = fopen(path, "re");
-	if (f) {
-		char comm[32] = "";
-
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = '\0';
-		fclose(f);
-		comm_set(st, pid, comm);
-		if (st->capcomms)
-			return comm_slot(st, pid)->comm;
-	}
-	return "";
 }
 
 /* ---- symbols ---- */
@@ -126,28 +55,19 @@ static struct ps_symbols *symbols(struct ps_script *sc)
 	return st ? st->syms : NULL;
 }
 
-struct ps_symbols *ps_sample_object__symbols(struct ps_script *sc)
+struct ps_symbols *ps_lua_sample_object__symbols(struct ps_script *sc)
 {
 	return symbols(sc);
 }
 
-void ps_sample_object__record(struct ps_script *sc, const struct ps_record *r)
+void ps_lua_sample_object__record(struct ps_script *sc, const struct ps_record *r)
 {
-	struct ps_sample_state *st = state(sc);
+	struct ps_symbols *syms;
 
-	if (!st)
-		return;
-	if (r->type == PERF_RECORD_COMM)
-		comm_set(st, (pid_t)r->pid, r->comm);
-	if (r->type == PERF_RECORD_FORK && r->pid != r->ppid) {
-		char comm[16];
-
-		snprintf(comm, sizeof(comm), "%s", comm_get(st, (pid_t)r->ppid));
-		comm_set(st, (pid_t)r->pid, comm);
-	}
-	if (r->type == PERF_RECORD_MMAP2 || r->type == PERF_RECORD_FORK ||
-	    r->type == PERF_RECORD_COMM)
-		ps_symbols__record(symbols(sc), r);
+	if ((r->type == PERF_RECORD_MMAP2 || r->type == PERF_RECORD_FORK ||
+	     r->type == PERF_RECORD_COMM) &&
+	    (syms = symbols(sc)))
+		ps_symbols__record(syms, r);
 }
 
 static bool is_user(const struct ps_sample *s)
@@ -306,7 +226,7 @@ static int sample_index(lua_State *L)
 	else if (IS(k, len, "name"))
 		lua_pushstring(L, ps_session__name(sc->session, s->handle));
 	else if (IS(k, len, "comm"))
-		lua_pushstring(L, comm_get(state(sc), (pid_t)s->pid));
+		lua_pushstring(L, ps_driver__comm(sc->driver, (pid_t)s->pid));
 	else if (IS(k, len, "sym"))
 		push_symbol(L, sc, (pid_t)s->pid, s->ip, !is_user(s), false);
 	else if (IS(k, len, "dso"))
@@ -359,8 +279,11 @@ static int l_symbolize(lua_State *L)
 	return 2;
 }
 
-void ps_sample_object__open(lua_State *L, struct ps_script *sc)
+void ps_lua_sample_object__open(lua_State *L, struct ps_script *sc)
 {
+	struct ps_sample_state *st;
+	struct sample_ud *u;
+
 	if (lua_getglobal(L, "perfmon") == LUA_TTABLE) {
 		lua_pushlightuserdata(L, sc);
 		lua_pushcclosure(L, l_symbolize, 1);
@@ -373,50 +296,44 @@ void ps_sample_object__open(lua_State *L, struct ps_script *sc)
 	lua_pushcfunction(L, sample_tostring);
 	lua_setfield(L, -2, "__tostring");
 	lua_pop(L, 1);
+	/* the one object, made now (under protection) rather than in a sample
+	 * callback, where running out of memory would be a panic */
+	st = state(sc);
+	if (!st)
+		luaL_error(L, "out of memory");
+	u = lua_newuserdatauv(L, sizeof(*u), 0);
+	u->sc = sc;
+	luaL_setmetatable(L, SAMPLE_MT);
+	st->ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-void ps_sample_object__push(struct ps_script *sc, const struct ps_sample *s)
+void ps_lua_sample_object__push(struct ps_script *sc, const struct ps_sample *s)
 {
-	struct ps_sample_state *st = state(sc);
-	lua_State *L = sc->L;
+	struct ps_sample_state *st = sc->sample_state;
 
-	if (st->ref == LUA_NOREF) {
-		struct sample_ud *u = lua_newuserdatauv(L, sizeof(*u), 0);
-
-		u->sc = sc;
-		luaL_setmetatable(L, SAMPLE_MT);
-		st->ref = luaL_ref(L, LUA_REGISTRYINDEX);
-	}
-	st->cur = s;
-	lua_rawgeti(L, LUA_REGISTRYINDEX, st->ref);
+	if (st)
+		st->cur = s;
+	lua_rawgeti(sc->L, LUA_REGISTRYINDEX, st ? st->ref : LUA_NOREF);
 }
 
-void ps_sample_object__release(struct ps_script *sc)
+void ps_lua_sample_object__release(struct ps_script *sc)
 {
 	if (sc->sample_state)
 		sc->sample_state->cur = NULL;
 }
 
-const char *ps_sample_object__comm(struct ps_script *sc, pid_t pid)
-{
-	struct ps_sample_state *st = state(sc);
-
-	return st ? comm_get(st, pid) : "";
-}
-
-const struct ps_sample *ps_sample_object__current(const struct ps_script *sc)
+const struct ps_sample *ps_lua_sample_object__current(const struct ps_script *sc)
 {
 	return sc->sample_state ? sc->sample_state->cur : NULL;
 }
 
-void ps_sample_object__free(struct ps_script *sc)
+void ps_lua_sample_object__free(struct ps_script *sc)
 {
 	struct ps_sample_state *st = sc->sample_state;
 
 	if (!st)
 		return;
 	ps_symbols__free(st->syms);
-	free(st->comms);
 	free(st);
 	sc->sample_state = NULL;
 }

@@ -1,8 +1,10 @@
 /*
- * script.h: the Lua 5.4 side of perfscript, shared by the lua_*.c files
- * and the CLI. A ps_script is one run of one probe script: its lua_State,
- * its counter session, its event loop and the probes it registered. The
- * Lua-free core (perfscript.h) knows nothing of it.
+ * script.h: the Lua 5.4 binding as the CLI sees it. A ps_script is one run
+ * of one probe script: its lua_State, its counter session driven by the
+ * session driver (loop/), and the probes it registered. Its fields are the
+ * binding's own (lua/internal.h); the CLI sets what it knows through
+ * struct ps_script_opts and reaches the rest through the calls below. Every
+ * call into Lua runs through ps_lua__call, the one protected path.
  */
 #ifndef PS_LUA_SCRIPT_H
 #define PS_LUA_SCRIPT_H
@@ -13,95 +15,65 @@
 
 #include "perfscript.h"
 
-struct ps_timer_probe;
-struct ps_samplers;
-struct ps_sample_state;
-struct ps_aggregates;
+struct ps_script;
 
-struct ps_script {
-	lua_State *L;
-	struct ps_session *session;
-	struct ps_loop *loop;
-	int verbose;
-
-	bool started;	  /* begin probes ran: timers are armed on registration */
-	bool ending;	  /* end probes are running or ran */
-	bool stop_asked;  /* exit(), a signal, -T or the target ended the session */
-	bool exit_called; /* by exit(): no sample handler runs after it */
-	char stop_reason[64];
-	int errors;	     /* handler errors so far */
-	int exit_status;     /* status perfscript exits with when no error occurred */
-	double duration;     /* -T, seconds; 0 = none */
-	const char *command; /* the -c string, or NULL */
-
-	struct ps_timer_probe *timers;		    /* linked list, in registration order */
-	struct ps_samplers *samplers;		    /* perfmon.sample/lost probes (lua/sample.c) */
-	struct ps_sample_state *sample_state;	    /* the sample object (lua/sample_object.c) */
-	struct ps_aggregates *aggregates;	    /* in-kernel configurations (lua/aggregate.c) */
-	bool bpf_told;				    /* the BPF fallback notice was printed */
-	char sample_error[512];			    /* why a sample probe could not be resolved */
-	int nsignals;				    /* SIGINT/SIGTERM seen */
-	void (*on_interrupt)(struct ps_script *sc); /* set by the REPL: SIGINT is its */
-	bool target_done;			    /* the -c/-p target exited */
-	int target_wstatus;
+struct ps_script_opts {
+	size_t sz;		  /* sizeof(struct ps_script_opts) */
+	int verbose;		  /* say what the session does, on stderr */
+	double duration;	  /* end the session after this many seconds; 0: never */
+	const char *command;	  /* the target command as the user wrote it, or NULL */
+	const char *const *paths; /* tapset directories searched first, in order */
+	size_t npaths;
 };
 
-/* Script setup (lua/script.c). */
-struct ps_script *ps_script__new(struct ps_session *session, int verbose);
-void ps_script__free(struct ps_script *sc);
-/* Tapset search path: DIR is prepended to package.path (DIR/?.lua). */
-void ps_script__add_path(struct ps_script *sc, const char *dir);
-/* Load and run the main chunk (file, or code when is_code), with script
- * arguments; then begin probes, context, loop, end probes. Returns the
- * process exit status. */
-int ps_script__run(struct ps_script *sc, const char *chunk, bool is_code, char **args, int nargs,
-		   char **argv0, int argv0n);
+/* A script on session (not owned); NULL + errno (the reason printed). */
+struct ps_script *ps_lua_script__new(struct ps_session *session, const struct ps_script_opts *o);
+void ps_lua_script__free(struct ps_script *sc);
+/* Load and run the main chunk (file, or code when is_code) with the script
+ * arguments, then begin probes, the session, end probes. pre[0..npre) are
+ * arg[-npre..-1] (the interpreter's own arguments). Returns the exit status. */
+int ps_lua_script__run(struct ps_script *sc, const char *chunk, bool is_code, char **args,
+		       int nargs, char **pre, int npre);
 
-/* The pieces of ps_script__run, for the REPL: start the session (context,
- * target, timers, signals; -1 when it cannot start, reason printed), and end
- * it (drain, end probes, lost report, the command; returns the exit status). */
-int ps_script__start(struct ps_script *sc);
-int ps_script__end(struct ps_script *sc);
+/* Set the global arg as lua(1) does: arg[0] script, arg[1..nargs] args,
+ * arg[-npre..-1] pre. 0, or -1 (reported). */
+int ps_lua_script__args(struct ps_script *sc, const char *script, char **args, int nargs,
+			char **pre, int npre);
+/* The pieces of a run, for the REPL: start the session (-1 when it cannot
+ * start, the reason printed and counted as an error), and end it (drain, end probes, the lost
+ * report, the command; returns the exit status). */
+int ps_lua_script__start(struct ps_script *sc);
+int ps_lua_script__end(struct ps_script *sc);
+/* After a chunk typed at the REPL: open what it allocated, resolve the
+ * sample probes it registered; failures are said, the session goes on. */
+void ps_lua_script__settle(struct ps_script *sc);
+/* The REPL's input ended. */
+void ps_lua_script__input_ended(struct ps_script *sc);
+bool ps_lua_script__stopping(const struct ps_script *sc);
+/* SIGINT goes to fn (which returns true when it took it) before it ends
+ * the session. */
+void ps_lua_script__on_interrupt(struct ps_script *sc, bool (*fn)(void *ctx), void *ctx);
+lua_State *ps_lua_script__state(const struct ps_script *sc);
+struct ps_loop *ps_lua_script__loop(const struct ps_script *sc);
 
-/* The one protected-call path (lua/script.c): the function and its nargs
- * arguments are on the stack. Runs it with a traceback handler, keeps the
- * stack balanced, counts an error, reports it and ends the session. Returns
- * 0 or -1 when the handler raised an error. */
-int ps_script__call(struct ps_script *sc, int nargs, const char *where);
-/* End the session from inside (exit(), a signal, the target's end, -T);
- * why is said with -v. The first reason given is the one kept. */
-void ps_script__stop(struct ps_script *sc, const char *why);
-/* Open the counters allocated and not yet open; report failure as a Lua
- * environment error: returns 0, or -errno after printing nothing (msg holds
- * the explanation). */
-int ps_script__create_context(struct ps_script *sc, char *msg, size_t msglen);
-/* After any counter was opened: put new ring buffers into the loop. */
-void ps_script__opened(struct ps_script *sc);
+/* How ps_lua__call reports a failure. */
+enum ps_call_flags {
+	PS_CALL_REPL = 1u << 0,	       /* a REPL chunk: the message as lua(1) prints it; the
+					* session goes on and the exit status is kept */
+	PS_CALL_ERROR_PROBE = 1u << 1, /* an error probe: its failure runs no error probe */
+	PS_CALL_SILENT = 1u << 2,      /* TAB completion: a failure says nothing */
+	PS_CALL_SETUP = 1u << 3,       /* before the script runs: reported, counted, no probe */
+};
 
-struct ps_script *ps_script__from(lua_State *L);
+/* The one protected-call path: the function and its nargs arguments are on
+ * the stack. Runs it with a traceback handler and keeps the stack balanced
+ * (nresults results left on success, nothing on failure). A failure is
+ * reported and, unless flags say otherwise, counted: the error probes run
+ * with the message and the session ends. Returns 0, or -1 after an error. */
+int ps_lua__call(struct ps_script *sc, int nargs, int nresults, unsigned flags, const char *where);
+/* Run fn(L) protected, with ud as its one argument (a light userdata),
+ * through ps_lua__call. */
+int ps_lua__protect(struct ps_script *sc, lua_CFunction fn, void *ud, unsigned flags,
+		    const char *where);
 
-/* Probes (lua/probe.c). */
-void ps_probe__open(lua_State *L, struct ps_script *sc);
-/* Run every probe registered on a point: "begin", "end" or "error". */
-void ps_probe__run_point(struct ps_script *sc, const char *point, const char *arg);
-bool ps_probe__has_point(struct ps_script *sc, const char *point);
-/* Arm the timers registered so far (at session start). */
-int ps_probe__arm_timers(struct ps_script *sc);
-size_t ps_probe__timer_count(const struct ps_script *sc);
-void ps_probe__free(struct ps_script *sc);
-
-/* The perfmon module and the seed globals (lua/perfmon.c). */
-int ps_perfmon__open(lua_State *L);
-
-/* package.preload["perfscript.stats_core"], the stats tapset's summary
- * mode in C (lua/stats.c). */
-void ps_stats__open(lua_State *L);
-
-/* package.preload["perfscript.pprof"]: pprof profiles to and from tables
- * (lua/pprof.c, lua/pprof_decode.c). */
-void ps_pprof__open(lua_State *L);
-
-/* stap-style helpers: printf, exit, pid, ... (lua/helpers.c). */
-void ps_helpers__open(lua_State *L, struct ps_script *sc);
-
-#endif
+#endif /* PS_LUA_SCRIPT_H */

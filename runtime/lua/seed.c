@@ -40,7 +40,7 @@ static int g_free_counter(lua_State *L)
 static int g_create_context(lua_State *L)
 {
 	char msg[1024] = "";
-	int rc = ps_script__create_context(ps_script__from(L), msg, sizeof(msg));
+	int rc = ps_lua_script__create_context(ps_lua_script__from(L), msg, sizeof(msg));
 
 	lua_pushinteger(L, rc < 0 ? -rc : 0);
 	if (rc >= 0)
@@ -111,7 +111,7 @@ static int g_handle_to_string(lua_State *L)
 	return 1;
 }
 
-const luaL_Reg ps_seed__globals[] = {
+const luaL_Reg ps_lua_seed__globals[] = {
     {"perfmon_allocate_counter", g_allocate_counter}, {"perfmon_free_counter", g_free_counter},
     {"perfmon_create_context", g_create_context},     {"perfmon_get_counter", g_get_counter},
     {"perfmon_start_counter", g_start_counter},	      {"perfmon_stop_counter", g_stop_counter},

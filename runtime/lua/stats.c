@@ -17,7 +17,7 @@
 
 #include <lauxlib.h>
 
-#include "lua/script.h"
+#include "lua/internal.h"
 
 #define MAXK 1024 /* |bucket| of the largest finite double: frexp gives 1024 */
 
@@ -353,7 +353,7 @@ static int open_core(lua_State *L)
 	return 1;
 }
 
-void ps_stats__open(lua_State *L)
+void ps_lua_stats__open(lua_State *L)
 {
 	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
 	lua_pushcfunction(L, open_core);

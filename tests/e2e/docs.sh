@@ -28,6 +28,16 @@ for name in $names; do
 done
 ok $(( n >= 20 ? 0 : 1 )) "found the registered functions ($n)"
 
+# Every probe point of the table of probe kinds (perfmon.points()).
+points=$("$PERFSCRIPT" -e 'print(table.concat(perfmon.points(), "\n"))')
+ok $? "perfscript lists its probe points"
+n=0
+for p in $points; do
+	n=$((n + 1))
+	grep -qF "\`$p\`" "$DOCS/api.md"; ok $? "docs/api.md documents probe point $p"
+done
+ok $(( n >= 10 ? 0 : 1 )) "found the probe points ($n)"
+
 for opt in -e -c -p -a -C -T -b -I -o -v -l -i --describe --json --version --help --backend; do
 	grep -qE -- "(^|[^a-z-])$opt([^a-z-]|$)" "$DOCS/guide.md" "$DOCS/perfscript.1"; ok $? "docs describe option $opt"
 done

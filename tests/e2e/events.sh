@@ -90,7 +90,7 @@ probe("begin", function() perfmon_create_context(); os.execute("kill -USR1 " .. 
 fi
 if [[ $(od -An -tu2 -j16 -N2 "$WORKLOAD" | tr -d ' ') == 3 ]]; then # e_type ET_DYN
 	out=$("$PERFSCRIPT" -e "$bp_script" -c "$WORKLOAD poke 10" 2>&1)
-	like "$out" "the command's addresses are not known before exec \(PIE\); attach with -p" \
+	like "$out" "the command's addresses are not known before exec \(PIE\); attach to the running process \(-p PID\)" \
 		"-c: a PIE command's symbol is refused before exec"
 else
 	skip "the workload is not PIE here" "-c: a PIE command's symbol is refused before exec"

@@ -125,4 +125,28 @@ out=$("$PERFSCRIPT" -e 'error({})' 2>&1)
 like "$out" "error object is a table value" "a non-string error is reported"
 out=$("$PERFSCRIPT" -e 'probe("begin", function() exit(7) end)'); is "$?" 7 "exit(N) sets the exit status"
 
+# A strict _G (the common idiom: reading an undefined global raises) is a
+# normal Lua error wherever C looks a global up: reported with its
+# traceback, error and end probes run, exit 1; never a Lua panic (SIGABRT).
+strict='setmetatable(_G, {__index = function(_, k) error("undefined " .. k, 2) end})'
+out=$("$PERFSCRIPT" -e "$strict"'
+probe("perfmon.sample(NAME)", function(s) end)
+probe("error", function(m) print("error probe: " .. m) end)
+probe("end", function() print("end probe") end)' 2>"$TMP/strict.err"); rc=$?
+is "$rc" 1 "strict _G, a sample probe on an undefined global: exit 1 (not a panic: $rc)"
+is "$out" "$(printf 'error probe: undefined NAME\nend probe')" "strict _G: the error and end probes run"
+like "$(cat "$TMP/strict.err")" "perfscript: error in perfmon.sample\(NAME\) probe: undefined NAME" \
+	"strict _G: the error is reported as a Lua error"
+! grep -q PANIC "$TMP/strict.err"; ok $? "strict _G: no PANIC"
+out=$("$PERFSCRIPT" -e "$strict"'
+probe("perfmon.lost(NAME)", function() end)
+probe("end", function() print("end probe") end)' 2>&1); rc=$?
+is "$rc:$(tail -1 <<<"$out")" "1:end probe" "strict _G, a lost probe: exit 1, end probes run"
+out=$("$PERFSCRIPT" -e "$strict"'
+c = perfmon_allocate_counter("task-clock/period=1000000/")
+probe("perfmon.sample(c)", function(s) end)
+probe("begin", exit)
+probe("end", function() print("end probe") end)' 2>&1); rc=$?
+is "$rc:$out" "0:end probe" "strict _G with the global defined: runs as before"
+
 done_testing

@@ -53,7 +53,29 @@ syscalls:sys_enter_getppid" "tty: TAB completes Lua names, and event names insid
 	like "$screen" "tick.*tick" "tty: timer probes fire while the prompt waits"
 	like "$screen" "end probe
 EXITED 0" "tty: Ctrl-D ends the session with its end probes"
+	# TAB completion on a strict _G: looking the table up raises, completion
+	# finds nothing and the session goes on (it died with a Lua panic).
+	s=ps-repl-strict-$$
+	tmux new-session -d -s $s -x 150 -y 30 "$PERFSCRIPT -i; echo EXITED \$?; sleep 10"
+	sleep 0.5
+	send 'setmetatable(_G, {__index = function(_, k) error("undefined " .. k, 2) end})'
+	tmux send-keys -t $s -l 'nosuch.fie'; tmux send-keys -t $s Tab; sleep 0.3
+	tmux send-keys -t $s C-u
+	tmux send-keys -t $s -l 'perfmon.ver'; tmux send-keys -t $s Tab; sleep 0.3
+	tmux send-keys -t $s Enter; sleep 0.3
+	send 'probe("end", function() print("end probe") end)'
+	tmux send-keys -t $s C-d; sleep 0.5
+	screen=$(tmux capture-pane -t $s -p)
+	tmux kill-session -t $s 2>/dev/null
+	! grep -q PANIC <<<"$screen"; ok $? "tty, strict _G: TAB on an undefined table does not panic"
+	like "$screen" "perfscript> perfmon.version
+$(sed 's/\./\\./g' <<<"$("$PERFSCRIPT" --version | sed 's/^perfscript \([^ ]*\).*/\1/')")" \
+		"tty, strict _G: completion still works and the session goes on"
+	like "$screen" "end probe
+EXITED 0" "tty, strict _G: Ctrl-D ends the session with its end probes"
 else
-	for d in chunk expression completion ctrl-c timers ctrl-d; do skip "tmux is not installed" "tty: $d"; done
+	for d in chunk expression completion ctrl-c timers ctrl-d strict-panic strict-completion strict-end; do
+		skip "tmux is not installed" "tty: $d"
+	done
 fi
 done_testing

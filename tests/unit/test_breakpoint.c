@@ -195,7 +195,7 @@ static void test_refusals(void)
 	err = ps_session__open(s, msg, sizeof(msg));
 	tap_diag("%s", msg);
 	tap_ok(h && err == -EINVAL && strstr(msg, "cannot open 'mem:ps_test_var:w'") &&
-		       strstr(msg, "system-wide session (-a/-C) has none"),
+		       strstr(msg, "system-wide session has none"),
 	       "-a: a symbol breakpoint is refused: no address space");
 	ps_session__free(s);
 }
@@ -233,7 +233,7 @@ static void test_command(void)
 	tap_ok(h && err == -EADDRNOTAVAIL &&
 		       !strcmp(msg, "cannot open 'mem:poke_target:w': symbol 'poke_target': the "
 				    "command's addresses are not known before exec (PIE); attach "
-				    "with -p, or use a non-PIE build"),
+				    "to the running process, or use a non-PIE build"),
 	       "-c: a PIE command is refused before exec, saying what to do");
 	ps_session__free(s);
 }

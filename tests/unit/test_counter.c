@@ -550,7 +550,7 @@ static void test_errors(void)
 	tap_diag("%s", msg);
 	char want[80];
 
-	snprintf(want, sizeof(want), "the -p target process %d is gone", (int)child);
+	snprintf(want, sizeof(want), "the target process %d is gone", (int)child);
 	tap_ok(err == -ESRCH && strstr(msg, want), "-p target gone before open: -ESRCH explained");
 	ps_session__free(s);
 

@@ -1,0 +1,105 @@
+/*
+ * pidmap.c: pid -> value hash table (base/pidmap.h). An entry is a pid_t
+ * followed by the value, padded to keep values aligned; pid 0 marks a free
+ * entry. Pids of one process tree are close together, and Fibonacci hashing
+ * spreads such runs over the table.
+ */
+#include <errno.h>
+#include <stdalign.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/pidmap.h"
+
+#define VALUE_OFF (alignof(max_align_t) > sizeof(pid_t) ? alignof(max_align_t) : sizeof(pid_t))
+
+void ps_pidmap__init(struct ps_pidmap *m, size_t vsize)
+{
+	memset(m, 0, sizeof(*m));
+	m->vsize = vsize;
+	m->stride = (VALUE_OFF + vsize + VALUE_OFF - 1) / VALUE_OFF * VALUE_OFF;
+}
+
+void ps_pidmap__free(struct ps_pidmap *m)
+{
+	free(m->slots);
+	ps_pidmap__init(m, m->vsize);
+}
+
+static inline pid_t *entry(const struct ps_pidmap *m, size_t i)
+{
+	return (pid_t *)(m->slots + i * m->stride);
+}
+
+static inline void *value(pid_t *e)
+{
+	return (unsigned char *)e + VALUE_OFF;
+}
+
+/* The entry of pid, or the free one where it would go. */
+static pid_t *find(const struct ps_pidmap *m, pid_t pid)
+{
+	size_t mask = m->cap - 1, i = ((uint32_t)pid * 2654435761u) & mask;
+
+	while (*entry(m, i) && *entry(m, i) != pid)
+		i = (i + 1) & mask;
+	return entry(m, i);
+}
+
+void *ps_pidmap__get(const struct ps_pidmap *m, pid_t pid)
+{
+	pid_t *e;
+
+	if (!m->cap || pid <= 0)
+		return NULL;
+	e = find(m, pid);
+	return *e ? value(e) : NULL;
+}
+
+static int grow(struct ps_pidmap *m)
+{
+	struct ps_pidmap bigger = *m;
+
+	bigger.cap = m->cap ? m->cap * 2 : 64;
+	bigger.slots = calloc(bigger.cap, m->stride);
+	if (!bigger.slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->cap; i++) {
+		pid_t *e = entry(m, i);
+
+		if (*e)
+			memcpy(find(&bigger, *e), e, m->stride);
+	}
+	free(m->slots);
+	*m = bigger;
+	return 0;
+}
+
+void *ps_pidmap__put(struct ps_pidmap *m, pid_t pid)
+{
+	pid_t *e;
+
+	if (pid <= 0)
+		return NULL;
+	if ((m->n + 1) * 2 > m->cap && grow(m))
+		return NULL;
+	e = find(m, pid);
+	if (!*e) {
+		*e = pid;
+		memset(value(e), 0, m->vsize);
+		m->n++;
+	}
+	return value(e);
+}
+
+void ps_pidmap__each(const struct ps_pidmap *m, void (*fn)(pid_t pid, void *value, void *ctx),
+		     void *ctx)
+{
+	for (size_t i = 0; i < m->cap; i++) {
+		pid_t *e = entry(m, i);
+
+		if (*e)
+			fn(*e, value(e), ctx);
+	}
+}

@@ -1,0 +1,57 @@
+/*
+ * comm.c: the command name of each process a session saw, for execname()
+ * and profiles: COMM records name a process (and rename it at exec), a FORK
+ * gives the child its parent's name until its own COMM, and a process we
+ * never heard of is looked up once in /proc/PID/comm.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "loop/internal.h"
+
+#define COMM_LEN 16 /* TASK_COMM_LEN */
+
+static void comm_set(struct ps_driver *d, pid_t pid, const char *comm)
+{
+	char *e = ps_pidmap__put(&d->comms, pid);
+
+	if (e) /* names are a convenience: without memory, /proc is asked again */
+		snprintf(e, COMM_LEN, "%s", comm);
+}
+
+const char *ps_driver__comm(struct ps_driver *d, pid_t pid)
+{
+	const char *e = ps_pidmap__get(&d->comms, pid);
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	if (e)
+		return e;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return "";
+	if (fgets(comm, sizeof(comm), f))
+		comm[strcspn(comm, "\n")] = '\0';
+	fclose(f);
+	comm_set(d, pid, comm);
+	e = ps_pidmap__get(&d->comms, pid);
+	return e ? e : "";
+}
+
+void ps_driver__record_comm(struct ps_driver *d, const struct ps_record *r)
+{
+	if (r->type == PERF_RECORD_COMM)
+		comm_set(d, (pid_t)r->pid, r->comm);
+	if (r->type == PERF_RECORD_FORK && r->pid != r->ppid) {
+		char comm[COMM_LEN];
+
+		snprintf(comm, sizeof(comm), "%s", ps_driver__comm(d, (pid_t)r->ppid));
+		comm_set(d, (pid_t)r->pid, comm);
+	}
+}
+
+void ps_driver__free_comms(struct ps_driver *d)
+{
+	ps_pidmap__free(&d->comms);
+}

@@ -1,0 +1,84 @@
+/*
+ * call.c: the one path from C into Lua. Probes, sample handlers, timers,
+ * the main chunk, REPL chunks, TAB completion and the binding's own setup
+ * all run through ps_lua__call: under lua_pcall with a message handler that
+ * adds a traceback (as lua.c's msghandler does), with the stack left as it
+ * was plus the results asked for. A failure is reported, counted and, for
+ * a probe, runs the error probes and ends the session; flags say when it is
+ * the REPL (which goes on), an error probe (which must not recurse), TAB
+ * completion (silent) or setup. ps_lua__protect runs a C function the same
+ * way, for C code that touches the Lua API where a metamethod could raise:
+ * global lookups under a strict _G, for one.
+ */
+#include <string.h>
+
+#include "lua/internal.h"
+#include "lua/probe.h"
+
+/* Message handler: append a traceback, as lua.c does. */
+static int msghandler(lua_State *L)
+{
+	const char *msg = lua_tostring(L, 1);
+
+	if (!msg) {
+		if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+			return 1;
+		msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+	}
+	luaL_traceback(L, L, msg, 1);
+	return 1;
+}
+
+/* The message on top, reported and acted on as flags say. */
+static void failed(struct ps_script *sc, unsigned flags, const char *where)
+{
+	lua_State *L = sc->L;
+	const char *msg = lua_tostring(L, -1), *nl;
+
+	if (flags & PS_CALL_SILENT)
+		return;
+	fflush(stdout);
+	if (flags & PS_CALL_REPL) {
+		fprintf(stderr, "%s\n", msg ? msg : "(no message)");
+		return;
+	}
+	fprintf(stderr, "perfscript: error in %s: %s\n", where, msg ? msg : "(no message)");
+	sc->errors++;
+	if (sc->ending || (flags & (PS_CALL_ERROR_PROBE | PS_CALL_SETUP)))
+		return;
+	/* The first error ends the session; error probes see the message
+	 * without the traceback. */
+	nl = msg ? strstr(msg, "\nstack traceback:") : NULL;
+	lua_pushlstring(L, msg ? msg : "", nl ? (size_t)(nl - msg) : (msg ? strlen(msg) : 0));
+	ps_lua_phase__run(sc, PS_PHASE_ERROR, lua_tostring(L, -1));
+	lua_pop(L, 1);
+	ps_lua_script__stop(sc, PS_STOP_ERROR);
+}
+
+int ps_lua__call(struct ps_script *sc, int nargs, int nresults, unsigned flags, const char *where)
+{
+	lua_State *L = sc->L;
+	int base = lua_gettop(L) - nargs; /* the function's index */
+	int rc;
+
+	lua_pushcfunction(L, msghandler);
+	lua_insert(L, base);
+	rc = lua_pcall(L, nargs, nresults, base);
+	if (rc == LUA_OK) {
+		lua_remove(L, base);
+		return 0;
+	}
+	failed(sc, flags, where);
+	lua_settop(L, base - 1); /* the message and the handler */
+	return -1;
+}
+
+int ps_lua__protect(struct ps_script *sc, lua_CFunction fn, void *ud, unsigned flags,
+		    const char *where)
+{
+	if (!lua_checkstack(sc->L, 3))
+		return -1;
+	lua_pushcfunction(sc->L, fn);
+	lua_pushlightuserdata(sc->L, ud);
+	return ps_lua__call(sc, 1, 0, flags, where);
+}

@@ -1,0 +1,92 @@
+/*
+ * internal.h: what the files of the Lua binding share. struct ps_script is
+ * written by lua/script.c and read here and there; each probe provider
+ * keeps its own state behind one pointer of it. Probe kinds are providers
+ * (lua/probe.h), the sample object and aggregates are their own files. All
+ * names of this layer start with ps_lua_.
+ */
+#ifndef PS_LUA_INTERNAL_H
+#define PS_LUA_INTERNAL_H
+
+#include <lauxlib.h>
+
+#include "lua/script.h"
+
+struct ps_timers;	/* lua/probe_timer.c */
+struct ps_samplers;	/* lua/probe_sample.c */
+struct ps_lost_probes;	/* lua/probe_lost.c */
+struct ps_sample_state; /* lua/sample_object.c */
+struct ps_aggregates;	/* lua/aggregate.c */
+
+struct ps_script {
+	lua_State *L;
+	struct ps_session *session;
+	struct ps_loop *loop;
+	struct ps_driver *driver; /* the session's policy (loop/) */
+	struct ps_script_opts o;
+
+	bool ending;		      /* end probes are running or ran */
+	int errors;		      /* handler errors so far */
+	int exit_status;	      /* exit(N), the status when no error occurred */
+	bool bpf_told;		      /* the BPF fallback notice was printed */
+	char setup_error[512];	      /* why a probe could not be resolved at start */
+	bool (*interrupt)(void *ctx); /* the REPL's SIGINT */
+	void *interrupt_ctx;
+	ps_handle *told; /* counters whose losses were reported */
+	size_t ntold, captold;
+
+	struct ps_timers *timers;
+	struct ps_samplers *samplers;
+	struct ps_lost_probes *lost;
+	struct ps_sample_state *sample_state;
+	struct ps_aggregates *aggregates;
+};
+
+/* lua/script.c */
+struct ps_script *ps_lua_script__from(lua_State *L);
+/* End the session from inside (exit(), an error): first reason kept. */
+void ps_lua_script__stop(struct ps_script *sc, enum ps_stop_reason why);
+/* exit(status): the session ends once the current probe returns and no
+ * sample handler runs after it. */
+void ps_lua_script__exit(struct ps_script *sc, int status);
+/* Open the counters allocated and not yet open: 0, or -errno with msg. */
+int ps_lua_script__create_context(struct ps_script *sc, char *msg, size_t msglen);
+/* After any counter opened: new poll fds join the loop; say a BPF fallback once. */
+void ps_lua_script__opened(struct ps_script *sc);
+
+/* lua/perfmon.c: the perfmon module and the seed globals. */
+int ps_lua_perfmon__open(lua_State *L);
+/* lua/stats.c: package.preload["perfscript.stats_core"]. */
+void ps_lua_stats__open(lua_State *L);
+/* lua/pprof.c: package.preload["perfscript.pprof"], pprof profiles to and
+ * from tables (lua/pprof_decode.c). */
+void ps_lua_pprof__open(lua_State *L);
+/* lua/helpers.c: printf, exit, pid, tid, cpu, execname, ... */
+void ps_lua_helpers__open(lua_State *L, struct ps_script *sc);
+
+/* lua/sample_object.c: the one reused "perfscript.sample" object. */
+void ps_lua_sample_object__open(lua_State *L, struct ps_script *sc);
+/* Point the object at s and push it. */
+void ps_lua_sample_object__push(struct ps_script *sc, const struct ps_sample *s);
+/* The sample is gone: reading the object now raises. */
+void ps_lua_sample_object__release(struct ps_script *sc);
+/* Feed a tracking record (MMAP2, FORK, COMM) to the symbolizer. */
+void ps_lua_sample_object__record(struct ps_script *sc, const struct ps_record *r);
+/* The current sample, or NULL outside a sample handler (helpers use it). */
+const struct ps_sample *ps_lua_sample_object__current(const struct ps_script *sc);
+/* The session's symbolizer (created on first use), or NULL on ENOMEM. */
+struct ps_symbols *ps_lua_sample_object__symbols(struct ps_script *sc);
+void ps_lua_sample_object__free(struct ps_script *sc);
+
+/* lua/aggregate.c: perfmon.aggregate and the options of sample probes. */
+struct ps_lua_opts;
+void ps_lua_aggregate__open(lua_State *L, struct ps_script *sc);
+/* Parse a probe's options table at idx (raises on misuse); free() it. */
+struct ps_lua_opts *ps_lua_aggregate__options(lua_State *L, int idx);
+/* Merge them into what the driver gives counter h; 0 or -ENOMEM. */
+int ps_lua_aggregate__use(struct ps_script *sc, ps_handle h, const struct ps_lua_opts *o);
+/* Say on stderr how many overflows found an aggregation map full. */
+void ps_lua_aggregate__report(struct ps_script *sc);
+void ps_lua_aggregate__free(struct ps_script *sc);
+
+#endif /* PS_LUA_INTERNAL_H */
