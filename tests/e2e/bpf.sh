@@ -15,6 +15,10 @@ if [[ ! -r /sys/kernel/btf/vmlinux ]]; then
 	done_testing; exit
 fi
 ours() { bpftool prog show 2>/dev/null | grep -cE 'name (ps_perf|ps_tp)( |$)'; }
+# The count is machine-wide: another perfscript session running beside this
+# suite (a parallel test run) loads ps_ programs too, for a while. A leak
+# stays; theirs go: wait up to 10 s for the count to come back down.
+settled() { for _ in $(seq 50); do (( $(ours) <= before )) && break; sleep 0.2; done; ours; }
 before=$(ours)
 
 N=200000
@@ -158,7 +162,7 @@ fi
 "$PERFSCRIPT" -e '
 c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
 probe("perfmon.sample(c)", function() error("boom") end, { backend = "bpf" })' -c "$WORKLOAD getppid 100" >/dev/null 2>&1
-is "$(ours)" "$before" "no ps_ program is left after a handler error"
+n=$(settled); ok $(( n <= before ? 0 : 1 )) "no ps_ program is left after a handler error ($n, $before before)"
 "$PERFSCRIPT" --backend=bpf -a -T 30 -e '
 c = perfmon_allocate_counter("cpu-clock/period=1000000/")
 local a = perfmon.aggregate(c, { by = { "ustack" } })
@@ -170,7 +174,7 @@ for _ in $(seq 50); do grep -q up "$TMP/int.out" 2>/dev/null && break; sleep 0.1
 during=$(ours)
 kill -INT $pid; wait $pid
 ok $(( during > before ? 0 : 1 )) "while running, our programs are loaded ($during)"
-is "$(ours)" "$before" "no ps_ program is left after SIGINT"
+n=$(settled); ok $(( n <= before ? 0 : 1 )) "no ps_ program is left after SIGINT ($n, $before before)"
 out=$("$PERFSCRIPT" -v --backend=bpf -T 0.2 -e 'c = perfmon_allocate_counter("cpu-clock/period=1000000/"); probe("perfmon.sample(c)", function() end)' 2>&1)
 like "$out" "libbpf: " "-v shows libbpf's log"
 
