@@ -64,7 +64,7 @@ out=$("$PERFSCRIPT" -e '
 c = assert(perfmon.counter("syscalls:sys_enter_getppid/period=100/"))
 local n = 0
 probe("perfmon.sample(c)", function(s) n = n + 1; assert(pid() == s.pid and tid() == s.tid and cpu() == s.cpu) end)
-probe("end", function() print(n, execname() == "perfscript") end)' -c "$WORKLOAD getppid 1000")
+probe("end", function() print(n, execname() == "perfscript") end)' -c "taskset -c 0 $WORKLOAD getppid 1000")
 is "$out" "$(printf '10\ttrue')" "a counter object global works; pid/tid/cpu describe the sample inside handlers"
 
 # Lost accounting: a one-page ring and a slow handler lose samples; delivered + lost == N.
