@@ -33,7 +33,7 @@ BPF_SKELS := $(BPF_SRCS:runtime/sample/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 # Debian packages of DESIGN.md section 4, and what the tests compare against.
 DEPS := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang llvm \
 	libelf-dev zlib1g-dev libdw-dev libpfm4-dev libedit-dev luajit libluajit-5.1-dev \
-	lua-busted lua-check linux-perf util-linux procps tmux clang-format \
+	lua-busted lua-check linux-perf util-linux procps tmux clang-format systemtap-sdt-dev \
 	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev golang-go prometheus
 
 ifeq ($(V),1)

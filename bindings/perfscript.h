@@ -139,6 +139,42 @@ struct ps_probe_info {
 /* 1 with *info filled (strings owned by evs), 0 when event i is no probe. */
 int ps_events__probe(const struct ps_events *evs, size_t i, struct ps_probe_info *info);
 
+/* A tracepoint's fields, from its tracefs format file, and their values in
+ * a sample's raw record (ps_sample.raw; runtime/event/tpformat.c). */
+enum ps_tp_kind {
+	PS_TP_INT,	/* an integer of size 1, 2, 4 or 8 (a pointer too) */
+	PS_TP_STRING,	/* char NAME[N]: a string of at most N bytes */
+	PS_TP_ARRAY,	/* TYPE NAME[N]: N integers of elem_size bytes */
+	PS_TP_DATA_LOC, /* __data_loc TYPE[] NAME: a string, or integers, in the record */
+	PS_TP_REL_LOC,	/* __rel_loc: the same, placed relative to the field */
+	PS_TP_OTHER,	/* anything else: bytes only */
+};
+struct ps_tp_field {
+	const char *name, *type; /* "prev_comm", "char" */
+	uint32_t offset, size;	 /* in the record, as the format says */
+	uint32_t elem_size;	 /* bytes per element (the size for an integer) */
+	uint32_t count;		 /* elements of a fixed array, 1 for an integer */
+	enum ps_tp_kind kind;
+	bool is_signed;
+	bool is_string; /* char elements: read it with ps_tp_field__bytes */
+};
+struct ps_tp_format;
+/* The format of "subsys:event", read once and kept for the process (the
+ * pointer stays valid). NULL with errno (*err when not NULL) on failure. */
+const struct ps_tp_format *ps_tp_format__get(const char *tracepoint, int *err);
+size_t ps_tp_format__count(const struct ps_tp_format *f);
+const struct ps_tp_field *ps_tp_format__field(const struct ps_tp_format *f, size_t i);
+const struct ps_tp_field *ps_tp_format__find(const struct ps_tp_format *f, const char *name);
+/* Element i of an integer field (or array) in raw, sign-extended as the
+ * format says. 0, or -ERANGE when the record does not hold it. */
+int ps_tp_field__int(const struct ps_tp_field *f, const void *raw, size_t size, size_t i,
+		     int64_t *v);
+/* The field's bytes in raw (a string without its NUL). 0 or -ERANGE. */
+int ps_tp_field__bytes(const struct ps_tp_field *f, const void *raw, size_t size, const void **p,
+		       size_t *len);
+/* Elements of an array or dynamic field in this record (0 if it does not fit). */
+size_t ps_tp_field__count(const struct ps_tp_field *f, const void *raw, size_t size);
+
 struct ps_event_list_entry {
 	const char *group; /* "hardware", "software", "cache", "tracepoint",
 			    * "pmu/NAME" (sysfs), "libpfm4/PMU" */
@@ -529,6 +565,10 @@ int ps_symbols__resolve(struct ps_symbols *syms, pid_t pid, uint64_t addr, bool 
  * binding before a weak or local one. 0 with *addr set, -ENOENT for no such
  * symbol, -ESRCH when the process is gone, -EINVAL. */
 int ps_symbols__lookup(struct ps_symbols *syms, pid_t pid, const char *name, uint64_t *addr);
+
+/* Up to len bytes of kernel memory at addr (through /proc/kcore: root
+ * only). Returns how many were read, or -errno (-ERANGE: not mapped). */
+int ps_symbols__kernel_read(uint64_t addr, void *buf, size_t len);
 
 /* Read /proc/kallsyms now rather than on the first kernel lookup. Returns 0,
  * -EACCES when every address reads as 0 (kptr_restrict, or not root:

@@ -15,6 +15,8 @@
  *   workload kill SIG       die by signal SIG
  *   workload sleep MS       sleep MS milliseconds
  *   workload poke N         N writes to the global poke_target (mem:poke_target:w == N)
+ *   workload open FILE      openat(FILE) once, then 100 ms of sleep with the name
+ *                           still in memory (s:user_string(s.args.filename))
  *   workload calls N        N calls of the global ps_probe_target(i), which returns i
  *                           (uprobe:WORKLOAD:ps_probe_target == N); each call passes
  *                           USDT marker perfscript:tick (arg i) N times in all, and
@@ -25,6 +27,7 @@
  * so inheritance doubles the count).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #if defined(__has_include)
 #if __has_include(<sys/sdt.h>)
@@ -238,6 +241,13 @@ static void run_mode(char **argv)
 		do_poke(arg_ul(argv[1]));
 	else if (!strcmp(mode, "calls"))
 		do_calls(arg_ul(argv[1]));
+	else if (!strcmp(mode, "open") && argv[1]) {
+		int fd = open(argv[1], O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0)
+			close(fd);
+		usleep(100 * 1000);
+	}
 	else {
 		fprintf(stderr, "workload: unknown mode '%s'\n", mode);
 		exit(2);

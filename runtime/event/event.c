@@ -432,6 +432,18 @@ static void sample_bits(struct ps_event *ev, bool leads_group)
 		if (a->type == PERF_TYPE_TRACEPOINT && ev->raw_term != 0)
 			a->sample_type |= PERF_SAMPLE_RAW;
 	}
+	if (ev->probe) {
+		/* what s:arg(n) and s.retval read: the task's user registers
+		 * at a uprobe, the registers at the breakpoint for a kprobe */
+		bool kernel =
+		    ev->probe->kind == PS_PROBE_KPROBE || ev->probe->kind == PS_PROBE_KRETPROBE;
+
+		a->sample_type |= kernel ? PERF_SAMPLE_REGS_INTR : PERF_SAMPLE_REGS_USER;
+		if (kernel)
+			a->sample_regs_intr = ps_ev__probe_regs_mask();
+		else
+			a->sample_regs_user |= ps_ev__probe_regs_mask();
+	}
 	if (ev->time_term == 0)
 		a->sample_type &= ~(uint64_t)PERF_SAMPLE_TIME;
 	else if (ev->time_term == 1)

@@ -129,6 +129,9 @@ bool ps_ev__parse_u64(const char *s, size_t len, uint64_t *v);
 /* A sysfs/tracefs path component we are willing to open: no '/', not ".."
  * or hidden, not empty. Keeps event strings from walking the filesystem. */
 bool ps_ev__safe_component(const char *s, size_t len);
+/* event/util.c: the registers a probe's samples carry: the calling
+ * convention's argument and return registers, ip and sp. */
+uint64_t ps_ev__probe_regs_mask(void);
 /* event/util.c: s as a JSON string (describe and -l --json). */
 void ps_ev__json_string(FILE *out, const char *s);
 
@@ -176,6 +179,8 @@ struct ps_ev_tp {
 	uint64_t id;
 };
 
+/* The path of a file of "subsys:event" in tracefs (its format): 0 or -errno. */
+int ps_ev__tracepoint_path(const char *tracepoint, const char *file, char *buf, size_t len);
 /* Whether tracefs has a subsystem directory of that name. */
 bool ps_ev__tracepoint_subsys(const char *sys, size_t len);
 /* Every tracepoint whose sys and name match the globs of ref (fnmatch), in

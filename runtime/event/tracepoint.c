@@ -238,6 +238,22 @@ static int tracepoint_resolve(const struct ps_ev_ref *ref, struct ps_event *ev,
 	return 1;
 }
 
+int ps_ev__tracepoint_path(const char *tracepoint, const char *file, char *buf, size_t len)
+{
+	const char *colon = strchr(tracepoint, ':');
+	bool denied = false;
+	const char *root = tracefs_root(&denied);
+
+	if (!colon)
+		return -EINVAL;
+	if (!root)
+		return denied ? -EACCES : -ENOENT;
+	if (snprintf(buf, len, "%s/events/%.*s/%s/%s", root, (int)(colon - tracepoint), tracepoint,
+		     colon + 1, file) >= (int)len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 const struct ps_ev_resolver ps_ev__tracepoint = {
     .what = "tracepoint",
     .resolve = tracepoint_resolve,

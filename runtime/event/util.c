@@ -10,7 +10,24 @@
 #include <string.h>
 #include <unistd.h>
 
+#if defined(__x86_64__) || defined(__aarch64__)
+#include <asm/perf_regs.h>
+#endif
+
 #include "event/event.h"
+
+uint64_t ps_ev__probe_regs_mask(void)
+{
+#if defined(__x86_64__)
+	return 1ull << PERF_REG_X86_AX | 1ull << PERF_REG_X86_CX | 1ull << PERF_REG_X86_DX |
+	       1ull << PERF_REG_X86_SI | 1ull << PERF_REG_X86_DI | 1ull << PERF_REG_X86_SP |
+	       1ull << PERF_REG_X86_IP | 1ull << PERF_REG_X86_R8 | 1ull << PERF_REG_X86_R9;
+#elif defined(__aarch64__)
+	return 0xffull | 1ull << PERF_REG_ARM64_SP | 1ull << PERF_REG_ARM64_PC; /* x0-x7 */
+#else
+	return 0;
+#endif
+}
 
 int ps_ev__fail(struct ps_event_error *err, int code, int column, const char *tok, size_t toklen,
 		const char *fmt, ...)

@@ -16,6 +16,7 @@ struct ps_timers;	/* lua/probe_timer.c */
 struct ps_samplers;	/* lua/probe_sample.c */
 struct ps_lost_probes;	/* lua/probe_lost.c */
 struct ps_sample_state; /* lua/sample_object.c */
+struct ps_sample_args;	/* lua/sample_args.c */
 struct ps_aggregates;	/* lua/aggregate.c */
 
 struct ps_script {
@@ -39,6 +40,7 @@ struct ps_script {
 	struct ps_samplers *samplers;
 	struct ps_lost_probes *lost;
 	struct ps_sample_state *sample_state;
+	struct ps_sample_args *sample_args;
 	struct ps_aggregates *aggregates;
 };
 
@@ -74,6 +76,19 @@ void ps_lua_sample_object__release(struct ps_script *sc);
 void ps_lua_sample_object__record(struct ps_script *sc, const struct ps_record *r);
 /* The current sample, or NULL outside a sample handler (helpers use it). */
 const struct ps_sample *ps_lua_sample_object__current(const struct ps_script *sc);
+/* Argument 1 as the live sample (raises when it is not, or is gone). */
+const struct ps_sample *ps_lua_sample_object__check(lua_State *L, struct ps_script **scp);
+
+/* lua/sample_args.c: a tracepoint's fields and a probe's registers. */
+void ps_lua_sample_args__open(lua_State *L);
+/* s.args, s.raw, s.retval, s:arg, s:user_string, s:kernel_string: pushes
+ * the value and returns 1 when k is one of them, else 0. */
+int ps_lua_sample_args__index(lua_State *L, struct ps_script *sc, const struct ps_sample *s,
+			      const char *k);
+/* s:copy(): args (a table) and raw into the table on top of the stack. */
+void ps_lua_sample_args__copy(lua_State *L, struct ps_script *sc, const struct ps_sample *s);
+void ps_lua_sample_args__free(struct ps_script *sc);
+
 /* The session's symbolizer (created on first use), or NULL on ENOMEM. */
 struct ps_symbols *ps_lua_sample_object__symbols(struct ps_script *sc);
 void ps_lua_sample_object__free(struct ps_script *sc);

@@ -105,6 +105,11 @@ static const struct ps_sample *check_sample(lua_State *L, struct ps_script **scp
 	return s;
 }
 
+const struct ps_sample *ps_lua_sample_object__check(lua_State *L, struct ps_script **scp)
+{
+	return check_sample(L, scp);
+}
+
 /* s.values: the group read, { v1, v2, ..., [name] = v }. */
 static void push_values(lua_State *L, struct ps_script *sc, const struct ps_sample *s)
 {
@@ -193,6 +198,7 @@ static int m_copy(lua_State *L)
 		lua_call(L, 2, 1);
 		lua_setfield(L, -2, fields[i]);
 	}
+	ps_lua_sample_args__copy(L, sc, ps_lua_sample_object__current(sc));
 	return 1;
 }
 
@@ -241,11 +247,12 @@ static int sample_index(lua_State *L)
 		lua_pushcfunction(L, m_kstack);
 	else if (IS(k, len, "copy"))
 		lua_pushcfunction(L, m_copy);
-	else
+	else if (!ps_lua_sample_args__index(L, sc, s, k))
 		return luaL_error(L,
 				  "a sample has no field '%s' (fields: ip pid tid time cpu "
-				  "period addr user handle name comm sym dso values callchain; "
-				  "methods: ustack kstack copy)",
+				  "period addr user handle name comm sym dso values callchain "
+				  "args raw retval; methods: ustack kstack copy arg user_string "
+				  "kernel_string)",
 				  k);
 	return 1;
 }

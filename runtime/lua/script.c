@@ -71,6 +71,7 @@ void ps_lua_script__free(struct ps_script *sc)
 		lua_close(sc->L); /* __gc of counter objects frees their handles */
 	}
 	ps_lua_sample_object__free(sc);
+	ps_lua_sample_args__free(sc);
 	ps_driver__free(sc->driver);
 	ps_loop__free(sc->loop);
 	free(sc->told);

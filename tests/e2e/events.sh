@@ -33,7 +33,7 @@ like "$out" $'bp_type=2\nbp_addr=0x1000\nbp_len=8' "--describe prints breakpoint
 out=$(PERFSCRIPT_SYSFS=$FX/sysfs "$PERFSCRIPT" --describe 'power/energy-pkg/')
 like "$out" $'scale=2.3283064365386963e-10\nunit=Joules\ncpus=0' "--describe prints scale, unit and cpus"
 out=$(PERFSCRIPT_TRACEFS=$FX/tracefs "$PERFSCRIPT" --describe 'syscalls:sys_enter_*:u')
-is "$(grep -c '^name=' <<<"$out")" 2 "--describe expands a tracepoint glob"
+is "$(grep -c '^name=' <<<"$out")" 3 "--describe expands a tracepoint glob"
 out=$(LIBPFM_FORCE_PMU=skx "$PERFSCRIPT" --describe 'INST_RETIRED:ANY_P:c=1:i')
 like "$out" "config=0x18000c0" "--describe encodes a libpfm4 name"
 out=$(PERFSCRIPT_SYSFS=$FX/sysfs "$PERFSCRIPT" --describe 'cpu/evnt=1/' 2>&1)

@@ -20,6 +20,20 @@ else
 	skip "syscall tracepoints need root" "syscalls.lua counts"
 fi
 
+if need_root; then
+	out=$("$PERFSCRIPT" "$EX/syscount.lua" -c "$WORKLOAD getppid 4321" 2>&1); ok $? "syscount.lua runs"
+	like "$out" $'SYSCALL +COUNT\ngetppid +4321\n' "syscount.lua: getppid first, exactly 4321 calls"
+	like "$out" $'\n[0-9]+ +workload +[0-9]+\n' "syscount.lua: the command's process by name"
+	wl=$(awk '/ workload /{print $3}' <<<"$out"); tot=$(awk '/system calls$/{print $1}' <<<"$out")
+	is "$wl" "$tot" "syscount.lua: the per-process count adds up to the total ($tot)"
+	out=$("$PERFSCRIPT" "$EX/runqlat.lua" -a -T 0.5 2>&1); ok $? "runqlat.lua runs"
+	like "$out" "^run queue latency \(us\): [1-9][0-9]* waits over [1-9][0-9]* context switches" \
+		"runqlat.lua: waits measured from wakeups to switches"
+	like "$out" $'\n +[0-9]+ \\| *@+ +[1-9]' "runqlat.lua: a log2 histogram"
+else
+	for ex in syscount runqlat; do skip "tracepoints need root" "$ex.lua runs"; done
+fi
+
 # Every example is run by some end-to-end test (sampling ones in sampling.sh).
 for ex in "$EX"/*.lua; do
 	grep -qF "\$EX/${ex##*/}" "$(dirname "$0")"/*.sh; ok $? "examples/${ex##*/} is run by a test"

@@ -118,8 +118,8 @@ static const struct vcase intel[] = {
 	/* tracepoint globs: one event per match, sorted */
 	{ "sched:*", TP, 311, .n = 3, .name = "sched:sched_process_exec" },
 	{ "sched:*", TP, 318, .idx = 2, .n = 3, .name = "sched:sched_wakeup" },
-	{ "syscalls:sys_enter_*", TP, 700, .idx = 1, .n = 2, .name = "syscalls:sys_enter_read" },
-	{ "syscalls:sys_enter_*:u", TP, 180, XK | XH, .n = 2, .name = "syscalls:sys_enter_getppid:u" },
+	{ "syscalls:sys_enter_*", TP, 700, .idx = 2, .n = 3, .name = "syscalls:sys_enter_read" },
+	{ "syscalls:sys_enter_*:u", TP, 180, XK | XH, .n = 3, .name = "syscalls:sys_enter_getppid:u" },
 	{ "syscalls:sys_*_getppid", TP, 179, .idx = 1, .n = 2, .name = "syscalls:sys_exit_getppid" },
 	{ "sched:sched_?witch", TP, 316, .name = "sched:sched_switch" },
 	{ "s*:sched_switch", TP, 316, .name = "sched:sched_switch" },
@@ -129,10 +129,10 @@ static const struct vcase intel[] = {
 	  .name = "sched:sched_wakeup:u" },
 	{ "{sched:*}", TP, 311, 0, 0, 0, RFG, 0, .n = 3, .name = "sched:sched_process_exec" },
 	{ "cycles,sched:*", TP, 318, .idx = 3, .n = 4, .name = "sched:sched_wakeup" },
-	{ "syscalls:sys_enter_*/period=1/", TP, 700, 0, 0, 1, 0, ST | PERF_SAMPLE_RAW, .idx = 1, .n = 2,
+	{ "syscalls:sys_enter_*/period=1/", TP, 700, 0, 0, 1, 0, ST | PERF_SAMPLE_RAW, .idx = 2, .n = 3,
 	  .name = "syscalls:sys_enter_read/period=1/" },
 	{ "sched:*/name=s/", TP, 316, .idx = 1, .n = 3, .name = "s" },
-	{ "*:*", TP, 699, .idx = 8, .n = 9, .name = "syscalls:sys_exit_read" },
+	{ "*:*", TP, 699, .idx = 10, .n = 11, .name = "syscalls:sys_exit_read" },
 };
 
 static const struct vcase amd[] = {
