@@ -1,8 +1,8 @@
 /*
  * pidmap.c: pid -> value hash table (base/pidmap.h). An entry is a pid_t
- * followed by the value, padded to keep values aligned; pid 0 marks a free
- * entry. Pids of one process tree are close together, and Fibonacci hashing
- * spreads such runs over the table.
+ * followed by the value, padded to keep values aligned; pid -1 marks a free
+ * entry (pid 0 is the idle task, which samples can name). Pids of one process tree are close
+ * together, and Fibonacci hashing spreads such runs over the table.
  */
 #include <errno.h>
 #include <stdalign.h>
@@ -12,6 +12,7 @@
 
 #include "base/pidmap.h"
 
+#define FREE	  ((pid_t)-1)
 #define VALUE_OFF (alignof(max_align_t) > sizeof(pid_t) ? alignof(max_align_t) : sizeof(pid_t))
 
 void ps_pidmap__init(struct ps_pidmap *m, size_t vsize)
@@ -42,7 +43,7 @@ static pid_t *find(const struct ps_pidmap *m, pid_t pid)
 {
 	size_t mask = m->cap - 1, i = ((uint32_t)pid * 2654435761u) & mask;
 
-	while (*entry(m, i) && *entry(m, i) != pid)
+	while (*entry(m, i) != FREE && *entry(m, i) != pid)
 		i = (i + 1) & mask;
 	return entry(m, i);
 }
@@ -51,10 +52,10 @@ void *ps_pidmap__get(const struct ps_pidmap *m, pid_t pid)
 {
 	pid_t *e;
 
-	if (!m->cap || pid <= 0)
+	if (!m->cap || pid < 0)
 		return NULL;
 	e = find(m, pid);
-	return *e ? value(e) : NULL;
+	return *e != FREE ? value(e) : NULL;
 }
 
 static int grow(struct ps_pidmap *m)
@@ -62,13 +63,15 @@ static int grow(struct ps_pidmap *m)
 	struct ps_pidmap bigger = *m;
 
 	bigger.cap = m->cap ? m->cap * 2 : 64;
-	bigger.slots = calloc(bigger.cap, m->stride);
+	bigger.slots = malloc(bigger.cap * m->stride);
 	if (!bigger.slots)
 		return -ENOMEM;
+	for (size_t i = 0; i < bigger.cap; i++)
+		*entry(&bigger, i) = FREE;
 	for (size_t i = 0; i < m->cap; i++) {
 		pid_t *e = entry(m, i);
 
-		if (*e)
+		if (*e != FREE)
 			memcpy(find(&bigger, *e), e, m->stride);
 	}
 	free(m->slots);
@@ -80,12 +83,12 @@ void *ps_pidmap__put(struct ps_pidmap *m, pid_t pid)
 {
 	pid_t *e;
 
-	if (pid <= 0)
+	if (pid < 0)
 		return NULL;
 	if ((m->n + 1) * 2 > m->cap && grow(m))
 		return NULL;
 	e = find(m, pid);
-	if (!*e) {
+	if (*e == FREE) {
 		*e = pid;
 		memset(value(e), 0, m->vsize);
 		m->n++;
@@ -99,7 +102,7 @@ void ps_pidmap__each(const struct ps_pidmap *m, void (*fn)(pid_t pid, void *valu
 	for (size_t i = 0; i < m->cap; i++) {
 		pid_t *e = entry(m, i);
 
-		if (*e)
+		if (*e != FREE)
 			fn(*e, value(e), ctx);
 	}
 }

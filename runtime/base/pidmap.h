@@ -2,7 +2,7 @@
  * pidmap.h: a hash table from pid to a fixed-size value (runtime/base/
  * pidmap.c): open addressing with linear probing, Fibonacci hashing, kept
  * at most half full. Values live in the table, so a pointer to one is good
- * until the next put. Pids must be > 0; there is no removal (a pid's entry
+ * until the next put. Pids are >= 0; there is no removal (a pid's entry
  * is overwritten when the pid comes back).
  */
 #ifndef PS_BASE_PIDMAP_H
@@ -23,7 +23,7 @@ void ps_pidmap__init(struct ps_pidmap *m, size_t vsize);
 void ps_pidmap__free(struct ps_pidmap *m);
 /* pid's value, or NULL. */
 void *ps_pidmap__get(const struct ps_pidmap *m, pid_t pid);
-/* pid's value, zeroed when pid is new; NULL on ENOMEM or pid <= 0. */
+/* pid's value, zeroed when pid is new; NULL on ENOMEM or pid < 0. */
 void *ps_pidmap__put(struct ps_pidmap *m, pid_t pid);
 /* Call fn on every entry, in no order. */
 void ps_pidmap__each(const struct ps_pidmap *m, void (*fn)(pid_t pid, void *value, void *ctx),

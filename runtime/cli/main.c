@@ -11,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "base/advice.h"
+#include "base/path.h"
 #include "cli/repl.h"
 
 static const char usage[] =
@@ -88,13 +90,8 @@ static char **command_argv(const char *cmd)
 			p++;
 		if (!*p)
 			break;
-		if (n + 2 > cap) {
-			char **grown = realloc(argv, (cap *= 2) * sizeof(*argv));
-
-			if (!grown)
-				goto oom;
-			argv = grown;
-		}
+		if (ps_array__reserve(&argv, &cap, n + 2, sizeof(*argv)))
+			goto oom;
 		argv[n++] = out;
 		for (; *p && (quote || (*p != ' ' && *p != '\t')); p++) {
 			if (!quote && (*p == '\'' || *p == '"'))
@@ -338,26 +335,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-/* Whether argv[0] can be executed, as execvp would find it: checked before
- * anything runs, so a typo costs no begin probes. */
-static bool command_found(const char *file)
-{
-	const char *path = getenv("PATH");
-	char buf[4096];
-
-	if (strchr(file, '/'))
-		return access(file, X_OK) == 0;
-	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
-		size_t n = strcspn(p, ":");
-
-		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? p : ".", file);
-		if (access(buf, X_OK) == 0)
-			return true;
-		p += n + (p[n] == ':');
-	}
-	return false;
-}
-
 static struct ps_session *make_session(const struct options *o)
 {
 	struct ps_target_opts t = {.sz = sizeof(t), .kind = PS_TARGET_SELF};
@@ -370,7 +347,10 @@ static struct ps_session *make_session(const struct options *o)
 			fprintf(stderr, "perfscript: -c wants a command, got '%s'\n", o->command);
 			return NULL;
 		}
-		if (!command_found(cmd[0])) {
+		char path[4096];
+
+		/* checked before anything runs, so a typo costs no begin probes */
+		if (ps_path__find_exec(cmd[0], path, sizeof(path)) < 0) {
 			fprintf(stderr, "perfscript: cannot run the command: '%s': %s\n", cmd[0],
 				strchr(cmd[0], '/') ? "no such executable file"
 						    : "not found in PATH");

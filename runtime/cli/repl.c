@@ -19,6 +19,7 @@
 #include <editline/readline.h>
 #include <lauxlib.h>
 
+#include "base/array.h"
 #include "cli/repl.h"
 
 #define PROMPT	"perfscript> "
@@ -28,9 +29,9 @@ static struct ps_script *repl_sc; /* libedit's line callback has no context */
 
 struct repl {
 	char *chunk; /* lines of an incomplete chunk so far */
-	size_t len;
+	size_t len, cap;
 	char *in; /* non-tty input not yet split into lines */
-	size_t inlen;
+	size_t inlen, incap;
 	bool tty;
 };
 
@@ -40,7 +41,7 @@ static struct repl repl;
 
 static struct ps_event_list *event_names; /* what -l lists, loaded on first TAB */
 static char **cands;			  /* candidates of the completion under way */
-static size_t ncands, next_cand;
+static size_t ncands, capcands, next_cand;
 
 static void cands_free(void)
 {
@@ -48,22 +49,19 @@ static void cands_free(void)
 		free(cands[i]);
 	free(cands);
 	cands = NULL;
-	ncands = next_cand = 0;
+	ncands = capcands = next_cand = 0;
 }
 
 static void cand_add(const char *prefix, const char *name, const char *text)
 {
 	size_t pl = strlen(prefix), tl = strlen(text);
-	char **grown;
 
 	if (strncmp(text, prefix, pl < tl ? pl : tl) != 0)
 		return;
 	if (pl < tl && strncmp(text + pl, name, tl - pl) != 0)
 		return;
-	grown = realloc(cands, (ncands + 1) * sizeof(*cands));
-	if (!grown)
+	if (ps_array__reserve(&cands, &capcands, ncands + 1, sizeof(*cands)))
 		return;
-	cands = grown;
 	if (asprintf(&cands[ncands], "%s%s", prefix, name) >= 0)
 		ncands++;
 }
@@ -178,7 +176,7 @@ static void reset_chunk(void)
 {
 	free(repl.chunk);
 	repl.chunk = NULL;
-	repl.len = 0;
+	repl.len = repl.cap = 0;
 }
 
 /* One line typed: add it to the chunk; run the chunk once it is complete. */
@@ -186,14 +184,12 @@ static void take_line(struct ps_script *sc, const char *line)
 {
 	lua_State *L = ps_lua_script__state(sc);
 	size_t n = strlen(line);
-	char *grown = realloc(repl.chunk, repl.len + n + 2);
 	int base, rc;
 
-	if (!grown) {
+	if (ps_array__reserve(&repl.chunk, &repl.cap, repl.len + n + 2, 1)) {
 		fprintf(stderr, "perfscript: out of memory\n");
 		return;
 	}
-	repl.chunk = grown;
 	memcpy(repl.chunk + repl.len, line, n);
 	repl.len += n;
 	repl.chunk[repl.len++] = '\n';
@@ -249,7 +245,7 @@ static int read_pipe(struct ps_script *sc)
 {
 	char buf[4096];
 	ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
-	char *nl, *grown;
+	char *nl;
 
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
@@ -264,10 +260,8 @@ static int read_pipe(struct ps_script *sc)
 		ps_lua_script__input_ended(sc);
 		return 0;
 	}
-	grown = realloc(repl.in, repl.inlen + (size_t)n + 1);
-	if (!grown)
+	if (ps_array__reserve(&repl.in, &repl.incap, repl.inlen + (size_t)n + 1, 1))
 		return -ENOMEM;
-	repl.in = grown;
 	memcpy(repl.in + repl.inlen, buf, (size_t)n);
 	repl.inlen += (size_t)n;
 	while (!ps_lua_script__stopping(sc) && (nl = memchr(repl.in, '\n', repl.inlen))) {
@@ -339,6 +333,7 @@ int ps_cli_repl__run(struct ps_script *sc)
 	reset_chunk();
 	free(repl.in);
 	repl.in = NULL;
+	repl.inlen = repl.incap = 0;
 	cands_free();
 	ps_event_list__free(event_names);
 	event_names = NULL;

@@ -14,35 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/advice.h"
+#include "base/path.h"
 #include "core/internal.h"
 #include "symbols/internal.h"
-
-/* argv0 as execvp finds it: a name with a '/' is a path, anything else is
- * looked for along $PATH. 0 with the path in buf, or -ENOENT. */
-static int find_exec(const char *argv0, char *buf, size_t len)
-{
-	const char *path = getenv("PATH"), *p;
-	struct stat st;
-
-	if (strchr(argv0, '/')) {
-		snprintf(buf, len, "%s", argv0);
-		return 0;
-	}
-	for (p = path && *path ? path : "/bin:/usr/bin"; *p;) {
-		size_t n = strcspn(p, ":");
-
-		/* an empty entry means the current directory */
-		if (snprintf(buf, len, "%.*s%s%s", (int)n, n ? p : ".", "/", argv0) < (int)len &&
-		    stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
-			return 0;
-		p += n + (p[n] == ':');
-	}
-	return -ENOENT;
-}
 
 static void did_you_mean(char *msg, size_t msglen, const char *near)
 {
@@ -80,7 +57,7 @@ int ps_counter__resolve_bp(struct ps_session *s, uint32_t slot, char *msg, size_
 	if (!syms)
 		return -ENOMEM;
 	if (s->kind == PS_TARGET_COMMAND && s->held) {
-		if (!s->argv0 || find_exec(s->argv0, exe, sizeof(exe)) < 0) {
+		if (!s->argv0 || ps_path__find_exec(s->argv0, exe, sizeof(exe)) < 0) {
 			err = -ENOENT;
 			if (msglen)
 				snprintf(msg, msglen,

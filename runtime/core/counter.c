@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "core/internal.h"
 
 static void close_fds(struct ps_session *s, uint32_t slot)
@@ -79,15 +80,8 @@ static int take_slot(struct ps_session *s, uint32_t *slot)
 		*slot = s->free_head;
 		s->free_head = s->slots[*slot].next_free;
 	} else {
-		if (s->nslots == s->cap) {
-			uint32_t cap = s->cap ? s->cap * 2 : 16;
-			struct ps_counter *v = realloc(s->slots, (size_t)cap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			s->slots = v;
-			s->cap = cap;
-		}
+		if (ps_array__reserve(&s->slots, &s->cap, (size_t)s->nslots + 1, sizeof(*s->slots)))
+			return -ENOMEM;
 		*slot = s->nslots++;
 		s->slots[*slot].gen = 0;
 	}

@@ -17,6 +17,7 @@
 #include <linux/hw_breakpoint.h>
 
 #include "base/advice.h"
+#include "base/cpus.h"
 #include "core/internal.h"
 
 #define PS_PMU_DIR "/sys/bus/event_source/devices"
@@ -158,19 +159,6 @@ static void explain_permission(struct msgbuf *b, const struct ps_open_failure *f
 		       "or CAP_SYS_PTRACE; see kernel.yama.ptrace_scope)");
 }
 
-static bool cpu_online(int cpu)
-{
-	int *cpus = NULL, n = 0;
-	bool found = false;
-
-	if (ps_cpus__parse(NULL, &cpus, &n) != 0)
-		return true; /* cannot tell: do not blame the CPU */
-	for (int i = 0; i < n && !found; i++)
-		found = cpus[i] == cpu;
-	free(cpus);
-	return found;
-}
-
 /* EINVAL says only "something in the attr": name the field most likely at fault. */
 static void explain_invalid(struct msgbuf *b, const struct ps_open_failure *f)
 {
@@ -187,7 +175,7 @@ static void explain_invalid(struct msgbuf *b, const struct ps_open_failure *f)
 		return;
 	}
 #endif
-	if (f->cpu >= 0 && !cpu_online(f->cpu)) {
+	if (f->cpu >= 0 && !ps_cpus__is_online(f->cpu)) {
 		add(b, "cpu=%d is not an online CPU (see /sys/devices/system/cpu/online)", f->cpu);
 	} else if (a->freq &&
 		   read_long("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate) == 0 &&

@@ -74,7 +74,8 @@ struct ps_counter_probe {
 
 struct ps_session {
 	struct ps_counter *slots;
-	uint32_t nslots, cap;
+	uint32_t nslots;
+	size_t cap;	    /* slots allocated */
 	uint32_t free_head; /* PS_NO_SLOT when empty */
 	size_t live;
 	uint16_t tag; /* never 0 */
@@ -111,8 +112,6 @@ struct ps_session *ps_session__create(const struct ps_target_opts *opts);
  * returns the count or -errno. */
 int ps_target__positions(const struct ps_session *s, int cpu, bool per_cpu,
 			 struct ps_position **pos);
-/* core/target.c: parse "0-3,5" against the online CPUs into a sorted, unique list. */
-int ps_cpus__parse(const char *list, int **cpus, int *ncpus);
 /* core/counter.c: close and forget every counter (ps_session__free). */
 void ps_counters__free_all(struct ps_session *s);
 /* core/read.c: map the user page of a self-monitoring counter's one fd,

@@ -22,9 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/array.h"
+#include "base/cpus.h"
 #include "core/internal.h"
-
-#define PS_ONLINE_CPUS "/sys/devices/system/cpu/online"
 
 static uint16_t next_tag(void)
 {
@@ -49,100 +49,6 @@ static int pidfd_open_compat(pid_t pid)
 	errno = ENOSYS;
 	return -1;
 #endif
-}
-
-/* Parse a list like "0-3,5" into a bitmap-like bool array of size max. */
-static int parse_list(const char *list, bool *set, int max)
-{
-	const char *p = list;
-
-	if (!list || !*list)
-		return -EINVAL;
-	while (*p) {
-		char *end;
-		long lo, hi;
-
-		if (*p < '0' || *p > '9')
-			return -EINVAL;
-		lo = hi = strtol(p, &end, 10);
-		if (*end == '-') {
-			p = end + 1;
-			if (*p < '0' || *p > '9')
-				return -EINVAL;
-			hi = strtol(p, &end, 10);
-		}
-		if (lo > hi || hi >= max)
-			return -EINVAL;
-		for (long i = lo; i <= hi; i++)
-			set[i] = true;
-		p = end;
-		if (*p == ',' && p[1])
-			p++;
-		else if (*p == '\n' && !p[1])
-			p++;
-		else if (*p)
-			return -EINVAL;
-	}
-	return 0;
-}
-
-int ps_cpus__parse(const char *list, int **cpus, int *ncpus)
-{
-	long nconf = sysconf(_SC_NPROCESSORS_CONF);
-	int max = nconf > 0 ? (int)nconf + 1 : 1;
-	bool *online = NULL, *want = NULL;
-	char buf[4096];
-	int fd = -1, err = 0, n = 0;
-	ssize_t len;
-
-	*cpus = NULL;
-	*ncpus = 0;
-	if (max < 4096)
-		max = 4096; /* "online" may name CPUs past the configured count */
-	online = calloc(max, sizeof(*online));
-	want = calloc(max, sizeof(*want));
-	if (!online || !want) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	fd = open(PS_ONLINE_CPUS, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || (len = read(fd, buf, sizeof(buf) - 1)) <= 0) {
-		err = -errno ? -errno : -EIO;
-		goto cleanup;
-	}
-	buf[len] = '\0';
-	err = parse_list(buf, online, max);
-	if (err)
-		goto cleanup;
-	if (list) {
-		err = parse_list(list, want, max);
-		if (err)
-			goto cleanup;
-	} else {
-		memcpy(want, online, max * sizeof(*want));
-	}
-	for (int i = 0; i < max; i++) {
-		if (want[i] && !online[i]) {
-			err = -EINVAL;
-			goto cleanup;
-		}
-		n += want[i];
-	}
-	*cpus = malloc(n * sizeof(**cpus));
-	if (!*cpus) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	for (int i = 0, j = 0; i < max; i++)
-		if (want[i])
-			(*cpus)[j++] = i;
-	*ncpus = n;
-cleanup:
-	if (fd >= 0)
-		close(fd);
-	free(online);
-	free(want);
-	return err;
 }
 
 /* The child: wait for the go byte (EOF means the session died), then exec. */
@@ -245,8 +151,8 @@ struct ps_session *ps_session__create(const struct ps_target_opts *opts)
 			err = -ESRCH;
 		break;
 	case PS_TARGET_CPUS:
-		err = ps_cpus__parse(opts->sz >= sizeof(*opts) ? opts->cpus : NULL, &s->cpus,
-				     &s->ncpus);
+		err = ps_cpus__select(opts->sz >= sizeof(*opts) ? opts->cpus : NULL, &s->cpus,
+				      &s->ncpus);
 		if (!err && opts->argv)
 			err = fork_command(s, opts->argv);
 		break;
@@ -360,7 +266,7 @@ int ps_session__reap(struct ps_session *s, int *wstatus)
 static int list_threads(pid_t pid, int cpu, struct ps_position **pos)
 {
 	char path[64];
-	struct ps_position *v = NULL, *nv;
+	struct ps_position *v = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
 	DIR *d;
@@ -375,14 +281,9 @@ static int list_threads(pid_t pid, int cpu, struct ps_position **pos)
 
 		if (tid <= 0)
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 8;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			v = nv;
+		if (ps_array__reserve(&v, &cap, n + 1, sizeof(*v))) {
+			err = -ENOMEM;
+			goto cleanup;
 		}
 		v[n].pid = (pid_t)tid;
 		v[n++].cpu = cpu;
@@ -421,7 +322,7 @@ static int per_cpu_positions(const struct ps_session *s, int cpu, struct ps_posi
 			return -ENOMEM;
 		memcpy(cpus, s->cpus, ncpus * sizeof(*cpus));
 	} else {
-		err = ps_cpus__parse(NULL, &cpus, &ncpus);
+		err = ps_cpus__online(&cpus, &ncpus);
 		if (err)
 			return err;
 	}

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "event/event.h"
 
 const struct ps_ev_resolver *const ps_ev__resolvers[] = {
@@ -247,15 +248,8 @@ static int push_event(struct parser *p, struct ps_event *ev)
 {
 	struct ps_events *evs = p->evs;
 
-	if (evs->n == evs->cap) {
-		size_t cap = evs->cap ? evs->cap * 2 : 4;
-		struct ps_event *n = realloc(evs->ev, cap * sizeof(*n));
-
-		if (!n)
-			return ps_ev__nomem(p->err);
-		evs->ev = n;
-		evs->cap = cap;
-	}
+	if (ps_array__reserve(&evs->ev, &evs->cap, evs->n + 1, sizeof(*evs->ev)))
+		return ps_ev__nomem(p->err);
 	evs->ev[evs->n++] = *ev;
 	return 0;
 }

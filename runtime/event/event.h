@@ -242,8 +242,6 @@ const struct ps_ev_format *ps_ev__pmu_format(const struct ps_ev_pmu *pmu, const 
 					     size_t len);
 const struct ps_ev_alias *ps_ev__pmu_alias(const struct ps_ev_pmu *pmu, const char *key,
 					   size_t len);
-/* Parse a cpumask/cpu list ("0,18" or "0-3,8") into a malloc'd array. */
-int ps_ev__parse_cpulist(const char *s, int **cpus, size_t *n);
 
 /* ---- libpfm4 (event/pfm.c) ---- */
 

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "event/event.h"
 
 struct ps_event_list {
@@ -74,14 +75,8 @@ static int add(struct ps_event_list *l, const char *group, const char *name, con
 {
 	struct ps_event_list_entry *e;
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-
-		if (!(e = realloc(l->e, cap * sizeof(*e))))
-			return -ENOMEM;
-		l->e = e;
-		l->cap = cap;
-	}
+	if (ps_array__reserve(&l->e, &l->cap, l->n + 1, sizeof(*l->e)))
+		return -ENOMEM;
 	e = &l->e[l->n];
 	e->group = strdup(group);
 	e->name = strdup(name);

@@ -19,6 +19,7 @@
 #include <strings.h>
 
 /* linux/perf_event.h first: libpfm4's own copy then stands aside. */
+#include "base/array.h"
 #include "event/event.h"
 #include <perfmon/pfmlib_perf_event.h>
 
@@ -317,21 +318,19 @@ static int each_event(int (*fn)(int idx, const pfm_pmu_info_t *pi, void *ctx), v
  * event's info costs about a microsecond, too much for every misspelling. */
 static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
 static char **names;
-static size_t nnames;
+static size_t nnames, capnames;
 static bool names_done;
 
 static int collect_name(int idx, const pfm_pmu_info_t *pi, void *ctx)
 {
 	pfm_event_info_t info = {.size = sizeof(info)};
-	char **n;
 
 	(void)pi;
 	(void)ctx;
 	if (pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
 		return 0;
-	if (!(n = realloc(names, (nnames + 1) * sizeof(*n))))
+	if (ps_array__reserve(&names, &capnames, nnames + 1, sizeof(*names)))
 		return -ENOMEM;
-	names = n;
 	if (!(names[nnames] = strdup(info.name)))
 		return -ENOMEM;
 	nnames++;
@@ -345,7 +344,7 @@ static void forget_names(void)
 		free(names[i]);
 	free(names);
 	names = NULL;
-	nnames = 0;
+	nnames = capnames = 0;
 	names_done = false;
 	pthread_mutex_unlock(&names_lock);
 }

@@ -22,9 +22,9 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "base/array.h"
+#include "base/cpus.h"
 #include "event/event.h"
-
-#define MAX_CPUS 65536
 
 struct cached {
 	struct cached *next;
@@ -128,51 +128,6 @@ static const char *parse_format(const char *text, struct ps_ev_format *f)
 	}
 }
 
-int ps_ev__parse_cpulist(const char *s, int **cpus, size_t *n)
-{
-	int *v = NULL;
-	size_t cnt = 0, cap = 0;
-	const char *p = s;
-
-	*cpus = NULL;
-	*n = 0;
-	while (*p) {
-		unsigned lo, hi;
-
-		if (!read_num(&p, &lo))
-			goto bad;
-		hi = lo;
-		if (*p == '-' && (p++, !read_num(&p, &hi)))
-			goto bad;
-		if (hi < lo || hi >= MAX_CPUS)
-			goto bad;
-		for (unsigned c = lo; c <= hi; c++) {
-			if (cnt == cap) {
-				size_t ncap = cap ? cap * 2 : 8;
-				int *nv = realloc(v, ncap * sizeof(*nv));
-
-				if (!nv) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = nv;
-				cap = ncap;
-			}
-			v[cnt++] = (int)c;
-		}
-		if (*p == ',')
-			p++;
-		else if (*p)
-			goto bad;
-	}
-	*cpus = v;
-	*n = cnt;
-	return 0;
-bad:
-	free(v);
-	return -EINVAL;
-}
-
 static int cmp_format(const void *a, const void *b)
 {
 	return strcmp(((const struct ps_ev_format *)a)->name,
@@ -191,19 +146,14 @@ static bool has_suffix(const char *s, const char *suf)
 	return n > m && !strcmp(s + n - m, suf);
 }
 
-/* Grow *arr (of elem bytes) to hold one more entry; 0 or -ENOMEM. */
-static int grow(void **arr, size_t n, size_t elem)
+/* Room for one more entry in arr of n entries (the capacity goes with n:
+ * 4, then doubling at each power of two); 0 or -ENOMEM. */
+static int grow(void *arr, size_t n, size_t elem)
 {
-	void *p;
-
 	/* Capacity is 4, then doubles whenever n reaches a power of two. */
 	if (n != 0 && (n < 4 || (n & (n - 1))))
 		return 0;
-	p = realloc(*arr, (n ? n * 2 : 4) * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	return 0;
+	return ps_array__reserve_exact(arr, n ? n * 2 : 4, elem);
 }
 
 static int load_formats(const char *pmudir, struct ps_ev_pmu *pmu)
@@ -221,7 +171,7 @@ static int load_formats(const char *pmudir, struct ps_ev_pmu *pmu)
 
 		if (de->d_name[0] == '.')
 			continue;
-		if ((r = grow((void **)&pmu->fmt, pmu->nfmt, sizeof(*f))) < 0)
+		if ((r = grow(&pmu->fmt, pmu->nfmt, sizeof(*f))) < 0)
 			break;
 		f = &pmu->fmt[pmu->nfmt];
 		memset(f, 0, sizeof(*f));
@@ -266,7 +216,7 @@ static int load_aliases(const char *pmudir, struct ps_ev_pmu *pmu)
 			(int)sizeof(path) ||
 		    read_text(path, text, sizeof(text)) < 0)
 			continue;
-		if ((r = grow((void **)&pmu->alias, pmu->nalias, sizeof(*a))) < 0)
+		if ((r = grow(&pmu->alias, pmu->nalias, sizeof(*a))) < 0)
 			break;
 		a = &pmu->alias[pmu->nalias];
 		memset(a, 0, sizeof(*a));
@@ -344,11 +294,13 @@ static int load_pmu(const char *dir, const char *name, struct ps_ev_pmu *pmu, ch
 	     read_text(path, text, sizeof(text)) > 0) ||
 	    (snprintf(path, sizeof(path), "%s/cpus", pmudir) < (int)sizeof(path) &&
 	     read_text(path, text, sizeof(text)) > 0 && (pmu->core = true))) {
-		r = ps_ev__parse_cpulist(text, &pmu->cpus, &pmu->ncpus);
+		int n = 0;
+
+		r = ps_cpus__parse(text, &pmu->cpus, &n);
 		if (r == -ENOMEM)
 			goto fail;
-		if (r < 0) /* a cpumask we cannot read leaves the PMU usable on any CPU */
-			pmu->ncpus = 0;
+		/* a cpumask we cannot read leaves the PMU usable on any CPU */
+		pmu->ncpus = r < 0 ? 0 : (size_t)n;
 	}
 	if ((r = load_formats(pmudir, pmu)) < 0 || (r = load_aliases(pmudir, pmu)) < 0)
 		goto fail;
@@ -428,8 +380,7 @@ int ps_ev__pmu_names(char ***names, size_t *n)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		if ((r = grow((void **)&v, cnt, sizeof(*v))) < 0 ||
-		    !(v[cnt] = strdup(de->d_name))) {
+		if ((r = grow(&v, cnt, sizeof(*v))) < 0 || !(v[cnt] = strdup(de->d_name))) {
 			r = -ENOMEM;
 			break;
 		}

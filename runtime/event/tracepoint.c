@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "event/event.h"
 
 #define TRACEFS		"/sys/kernel/tracing"
@@ -293,15 +294,8 @@ struct walk {
 
 static int walk_add(struct walk *w, const char *sys, const char *ev, uint64_t id)
 {
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 64;
-		struct ps_ev_tp *nv = realloc(w->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		w->v = nv;
-		w->cap = cap;
-	}
+	if (ps_array__reserve(&w->v, &w->cap, w->n + 1, sizeof(*w->v)))
+		return -ENOMEM;
 	if (asprintf(&w->v[w->n].name, "%s:%s", sys, ev) < 0)
 		return -ENOMEM;
 	w->v[w->n++].id = id;

@@ -15,6 +15,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "perfscript.h"
 
 enum source_kind { SRC_FREE, SRC_FD, SRC_TIMER, SRC_SIGNAL };
@@ -82,21 +83,16 @@ void ps_loop__free(struct ps_loop *loop)
 /* Claim a free slot, growing the array; returns its index or -ENOMEM. */
 static int source_alloc(struct ps_loop *loop)
 {
-	size_t n, old = loop->nsrc;
-	struct source *grown;
+	size_t old = loop->nsrc;
 
 	for (size_t i = 0; i < loop->nsrc; i++)
 		if (loop->src[i].kind == SRC_FREE)
 			return (int)i;
-	n = old ? old * 2 : 16;
-	grown = realloc(loop->src, n * sizeof(*grown));
-	if (!grown)
+	if (ps_array__reserve(&loop->src, &loop->nsrc, old + 1, sizeof(*loop->src)))
 		return -ENOMEM;
-	memset(grown + old, 0, (n - old) * sizeof(*grown));
-	for (size_t i = old; i < n; i++)
-		grown[i].fd = -1;
-	loop->src = grown;
-	loop->nsrc = n;
+	memset(loop->src + old, 0, (loop->nsrc - old) * sizeof(*loop->src));
+	for (size_t i = old; i < loop->nsrc; i++)
+		loop->src[i].fd = -1;
 	return (int)old;
 }
 

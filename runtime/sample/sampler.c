@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/array.h"
+#include "base/cpus.h"
 #include "event/event.h"
 #include "sample/sampler.h"
 
@@ -328,6 +329,14 @@ int ps_session__set_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf_o
 				 "needs a period= or freq= term",
 				 k->name);
 		return -EINVAL;
+	}
+	for (size_t i = 0; i < o->ncpus; i++) {
+		if (o->cpus[i] < 0 || o->cpus[i] >= PS_CPUS_MAX) {
+			if (msg && msglen)
+				snprintf(msg, msglen, "counter '%s': %d is not a CPU number",
+					 k->name, o->cpus[i]);
+			return -EINVAL;
+		}
 	}
 	err = conf_set(&k->sampled->conf, o);
 	k->sampled->passed = 0;

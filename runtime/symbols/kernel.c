@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "symbols/internal.h"
 
 #define PS_KSYM_MAX_SPAN (1u << 20)
@@ -41,7 +42,7 @@ struct ps_ksyms {
 static int read_all(const char *path, char **out, size_t *outlen)
 {
 	size_t cap = 1 << 22, len = 0;
-	char *buf = malloc(cap + 1), *nbuf;
+	char *buf = malloc(cap);
 	int fd, err = 0;
 	ssize_t r;
 
@@ -54,16 +55,11 @@ static int read_all(const char *path, char **out, size_t *outlen)
 	}
 	/* procfs reports a size of 0: read until EOF, growing as needed. */
 	for (;;) {
-		if (len == cap) {
-			nbuf = realloc(buf, cap * 2 + 1);
-			if (!nbuf) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			buf = nbuf;
-			cap *= 2;
+		if (ps_array__reserve(&buf, &cap, len + 2, 1)) {
+			err = -ENOMEM;
+			goto cleanup;
 		}
-		r = read(fd, buf + len, cap - len);
+		r = read(fd, buf + len, cap - len - 1);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
@@ -175,15 +171,9 @@ int ps_ksyms__load(struct ps_ksyms **out)
 			continue;
 		if (sym.addr)
 			nonzero++;
-		if (ks->n == cap) {
-			struct ps_ksym *v = realloc(ks->syms, cap * 2 * sizeof(*v));
-
-			if (!v) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			ks->syms = v;
-			cap *= 2;
+		if (ps_array__reserve(&ks->syms, &cap, ks->n + 1, sizeof(*ks->syms))) {
+			err = -ENOMEM;
+			goto cleanup;
 		}
 		ks->syms[ks->n++] = sym;
 	}

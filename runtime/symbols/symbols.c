@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/pidmap.h"
 #include "symbols/internal.h"
 
 struct ps_map {
@@ -36,8 +37,7 @@ struct ps_proc {
 };
 
 struct ps_symbols {
-	struct ps_proc **procs; /* open addressing by pid; nprocs is a power of two */
-	size_t nprocs, nused;
+	struct ps_pidmap procs; /* pid -> struct ps_proc * */
 	struct ps_proc *last;
 	struct ps_dsos dsos;
 	struct ps_ksyms *ksyms;
@@ -50,85 +50,57 @@ struct ps_symbols *ps_symbols__new(void)
 
 	if (!syms)
 		return NULL;
-	syms->nprocs = 64;
-	syms->procs = calloc(syms->nprocs, sizeof(*syms->procs));
-	if (!syms->procs) {
-		free(syms);
-		errno = ENOMEM;
-		return NULL;
-	}
+	ps_pidmap__init(&syms->procs, sizeof(struct ps_proc *));
 	syms->ksyms_err = 1;
 	return syms;
+}
+
+static void proc_free(pid_t pid, void *value, void *ctx)
+{
+	struct ps_proc *p = *(struct ps_proc **)value;
+
+	(void)pid;
+	(void)ctx;
+	free(p->maps);
+	free(p);
 }
 
 void ps_symbols__free(struct ps_symbols *syms)
 {
 	if (!syms)
 		return;
-	for (size_t i = 0; i < syms->nprocs; i++) {
-		if (syms->procs[i]) {
-			free(syms->procs[i]->maps);
-			free(syms->procs[i]);
-		}
-	}
-	free(syms->procs);
+	ps_pidmap__each(&syms->procs, proc_free, NULL);
+	ps_pidmap__free(&syms->procs);
 	ps_dsos__free(&syms->dsos);
 	ps_ksyms__free(syms->ksyms);
 	free(syms);
 }
 
-static inline size_t pid_slot(pid_t pid, size_t mask)
-{
-	return ((uint32_t)pid * 2654435761u) & mask;
-}
-
 static struct ps_proc *proc_find(struct ps_symbols *syms, pid_t pid)
 {
-	size_t mask = syms->nprocs - 1;
+	struct ps_proc **e;
 
 	if (syms->last && syms->last->pid == pid)
 		return syms->last;
-	for (size_t j = pid_slot(pid, mask); syms->procs[j]; j = (j + 1) & mask) {
-		if (syms->procs[j]->pid == pid)
-			return syms->last = syms->procs[j];
-	}
-	return NULL;
+	e = ps_pidmap__get(&syms->procs, pid);
+	return e ? (syms->last = *e) : NULL;
 }
 
 /* The process entry for pid, made empty if it is new. NULL on ENOMEM. */
 static struct ps_proc *proc_get(struct ps_symbols *syms, pid_t pid)
 {
-	struct ps_proc *p = proc_find(syms, pid);
-	size_t j, mask;
+	struct ps_proc *p = proc_find(syms, pid), **e;
 
 	if (p)
 		return p;
-	if ((syms->nused + 1) * 2 > syms->nprocs) {
-		size_t n = syms->nprocs * 2;
-		struct ps_proc **v = calloc(n, sizeof(*v));
-
-		if (!v)
-			return NULL;
-		for (size_t i = 0; i < syms->nprocs; i++) {
-			if (!syms->procs[i])
-				continue;
-			for (j = pid_slot(syms->procs[i]->pid, n - 1); v[j]; j = (j + 1) & (n - 1))
-				;
-			v[j] = syms->procs[i];
-		}
-		free(syms->procs);
-		syms->procs = v;
-		syms->nprocs = n;
-	}
 	p = calloc(1, sizeof(*p));
-	if (!p)
+	e = p ? ps_pidmap__put(&syms->procs, pid) : NULL;
+	if (!e) {
+		free(p);
 		return NULL;
+	}
 	p->pid = pid;
-	mask = syms->nprocs - 1;
-	for (j = pid_slot(pid, mask); syms->procs[j]; j = (j + 1) & mask)
-		;
-	syms->procs[j] = p;
-	syms->nused++;
+	*e = p;
 	return syms->last = p;
 }
 

@@ -25,6 +25,7 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
+#include "base/array.h"
 #include "symbols/internal.h"
 
 #define PS_DSO_CACHE_MAX (1u << 20)
@@ -99,15 +100,8 @@ static struct ps_dso *dsos_add(struct ps_dsos *dsos, const char *path, const cha
 {
 	struct ps_dso *d;
 
-	if (dsos->n == dsos->cap) {
-		size_t cap = dsos->cap ? dsos->cap * 2 : 16;
-		struct ps_dso **v = realloc(dsos->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		dsos->v = v;
-		dsos->cap = cap;
-	}
+	if (ps_array__reserve(&dsos->v, &dsos->cap, dsos->n + 1, sizeof(*dsos->v)))
+		return NULL;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;

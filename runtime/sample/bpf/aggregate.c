@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "base/array.h"
 #include "sample/bpf/internal.h"
 #include "ps_sample.skel.h"
 
@@ -38,21 +39,13 @@ static struct ps_bpf_counter *aggregating(const struct ps_session *s, ps_handle 
 /* Every key of map fd, malloc'd; returns how many or -errno. */
 static long list_keys(int fd, size_t ksz, void **out)
 {
-	size_t cap = 256, n = 0;
-	char *keys = malloc(cap * ksz), *prev = NULL;
+	size_t cap = 0, n = 0;
+	char *keys = NULL, *prev = NULL;
 
-	if (!keys)
-		return -ENOMEM;
 	for (;;) {
-		if (n == cap) {
-			char *grown = realloc(keys, cap * 2 * ksz);
-
-			if (!grown) {
-				free(keys);
-				return -ENOMEM;
-			}
-			keys = grown;
-			cap *= 2;
+		if (ps_array__reserve(&keys, &cap, n + 1, ksz)) {
+			free(keys);
+			return -ENOMEM;
 		}
 		prev = n ? keys + (n - 1) * ksz : NULL;
 		if (bpf_map_get_next_key(fd, prev, keys + n * ksz)) {

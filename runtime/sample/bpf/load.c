@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "base/cpus.h"
 #include "sample/bpf/internal.h"
 #include "ps_sample.skel.h"
 
@@ -144,35 +145,24 @@ static int fill_maps(const struct ps_session *s, const struct ps_counter *c,
 
 		err = bpf_map__update_elem(skel->maps.ps_pids, &pid, sizeof(pid), &one, 1, BPF_ANY);
 	}
+	/* ps_cpus has room for every CPU named (cpu_slots): none is skipped */
 	for (size_t i = 0; i < b->ncpus && !err; i++) {
 		__u32 cpu = (__u32)b->cpus[i];
 
-		if (cpu < PS_BPF_MAX_CPUS)
-			err = bpf_map__update_elem(skel->maps.ps_cpus, &cpu, sizeof(cpu), &one, 1,
-						   BPF_ANY);
+		err = bpf_map__update_elem(skel->maps.ps_cpus, &cpu, sizeof(cpu), &one, 1, BPF_ANY);
 	}
 	if (err || c->attr.type != PERF_TYPE_TRACEPOINT)
 		return err;
 	if (s->kind == PS_TARGET_CPUS) {
-		int *cpus = s->cpus, n = s->ncpus;
-		bool mine = false;
-
-		if (!cpus && (err = ps_cpus__parse(NULL, &cpus, &n)))
-			return err;
-		mine = cpus != s->cpus;
-		for (int i = 0; i < n && !err; i++) {
-			__u32 cpu = (__u32)cpus[i];
+		for (int i = 0; i < s->ncpus && !err; i++) {
+			__u32 cpu = (__u32)s->cpus[i];
 			__u8 v = 0;
 
-			if (cpu >= PS_BPF_MAX_CPUS)
-				continue;
 			bpf_map__lookup_elem(skel->maps.ps_cpus, &cpu, sizeof(cpu), &v, 1, 0);
 			v |= 2;
 			err = bpf_map__update_elem(skel->maps.ps_cpus, &cpu, sizeof(cpu), &v, 1,
 						   BPF_ANY);
 		}
-		if (mine)
-			free(cpus);
 	} else {
 		__u32 pid = (__u32)(s->pid > 0 ? s->pid : getpid());
 
@@ -214,7 +204,7 @@ static int open_anchor(const struct ps_counter *c)
 	struct perf_event_attr a = c->attr;
 	int *cpus = NULL, n = 0, fd, err;
 
-	err = ps_cpus__parse(NULL, &cpus, &n);
+	err = ps_cpus__online(&cpus, &n);
 	if (err)
 		return err;
 	a.disabled = 1;
@@ -228,6 +218,23 @@ static int open_anchor(const struct ps_counter *c)
 	err = fd < 0 ? -errno : fd;
 	free(cpus);
 	return err;
+}
+
+/* Entries of the CPU map: every possible CPU, and any CPU a filter or the
+ * target names beyond them (a filter on a CPU that is not there keeps
+ * nothing, as on the perf path, rather than being dropped). */
+static uint32_t cpu_slots(const struct ps_session *s, const struct ps_sample_conf *b)
+{
+	int possible = libbpf_num_possible_cpus();
+	uint32_t n = possible > 0 ? (uint32_t)possible : 1;
+
+	for (size_t i = 0; i < b->ncpus; i++)
+		if (b->cpus[i] >= 0 && (uint32_t)b->cpus[i] >= n)
+			n = (uint32_t)b->cpus[i] + 1;
+	for (int i = 0; s->kind == PS_TARGET_CPUS && i < s->ncpus; i++)
+		if ((uint32_t)s->cpus[i] >= n)
+			n = (uint32_t)s->cpus[i] + 1;
+	return n;
 }
 
 /* Settle the object's read-only configuration and map sizes before load. */
@@ -255,6 +262,8 @@ static int configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint32
 					       flags & PS_BPF_F_FORWARD ? ring_bytes(m) : 4096);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.ps_pids, b->npids ? b->npids : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.ps_cpus, cpu_slots(m->s, b));
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.ps_stacks,
 					       (flags & PS_BPF_F_CALLCHAIN) ||

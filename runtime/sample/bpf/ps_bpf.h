@@ -29,7 +29,7 @@
 #define PS_BPF_K_USTACK 0x20u
 #define PS_BPF_K_KSTACK 0x40u
 
-#define PS_BPF_MAX_CPUS	   1024 /* size of the CPU filter arrays */
+#define PS_BPF_MAX_CPUS	   1024 /* CPU map entries before load; the loader sizes it */
 #define PS_BPF_TREE_DEPTH  16	/* ancestors a tracepoint hit is checked against */
 #define PS_BPF_STACK_DEPTH 127	/* kernel.perf_event_max_stack's default */
 

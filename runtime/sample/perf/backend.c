@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/array.h"
+#include "base/cpus.h"
 #include "sample/perf/record.h"
 #include "sample/perf/ring.h"
 #include "sample/sampler.h"
@@ -174,7 +175,7 @@ static int init_rings(struct ps_perf *p)
 
 	if (p->rings)
 		return 0;
-	err = ps_cpus__parse(NULL, &cpus, &n);
+	err = ps_cpus__online(&cpus, &n);
 	if (err)
 		return err;
 	p->ncpu_slots = n ? cpus[n - 1] + 1 : 1;
