@@ -190,8 +190,8 @@ $(BUILD)/fuzz/fuzz_event: tests/fuzz/fuzz_event.c $(FUZZ_SRCS) $(wildcard runtim
 		-fno-sanitize-recover=undefined -Ibindings -Iruntime -o $@ $< $(FUZZ_SRCS) -lpfm
 
 # The ring and record fuzzer: synthetic ring images through the sample path's parsers.
-RING_FUZZ_SRCS := runtime/sample/perf/ring.c runtime/sample/perf/record.c runtime/base/strerror.c
-$(BUILD)/fuzz/fuzz_ring: tests/fuzz/fuzz_ring.c $(RING_FUZZ_SRCS) $(wildcard runtime/sample/perf/*.h) bindings/perfscript.h
+RING_FUZZ_SRCS := runtime/sample/perf/ring.c runtime/sample/perf/record.c $(wildcard runtime/base/*.c)
+$(BUILD)/fuzz/fuzz_ring: tests/fuzz/fuzz_ring.c $(RING_FUZZ_SRCS) $(wildcard runtime/sample/perf/*.h runtime/base/*.h) bindings/perfscript.h
 	$(call msg,FUZZCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \

@@ -97,23 +97,90 @@ static int take_slot(struct ps_session *s, uint32_t *slot)
 	return 0;
 }
 
-/* The target's part of the attr; disabled/enable_on_exec are settled at open,
- * what sampling adds by the sampler. */
-static void apply_target(const struct ps_session *s, struct ps_counter *c, bool leads, bool grouped)
+/* Fill a fresh slot from event i of evs. 0 or -ENOMEM. */
+static int fill_slot(struct ps_counter *c, const char *spec, const struct ps_events *evs, size_t i)
 {
-	struct perf_event_attr *a = &c->attr;
+	const char *unit = "", *sym, *tp;
 
-	a->size = sizeof(*a);
-	a->read_format |=
-	    PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID;
-	if (grouped)
-		a->read_format |= PERF_FORMAT_GROUP;
-	/* Counters follow a command's or a pid's children and later threads. */
-	if ((s->kind == PS_TARGET_COMMAND || s->kind == PS_TARGET_PID) &&
-	    !(c->flags & PS_EVENT_NO_INHERIT))
-		a->inherit = 1;
-	a->disabled = leads; /* members count whenever their leader does */
-	a->enable_on_exec = 0;
+	c->attr = *ps_events__attr(evs, i);
+	c->cpu = ps_events__cpu(evs, i);
+	c->flags = ps_events__flags(evs, i);
+	c->spec = strdup(spec);
+	c->name = strdup(ps_events__name(evs, i) ? ps_events__name(evs, i) : spec);
+	c->scale = 1.0;
+	ps_events__scale(evs, i, &c->scale, &unit);
+	c->unit = strdup(unit ? unit : "");
+	if (!c->spec || !c->name || !c->unit)
+		return -ENOMEM;
+	sym = ps_events__bp_symbol(evs, i, &c->bp_offset);
+	if (sym && !(c->bp_symbol = strdup(sym)))
+		return -ENOMEM;
+	tp = ps_events__tracepoint(evs, i);
+	if (tp && !(c->tracepoint = strdup(tp)))
+		return -ENOMEM;
+	return ps_counter__set_probe(c, evs, i) < 0 ? -ENOMEM : 0;
+}
+
+/* Group structure: members point at their leader; leaders list their
+ * members. slots[i] holds event i. 0, -EINVAL or -ENOMEM. */
+static int link_groups(struct ps_session *s, const struct ps_events *evs, const uint32_t *slots,
+		       size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t li = ps_events__leader(evs, i);
+		struct ps_counter *c = &s->slots[slots[i]];
+
+		if (li >= n || ps_events__leader(evs, li) != li)
+			return -EINVAL;
+		c->leader = slots[li];
+		if (li != i)
+			continue;
+		for (size_t j = i; j < n; j++)
+			c->nmembers += ps_events__leader(evs, j) == i;
+		c->members = malloc(c->nmembers * sizeof(*c->members));
+		if (!c->members)
+			return -ENOMEM;
+		c->nmembers = 0;
+		for (size_t j = i; j < n; j++)
+			if (ps_events__leader(evs, j) == i)
+				c->members[c->nmembers++] = slots[j];
+	}
+	return 0;
+}
+
+/* Each counter's attr for this target, and the sampler's part. */
+static int settle(struct ps_session *s, const struct ps_events *evs, const uint32_t *slots,
+		  size_t n, ps_handle *handles)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct ps_counter *c = &s->slots[slots[i]];
+		struct ps_counter *l = &s->slots[c->leader];
+		int err;
+
+		/* a group is one unit on one CPU: the leader's cpu= term places it */
+		c->cpu = l->cpu;
+		c->sampling = c->attr.sample_period != 0;
+		ps_counter__target_attr(s, c, c == l, c == l && l->nmembers > 1);
+		if (c->sampling) {
+			err = s->hooks ? s->hooks->prepare(s, slots[i], evs, i) : -EOPNOTSUPP;
+			if (err)
+				return err;
+		}
+		handles[i] = ps_session__handle(s, slots[i]);
+	}
+	return 0;
+}
+
+/* The parsed string, or NULL with *ret the code to return. */
+static struct ps_events *parse(const char *spec, struct ps_event_error *err, int *ret)
+{
+	struct ps_events *evs;
+
+	memset(err, 0, sizeof(*err));
+	evs = ps_events__parse(spec, err);
+	if (!evs)
+		*ret = errno == ENOMEM ? -ENOMEM : err->code > 0 ? -err->code : -PS_ERR_SYNTAX;
+	return evs;
 }
 
 int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *handles, size_t max,
@@ -127,125 +194,32 @@ int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *hand
 
 	if (!s || !spec)
 		return -EINVAL;
-	if (!err)
-		err = &local;
-	memset(err, 0, sizeof(*err));
-	evs = ps_events__parse(spec, err);
-	if (!evs) {
-		if (errno == ENOMEM)
-			return -ENOMEM;
-		return err->code > 0 ? -err->code : -PS_ERR_SYNTAX;
-	}
+	evs = parse(spec, err ? err : &local, &ret);
+	if (!evs)
+		return ret;
 	n = ps_events__count(evs);
-	if (n == 0) {
+	if (n == 0)
 		ret = -EINVAL;
-		goto cleanup;
-	}
-	if (!handles || n > max) {
+	else if (!handles || n > max)
 		ret = -ENOSPC;
-		goto cleanup;
-	}
-	if (s->live + n > PS_SESSION_MAX_COUNTERS) {
+	else if (s->live + n > PS_SESSION_MAX_COUNTERS)
 		ret = -EMFILE;
-		goto cleanup;
-	}
-	slots = malloc(n * sizeof(*slots));
-	if (!slots) {
+	else if (!(slots = malloc(n * sizeof(*slots))))
 		ret = -ENOMEM;
-		goto cleanup;
+	while (!ret && done < n && !(ret = take_slot(s, &slots[done]))) {
+		ret = fill_slot(&s->slots[slots[done]], spec, evs, done);
+		done++; /* taken: released again on failure */
 	}
-	for (; done < n; done++) {
-		struct ps_counter *c;
-
-		ret = take_slot(s, &slots[done]);
-		if (ret)
-			goto cleanup;
-		c = &s->slots[slots[done]];
-		c->attr = *ps_events__attr(evs, done);
-		c->cpu = ps_events__cpu(evs, done);
-		c->spec = strdup(spec);
-		c->name = strdup(ps_events__name(evs, done) ? ps_events__name(evs, done) : spec);
-		{
-			const char *unit = "";
-
-			c->scale = 1.0;
-			ps_events__scale(evs, done, &c->scale, &unit);
-			c->unit = strdup(unit ? unit : "");
-		}
-		{
-			const char *sym = ps_events__bp_symbol(evs, done, &c->bp_offset);
-
-			if (sym && !(c->bp_symbol = strdup(sym))) {
-				done++;
-				ret = -ENOMEM;
-				goto cleanup;
-			}
-		}
-		c->flags = ps_events__flags(evs, done);
-		if (ps_events__tracepoint(evs, done) &&
-		    !(c->tracepoint = strdup(ps_events__tracepoint(evs, done)))) {
-			done++;
-			ret = -ENOMEM;
-			goto cleanup;
-		}
-		if (ps_counter__set_probe(c, evs, done) < 0) {
-			done++;
-			ret = -ENOMEM;
-			goto cleanup;
-		}
-		if (!c->spec || !c->name || !c->unit) {
-			done++;
-			ret = -ENOMEM;
-			goto cleanup;
-		}
-	}
-	/* Group structure: members point at their leader; leaders list their members. */
-	for (size_t i = 0; i < n; i++) {
-		size_t li = ps_events__leader(evs, i);
-		struct ps_counter *c = &s->slots[slots[i]];
-
-		if (li >= n || ps_events__leader(evs, li) != li) {
-			ret = -EINVAL;
-			goto cleanup;
-		}
-		c->leader = slots[li];
-		if (li != i)
-			continue;
-		for (size_t j = i; j < n; j++)
-			c->nmembers += ps_events__leader(evs, j) == i;
-		c->members = malloc(c->nmembers * sizeof(*c->members));
-		if (!c->members) {
-			ret = -ENOMEM;
-			goto cleanup;
-		}
-		c->nmembers = 0;
-		for (size_t j = i; j < n; j++)
-			if (ps_events__leader(evs, j) == i)
-				c->members[c->nmembers++] = slots[j];
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct ps_counter *c = &s->slots[slots[i]];
-		struct ps_counter *l = &s->slots[c->leader];
-
-		/* a group is one unit on one CPU: the leader's cpu= term places it */
-		c->cpu = l->cpu;
-		c->sampling = c->attr.sample_period != 0;
-		apply_target(s, c, c == l, c == l && l->nmembers > 1);
-		if (c->sampling) {
-			ret = s->hooks ? s->hooks->prepare(s, slots[i], evs, i) : -EOPNOTSUPP;
-			if (ret)
-				goto cleanup;
-		}
-		handles[i] = ps_session__handle(s, slots[i]);
-	}
-	ret = (int)n;
-cleanup:
+	if (!ret)
+		ret = link_groups(s, evs, slots, n);
+	if (!ret)
+		ret = settle(s, evs, slots, n, handles);
 	if (ret < 0)
 		for (size_t i = done; i-- > 0;)
 			release_slot(s, slots[i]);
 	free(slots);
 	ps_events__free(evs);
-	return ret;
+	return ret < 0 ? ret : (int)n;
 }
 
 void ps_counters__free_all(struct ps_session *s)

@@ -112,6 +112,12 @@ struct ps_session *ps_session__create(const struct ps_target_opts *opts);
  * returns the count or -errno. */
 int ps_target__positions(const struct ps_session *s, int cpu, bool per_cpu,
 			 struct ps_position **pos);
+/* core/attr.c: the target's part of c's attr, at allocation. */
+void ps_counter__target_attr(const struct ps_session *s, struct ps_counter *c, bool leads,
+			     bool grouped);
+/* core/attr.c: the attr of one fd of c: its attr, on or off now, at a probe's site. */
+void ps_counter__open_attr(const struct ps_session *s, const struct ps_counter *c, bool leads,
+			   bool drop_group, uint32_t site, struct perf_event_attr *a);
 /* core/counter.c: close and forget every counter (ps_session__free). */
 void ps_counters__free_all(struct ps_session *s);
 /* core/read.c: map the user page of a self-monitoring counter's one fd,

@@ -21,31 +21,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/perf.h"
 #include "core/internal.h"
-
-static int perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group_fd)
-{
-	return (int)syscall(SYS_perf_event_open, a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
-}
-
-/* The attr for one fd: the slot's attr plus the on/off state wanted now,
- * and a probe's target at this site. */
-static void attr_for_open(const struct ps_session *s, const struct ps_counter *c, bool leads,
-			  bool drop_group, uint32_t site, struct perf_event_attr *a)
-{
-	*a = c->attr;
-	ps_counter__probe_attr(c, site, a);
-	if (drop_group)
-		a->read_format &= ~(uint64_t)PERF_FORMAT_GROUP;
-	if (leads) {
-		a->disabled = 1;
-		a->enable_on_exec = s->kind == PS_TARGET_COMMAND && s->held && !c->stopped;
-	} else {
-		/* members follow their leader; a stopped one stays off */
-		a->disabled = c->stopped;
-		a->enable_on_exec = 0;
-	}
-}
 
 /* A probe that fires at several sites (a USDT marker the compiler
  * inlined twice) is one fd per site and position; a group has one fd per
@@ -91,183 +68,225 @@ static int by_site(struct ps_position **pos, int npos, uint32_t nsites)
 static int open_precise(struct ps_counter *c, struct perf_event_attr *a, pid_t pid, int cpu,
 			int group_fd)
 {
-	int fd = perf_event_open(a, pid, cpu, group_fd);
+	int fd = ps_perf__open(a, pid, cpu, group_fd);
 
 	while (fd < 0 && (errno == EINVAL || errno == EOPNOTSUPP) &&
 	       (c->flags & PS_EVENT_PRECISE_MAX) && a->precise_ip > 0) {
 		c->attr.precise_ip = --a->precise_ip;
-		fd = perf_event_open(a, pid, cpu, group_fd);
+		fd = ps_perf__open(a, pid, cpu, group_fd);
 	}
 	return fd;
 }
 
-static int open_group(struct ps_session *s, uint32_t li, char *msg, size_t msglen)
-{
-	struct ps_counter *l = &s->slots[li];
-	struct ps_position *pos = NULL;
-	struct perf_event_attr a, la;
-	bool drop_group = false;
-	int npos, kept = 0, err = 0, at = 0; /* at: the position being opened */
-	uint32_t m, bad = li;		     /* the slot whose open failed */
-	bool sampling = false;
+/* One opening of a group: where it stands, and what failed for the sentence
+ * that explains it. */
+struct opening {
+	struct ps_session *s;
+	uint32_t li;
+	struct ps_position *pos;
+	int npos, kept, at;	  /* positions; fds kept; the position being opened */
+	bool drop_group;	  /* the kernel refused a group read: members one by one */
+	uint32_t bad;		  /* the slot whose open failed */
+	struct perf_event_attr a; /* as passed to the open that failed */
+	int err;		  /* positive errno */
+};
 
-	for (m = 0; m < l->nmembers; m++) {
+/* Before any fd: addresses of breakpoints and probes in this target, then
+ * where to open and the sampler's preparation. 0, > 0 (an errno) already
+ * explained in msg, or < 0 (-errno) to be explained by fail(). */
+static int prepare(struct opening *o, char *msg, size_t msglen)
+{
+	struct ps_session *s = o->s;
+	struct ps_counter *l = &s->slots[o->li];
+	bool sampling = false;
+	int err = 0;
+
+	for (uint32_t m = 0; m < l->nmembers && !err; m++) {
 		sampling |= s->slots[l->members[m]].sampling;
-		/* mem:SYMBOL gets its address, a probe its file offsets, in this
-		 * target before anything opens */
 		err = -ps_counter__resolve_bp(s, l->members[m], msg, msglen);
 		if (!err)
 			err = -ps_counter__resolve_probe(s, l->members[m], msg, msglen);
 		if (!err)
-			err = -check_sites(s, li, m, msg, msglen);
-		if (err) {
-			ps_counter__close_group(s, li);
-			return -err;
-		}
+			err = -check_sites(s, o->li, m, msg, msglen);
 	}
-	npos = ps_target__positions(s, l->cpu, sampling, &pos);
-	for (int p = 0; p < npos; p++)
-		pos[p].site = 0;
-	if (npos > 0 && l->probe && l->probe->nsites > 1)
-		npos = by_site(&pos, npos, (uint32_t)l->probe->nsites);
-	if (npos < 0) {
-		err = -npos;
-		a = l->attr;
-		goto fail;
-	}
-	if (sampling) {
-		/* the sampler first: it may want each fd as it opens (a CPU's ring) */
-		err = s->hooks ? -s->hooks->will_open(s, pos, npos, msg, msglen) : EOPNOTSUPP;
-		if (err) {
-			ps_counter__close_group(s, li);
-			free(pos);
-			return -err;
-		}
-	}
-	for (m = 0; m < l->nmembers; m++) {
-		struct ps_counter *c = &s->slots[l->members[m]];
+	if (err)
+		return err;
+	o->npos = ps_target__positions(s, l->cpu, sampling, &o->pos);
+	for (int p = 0; p < o->npos; p++)
+		o->pos[p].site = 0;
+	if (o->npos > 0 && l->probe && l->probe->nsites > 1)
+		o->npos = by_site(&o->pos, o->npos, (uint32_t)l->probe->nsites);
+	if (o->npos < 0)
+		return o->npos;
+	/* the sampler first: it may want each fd as it opens (a CPU's ring) */
+	if (sampling)
+		err = s->hooks ? -s->hooks->will_open(s, o->pos, o->npos, msg, msglen) : EOPNOTSUPP;
+	return err;
+}
 
-		c->fds = malloc(npos * sizeof(*c->fds));
-		c->ids = calloc(npos, sizeof(*c->ids));
-		c->tasks = malloc(npos * sizeof(*c->tasks));
+/* Every member's fd, id and task arrays, one entry per position. */
+static int alloc_fds(struct opening *o)
+{
+	struct ps_counter *l = &o->s->slots[o->li];
+
+	for (uint32_t m = 0; m < l->nmembers; m++) {
+		struct ps_counter *c = &o->s->slots[l->members[m]];
+
+		c->fds = malloc(o->npos * sizeof(*c->fds));
+		c->ids = calloc(o->npos, sizeof(*c->ids));
+		c->tasks = malloc(o->npos * sizeof(*c->tasks));
 		if (!c->fds || !c->ids || !c->tasks) {
-			err = ENOMEM;
-			a = c->attr;
-			bad = l->members[m];
-			goto fail;
+			o->bad = l->members[m];
+			return -ENOMEM;
 		}
-		for (int p = 0; p < npos; p++)
+		for (int p = 0; p < o->npos; p++)
 			c->fds[p] = -1;
-		c->nfds = npos;
+		c->nfds = o->npos;
 	}
-	for (int p = 0; p < npos; p++) {
-		bool skip = false;
+	return 0;
+}
 
-		at = p;
-		for (m = 0; m < l->nmembers && !skip; m++) {
-			struct ps_counter *c = &s->slots[l->members[m]];
-			int fd;
+/* Member m at position p: fd o->kept. 0, 1 when the thread is gone (a -p
+ * target's thread that exited since /proc was listed), or -errno. */
+static int open_member(struct opening *o, uint32_t m, int p)
+{
+	struct ps_session *s = o->s;
+	struct ps_counter *l = &s->slots[o->li], *c = &s->slots[l->members[m]];
+	const struct ps_position *at = &o->pos[p];
+	int fd;
 
-			attr_for_open(s, c, m == 0, drop_group, pos[p].site, &a);
-			fd = open_precise(c, &a, pos[p].pid, pos[p].cpu, m ? l->fds[kept] : -1);
-			if (fd < 0 && errno == EINVAL && m == 0 && kept == 0 && a.inherit &&
-			    (a.read_format & PERF_FORMAT_GROUP)) {
-				/* Kernels before group reads of inherited events (6.18 accepts
-				 * them) say EINVAL: read the members one by one instead. */
-				drop_group = true;
-				attr_for_open(s, c, true, true, pos[p].site, &a);
-				fd = perf_event_open(&a, pos[p].pid, pos[p].cpu, -1);
-			}
-			if (fd < 0) {
-				err = errno;
-				/* a thread of a -p target that exited since /proc was listed */
-				if (err == ESRCH && s->kind == PS_TARGET_PID) {
-					skip = true;
-					break;
-				}
-				bad = l->members[m];
-				goto fail;
-			}
-			c->fds[kept] = fd;
-			c->tasks[kept] = pos[p].pid;
-			if (ioctl(fd, PERF_EVENT_IOC_ID, &c->ids[kept]) < 0) {
-				err = errno;
-				bad = l->members[m];
-				goto fail;
-			}
-			if (c->sampling) {
-				err = -s->hooks->fd_opened(s, l->members[m], fd, pos[p].cpu);
-				if (err) {
-					bad = l->members[m];
-					goto fail;
-				}
-			}
-		}
-		if (!skip) {
-			kept++;
+	ps_counter__open_attr(s, c, m == 0, o->drop_group, at->site, &o->a);
+	fd = open_precise(c, &o->a, at->pid, at->cpu, m ? l->fds[o->kept] : -1);
+	if (fd == -EINVAL && m == 0 && o->kept == 0 && o->a.inherit &&
+	    (o->a.read_format & PERF_FORMAT_GROUP)) {
+		/* Kernels before group reads of inherited events (6.18 accepts
+		 * them) say EINVAL: read the members one by one instead. */
+		o->drop_group = true;
+		ps_counter__open_attr(s, c, true, true, at->site, &o->a);
+		fd = ps_perf__open(&o->a, at->pid, at->cpu, -1);
+	}
+	if (fd == -ESRCH && s->kind == PS_TARGET_PID)
+		return 1;
+	if (fd >= 0) {
+		c->fds[o->kept] = fd;
+		c->tasks[o->kept] = at->pid;
+		fd = ioctl(fd, PERF_EVENT_IOC_ID, &c->ids[o->kept]) < 0 ? -errno : 0;
+	}
+	if (!fd && c->sampling)
+		fd = s->hooks->fd_opened(s, l->members[m], c->fds[o->kept], at->cpu);
+	if (fd < 0)
+		o->bad = l->members[m];
+	return fd < 0 ? fd : 0;
+}
+
+/* Every position, leader then members; a position whose thread is gone is
+ * dropped. 0 or -errno. */
+static int open_positions(struct opening *o)
+{
+	struct ps_counter *l = &o->s->slots[o->li];
+
+	for (int p = 0; p < o->npos; p++) {
+		int rc = 0;
+
+		o->at = p;
+		for (uint32_t m = 0; m < l->nmembers && !rc; m++)
+			rc = open_member(o, m, p);
+		if (rc < 0)
+			return rc;
+		if (!rc) {
+			o->kept++;
 			continue;
 		}
 		for (uint32_t j = 0; j < l->nmembers; j++) {
-			struct ps_counter *c = &s->slots[l->members[j]];
+			struct ps_counter *c = &o->s->slots[l->members[j]];
 
-			if (c->fds[kept] >= 0)
-				close(c->fds[kept]);
-			c->fds[kept] = -1;
+			if (c->fds[o->kept] >= 0)
+				close(c->fds[o->kept]);
+			c->fds[o->kept] = -1;
 		}
 	}
-	if (kept == 0) {
-		err = ESRCH; /* every thread was gone */
-		a = l->attr;
-		goto fail;
-	}
-	l->rbuf_words = 3 + (size_t)l->nmembers * 3;
+	return o->kept ? 0 : -ESRCH; /* every thread was gone */
+}
+
+/* Every fd is open: the read buffer, the sampler's attach, the state. 0,
+ * or -errno with msg filled by the sampler. */
+static int finish(struct opening *o, char *msg, size_t msglen)
+{
+	struct ps_session *s = o->s;
+	struct ps_counter *l = &s->slots[o->li];
+	struct ps_read_layout lay;
+	int err;
+
+	ps_read_layout__init(&lay, l->attr.read_format | PERF_FORMAT_GROUP);
+	l->rbuf_words = ps_read_layout__words(&lay, l->nmembers);
 	/* the read() buffer, then each member's part of a span (core/read.c) */
 	l->rbuf = calloc(l->rbuf_words + l->nmembers, sizeof(*l->rbuf));
-	if (!l->rbuf) {
-		err = ENOMEM;
-		goto fail;
-	}
-	for (m = 0; m < l->nmembers; m++) {
+	if (!l->rbuf)
+		return -ENOMEM;
+	for (uint32_t m = 0; m < l->nmembers; m++) {
 		struct ps_counter *c = &s->slots[l->members[m]];
 
-		c->nfds = kept;
+		c->nfds = o->kept;
 		/* before anything is enabled, so no overflow takes the wrong path */
-		if (c->sampling && (err = -s->hooks->attach(s, l->members[m], msg, msglen))) {
-			bad = l->members[m];
-			goto attach_fail;
-		}
+		if (c->sampling && (err = s->hooks->attach(s, l->members[m], msg, msglen)))
+			return err;
 		c->open = true;
-		c->group_fmt = !drop_group && (c->attr.read_format & PERF_FORMAT_GROUP);
+		c->group_fmt = !o->drop_group && (c->attr.read_format & PERF_FORMAT_GROUP);
 		if (s->kind == PS_TARGET_SELF && c->nfds == 1 && !c->group_fmt && !c->sampling)
 			ps_counter__map_user_page(c);
 		/* members run with their leader unless stopped; the leader is enabled later */
 		c->running = m > 0 && !c->stopped;
 	}
-	free(pos);
 	return 0;
-attach_fail:
-	/* the sampler's message says what failed (a program that did not load);
-	 * the fds themselves were fine */
-	ps_counter__close_group(s, li);
-	free(pos);
-	return -err;
-fail:
-	if (msg && msglen) {
-		struct ps_open_failure f = {
-		    .name = s->slots[bad].name,
-		    .attr = &a,
-		    .leader = bad == li ? NULL : &la,
-		    .err = err,
-		    .kind = s->kind,
-		    .pid = err != ESRCH && pos && at < npos ? pos[at].pid : s->pid,
-		    .cpu = pos && at < npos ? pos[at].cpu : l->cpu,
-		};
+}
 
-		attr_for_open(s, l, true, drop_group, 0, &la);
-		ps_explain_open_error(&f, msg, msglen);
+/* The sentence for an open that failed: which event, why, what to do. */
+static void explain(const struct opening *o, char *msg, size_t msglen)
+{
+	const struct ps_session *s = o->s;
+	const struct ps_counter *l = &s->slots[o->li];
+	bool here = o->pos && o->at < o->npos;
+	struct perf_event_attr la;
+	struct ps_open_failure f = {
+	    .name = s->slots[o->bad].name,
+	    .attr = &o->a,
+	    .leader = o->bad == o->li ? NULL : &la,
+	    .err = o->err,
+	    .kind = s->kind,
+	    .pid = o->err != ESRCH && here ? o->pos[o->at].pid : s->pid,
+	    .cpu = here ? o->pos[o->at].cpu : l->cpu,
+	};
+
+	ps_counter__open_attr(s, l, true, o->drop_group, 0, &la);
+	ps_explain_open_error(&f, msg, msglen);
+}
+
+static int open_group(struct ps_session *s, uint32_t li, char *msg, size_t msglen)
+{
+	struct opening o = {.s = s, .li = li, .bad = li};
+	int err = prepare(&o, msg, msglen);
+
+	if (err > 0) /* explained already */
+		goto cleanup;
+	o.a = s->slots[li].attr;
+	if (!err)
+		err = alloc_fds(&o);
+	if (!err)
+		err = open_positions(&o);
+	if (err < 0) {
+		o.err = -err;
+		if (msg && msglen)
+			explain(&o, msg, msglen);
+		err = o.err;
+		goto cleanup;
 	}
-	ps_counter__close_group(s, li);
-	free(pos);
+	/* a failed attach is the sampler's to say (a program that did not
+	 * load); the fds themselves were fine */
+	err = -finish(&o, msg, msglen);
+cleanup:
+	if (err)
+		ps_counter__close_group(s, li);
+	free(o.pos);
 	return -err;
 }
 

@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/perf.h"
 #include "core/internal.h"
 
 /* raw * enabled / running, in 128 bits: raw * enabled overflows 64. */
@@ -164,10 +165,14 @@ static bool read_user_page(const struct perf_event_mmap_page *pc, uint64_t *raw,
 }
 #endif
 
-/* Words per entry of a PERF_FORMAT_GROUP read: value, id (always asked for), lost. */
-static inline size_t group_stride(uint64_t rf)
+/* The members one group read of n bytes holds, or -EIO when it is short.
+ * The core asks every counter for both times and its id (core/attr.c). */
+static long group_members(const struct ps_read_layout *lay, const uint64_t *buf, ssize_t n)
 {
-	return 2 + !!(rf & PERF_FORMAT_LOST);
+	if (n < (ssize_t)(lay->head * sizeof(*buf)) || lay->id < 0 || lay->running < 0 ||
+	    buf[0] > (uint64_t)n || ps_read_layout__words(lay, buf[0]) * sizeof(*buf) > (size_t)n)
+		return -EIO;
+	return (long)buf[0];
 }
 
 /* Read every fd of c into v, span by span (the general path). */
@@ -176,8 +181,9 @@ static int read_spans(struct ps_session *s, struct ps_counter *c, struct ps_valu
 	struct ps_counter *l = &s->slots[c->leader];
 	struct span sp = {0};
 	uint64_t small[5];
-	uint64_t rf = c->attr.read_format;
+	struct ps_read_layout lay;
 
+	ps_read_layout__init(&lay, c->attr.read_format);
 	memset(v, 0, sizeof(*v));
 	for (int k = 0; k < c->nfds; k++) {
 		uint64_t *buf = c->group_fmt ? l->rbuf : small;
@@ -195,17 +201,19 @@ static int read_spans(struct ps_session *s, struct ps_counter *c, struct ps_valu
 			span_add(&sp, buf[0], buf[1], buf[2]);
 			continue;
 		}
-		size_t nr = buf[0], stride = group_stride(rf);
+		long nr = group_members(&lay, buf, n);
 
-		if ((3 + nr * stride) * sizeof(*buf) > (size_t)n)
-			return -EIO;
-		for (size_t j = 0; j < nr; j++) {
-			if (buf[3 + j * stride + 1] == c->ids[k]) {
-				raw = buf[3 + j * stride];
+		if (nr < 0)
+			return (int)nr;
+		for (long j = 0; j < nr; j++) {
+			size_t at = ps_read_layout__value(&lay, (size_t)j);
+
+			if (buf[at + (size_t)lay.id] == c->ids[k]) {
+				raw = buf[at];
 				break;
 			}
 		}
-		span_add(&sp, raw, buf[1], buf[2]);
+		span_add(&sp, raw, buf[lay.enabled], buf[lay.running]);
 	}
 	span_end(v, &sp);
 	return 0;
@@ -221,7 +229,7 @@ int ps_session__read(struct ps_session *s, ps_handle h, struct ps_value *v)
 	if (!v)
 		return -EINVAL;
 	if (c->nfds == 1 && !c->group_fmt) {
-		/* value, time_enabled, time_running, id (apply_target asked for all) */
+		/* value, time_enabled, time_running, id (core/attr.c asked for all) */
 		uint64_t buf[5];
 		ssize_t n;
 
@@ -280,33 +288,32 @@ int ps_session__read_group(struct ps_session *s, ps_handle h, struct ps_value *v
 		}
 		return (int)nm;
 	}
-	size_t stride = group_stride(l->attr.read_format);
 	uint64_t *part = l->rbuf + l->rbuf_words; /* each member's raw in this span */
+	struct ps_read_layout lay;
 	struct span sp = {0};
 
+	ps_read_layout__init(&lay, l->attr.read_format);
 	for (int k = 0; k < l->nfds; k++) {
 		ssize_t n = read(l->fds[k], l->rbuf, l->rbuf_words * sizeof(*l->rbuf));
 		uint64_t *buf = l->rbuf;
-		size_t nr;
+		long nr;
 
 		if (n < 0)
 			return -errno;
-		if (n < 3 * (ssize_t)sizeof(*buf))
-			return -EIO;
-		nr = buf[0];
-		if ((3 + nr * stride) * sizeof(*buf) > (size_t)n)
-			return -EIO;
+		nr = group_members(&lay, buf, n);
+		if (nr < 0)
+			return (int)nr;
 		if (k > 0 && span_starts(l, k))
 			end_group_span(vals, nm, part, &sp);
-		span_add(&sp, 0, buf[1], buf[2]);
-		for (size_t j = 0; j < nr; j++) {
-			uint64_t id = buf[3 + j * stride + 1];
+		span_add(&sp, 0, buf[lay.enabled], buf[lay.running]);
+		for (long j = 0; j < nr; j++) {
+			size_t at = ps_read_layout__value(&lay, (size_t)j);
 
 			for (size_t m = 0; m < nm; m++) {
 				struct ps_counter *mc = &s->slots[l->members[m]];
 
-				if (k < mc->nfds && mc->ids[k] == id) {
-					part[m] += buf[3 + j * stride];
+				if (k < mc->nfds && mc->ids[k] == buf[at + (size_t)lay.id]) {
+					part[m] += buf[at];
 					break;
 				}
 			}

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/perf.h"
 #include "base/array.h"
 #include "event/event.h"
 
@@ -49,7 +50,7 @@ static int probe_kernel(uint32_t type, uint64_t config)
 		a.disabled = 1;
 		a.exclude_kernel = 1; /* allowed at perf_event_paranoid <= 2 */
 		a.exclude_hv = 1;
-		fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = ps_perf__open(&a, 0, -1, -1);
 		if (fd >= 0) {
 			close((int)fd);
 			*slot = 1;
@@ -178,7 +179,7 @@ static int pfm_supported(const char *pmu, const char *name)
 	a = *ps_events__attr(evs, 0);
 	ps_events__free(evs);
 	a.exclude_kernel = a.exclude_hv = 1; /* allowed at perf_event_paranoid <= 2 */
-	fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = ps_perf__open(&a, 0, -1, -1);
 	if (fd >= 0)
 		close((int)fd);
 	if (nseen == sizeof(answer)) /* more PMUs than any machine has: no cache */

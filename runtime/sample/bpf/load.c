@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "base/perf.h"
 #include "base/cpus.h"
 #include "sample/bpf/internal.h"
 #include "ps_sample.skel.h"
@@ -214,8 +215,8 @@ static int open_anchor(const struct ps_counter *c)
 	a.sample_type = PERF_SAMPLE_IP;
 	a.watermark = 0;
 	a.wakeup_events = 0;
-	fd = (int)syscall(SYS_perf_event_open, &a, -1, n ? cpus[0] : 0, -1, PERF_FLAG_FD_CLOEXEC);
-	err = fd < 0 ? -errno : fd;
+	fd = ps_perf__open(&a, -1, n ? cpus[0] : 0, -1);
+	err = fd;
 	free(cpus);
 	return err;
 }

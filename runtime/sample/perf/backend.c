@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/perf.h"
 #include "base/array.h"
 #include "base/cpus.h"
 #include "sample/perf/record.h"
@@ -69,11 +70,6 @@ static void perf_prepare(struct ps_sampler *m, uint32_t slot, struct perf_event_
 	a->sample_id_all = 1;
 	a->watermark = 1;
 	a->wakeup_watermark = ps_sampler__wakeup_bytes(m);
-}
-
-static int perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu)
-{
-	return (int)syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 /* ---- the id -> slot map ---- */
@@ -220,19 +216,17 @@ static int open_carrier(struct ps_sampler *m, int cpu, char *msg, size_t msglen)
 	a.disabled = a.enable_on_exec = s->kind == PS_TARGET_COMMAND && s->held;
 	a.watermark = 1;
 	a.wakeup_watermark = ps_sampler__wakeup_bytes(m);
-	fd = perf_event_open(&a, pid, cpu);
+	fd = ps_perf__open(&a, pid, cpu, -1);
 	if (fd < 0) {
 		struct ps_open_failure f = {.name = "dummy (sample ring carrier)",
 					    .attr = &a,
-					    .err = errno,
+					    .err = -fd,
 					    .kind = s->kind,
 					    .pid = pid,
 					    .cpu = cpu};
-		int err = -errno;
-
 		if (msg && msglen)
 			ps_explain_open_error(&f, msg, msglen);
-		return err;
+		return fd;
 	}
 	return fd;
 }
@@ -331,33 +325,36 @@ static void perf_free(struct ps_sampler *m)
 static int perf_lost(struct ps_sampler *m, uint32_t slot, uint64_t *lost)
 {
 	const struct ps_counter *c = &m->s->slots[slot];
-	uint64_t rf = c->attr.read_format, small[5], *buf = small;
-	size_t words = 5;
+	struct ps_read_layout lay;
+	uint64_t small[8], *buf = small;
+	size_t words;
 
 	*lost = 0;
-	if (!(rf & PERF_FORMAT_LOST) || !c->open)
+	ps_read_layout__init(&lay, c->group_fmt
+				       ? c->attr.read_format
+				       : c->attr.read_format & ~(uint64_t)PERF_FORMAT_GROUP);
+	if (lay.lost < 0 || !c->open)
 		return -ENOENT;
-	if (c->group_fmt) {
-		words = 3 + (size_t)m->s->slots[c->leader].nmembers * 3;
-		buf = malloc(words * sizeof(*buf));
-		if (!buf)
-			return -ENOMEM;
-	}
+	words = ps_read_layout__words(&lay, c->group_fmt ? m->s->slots[c->leader].nmembers : 1);
+	if (words > sizeof(small) / sizeof(*small) && !(buf = malloc(words * sizeof(*buf))))
+		return -ENOMEM;
 	for (int k = 0; k < c->nfds; k++) {
 		ssize_t n = read(c->fds[k], buf, words * sizeof(*buf));
+		size_t have = n > 0 ? (size_t)n / sizeof(*buf) : 0;
 
-		if (n < 0)
-			continue;
-		if (!c->group_fmt) { /* value, enabled, running, id, lost */
-			if (n >= 5 * (ssize_t)sizeof(*buf))
-				*lost += buf[4];
+		if (!lay.group) {
+			*lost += have >= words ? buf[lay.lost] : 0;
 			continue;
 		}
-		/* nr, enabled, running, then { value, id, lost } per member */
-		for (uint64_t j = 0; j < buf[0] && (3 + (j + 1) * 3) * sizeof(*buf) <= (size_t)n;
-		     j++)
-			if (buf[3 + j * 3 + 1] == c->ids[k])
-				*lost += buf[3 + j * 3 + 2];
+		/* a group read: this fd's own member, by its id */
+		for (size_t j = 0; have >= lay.head && j < buf[0]; j++) {
+			size_t at = ps_read_layout__value(&lay, j);
+
+			if (at + lay.per > have)
+				break;
+			if (lay.id >= 0 && buf[at + (size_t)lay.id] == c->ids[k])
+				*lost += buf[at + (size_t)lay.lost];
+		}
 	}
 	if (buf != small)
 		free(buf);

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "base/perf.h"
 #include "sample/perf/record.h"
 
 /* Bounds-checked reader over a record's body, in u64 words. */
@@ -47,21 +48,20 @@ static inline void take_pair(struct cur *c, uint32_t *a, uint32_t *b)
 /* Words a PERF_SAMPLE_READ block takes, or 0 when it cannot fit in `room`. */
 static size_t read_words(uint64_t rf, const struct cur *c)
 {
-	size_t head = !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
-		      !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING),
-	       room = left(c);
-	size_t per = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
+	struct ps_read_layout lay;
+	size_t room = left(c);
 	uint64_t nr;
 
-	if (!(rf & PERF_FORMAT_GROUP))
-		return per + head <= room ? per + head : 0;
+	ps_read_layout__init(&lay, rf);
+	if (!lay.group)
+		return lay.per <= room ? lay.per : 0;
 	if (room < 1)
 		return 0;
 	memcpy(&nr, c->p, sizeof(nr));
 	/* nr is checked before it is multiplied, so a huge nr cannot wrap */
-	if (nr > room || 1 + head + nr * per > room)
+	if (nr > room || ps_read_layout__words(&lay, (size_t)nr) > room)
 		return 0;
-	return 1 + head + (size_t)nr * per;
+	return ps_read_layout__words(&lay, (size_t)nr);
 }
 
 /* PERF_SAMPLE_REGS_USER or _REGS_INTR: the abi word, then one word per
@@ -247,38 +247,30 @@ int ps_sample__reg(const struct ps_sample *s, bool intr, unsigned reg, uint64_t 
 int ps_sample__value(const struct ps_sample *s, size_t i, uint64_t *value, uint64_t *enabled,
 		     uint64_t *running)
 {
-	uint64_t rf, nr = 1, en = 0, run = 0;
-	size_t at = 0, per;
+	struct ps_read_layout lay;
+	uint64_t nr = 1;
+	size_t at;
 
 	if (!s || !(s->sample_type & PERF_SAMPLE_READ) || !s->read || s->read_words == 0)
 		return -ERANGE;
-	rf = s->read_format;
-	per = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
-	if (rf & PERF_FORMAT_GROUP) {
-		nr = s->read[at++];
-		if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED)
-			en = s->read[at++];
-		if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING)
-			run = s->read[at++];
-		if (i >= nr || at + (i + 1) * per > s->read_words)
-			return -ERANGE;
-		at += i * per;
-	} else {
-		if (i > 0 || s->read_words < 1)
-			return -ERANGE;
-		at = 1;
-		if ((rf & PERF_FORMAT_TOTAL_TIME_ENABLED) && at < s->read_words)
-			en = s->read[at++];
-		if ((rf & PERF_FORMAT_TOTAL_TIME_RUNNING) && at < s->read_words)
-			run = s->read[at++];
-		at = 0;
-	}
+	ps_read_layout__init(&lay, s->read_format);
+	if (lay.group)
+		nr = s->read[0];
+	if (i >= nr || (lay.group && s->read_words < lay.head))
+		return -ERANGE;
+	at = ps_read_layout__value(&lay, i);
+	if (at >= s->read_words || (lay.group && at + lay.per > s->read_words))
+		return -ERANGE;
 	if (value)
 		*value = s->read[at];
 	if (enabled)
-		*enabled = en;
+		*enabled = lay.enabled >= 0 && (size_t)lay.enabled < s->read_words
+			       ? s->read[lay.enabled]
+			       : 0;
 	if (running)
-		*running = run;
+		*running = lay.running >= 0 && (size_t)lay.running < s->read_words
+			       ? s->read[lay.running]
+			       : 0;
 	return nr > (uint64_t)__INT_MAX__ ? -ERANGE : (int)nr;
 }
 
