@@ -394,8 +394,10 @@ struct ps_sample_stats {
 };
 
 int ps_session__set_sample_ops(struct ps_session *s, const struct ps_sample_ops *ops);
-/* Data pages per ring (a power of two; default 256, i.e. 1 MiB). Takes
- * effect for rings mapped after the call. */
+/* Data pages per ring (a power of two up to PS_RING_PAGES_MAX; default 256,
+ * i.e. 1 MiB). Takes effect for rings mapped after the call. -EINVAL for
+ * any other value. */
+#define PS_RING_PAGES_MAX (1u << 20) /* 4 GiB of 4 KiB pages */
 int ps_session__set_ring_pages(struct ps_session *s, size_t pages);
 bool ps_session__is_sampling(const struct ps_session *s, ps_handle h);
 /* Make a counter that has no period= or freq= sample every hit, as perf

@@ -286,16 +286,22 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return die_usage("-p wants a process id, got '%s'", optarg);
 			break;
 		case 'T':
+			/* the timer counts nanoseconds in 64 bits: keep well inside */
 			o->duration = strtod(optarg, &end);
-			if (*end || !(o->duration > 0))
-				return die_usage("-T wants a positive number of seconds, got '%s'",
+			if (end == optarg || *end || !(o->duration >= 1e-9 && o->duration <= 1e9))
+				return die_usage("-T wants a number of seconds from 1e-9 to 1e9 "
+						 "(e.g. 2.5), got '%s'",
 						 optarg);
 			break;
 		case 'b':
+			errno = 0;
 			o->ring_pages = strtol(optarg, &end, 10);
-			if (*end || o->ring_pages <= 0 || (o->ring_pages & (o->ring_pages - 1)))
+			if (errno || end == optarg || *end || o->ring_pages <= 0 ||
+			    o->ring_pages > (long)PS_RING_PAGES_MAX ||
+			    (o->ring_pages & (o->ring_pages - 1)))
 				return die_usage(
-				    "-b wants a power of two of pages, e.g. 1024; got '%s'",
+				    "-b wants a power of two of pages from 1 to 1048576 "
+				    "(4 GiB), e.g. 1024; got '%s'",
 				    optarg);
 			break;
 		case 'I':
@@ -422,8 +428,11 @@ static int run(int argc, char **argv)
 	session = make_session(&o);
 	if (!session)
 		return 1;
-	if (o.ring_pages)
-		ps_session__set_ring_pages(session, (size_t)o.ring_pages);
+	if (o.ring_pages && (rc = ps_session__set_ring_pages(session, (size_t)o.ring_pages)) < 0) {
+		fprintf(stderr, "perfscript: -b %ld: %s\n", o.ring_pages, ps_strerror(rc));
+		ps_session__free(session);
+		return 2;
+	}
 	ps_session__set_backend(session, o.backend);
 	if (o.verbose)
 		ps_bpf__set_verbose(true); /* libbpf's log, the verifier's included */

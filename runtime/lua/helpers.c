@@ -46,7 +46,11 @@ static int l_exit(lua_State *L)
 {
 	struct ps_script *sc = script_of(L);
 
-	ps_lua_script__exit(sc, (int)luaL_optinteger(L, 1, sc->exit_status));
+	lua_Integer status = luaL_optinteger(L, 1, sc->exit_status);
+
+	/* a process exit status is 8 bits: exit(256) would look like success */
+	luaL_argcheck(L, status >= 0 && status <= 255, 1, "exit status must be 0 to 255");
+	ps_lua_script__exit(sc, (int)status);
 	return 0;
 }
 

@@ -136,10 +136,11 @@ void ps_lua_probe__detach(struct ps_script *sc)
 		providers[i]->detach(sc);
 }
 
-bool ps_lua_probe__sources(const struct ps_script *sc)
+bool ps_lua_probe__sources(const struct ps_script *sc, bool self)
 {
 	for (size_t i = 0; i < NPROVIDERS; i++)
-		if (providers[i]->source && providers[i]->count(sc) > 0)
+		if (providers[i]->source && (!self || providers[i]->source_on_self) &&
+		    providers[i]->count(sc) > 0)
 			return true;
 	return false;
 }

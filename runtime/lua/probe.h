@@ -23,7 +23,8 @@ struct ps_lua_point {
 struct ps_lua_provider {
 	const char *name;	   /* "timer" */
 	const char *const *points; /* the points it knows, as documented; NULL-ended */
-	bool source;		   /* its probes fire while the session runs */
+	bool source;		   /* its probes fire while the session runs... */
+	bool source_on_self;	   /* ...even when the script counts only itself */
 	/* 1 with *pt filled when point is this provider's, 0 when it is not;
 	 * raises for a malformed point of its own. */
 	int (*parse)(lua_State *L, const char *point, struct ps_lua_point *pt);
@@ -55,8 +56,9 @@ int ps_lua_probe__start(struct ps_script *sc);
 void ps_lua_probe__stop(struct ps_script *sc);
 void ps_lua_probe__report(struct ps_script *sc);
 void ps_lua_probe__detach(struct ps_script *sc);
-/* Whether anything can still fire once begin probes ran. */
-bool ps_lua_probe__sources(const struct ps_script *sc);
+/* Whether anything can still fire once begin probes ran; self: the script
+ * counts only itself, so nothing happens that its handlers do not do. */
+bool ps_lua_probe__sources(const struct ps_script *sc, bool self);
 
 /* lua/probe_phase.c: run every probe of a phase, in order (arg: error's message). */
 enum ps_lua_phase { PS_PHASE_BEGIN, PS_PHASE_END, PS_PHASE_ERROR };

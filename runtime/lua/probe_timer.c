@@ -158,6 +158,7 @@ const struct ps_lua_provider ps_lua_timer_provider = {
     .name = "timer",
     .points = points,
     .source = true,
+    .source_on_self = true,
     .parse = parse,
     .attach = attach,
     .start = start,

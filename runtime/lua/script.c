@@ -189,8 +189,12 @@ void ps_lua_script__settle(struct ps_script *sc)
 /* Whether anything can still happen once begin probes ran. */
 static bool has_event_source(struct ps_script *sc)
 {
-	return ps_lua_probe__sources(sc) || sc->o.duration > 0 ||
-	       ps_session__target_kind(sc->session) != PS_TARGET_SELF;
+	/* On itself, a script's samples come from its own code, which runs only
+	 * in handlers: sample and lost probes alone cannot make anything happen,
+	 * only timers can (docs/guide.md, "Probes and lifecycle"). */
+	if (ps_session__target_kind(sc->session) == PS_TARGET_SELF)
+		return sc->o.duration > 0 || ps_lua_probe__sources(sc, true);
+	return true;
 }
 
 int ps_lua_script__args(struct ps_script *sc, const char *script, char **args, int nargs,

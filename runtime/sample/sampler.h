@@ -22,7 +22,6 @@
 #include "core/internal.h"
 
 #define PS_RING_PAGES_DEFAULT 256u	 /* 1 MiB of 4 KiB pages, see docs/events.md */
-#define PS_RING_PAGES_MAX     (1u << 20) /* 4 GiB: beyond that is a typo, not a ring */
 
 struct ps_sampler;
 

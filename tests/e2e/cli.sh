@@ -15,7 +15,20 @@ out=$("$PERFSCRIPT" -T -1 -e 'x=1' 2>&1); is "$?" 2 "-T wants a positive number"
 out=$("$PERFSCRIPT" -p 1 -a -e 'x=1' 2>&1); like "$out" "cannot be combined" "-p with -a is refused"
 out=$("$PERFSCRIPT" -b 3 -e 'x=1' 2>&1); rc=$?
 is "$rc" 2 "-b wants a power of two"
-like "$out" "-b wants a power of two of pages, e.g. 1024; got '3'" "-b names the bad value"
+like "$out" "-b wants a power of two of pages from 1 to 1048576 \(4 GiB\), e.g. 1024; got '3'" "-b names the bad value"
+out=$("$PERFSCRIPT" -b 2097152 -e 'x=1' 2>&1); rc=$?
+is "$rc" 2 "-b above 1048576 pages is a usage error, not the default ring"
+like "$out" "from 1 to 1048576" "-b says its limit"
+for t in inf nan 1e-10 18446744074 0 ''; do
+	out=$("$PERFSCRIPT" -T "$t" -e 'x=1' 2>&1); rc=$?
+	is "$rc/${out%%$'\n'*}" "2/perfscript: -T wants a number of seconds from 1e-9 to 1e9 (e.g. 2.5), got '$t'" "-T '$t' is a usage error that names the range"
+done
+out=$("$PERFSCRIPT" -T 1e-9 -a -e 'probe("end", function() print("end") end)' 2>&1)
+is "$out" end "-T 1e-9 (the shortest) ends the session at once, end probes run"
+out=$("$PERFSCRIPT" -e 'exit(256)' 2>&1); rc=$?
+is "$rc" 1 "exit(256) is an error, not a silent exit 0"
+like "$out" "bad argument #1 to 'exit' \(exit status must be 0 to 255\)" "exit(256) says the range"
+"$PERFSCRIPT" -e 'exit(255)'; is "$?" 255 "exit(255) exits 255"
 out=$("$PERFSCRIPT" --backend=foo -e 'x=1' 2>&1)
 like "$out" "--backend wants auto, bpf or perf, got 'foo'" "--backend names the bad value"
 out=$("$PERFSCRIPT" --describe 2>&1); rc=$?

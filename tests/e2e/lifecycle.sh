@@ -149,4 +149,13 @@ probe("begin", exit)
 probe("end", function() print("end probe") end)' 2>&1); rc=$?
 is "$rc:$out" "0:end probe" "strict _G with the global defined: runs as before"
 
+# docs/guide.md: a self-measuring script with no timer ends right after
+# begin, sample probes or not (its samples come from its own handlers).
+out=$(timeout 10 "$PERFSCRIPT" -e '
+c = perfmon.counter("task-clock/period=100000/")
+local n = 0
+probe("perfmon.sample(c)", function() n = n + 1 end)
+probe("end", function() print("end") end)' 2>&1); rc=$?
+is "$rc/$out" "0/end" "self with a sample probe and no timer ends after begin"
+
 done_testing
