@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/array.h"
@@ -396,7 +397,116 @@ static struct ps_session *make_session(const struct options *o)
 	return s;
 }
 
-static int run(int argc, char **argv)
+/* Where the script's output goes, for messages. */
+static const char *output_name = "standard output";
+
+/* Whether a and b name the same existing file. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/* -o FILE becomes standard output (after the command was forked: its output
+ * stays where it was). 0, or 1 with the reason printed. */
+static int redirect_output(const char *path, const char *script)
+{
+	int fd;
+
+	if (script && same_file(path, script)) {
+		fprintf(stderr,
+			"perfscript: -o %s is the script itself: refusing to overwrite it\n", path);
+		return 1;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || (fd != STDOUT_FILENO && dup2(fd, STDOUT_FILENO) < 0)) {
+		fprintf(stderr, "perfscript: -o %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	if (fd != STDOUT_FILENO)
+		close(fd);
+	output_name = path;
+	return 0;
+}
+
+/* The first error writing the script's output (see watch_output). */
+static int output_errno;
+
+static ssize_t output_write(void *cookie, const char *buf, size_t len)
+{
+	size_t done = 0;
+
+	(void)cookie;
+	while (done < len) {
+		ssize_t n = write(STDOUT_FILENO, buf + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!output_errno)
+				output_errno = n < 0 ? errno : EIO;
+			return done ? (ssize_t)done : -1;
+		}
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+/* The script writes through stdio (print, io.write, printf), which forgets
+ * why a write failed; this stdout keeps the first errno so the end of the
+ * run can say it (ENOSPC, EPIPE, ...). Not for the REPL: its line editor
+ * wants stdout's file descriptor. */
+static void watch_output(void)
+{
+	cookie_io_functions_t io = {.write = output_write};
+	FILE *f = fopencookie(NULL, "w", io);
+
+	if (!f)
+		return;
+	setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+	fflush(stdout);
+	stdout = f;
+}
+
+/* Output that could not be written is an error, not a silent exit 0 (a
+ * full disk, -o /dev/full): flush, then check the stream and its close. */
+static int finish_output(int rc)
+{
+	int bad = fflush(stdout) != 0 || ferror(stdout) ? (output_errno ? output_errno : EIO) : 0;
+
+	if (!bad && fclose(stdout) != 0 && errno != EBADF)
+		bad = output_errno ? output_errno : errno;
+	if (!bad)
+		return rc;
+	fprintf(stderr, "perfscript: cannot write to %s: %s\n", output_name, strerror(bad));
+	return rc ? rc : 1;
+}
+
+/* A closed standard stream would hand its number to the next file opened,
+ * and the script's output or our own messages would land in it: hold 0, 1
+ * and 2 with /dev/null. Returns whether standard output was closed. */
+static bool hold_std_fds(void)
+{
+	bool out_closed = fcntl(STDOUT_FILENO, F_GETFD) < 0;
+
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0)
+			continue;
+		int got = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+
+		if (got >= 0 && got != fd) {
+			dup2(got, fd);
+			close(got);
+		}
+	}
+	return out_closed;
+}
+
+static int run(int argc, char **argv, bool out_closed)
 {
 	struct options o = {0};
 	struct ps_session *session = NULL;
@@ -406,6 +516,8 @@ static int run(int argc, char **argv)
 	rc = parse_options(argc, argv, &o);
 	if (rc)
 		return rc;
+	if (!o.repl)
+		watch_output(); /* writes to fd 1, so -o's dup2 below still applies */
 	first = optind;
 	if (o.describe) {
 		if (first + 1 != argc)
@@ -436,16 +548,12 @@ static int run(int argc, char **argv)
 	ps_session__set_backend(session, o.backend);
 	if (o.verbose)
 		ps_bpf__set_verbose(true); /* libbpf's log, the verifier's included */
-	if (o.output) {
-		int fd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-		/* After the command was forked: its output stays where it was. */
-		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0) {
-			fprintf(stderr, "perfscript: -o %s: %s\n", o.output, strerror(errno));
-			ps_session__free(session);
-			return 1;
-		}
-		close(fd);
+	if (out_closed && !o.output)
+		fprintf(stderr, "perfscript: standard output is closed: the script's output is "
+				"discarded (give -o FILE)\n");
+	if (o.output && redirect_output(o.output, o.code || o.repl ? NULL : chunk)) {
+		ps_session__free(session);
+		return 1;
 	}
 	sc = ps_lua_script__new(session,
 				&(struct ps_script_opts){.sz = sizeof(struct ps_script_opts),
@@ -464,7 +572,6 @@ static int run(int argc, char **argv)
 					 argv, 1);
 	ps_lua_script__free(sc);
 	ps_session__free(session);
-	fflush(stdout);
 	return rc;
 }
 
@@ -483,6 +590,7 @@ static void give_advice(void)
 int main(int argc, char **argv)
 {
 	int n, rc;
+	bool out_closed = hold_std_fds();
 	char **args = split_args(argc, argv, &n);
 
 	give_advice();
@@ -490,7 +598,7 @@ int main(int argc, char **argv)
 		perror("perfscript");
 		return 1;
 	}
-	rc = run(n, args);
+	rc = run(n, args, out_closed);
 	free(args);
-	return rc;
+	return finish_output(rc);
 }

@@ -88,4 +88,25 @@ local tv, tunit = t:scaled()
 print(v, unit, math.type(tv), tv > 0, tunit == "")')
 is "$out" "$(printf '0.0\tJoules\tfloat\ttrue\ttrue')" "counter:scaled() gives value x .scale and the .unit"
 
+# Output is never lost silently.
+printf 'print("kept")\n' >"$TMP/self.lua"
+out=$("$PERFSCRIPT" "$TMP/self.lua" -o "$TMP/self.lua" 2>&1); rc=$?
+is "$rc/$(cat "$TMP/self.lua")" '1/print("kept")' "-o naming the script is refused and the script stays intact"
+like "$out" "-o .*self.lua is the script itself: refusing to overwrite it" "-o onto the script says why"
+for how in "-o /dev/full" ">/dev/full"; do
+	out=$(eval "\"\$PERFSCRIPT\" -e 'for i = 1, 10000 do print(i) end' $how" 2>&1); rc=$?
+	where=${how#-o }; [[ $how == ">"* ]] && where="standard output"
+	is "$rc/$out" "1/perfscript: cannot write to $where: No space left on device" \
+		"a script writing to a full device ($how) exits 1 and says why"
+done
+out=$("$PERFSCRIPT" -e 'io.write("x")' -o /dev/full 2>&1); is "$?" 1 "io.write's failure is reported too"
+out=$("$PERFSCRIPT" --describe cycles 2>&1 >/dev/full); rc=$?
+is "$rc/$out" "1/perfscript: cannot write to standard output: No space left on device" "--describe into a full device exits 1"
+out=$("$PERFSCRIPT" -l 2>&1 >/dev/full); is "$?" 1 "-l into a full device exits 1"
+rm -f "$TMP/closed.txt"
+"$PERFSCRIPT" -e 'print("written")' -o "$TMP/closed.txt" >&-; rc=$?
+is "$rc/$(cat "$TMP/closed.txt")" "0/written" "with standard output closed, -o FILE still writes FILE"
+out=$("$PERFSCRIPT" -e 'print("lost")' 2>&1 >&-)
+like "$out" "standard output is closed: the script's output is discarded \(give -o FILE\)" "a closed standard output is said, not silent"
+
 done_testing
