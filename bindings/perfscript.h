@@ -236,6 +236,12 @@ int ps_session__release(struct ps_session *s);
 /* Reap an exited command: returns 0 and its wait status, or -EAGAIN while it
  * still runs, or -ECHILD when there is no command. */
 int ps_session__reap(struct ps_session *s, int *wstatus);
+/* Send sig to the command and everything it started: its process group (a
+ * command leads its own unless perfscript runs in a terminal's foreground,
+ * where a group of its own could not read the terminal), else the command
+ * and its descendants as /proc lists them. 0; -ESRCH when nothing is left
+ * (sig 0 asks just that); -ECHILD without a command; or -errno. */
+int ps_session__signal(struct ps_session *s, int sig);
 
 typedef uint64_t ps_handle; /* non-zero; carries slot and generation */
 

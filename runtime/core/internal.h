@@ -84,6 +84,7 @@ struct ps_session {
 	pid_t pid;	  /* command child or -p pid; 0 otherwise */
 	int pidfd;	  /* -1 when none */
 	bool has_command; /* a forked child we own (COMMAND, or CPUS with argv) */
+	bool own_group;	  /* the command leads its own process group */
 	bool held;	  /* the child waits for ps_session__release() */
 	bool reaped;
 	int wstatus;

@@ -3,7 +3,9 @@
  * argv forked here and held before exec (the child blocks reading a CLOEXEC
  * pipe) so counters can be opened on its pid with enable_on_exec before it
  * runs a single instruction of the command; a failed exec is reported back
- * through a second CLOEXEC pipe as an errno. PID attaches to every thread of
+ * through a second CLOEXEC pipe as an errno. The command dies with us
+ * (PR_SET_PDEATHSIG) and leads its own process group, so that what it
+ * starts can be stopped with it. PID attaches to every thread of
  * a running process; CPUS counts system-wide on a validated CPU list,
  * optionally running a command as well. This file also says, for each
  * counter, on which (pid, cpu) pairs its fds are opened: a counting counter
@@ -17,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -51,8 +54,19 @@ static int pidfd_open_compat(pid_t pid)
 #endif
 }
 
+/* Whether the command gets a process group of its own: not when we run in
+ * a terminal's foreground, where a command in another group that reads the
+ * terminal would be stopped (SIGTTIN) for good. */
+static bool own_group(void)
+{
+	pid_t fg = tcgetpgrp(STDIN_FILENO);
+
+	return fg < 0 || fg != getpgrp();
+}
+
 /* The child: wait for the go byte (EOF means the session died), then exec. */
-static _Noreturn void run_child(char *const *argv, int go_rd, int status_wr)
+static _Noreturn void run_child(char *const *argv, int go_rd, int status_wr, pid_t parent,
+				bool group)
 {
 	sigset_t none;
 	char go = 0;
@@ -62,6 +76,11 @@ static _Noreturn void run_child(char *const *argv, int go_rd, int status_wr)
 	/* the loop may have blocked signals for its signalfd; the command must not inherit that */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* if we die, however (SIGKILL included), the command goes too */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
+	if (group)
+		setpgid(0, 0);
 	do
 		n = read(go_rd, &go, 1);
 	while (n < 0 && errno == EINTR);
@@ -77,7 +96,8 @@ static _Noreturn void run_child(char *const *argv, int go_rd, int status_wr)
 static int fork_command(struct ps_session *s, char *const *argv)
 {
 	int go[2] = {-1, -1}, st[2] = {-1, -1}, err = 0;
-	pid_t pid;
+	pid_t pid, parent = getpid();
+	bool group = own_group();
 
 	if (!argv || !argv[0])
 		return -EINVAL;
@@ -93,8 +113,11 @@ static int fork_command(struct ps_session *s, char *const *argv)
 	if (pid == 0) {
 		close(go[1]);
 		close(st[0]);
-		run_child(argv, go[0], st[1]);
+		run_child(argv, go[0], st[1], parent, group);
 	}
+	if (group)
+		setpgid(pid, pid); /* as the child does: whichever runs first */
+	s->own_group = group;
 	s->pid = pid;
 	s->argv0 = strdup(argv[0]); /* NULL on ENOMEM only costs symbol breakpoints */
 	s->has_command = true;
@@ -259,6 +282,47 @@ int ps_session__reap(struct ps_session *s, int *wstatus)
 	}
 	if (wstatus)
 		*wstatus = s->wstatus;
+	return 0;
+}
+
+/* Send sig to pid and, depth first, to the children /proc lists for each of
+ * its threads (a best effort: a process forked meanwhile may escape). */
+static void signal_tree(pid_t pid, int sig, int depth)
+{
+	char path[64], line[4096];
+	struct dirent *de;
+	DIR *d;
+
+	kill(pid, sig);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (depth > 64 || !(d = opendir(path)))
+		return;
+	while ((de = readdir(d))) {
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)pid, de->d_name);
+		if (!(f = fopen(path, "re")))
+			continue;
+		while (fscanf(f, "%4095s", line) == 1)
+			signal_tree((pid_t)strtol(line, NULL, 10), sig, depth + 1);
+		fclose(f);
+	}
+	closedir(d);
+}
+
+int ps_session__signal(struct ps_session *s, int sig)
+{
+	if (!s)
+		return -EINVAL;
+	if (!s->has_command)
+		return -ECHILD;
+	if (s->own_group) /* the group outlives its reaped leader while members remain */
+		return killpg(s->pid, sig) < 0 ? -errno : 0;
+	if (s->reaped)
+		return -ESRCH;
+	signal_tree(s->pid, sig, 0);
 	return 0;
 }
 

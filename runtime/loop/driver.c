@@ -2,8 +2,8 @@
  * driver.c: the session driver's life: start (BPF options, counters, the
  * held command released, the target watched, the duration and the signals
  * armed), the loop, the reasons a session ends, and the end itself, where a
- * command still running is sent SIGTERM as perf stat --timeout does, then
- * SIGKILL. Everything reaches the driver as a loop callback, on the loop's
+ * command still running, and what it started, is sent SIGTERM as perf stat
+ * --timeout does, then SIGKILL. Everything reaches the driver as a loop callback, on the loop's
  * one thread. The client's sample ops are called through the driver's, so
  * once delivery is halted (exit(), an error) no handler runs again.
  */
@@ -115,7 +115,9 @@ void ps_driver__stop(struct ps_driver *d, enum ps_stop_reason why)
 			break;
 		case PS_STOP_SIGNAL:
 			snprintf(d->text, sizeof(d->text), "%s",
-				 d->signo == SIGINT ? "SIGINT" : "SIGTERM");
+				 d->signo == SIGINT   ? "SIGINT"
+				 : d->signo == SIGHUP ? "SIGHUP"
+						      : "SIGTERM");
 			break;
 		case PS_STOP_TARGET:
 			snprintf(d->text, sizeof(d->text), "the target exited");
@@ -167,9 +169,11 @@ static int on_signal(struct ps_loop *loop, uint64_t signo, void *ctx)
 
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		sigemptyset(&set);
 		sigaddset(&set, SIGINT);
 		sigaddset(&set, SIGTERM);
+		sigaddset(&set, SIGHUP);
 		sigprocmask(SIG_UNBLOCK, &set, NULL);
 		d->signo = (int)signo;
 	}
@@ -210,7 +214,7 @@ static int on_deadline(struct ps_loop *loop, uint64_t expirations, void *ctx)
 /* The target's end, the duration and the signals, on the loop. */
 static int watch(struct ps_driver *d, char *msg, size_t msglen)
 {
-	static const int sigs[] = {SIGINT, SIGTERM}, sigchld = SIGCHLD;
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP}, sigchld = SIGCHLD;
 	int pidfd = ps_session__target_pidfd(d->s), rc = 0;
 
 	if (pidfd >= 0)
@@ -221,7 +225,7 @@ static int watch(struct ps_driver *d, char *msg, size_t msglen)
 	if (!rc && d->o.duration > 0)
 		rc = ps_loop__add_timer(d->loop, (uint64_t)(d->o.duration * 1e9), on_deadline, d);
 	if (rc >= 0)
-		rc = ps_loop__add_signals(d->loop, sigs, 2, on_signal, d);
+		rc = ps_loop__add_signals(d->loop, sigs, 3, on_signal, d);
 	if (rc < 0 && msg && msglen)
 		snprintf(msg, msglen, "cannot watch the session: %s", ps_strerror(rc));
 	return rc < 0 ? rc : 0;
@@ -273,22 +277,32 @@ int ps_driver__finish(struct ps_driver *d)
 	return ps_session__flush(d->s);
 }
 
+/* Whether anything of the command is left: the command itself, or a member
+ * of its process group. */
+static bool command_left(struct ps_driver *d)
+{
+	int ws;
+
+	return ps_session__reap(d->s, &ws) == -EAGAIN || ps_session__signal(d->s, 0) == 0;
+}
+
 void ps_driver__end(struct ps_driver *d)
 {
 	pid_t pid = ps_session__target_pid(d->s);
 	int ws;
 
-	if (d->target_done || pid <= 0 || ps_session__target_kind(d->s) == PS_TARGET_PID ||
-	    ps_session__reap(d->s, &ws) != -EAGAIN)
+	if (pid <= 0 || ps_session__target_kind(d->s) == PS_TARGET_PID || !command_left(d))
 		return;
-	say(d, "sending SIGTERM to the command (pid %d)", (int)pid);
-	kill(pid, SIGTERM);
+	/* the command and whatever it started and left running (a pipeline
+	 * under sh -c, a background job): no child outlives the session */
+	say(d, "sending SIGTERM to the command (pid %d) and its process group", (int)pid);
+	ps_session__signal(d->s, SIGTERM);
 	for (int i = 0; i < 100; i++) { /* up to 1 s, then SIGKILL */
-		if (ps_session__reap(d->s, &ws) != -EAGAIN)
+		if (!command_left(d))
 			return;
 		usleep(10000);
 	}
-	kill(pid, SIGKILL);
+	ps_session__signal(d->s, SIGKILL);
 	while (ps_session__reap(d->s, &ws) == -EAGAIN)
 		usleep(1000);
 }

@@ -1,0 +1,66 @@
+# children.sh: no child outlives the session. The -c command dies with
+# perfscript however perfscript dies (PR_SET_PDEATHSIG), and it leads its own
+# process group, so that a pipeline under sh -c or a background job it left
+# is stopped with it when the session ends. Each case sleeps a distinct
+# length (the marker) and then looks for leftovers with pgrep.
+source "$(dirname "$0")/lib.sh"
+
+mark=$((4000 + $$ % 1000)) # sleep lengths unique to this run
+alive() { pgrep -f "^sleep $1(\$| )" >/dev/null; }
+gone() { # wait up to 2 s for `sleep $1` to be gone
+	for _ in $(seq 40); do alive "$1" || return 0; sleep 0.05; done
+	pkill -f "^sleep $1(\$| )"; return 1
+}
+
+m=$((mark + 1))
+out=$("$PERFSCRIPT" -T 0.3 -e 'probe("end", function() print("end") end)' -c "sh -c 'sleep $m | sleep $m'" 2>&1)
+is "$out" end "-T ends a session whose command is a pipeline"
+gone $m; ok $? "-T: both sides of the command's pipeline are stopped"
+
+m=$((mark + 2))
+out=$("$PERFSCRIPT" -e 'x = 1' -c "sh -c 'sleep $m & exit 0'" 2>&1)
+gone $m; ok $? "a background job the command left behind is stopped at the end"
+
+m=$((mark + 3))
+"$PERFSCRIPT" -e 'x = 1' -c "sleep $m" &
+pid=$!
+for _ in $(seq 40); do alive $m && break; sleep 0.05; done
+kill -KILL $pid; wait $pid 2>/dev/null
+gone $m; ok $? "perfscript killed with SIGKILL: the command dies too"
+
+m=$((mark + 4))
+# a background job of a script starts with SIGQUIT ignored: give it back
+env --default-signal=QUIT "$PERFSCRIPT" -e 'x = 1' -c "sleep $m" &
+pid=$!
+for _ in $(seq 40); do alive $m && break; sleep 0.05; done
+kill -QUIT $pid; wait $pid 2>/dev/null
+gone $m; ok $? "perfscript killed with SIGQUIT: the command dies too"
+
+m=$((mark + 5))
+"$PERFSCRIPT" -e 'probe("end", function() print("end after SIGHUP") end)' -c "sleep $m" >"$TMP/hup.out" 2>&1 &
+pid=$!
+for _ in $(seq 40); do alive $m && break; sleep 0.05; done
+kill -HUP $pid; wait $pid
+is "$(cat "$TMP/hup.out")" "end after SIGHUP" "SIGHUP ends the session like SIGTERM: end probes run"
+gone $m; ok $? "SIGHUP: the command is stopped"
+
+m=$((mark + 6))
+"$PERFSCRIPT" -e 'probe("timer.ms(10)", function() print("x") end)' -c "sleep $m" | head -1 >/dev/null
+gone $m; ok $? "perfscript | head -1: the command does not outlive the broken pipe"
+
+# In a terminal's foreground the command stays in perfscript's group (in a
+# group of its own it could not read the terminal): a pipeline is then found
+# through /proc and stopped all the same.
+if command -v script >/dev/null; then
+	m=$((mark + 7))
+	script -qec "$PERFSCRIPT -T 0.3 -e 'x = 1' -c \"sh -c 'sleep $m | sleep $m'\"" /dev/null >/dev/null 2>&1
+	gone $m; ok $? "in a terminal: the command's pipeline is stopped at the end"
+	m=$((mark + 8))
+	out=$(printf 'typed\n' | script -qec "$PERFSCRIPT -e 'x = 1' -c 'head -1'" /dev/null 2>&1 | tr -d '\r')
+	like "$out" "typed" "in a terminal: the command reads the terminal"
+else
+	skip "script(1) is not installed (util-linux)" "the command in a terminal's foreground"
+	skip "script(1) is not installed (util-linux)" "the command reads the terminal"
+fi
+
+done_testing
