@@ -20,8 +20,10 @@
 -- Written for Lua 5.4 under perfscript and kept to Lua 5.1 syntax so the
 -- same file loads under LuaJIT (no //, no bit operators, no <close>).
 local hist = require "stats_hist"
-local core_ok, core = pcall(require, "perfscript.stats_core")
-if not core_ok then core = nil end
+-- Only the module perfscript registers itself: never a file that happens to
+-- be on the path (under LuaJIT, ./perfscript/stats_core.lua would load).
+local core = package.preload["perfscript.stats_core"] and require("perfscript.stats_core")
+if not core then core = nil end
 
 local M = {}
 M._core = core ~= nil -- whether the C summary mode loaded (for the tests)

@@ -6,10 +6,13 @@
  * so running out of memory (or a tapset directory's odd name) is an error
  * reported, never a panic.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <lauxlib.h>
 #include <lualib.h>
 
 #include "lua/probe.h"
@@ -37,25 +40,86 @@ static void add_path(lua_State *L, const char *dir)
 	lua_pop(L, 2);
 }
 
-/* The installed tapsets, those beside the binary, $PERFSCRIPT_PATH. */
+/* Whether dir may be searched for code without the user naming it: it and
+ * every directory above it belong to root or to us and are not writable by
+ * others, but for a sticky ancestor such as /tmp, whose entries others
+ * cannot replace (the component below it passed the same owner test). */
+static bool trusted_dir(const char *dir)
+{
+	char real[PATH_MAX], *slash;
+	struct stat st;
+	bool below = false; /* real is an ancestor of dir, not dir itself */
+
+	if (!realpath(dir, real))
+		return false;
+	for (;;) {
+		if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
+			return false;
+		if (st.st_uid != 0 && st.st_uid != getuid())
+			return false;
+		if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(below && (st.st_mode & S_ISVTX)))
+			return false;
+		slash = strrchr(real, '/');
+		if (!slash || real[1] == '\0')
+			return true;
+		slash[slash == real] = '\0'; /* "/usr" -> "/", "/usr/lib" -> "/usr" */
+		below = true;
+	}
+}
+
+/* Drop the current directory ("./?.lua", "./?.so") from one of Lua's
+ * default paths; a path the user set (LUA_PATH...) is theirs. */
+static void drop_cwd(lua_State *L, const char *field, const char *env)
+{
+	char var[32];
+	luaL_Buffer b;
+	const char *p;
+
+	snprintf(var, sizeof(var), "%s_5_4", env);
+	if (getenv(var) || getenv(env))
+		return;
+	lua_getglobal(L, "package");
+	lua_getfield(L, -1, field);
+	p = lua_tostring(L, -1);
+	luaL_buffinit(L, &b);
+	while (p && *p) {
+		size_t n = strcspn(p, ";");
+
+		if (n && strncmp(p, "./", 2) != 0) {
+			if (luaL_bufflen(&b))
+				luaL_addchar(&b, ';');
+			luaL_addlstring(&b, p, n);
+		}
+		p += n + (p[n] == ';');
+	}
+	luaL_pushresult(&b);
+	lua_setfield(L, -3, field);
+	lua_pop(L, 2);
+}
+
+/*
+ * Where require looks, first to last: -I (added by setup), PERFSCRIPT_PATH,
+ * tapsets/ beside the binary (a build tree), ../share/perfscript/tapsets from
+ * the binary (an install tree wherever it was put), the configured PREFIX's
+ * tapsets, then Lua's own path without the current directory. A directory
+ * derived from where the binary is must be trusted_dir(): a copy in /tmp/x
+ * must not load /tmp/share/... that anyone could have created.
+ */
 static void add_default_paths(lua_State *L)
 {
-	char exe[4096], *slash;
+	char exe[PATH_MAX], *slash;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 32);
 	const char *env = getenv("PERFSCRIPT_PATH");
 
+	drop_cwd(L, "path", "LUA_PATH");
+	drop_cwd(L, "cpath", "LUA_CPATH");
 	add_path(L, PS_TAPSET_DIR);
 	if (n > 0 && (exe[n] = '\0', slash = strrchr(exe, '/'))) {
-		/* An install tree wherever it was put (PREFIX/bin/perfscript beside
-		 * PREFIX/share/perfscript/tapsets, DESTDIR included), or a build
-		 * tree: tapsets/ beside the binary, or one level up for a binary in
-		 * a build directory (make asan). */
-		static const char *const rel[] = {"/../share/perfscript/tapsets", "/../tapsets",
-						  "/tapsets"};
+		static const char *const rel[] = {"/../share/perfscript/tapsets", "/tapsets"};
 
 		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 			strcpy(slash, rel[i]);
-			if (access(exe, R_OK) == 0)
+			if (trusted_dir(exe))
 				add_path(L, exe);
 		}
 	}

@@ -7,6 +7,8 @@ if ! make -s -C "$ROOT" asan >"$TMP/build.log" 2>&1; then
 	ok 1 "make asan builds"; sed 's/^/# /' "$TMP/build.log" | tail -20
 	done_testing; exit
 fi
+# a binary outside the source tree finds the tapsets only where it is told
+export PERFSCRIPT_PATH="$ROOT/tapsets"
 export PERFSCRIPT="$ROOT/build-asan/perfscript" ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 for suite in cli lifecycle errors sampling repl; do
 	bash "$ROOT/tests/e2e/$suite.sh" >"$TMP/$suite.log" 2>&1
