@@ -39,7 +39,10 @@ enum ps_error {
 	PS_ERR_LAST,
 };
 
-/* A message for a negative or positive PS_ERR_* code or errno value. */
+/* A message for a negative or positive PS_ERR_* code or errno value: a
+ * constant string the caller may keep ("unknown error" for other numbers).
+ * Strings returned by any ps_ call are owned by the library: a name or spec
+ * lives as long as its counter or session, unless the call says otherwise. */
 const char *ps_strerror(int err);
 
 /* ------------------------------------------------------------------------

@@ -20,6 +20,10 @@ struct ps_events;
 struct ps_event_error {
   int code; int column; char token[64]; char suggestion[64]; char message[320];
 };
+enum ps_error {
+  PS_ERR_SYNTAX = 4096, PS_ERR_UNKNOWN_EVENT, PS_ERR_UNKNOWN_TERM, PS_ERR_BAD_VALUE,
+  PS_ERR_HANDLE, PS_ERR_NOT_SUPPORTED, PS_ERR_STATE
+};
 enum ps_target_kind { PS_TARGET_SELF, PS_TARGET_COMMAND, PS_TARGET_PID, PS_TARGET_CPUS };
 struct ps_target_opts {
   size_t sz; enum ps_target_kind kind; int pid; char *const *argv; const char *cpus;
@@ -52,7 +56,7 @@ bool ps_session__is_open(const struct ps_session *s, ps_handle h);
 ]]
 
 local lib = ffi.load(os.getenv("PERFSCRIPT_LIB") or "perfscript")
-local MAX = 256
+local MAX = 256 -- handles tried first; a longer string is counted and retried
 
 local M = { version = "0.1.0" }
 
@@ -75,20 +79,51 @@ function Counter:start()
   return self
 end
 
-function Counter:stop() lib.ps_session__stop(self.s.ptr, self.h); return self end
-function Counter:reset() lib.ps_session__reset(self.s.ptr, self.h); return self end
+-- A failed call: misuse (a closed counter or session) raises, like the Lua
+-- binding's; an environment failure returns nil, message, errno.
+local PS_ERR_HANDLE = lib.PS_ERR_HANDLE
+local function failed(rc, what)
+  if -rc == PS_ERR_HANDLE then error("perfscript: " .. what .. ": the counter is closed", 3) end
+  return nil, "perfscript: " .. what .. ": " .. strerror(rc), -rc
+end
+
+function Counter:stop()
+  local rc = lib.ps_session__stop(self.s.ptr, self.h)
+  if rc < 0 then return failed(rc, "stop") end
+  return self
+end
+
+function Counter:reset()
+  local rc = lib.ps_session__reset(self.s.ptr, self.h)
+  if rc < 0 then return failed(rc, "reset") end
+  return self
+end
 
 function Counter:read()
   local v = self.s.val
   local rc = lib.ps_session__read(self.s.ptr, self.h, v)
-  if rc < 0 then error("perfscript: read: " .. strerror(rc), 2) end
+  if rc < 0 then
+    if -rc == PS_ERR_HANDLE then error("perfscript: read: the counter is closed", 2) end
+    error("perfscript: read: " .. strerror(rc), 2)
+  end
   return tonumber(v.value), tonumber(v.enabled), tonumber(v.running), tonumber(v.raw)
 end
 
-function Counter:name() return ffi.string(lib.ps_session__name(self.s.ptr, self.h)) end
-function Counter:close() lib.ps_session__free_counter(self.s.ptr, self.h) end
+function Counter:name()
+  local p = lib.ps_session__name(self.s.ptr, self.h)
+  if p == nil then error("perfscript: name: the counter is closed", 2) end
+  return ffi.string(p)
+end
+
+-- Closing twice, or after the session closed, is harmless.
+function Counter:close()
+  if self.s.ptr ~= nil then lib.ps_session__free_counter(self.s.ptr, self.h) end
+end
+
 Counter.__tostring = function(c)
-  return ("perfscript.counter '%s': %d"):format(c:name(), (c:read()))
+  local p = lib.ps_session__name(c.s.ptr, c.h)
+  if p == nil then return "perfscript.counter (closed)" end
+  return ("perfscript.counter '%s': %d"):format(ffi.string(p), (c:read()))
 end
 
 -- A group: counters opened and read together.
@@ -96,12 +131,15 @@ local Group = {}
 Group.__index = Group
 
 function Group:start() return Counter.start(self.counters[1]) and self end
-function Group:stop() lib.ps_session__stop(self.s.ptr, self.h); return self end
+function Group:stop() return Counter.stop(self) and self end
 
 function Group:read()
   local vals = ffi.new("struct ps_value[?]", #self.counters)
   local n = lib.ps_session__read_group(self.s.ptr, self.h, vals, #self.counters)
-  if n < 0 then error("perfscript: read: " .. strerror(n), 2) end
+  if n < 0 then
+    if -n == PS_ERR_HANDLE then error("perfscript: read: the group is closed", 2) end
+    error("perfscript: read: " .. strerror(n), 2)
+  end
   local out = {}
   for i = 0, n - 1 do
     out[i + 1] = tonumber(vals[i].value)
@@ -125,6 +163,7 @@ end
 local ENOSPC = 28
 
 local function allocate(self, spec)
+  if self.ptr == nil then error("perfscript: the session is closed", 3) end
   if type(spec) == "string" and spec:find("\0", 1, true) then
     -- C would see the string end there
     return nil, ("NUL byte at column %d of the event string (it would end the string "

@@ -1,7 +1,9 @@
 /*
  * strerror.c: ps_strerror() names perfscript's own PS_ERR_* codes and falls
- * back to strerror() for errno values of either sign.
+ * back to the C library's description of errno values of either sign; every
+ * string it returns is constant.
  */
+#include <limits.h>
 #include <string.h>
 
 #include "perfscript.h"
@@ -18,11 +20,18 @@ static const char *const ps_messages[PS_ERR_LAST - PS_ERR_FIRST] = {
 
 const char *ps_strerror(int err)
 {
+	const char *msg;
+
+	if (err == INT_MIN)
+		return "unknown error";
 	if (err < 0)
 		err = -err;
 	if (err == 0)
 		return "success";
 	if (err >= PS_ERR_FIRST && err < PS_ERR_LAST)
 		return ps_messages[err - PS_ERR_FIRST];
-	return strerror(err);
+	/* strerror() words an unknown number in a buffer the next call reuses;
+	 * these strings are constant, so the caller may keep them */
+	msg = strerrordesc_np(err);
+	return msg ? msg : "unknown error";
 }

@@ -113,6 +113,8 @@ static int source_add(struct ps_loop *loop, enum source_kind kind, int fd, bool 
 
 int ps_loop__add_fd(struct ps_loop *loop, int fd, uint32_t events, ps_fd_fn fn, void *ctx)
 {
+	if (!loop || fd < 0 || !fn)
+		return -EINVAL;
 	int slot = source_add(loop, SRC_FD, fd, false, events, ctx);
 
 	if (slot >= 0)
@@ -122,6 +124,8 @@ int ps_loop__add_fd(struct ps_loop *loop, int fd, uint32_t events, ps_fd_fn fn, 
 
 int ps_loop__del_fd(struct ps_loop *loop, int fd)
 {
+	if (!loop)
+		return -EINVAL;
 	for (size_t i = 0; i < loop->nsrc; i++) {
 		if (loop->src[i].kind == SRC_FD && loop->src[i].fd == fd) {
 			source_release(loop, &loop->src[i]);
@@ -136,7 +140,7 @@ int ps_loop__add_timer(struct ps_loop *loop, uint64_t interval_ns, ps_timer_fn f
 	struct itimerspec its = {0};
 	int fd, slot;
 
-	if (interval_ns == 0)
+	if (!loop || !fn || interval_ns == 0)
 		return -EINVAL;
 	fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (fd < 0)
@@ -161,6 +165,8 @@ int ps_loop__add_timer(struct ps_loop *loop, uint64_t interval_ns, ps_timer_fn f
 
 int ps_loop__del_timer(struct ps_loop *loop, int id)
 {
+	if (!loop)
+		return -EINVAL;
 	if (id < 0 || (size_t)id >= loop->nsrc || loop->src[id].kind != SRC_TIMER)
 		return -ENOENT;
 	source_release(loop, &loop->src[id]);
@@ -173,6 +179,8 @@ int ps_loop__add_signals(struct ps_loop *loop, const int *signals, size_t n, ps_
 	sigset_t set;
 	int fd, slot;
 
+	if (!loop || !fn || (!signals && n))
+		return -EINVAL;
 	sigemptyset(&set);
 	for (size_t i = 0; i < n; i++)
 		sigaddset(&set, signals[i]);
@@ -237,6 +245,8 @@ int ps_loop__run(struct ps_loop *loop)
 {
 	struct epoll_event evs[64];
 
+	if (!loop)
+		return -EINVAL;
 	while (!loop->stop) {
 		int n = epoll_wait(loop->epfd, evs, 64, -1);
 
@@ -258,11 +268,13 @@ int ps_loop__run(struct ps_loop *loop)
 
 void ps_loop__stop(struct ps_loop *loop, int status)
 {
+	if (!loop)
+		return;
 	loop->stop = true;
 	loop->status = status;
 }
 
 bool ps_loop__stopping(const struct ps_loop *loop)
 {
-	return loop->stop;
+	return loop && loop->stop;
 }

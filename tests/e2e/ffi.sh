@@ -35,6 +35,22 @@ else
 	skip "this machine has a hardware PMU" "FFI: an unsupported event gives nil and the explanation"
 fi
 
+# Closed counters and sessions: misuse raises a Lua error, never a crash.
+out=$(lj 'local p = require "perfscript"; local s = assert(p.session())
+local c = assert(s:counter("task-clock")); c:close(); c:close()
+print(tostring(c), pcall(c.name, c))
+local d = assert(s:counter("page-faults")); s:close()
+print(tostring(d), pcall(d.read, d))
+print(pcall(s.counter, s, "task-clock"))')
+is "$out" "$(printf '%s\n%s\n%s' \
+	"perfscript.counter (closed)	false	perfscript: name: the counter is closed" \
+	"perfscript.counter (closed)	false	perfscript: read: the counter is closed" \
+	"false	perfscript: the session is closed")" "FFI: a closed counter or session raises, never a crash"
+out=$(lj 'local p = require "perfscript"; local s = assert(p.session())
+local t = { s:counter(("task-clock,"):rep(299) .. "task-clock") }
+print(#t, t[300]:name())')
+is "$out" "$(printf '300\ttask-clock')" "FFI: a string of 300 events gives 300 counters (no fixed limit)"
+
 if need_root; then
 	out=$(lj 'local ffi, p = require "ffi", require "perfscript"
 ffi.cdef "long syscall(long n, ...);"

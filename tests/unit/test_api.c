@@ -1,0 +1,124 @@
+/*
+ * test_api.c: the public header's promises at its edges. Every call accepts
+ * NULL where its peers do (an error code, never a crash), and the strings
+ * the library returns stay valid: ps_strerror's for any number, names and
+ * specs for the life of their counter.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfscript.h"
+#include "session_util.h"
+#include "tap.h"
+
+static int on_fd(struct ps_loop *loop, int fd, uint32_t events, void *ctx)
+{
+	(void)loop, (void)fd, (void)events, (void)ctx;
+	return 0;
+}
+
+static int on_timer(struct ps_loop *loop, uint64_t n, void *ctx)
+{
+	(void)loop, (void)n, (void)ctx;
+	return 0;
+}
+
+static void test_strerror(void)
+{
+	const char *unknown = ps_strerror(123456), *copy = strdup(unknown);
+
+	ps_strerror(654321);
+	ps_strerror(-EINVAL);
+	tap_ok(copy && !strcmp(unknown, copy),
+	       "ps_strerror: an unknown number's text survives the next call ('%s')", unknown);
+	tap_ok(!strcmp(ps_strerror(INT_MIN), "unknown error"), "ps_strerror(INT_MIN) is defined");
+	tap_ok(!strcmp(ps_strerror(-ENOENT), ps_strerror(ENOENT)) &&
+		   !strcmp(ps_strerror(ENOENT), "No such file or directory"),
+	       "ps_strerror: errno of either sign");
+	tap_ok(!strcmp(ps_strerror(-PS_ERR_HANDLE), ps_strerror(PS_ERR_HANDLE)),
+	       "ps_strerror: project codes of either sign");
+	free((void *)copy);
+}
+
+static void test_null_loop(void)
+{
+	int sig = 10;
+
+	tap_ok(ps_loop__add_fd(NULL, 0, 0, on_fd, NULL) == -EINVAL &&
+		   ps_loop__del_fd(NULL, 0) == -EINVAL &&
+		   ps_loop__add_timer(NULL, 1000, on_timer, NULL) == -EINVAL &&
+		   ps_loop__del_timer(NULL, 0) == -EINVAL &&
+		   ps_loop__add_signals(NULL, &sig, 1, on_timer, NULL) == -EINVAL &&
+		   ps_loop__run(NULL) == -EINVAL && !ps_loop__stopping(NULL),
+	       "ps_loop__*: a NULL loop is -EINVAL");
+	ps_loop__stop(NULL, 0);
+	ps_loop__free(NULL);
+	tap_ok(1, "ps_loop__stop and __free accept NULL");
+}
+
+static void test_null_session(void)
+{
+	struct ps_value v;
+	ps_handle h = 1;
+
+	tap_ok(ps_session__new(NULL) == NULL && errno == EINVAL,
+	       "ps_session__new(NULL): NULL, EINVAL");
+	ps_session__free(NULL);
+	tap_ok(ps_session__allocate(NULL, "task-clock", &h, 1, NULL) == -EINVAL &&
+		   ps_session__open(NULL, NULL, 0) == -EINVAL &&
+		   ps_session__read(NULL, h, &v) == -PS_ERR_HANDLE &&
+		   ps_session__start(NULL, h) == -PS_ERR_HANDLE &&
+		   ps_session__stop(NULL, h) == -PS_ERR_HANDLE &&
+		   ps_session__release(NULL) == -EINVAL &&
+		   ps_session__reap(NULL, NULL) == -EINVAL &&
+		   ps_session__signal(NULL, 0) == -EINVAL && ps_session__name(NULL, h) == NULL &&
+		   ps_session__spec(NULL, h) == NULL && ps_session__attr(NULL, h) == NULL &&
+		   ps_session__count(NULL) == 0 && ps_session__target_pidfd(NULL) == -1,
+	       "ps_session__*: a NULL session is an error code, never a crash");
+}
+
+static void test_closed_counter(void)
+{
+	struct ps_target_opts o = {.sz = sizeof(o), .kind = PS_TARGET_SELF};
+	struct ps_session *s = ps_session__new(&o);
+	ps_handle h = s ? alloc1(s, "task-clock") : 0;
+	const char *name = h ? ps_session__name(s, h) : NULL;
+	struct ps_value v;
+
+	tap_ok(name && !strcmp(name, "task-clock"), "a counter's name while it lives");
+	ps_session__free_counter(s, h);
+	tap_ok(ps_session__name(s, h) == NULL && ps_session__read(s, h, &v) == -PS_ERR_HANDLE &&
+		   ps_session__free_counter(s, h) == -PS_ERR_HANDLE,
+	       "a freed counter: no name, reads and frees are -PS_ERR_HANDLE");
+	ps_session__free(s);
+}
+
+static void test_null_events(void)
+{
+	struct ps_event_error e;
+
+	tap_ok(ps_events__parse(NULL, &e) == NULL, "ps_events__parse(NULL) is NULL");
+	ps_events__free(NULL);
+	tap_ok(ps_events__count(NULL) == 0 && ps_events__attr(NULL, 0) == NULL &&
+		   ps_events__name(NULL, 0) == NULL && ps_events__spec(NULL) == NULL,
+	       "ps_events__*: NULL events read as empty");
+	ps_event_list__free(NULL);
+	tap_ok(ps_event_list__count(NULL) == 0 && ps_event_list__entry(NULL, 0) == NULL,
+	       "ps_event_list__*: NULL lists read as empty");
+	ps_symbols__free(NULL);
+	tap_ok(ps_symbols__add_proc(NULL, 1) == -EINVAL &&
+		   ps_symbols__resolve(NULL, 1, 0, false, NULL, 0, NULL) == -EINVAL,
+	       "ps_symbols__*: NULL is -EINVAL");
+}
+
+int main(void)
+{
+	test_strerror();
+	test_null_loop();
+	test_null_session();
+	test_closed_counter();
+	test_null_events();
+	return tap_done();
+}
