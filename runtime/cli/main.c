@@ -204,7 +204,7 @@ static bool is_our_option(const char *arg, bool *takes_next)
  * our options may come before or after the script name (perfscript s.lua
  * -c ./app), while anything after the script that is not ours, and all
  * after "--", belongs to the script (profile.lua --folded out.txt). */
-static char **split_args(int argc, char **argv, int *outc)
+static char **split_args(int argc, char **argv, int *outc, const char **missing)
 {
 	char **opts = calloc((size_t)argc + 2, sizeof(*opts)),
 	     **pos = calloc((size_t)argc + 1, sizeof(*pos));
@@ -232,6 +232,8 @@ static char **split_args(int argc, char **argv, int *outc)
 			opts[no++] = argv[i];
 			if (next && i + 1 < argc)
 				opts[no++] = argv[++i];
+			else if (next && !*missing)
+				*missing = argv[i]; /* getopt would take our "--" for it */
 		} else {
 			pos[np++] = argv[i];
 		}
@@ -342,6 +344,43 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* Why file (argv[0] of -c) cannot be run, or NULL when it can: checked
+ * before anything runs, so a typo costs no begin probes, and said in words
+ * a user can act on (execvp's errno would call a directory "permission
+ * denied" and a script with a missing #! interpreter "no such file"). */
+static const char *command_problem(const char *file, char *why, size_t len)
+{
+	char buf[4096], line[256];
+	struct stat st;
+	FILE *f;
+
+	if (ps_path__find_exec(file, buf, sizeof(buf)) < 0) {
+		if (!strchr(file, '/'))
+			return snprintf(why, len, "'%s': not found in PATH", file), why;
+		if (stat(file, &st) < 0)
+			return snprintf(why, len, "'%s': no such file", file), why;
+		if (S_ISDIR(st.st_mode))
+			return snprintf(why, len, "'%s' is a directory", file), why;
+		return snprintf(why, len, "'%s' is not executable (chmod +x %s?)", file, file), why;
+	}
+	f = fopen(buf, "re");
+	if (f && fgets(line, sizeof(line), f) && !strncmp(line, "#!", 2)) {
+		char *interp = line + 2 + strspn(line + 2, " \t");
+
+		interp[strcspn(interp, " \t\n")] = '\0';
+		if (*interp && access(interp, X_OK) != 0) {
+			fclose(f);
+			return snprintf(why, len, "'%s' asks for the interpreter '%s', which is %s",
+					file, interp,
+					access(interp, F_OK) ? "not there" : "not executable"),
+			       why;
+		}
+	}
+	if (f)
+		fclose(f);
+	return NULL;
+}
+
 static struct ps_session *make_session(const struct options *o)
 {
 	struct ps_target_opts t = {.sz = sizeof(t), .kind = PS_TARGET_SELF};
@@ -354,13 +393,10 @@ static struct ps_session *make_session(const struct options *o)
 			fprintf(stderr, "perfscript: -c wants a command, got '%s'\n", o->command);
 			return NULL;
 		}
-		char path[4096];
+		char why[512];
 
-		/* checked before anything runs, so a typo costs no begin probes */
-		if (ps_path__find_exec(cmd[0], path, sizeof(path)) < 0) {
-			fprintf(stderr, "perfscript: cannot run the command: '%s': %s\n", cmd[0],
-				strchr(cmd[0], '/') ? "no such executable file"
-						    : "not found in PATH");
+		if (command_problem(cmd[0], why, sizeof(why))) {
+			fprintf(stderr, "perfscript: cannot run the command: %s\n", why);
 			free(cmd[0]);
 			free(cmd);
 			return NULL;
@@ -591,14 +627,18 @@ int main(int argc, char **argv)
 {
 	int n, rc;
 	bool out_closed = hold_std_fds();
-	char **args = split_args(argc, argv, &n);
+	const char *missing = NULL;
+	char **args = split_args(argc, argv, &n, &missing);
 
 	give_advice();
 	if (!args) {
 		perror("perfscript");
 		return 1;
 	}
-	rc = run(n, args, out_closed);
+	if (missing)
+		rc = die_usage("%s wants a value", missing);
+	else
+		rc = run(n, args, out_closed);
 	free(args);
 	return finish_output(rc);
 }

@@ -68,7 +68,19 @@ like "$out" "-C '4096': not a list of online CPUs" "-C with a bad list says what
 # The command: exec failure, exit status, death by signal.
 out=$("$PERFSCRIPT" -e 'x = 1' -c "$TMP/no-such-command" 2>&1); rc=$?
 is "$rc" 1 "-c of a missing command exits 1"
-like "$out" "^perfscript: cannot run the command: '$TMP/no-such-command': no such executable file$" "-c of a missing command says so, before anything runs"
+like "$out" "^perfscript: cannot run the command: '$TMP/no-such-command': no such file$" "-c of a missing command says so, before anything runs"
+mkdir -p "$TMP/a-dir"; : >"$TMP/not-exec"
+printf '#!/no/such/interpreter\necho hi\n' >"$TMP/bad-interp"; chmod +x "$TMP/bad-interp"
+for c in "a-dir:'$TMP/a-dir' is a directory" \
+	"not-exec:'$TMP/not-exec' is not executable (chmod +x $TMP/not-exec?)" \
+	"bad-interp:'$TMP/bad-interp' asks for the interpreter '/no/such/interpreter', which is not there"; do
+	out=$("$PERFSCRIPT" -e 'probe("begin", function() print("begin ran") end)' -c "$TMP/${c%%:*}" 2>&1); rc=$?
+	is "$rc:$out" "1:perfscript: cannot run the command: ${c#*:}" "-c ${c%%:*}: the real problem, before anything runs"
+done
+for opt in -c -T -o -p -b -C -I -e --backend; do
+	out=$("$PERFSCRIPT" -e 'x = 1' $opt 2>&1); rc=$?
+	is "$rc:${out%%$'\n'*}" "2:perfscript: $opt wants a value" "$opt with no value says so (not \"got '--'\")"
+done
 out=$("$PERFSCRIPT" -e 'probe("begin", function() print("begin ran") end)' -c "no-such-command-xyz" 2>&1); rc=$?
 is "$rc:$out" "1:perfscript: cannot run the command: 'no-such-command-xyz': not found in PATH" "-c of a command not in PATH: no begin probe runs"
 "$PERFSCRIPT" -e 'x = 1' -c "$WORKLOAD exit 3"; is "$?" 3 "perfscript exits with the command's status"
