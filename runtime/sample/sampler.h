@@ -21,7 +21,7 @@
 
 #include "core/internal.h"
 
-#define PS_RING_PAGES_DEFAULT 256u	 /* 1 MiB of 4 KiB pages, see docs/events.md */
+#define PS_RING_PAGES_DEFAULT 256u /* 1 MiB of 4 KiB pages, see docs/events.md */
 
 struct ps_sampler;
 
