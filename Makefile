@@ -21,7 +21,7 @@ LDFLAGS   ?=
 # with elfutils, the in-kernel path loads its programs with libbpf, vendor
 # event names come from libpfm4.
 CORE_LAYERS := base event symbols core sample sample/perf sample/bpf loop
-CORE_LIBS := -ldw -lelf -lbpf -lpfm
+CORE_LIBS := -ldw -lelf -lbpf -lpfm -lstdc++
 # BPF programs (runtime/sample/bpf/*.bpf.c): clang to BPF objects, bpftool to skeletons.
 CLANG     ?= clang
 BPFTOOL   ?= bpftool
@@ -32,7 +32,7 @@ BPF_SKELS := $(BPF_SRCS:runtime/sample/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 
 # Debian packages of DESIGN.md section 4, and what the tests compare against.
 DEPS := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang llvm \
-	libelf-dev zlib1g-dev libdw-dev libpfm4-dev libedit-dev luajit libluajit-5.1-dev \
+	libelf-dev zlib1g-dev libdw-dev g++ libstdc++-12-dev libpfm4-dev libedit-dev luajit libluajit-5.1-dev \
 	lua-busted lua-check linux-perf util-linux procps tmux clang-format systemtap-sdt-dev \
 	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev golang-go prometheus
 
@@ -60,7 +60,11 @@ LUA_OBJS  := $(LUA_SRCS:runtime/%.c=$(BUILD)/obj/%.o)
 CLI_OBJS  := $(CLI_SRCS:runtime/%.c=$(BUILD)/obj/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
-HELPERS   := $(BUILD)/tests/workload
+# Real programs for the stack and symbol tests (tests/progs/), built as
+# distributions build: -O2, no frame pointers; libhot.so is stripped.
+PROGS     := $(addprefix $(BUILD)/tests/,chain clockspin cxxprog inline jit usehot libhot.so)
+PROG_CFLAGS := -O2 -g -fomit-frame-pointer
+HELPERS   := $(BUILD)/tests/workload $(PROGS)
 
 .PHONY: all deps check demo install clean asan lint bench
 all: $(BIN) $(BUILD)/libperfscript.so
@@ -124,6 +128,26 @@ $(BUILD)/tests/workload: tests/workload.c
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-inline $(WARN) -pthread -o $@ $<
+
+$(BUILD)/tests/%: tests/progs/%.c
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 $(PROG_CFLAGS) -o $@ $<
+
+$(BUILD)/tests/cxxprog: tests/progs/cxxprog.cc
+	$(call msg,CXX,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -std=c++17 $(PROG_CFLAGS) -o $@ $<
+
+$(BUILD)/tests/libhot.so: tests/progs/libhot.c
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 $(PROG_CFLAGS) -shared -fPIC -Wl,-soname,libhot.so -o $@ $<
+	$(Q)strip --strip-all $@
+
+$(BUILD)/tests/usehot: tests/progs/usehot.c $(BUILD)/tests/libhot.so
+	$(call msg,CC,$<)
+	$(Q)$(CC) -std=gnu11 $(PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests -lhot '-Wl,-rpath,$$ORIGIN'
 
 $(BUILD)/bpf/%.bpf.o: runtime/sample/bpf/%.bpf.c runtime/sample/bpf/ps_bpf.h
 	$(call msg,BPF,$<)

@@ -530,14 +530,17 @@ int ps_session__aggregate_dropped(const struct ps_session *s, ps_handle h, uint6
 void ps_bpf__set_verbose(bool on);
 
 /* ------------------------------------------------------------------------
- * Symbols (runtime/symbols/). Turns sampled addresses into "func+0x1a".
+ * Symbols (runtime/symbols/). Turns sampled addresses into "func+0x1a",
+ * source lines and inline frames, and unwinds sampled user stacks.
  * User space: each process's executable mappings (from /proc/PID/maps or
- * from the MMAP2/FORK/COMM records of a ring) point at ELF files opened with
- * elfutils' libdwfl, one per file (same device, inode, mtime and size) shared
- * by every process that maps it, so a process that has exited still resolves.
- * Debuginfo is looked up offline only, by build-id under /usr/lib/debug;
- * nothing is downloaded. Kernel: /proc/kallsyms, read once on first use.
- * Results are cached per ELF file and address. Not thread-safe.
+ * from the MMAP2/FORK/COMM records of a ring) point at ELF files read with
+ * elfutils' libdwfl, one per file (same device, inode, mtime and size; and
+ * files with one build id share their tables) shared by every process that
+ * maps it, so a process that has exited still resolves. Debuginfo is looked
+ * up offline only, by build-id under /usr/lib/debug; nothing is downloaded.
+ * C++ and Rust names are demangled unless raw names are asked for. Kernel:
+ * /proc/kallsyms, read once on first use. Results are cached per file and
+ * address. Not thread-safe.
  */
 
 struct ps_symbols;
@@ -545,11 +548,21 @@ struct ps_symbols;
 struct ps_symbols *ps_symbols__new(void); /* NULL + errno */
 void ps_symbols__free(struct ps_symbols *syms);
 
+/* Names as the symbol tables have them (raw) or readable (the default): C++
+ * names through the C++ runtime's __cxa_demangle, as c++filt prints them,
+ * legacy Rust names without their hash. Changing it forgets cached answers. */
+void ps_symbols__set_raw_names(struct ps_symbols *syms, bool raw);
+
 /* Learn pid's executable mappings from /proc/PID/maps (for -p and self,
  * whose mappings predate the session); replaces what was known of pid.
  * -ESRCH when the process is gone. A pid that resolve() has never heard of
  * is read this way once, on its first lookup, too. */
 int ps_symbols__add_proc(struct ps_symbols *syms, pid_t pid);
+/* Make sure pid's mappings are known now, reading /proc/PID/maps if pid was
+ * never seen: call it as a sample of pid arrives, so that its addresses
+ * still resolve at the end of the session after pid exited. 0, -EINVAL,
+ * -ENOMEM (a pid already gone is not an error: it stays unknown). */
+int ps_symbols__seen(struct ps_symbols *syms, pid_t pid);
 
 /* Feed a record of the ring: MMAP2 adds an executable mapping to rec->pid
  * (replacing whatever it overlaps), FORK copies the parent's mappings to a
@@ -560,14 +573,48 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec);
 
 /* Write "func+0x1a" for addr in pid's address space (kernel=false) or in the
  * kernel (kernel=true) to buf, truncated to len like snprintf. Returns 0, or
- * -ENOENT with "0x7f12..." written when addr does not resolve (unknown pid,
- * no mapping, no symbol, kernel addresses hidden by kptr_restrict): an
- * unknown address is never an error. -EINVAL for a NULL or empty buf. *dso,
- * when dso is not NULL, gets the mapping's file name, "[vdso]", "[anon]",
- * "[kernel.kallsyms]", "[modname]" for a kernel module, or "[unknown]";
- * the string is owned by syms. */
+ * -ENOENT when addr has no symbol: buf then says where it is, as the
+ * mapped file's name and the file offset ("libz.so.1.2.13+0x3a2f", what
+ * perf report shows), or as hex ("0x7f12...": unknown pid, no mapping,
+ * kernel addresses hidden by kptr_restrict); an unknown address is never an
+ * error. Code in anonymous memory is named from the JIT's /tmp/perf-PID.map
+ * ("START SIZE name" lines, re-read as it grows), the vDSO from the
+ * kernel's image. -EINVAL for a NULL or empty buf. *dso, when dso is not
+ * NULL, gets the mapping's file name, "[vdso]", "[anon]", the perf map's
+ * path, "[kernel.kallsyms]", "[modname]" for a kernel module, or
+ * "[unknown]"; the string is owned by syms. */
 int ps_symbols__resolve(struct ps_symbols *syms, pid_t pid, uint64_t addr, bool kernel, char *buf,
 			size_t len, const char **dso);
+
+/* One source-level frame at an address. */
+struct ps_srcframe {
+	const char *func; /* the function (demangled as resolve() does), NULL if DWARF has none */
+	const char *file; /* its source file as DWARF names it, NULL when unknown */
+	uint32_t line;	  /* 0 when unknown */
+	bool inlined;	  /* inlined into the next frame; the last frame is the real function */
+};
+
+/* The source frames at user address addr of pid, from DWARF (the file's
+ * own, or its debuginfo's under /usr/lib/debug): the functions inlined at
+ * addr innermost first, each at the line it is at (for the innermost, the
+ * line of addr; for the others, the line of the call that was inlined),
+ * then the function that holds them. Returns the count (>= 1), 0 when there
+ * is no DWARF for addr, or -ENOMEM. *frames stays valid for the life of
+ * syms: answers are cached per file (build id) and address. */
+int ps_symbols__srcframes(struct ps_symbols *syms, pid_t pid, uint64_t addr,
+			  const struct ps_srcframe **frames);
+
+/* Unwind the user stack of a sample taken with call-graph=dwarf (its
+ * PERF_SAMPLE_REGS_USER registers and PERF_SAMPLE_STACK_USER bytes) in
+ * s->pid's address space with the files' DWARF call frame information
+ * (libdwfl; one Dwfl per process, reported again when its mappings change).
+ * Writes at most max addresses to ips, innermost first: the sampled ip,
+ * then each caller's return address minus one (inside its call, as perf
+ * reports dwarf frames). Returns how many (unwinding stops where the stack
+ * copy, the call frame information or the known mappings end), -ENODATA
+ * when the sample has no user registers or stack, -ENOMEM. */
+int ps_symbols__unwind(struct ps_symbols *syms, const struct ps_sample *s, uint64_t *ips,
+		       size_t max);
 
 /* The address of the data or function symbol name (STT_OBJECT, STT_FUNC)
  * in pid's address space: the ELF files it maps (learnt as add_proc()

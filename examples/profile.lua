@@ -9,15 +9,29 @@
 -- the functions that changed most, --pprof then writes the differential
 -- profile (what go tool pprof -diff_base OLD NEW shows) and --folded the
 -- two-count lines of FlameGraph's difffolded.pl ("stack old new").
--- Built on the profile tapset. --event SPEC samples another event instead
--- (a spec with a period or frequency, e.g.
--- 'syscalls:sys_enter_getppid/period=1/'); --freq is then ignored.
+-- Built on the profile tapset.
+--   --call-graph fp|dwarf  how stacks are taken (default fp when stacks are
+--                          needed): fp walks frame pointers in the kernel;
+--                          dwarf unwinds each sample's stack copy with the
+--                          binaries' DWARF, for code without frame pointers
+--   --inline               count inlined functions as their own rows, and
+--                          put inlined frames into folded stacks
+--   --lines                rows per source line instead of per function
+--   --sort sym|dso         rows per function (default) or per file
+--   --event SPEC           sample another event (a spec with a period or
+--                          frequency, e.g. 'syscalls:sys_enter_getppid/period=1/');
+--                          --freq is then ignored
 --   perfscript examples/profile.lua -c './app args' [--freq HZ] [--event SPEC] [--top N]
 --       [--folded FILE] [--pprof FILE [--labels LIST]] [--diff-base OLD.pb.gz]
-local opts = { freq = 999, top = 20 }
+--       [--call-graph fp|dwarf] [--inline] [--lines] [--sort sym|dso]
+local opts = { freq = 999, top = 20, sort = "sym" }
+local usage = "--folded FILE, --freq HZ, --event SPEC, --top N, --pprof FILE, " ..
+              "--labels pid,tid,comm, --diff-base OLD.pb.gz, --call-graph fp|dwarf, " ..
+              "--inline, --lines, --sort sym|dso"
 local i = 1
 while arg[i] do
   local a, v = arg[i], arg[i + 1]
+  local step = 2
   if a == "--folded" and v then opts.folded = v
   elseif a == "--freq" and tonumber(v) then opts.freq = math.tointeger(tonumber(v))
   elseif a == "--top" and tonumber(v) then opts.top = math.tointeger(tonumber(v))
@@ -27,10 +41,13 @@ while arg[i] do
     opts.labels = {}
     for l in v:gmatch("[^,]+") do opts.labels[#opts.labels + 1] = l end
   elseif a == "--diff-base" and v then opts.base = v
-  else error(("profile.lua: bad argument '%s' (--folded FILE, --freq HZ, --event SPEC, --top N, " ..
-              "--pprof FILE, --labels pid,tid,comm, --diff-base OLD.pb.gz)"):format(a), 0)
+  elseif a == "--call-graph" and (v == "fp" or v == "dwarf") then opts.call_graph = v
+  elseif a == "--sort" and (v == "sym" or v == "dso") then opts.sort = v
+  elseif a == "--inline" then opts.inline, step = true, 1
+  elseif a == "--lines" then opts.sort, step = "srcline", 1
+  else error(("profile.lua: bad argument '%s' (%s)"):format(a, usage), 0)
   end
-  i = i + 2
+  i = i + step
 end
 
 -- The base is read first: a missing or broken file ends here, not after the run.
@@ -41,18 +58,21 @@ if opts.base then
   if not base then error("profile.lua: --diff-base " .. err, 0) end
 end
 
-local chains = opts.folded or opts.pprof or opts.base
-local spec = ("cpu-clock/freq=%d%s/"):format(opts.freq, chains and ",callchain" or "")
-if opts.event then -- callchain goes into the event's own terms
-  spec = not chains and opts.event or opts.event:match("/$") and
-         opts.event:gsub("/$", ",callchain/") or opts.event:match("/") and
-         opts.event .. ",callchain/" or opts.event .. "/callchain/"
+-- Stacks when asked for, or when folded or pprof output needs them.
+local call_graph = opts.call_graph or ((opts.folded or opts.pprof or opts.base) and "fp")
+local term = call_graph and ("call-graph=" .. call_graph)
+local spec = ("cpu-clock/freq=%d%s/"):format(opts.freq, term and "," .. term or "")
+if opts.event then -- the term goes into the event's own terms
+  spec = not term and opts.event or opts.event:match("/$") and
+         opts.event:gsub("/$", "," .. term .. "/") or opts.event:match("/") and
+         opts.event .. "," .. term .. "/" or opts.event .. "/" .. term .. "/"
 end
 local err
 prof, err = perfmon_allocate_counter(spec)
 if prof == 0 then error(("profile.lua: %s: %s"):format(spec, err), 0) end
 local p = require("profile").new{ stacks = opts.folded ~= nil and not base,
-                                  pprof = (opts.pprof or base) and true, labels = opts.labels }
+                                  pprof = (opts.pprof or base) and true, labels = opts.labels,
+                                  inline = opts.inline, sort = opts.sort }
 
 probe("perfmon.sample(prof)", function(s) p:add(s) end)
 

@@ -77,7 +77,8 @@ end
 
 -- The symbol side of a profile: Mappings per file, Functions per name and
 -- file, Locations per address symbolized. resolve(pid, addr, kernel)
--- returns the symbol ("func+0x1a" or a hex address) and its file.
+-- returns the symbol ("func+0x1a", "lib.so+0xOFF" or a hex address), its
+-- file, and optionally the function name to use (perfmon.symbolize's).
 local Table = {}
 Table.__index = Table
 
@@ -116,9 +117,10 @@ function Table:location_id(pid, addr, leaf)
   local key = (kernel and "k" or pid) .. ":" .. addr
   local id = self.locs[key]
   if id then return id end
-  local sym, file = self.resolve(kernel and 0 or pid, addr, kernel)
+  local sym, file, func = self.resolve(kernel and 0 or pid, addr, kernel)
   file = (file and file ~= "") and file or (kernel and "[kernel.kallsyms]" or "[unknown]")
-  local name = tostring(sym):gsub("%+0x%x+$", "")
+  -- perfmon.symbolize's third result keeps an unnamed "lib.so+0xOFF" whole
+  local name = func or tostring(sym):gsub("%+0x%x+$", "")
   id = #self.location + 1
   local map = self:mapping_id(file, kernel)
   self.location[id] = { id = id, mapping_id = map, address = addr,

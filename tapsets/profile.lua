@@ -1,8 +1,9 @@
 -- profile.lua: building blocks for sampling profiles. A profile takes
 -- samples (the object a perfmon.sample probe gets, or any table with the
--- same fields) and keeps what profilers print: samples per function, per
--- pid and per command, and folded stacks ("root;caller;callee count", the
--- input of flamegraph.pl and speedscope).
+-- same fields) and keeps what profilers print: samples per function (or
+-- per inlined function, per source line, per DSO), per pid and per command,
+-- and folded stacks ("root;caller;callee count", the input of
+-- flamegraph.pl and speedscope).
 --   local profile = require "profile"
 --   local p = profile.new{ stacks = true }
 --   probe("perfmon.sample(prof)", function(s) p:add(s) end)
@@ -35,14 +36,27 @@ end
 local Profile = {}
 Profile.__index = Profile
 
+local sorts = { sym = true, dso = true, srcline = true }
+
 -- profile.new{ stacks = true } also keeps folded stacks (they need the
--- callchain term on the sampling counter). profile.new{ pprof = true }
--- keeps raw call chains for p:write_pprof (tapsets/pprof.lua), with
--- opts.labels ({"pid", "tid", "comm"}, any of them) as pprof labels.
+-- callchain or call-graph term on the sampling counter). inline = true
+-- counts a sample under the innermost function inlined at its address
+-- ("name (inlined)") and puts inlined frames into folded stacks; sort =
+-- "dso" counts per file (the library or executable), sort = "srcline" per
+-- source line ("file.c:42"); the default, "sym", per function.
+-- profile.new{ pprof = true } keeps raw call chains for p:write_pprof
+-- (tapsets/pprof.lua), with opts.labels ({"pid", "tid", "comm"}, any of
+-- them) as pprof labels.
 function M.new(opts)
   opts = opts or {}
+  local sort = opts.sort or "sym"
+  if not sorts[sort] then
+    error(("profile.new: sort must be sym, dso or srcline, not '%s'"):format(tostring(sort)), 2)
+  end
   local p = setmetatable({ total = 0, by_func = {}, by_pid = {}, by_comm = {}, stacks = {},
-                           by_addr = {}, keep_stacks = opts.stacks and true or false }, Profile)
+                           by_addr = {}, keep_stacks = opts.stacks and true or false,
+                           sort = sort, inline = opts.inline and true or false,
+                           fold_opts = { inline = opts.inline and true or false } }, Profile)
   if opts.pprof then
     p.chains, p.chain_period, p.pprof_labels, p.symbolize = {}, 0, {}, opts.symbolize
     for _, l in ipairs(opts.labels or {}) do
@@ -64,6 +78,7 @@ local function bump(t, k) t[k] = (t[k] or 0) + 1 end
 -- table is not loaded while the target runs. Sample tables (tests, LuaJIT)
 -- are counted by their sym.
 local symbolize = rawget(_G, "perfmon") and perfmon.symbolize
+local frames = rawget(_G, "perfmon") and perfmon.frames
 
 -- Count one sample. Reads only ip/user (or sym), pid and comm, and the
 -- chains with stacks, since each field of a live sample is decoded on demand.
@@ -75,20 +90,41 @@ function Profile:add(s)
     if not t then t = {}; self.by_addr[pid] = t end
     local ip = s.ip
     t[ip] = (t[ip] or 0) + 1
+  elseif self.sort == "dso" then
+    bump(self.by_func, tostring(s.dso or "?"):match("[^/]*$"))
   else
-    bump(self.by_func, M.func(s.sym))
+    bump(self.by_func, self.sort == "srcline" and s.srcline or M.func(s.sym))
   end
   bump(self.by_pid, s.pid)
   bump(self.by_comm, s.comm or "?")
-  if self.keep_stacks then bump(self.stacks, M.folded_key(s)) end
+  if self.keep_stacks then
+    -- a live sample folds its own stack in C (names, inline frames)
+    bump(self.stacks, type(s) == "userdata" and s:folded(self.fold_opts) or M.folded_key(s))
+  end
   if self.chains then require("pprof").capture(self, s) end
+end
+
+-- The key one address counts under, as the profile's sort asks.
+local function key_of(self, pid, ip, kernel)
+  if self.sort == "sym" and not self.inline then
+    local _, _, func = symbolize(pid, ip, kernel)
+    return func
+  end
+  if self.sort == "dso" then
+    local _, dso, func = symbolize(pid, ip, kernel)
+    return dso ~= "" and dso:match("[^/]*$") or func
+  end
+  local f = frames(pid, ip, kernel)
+  local inner = f[1]
+  if self.sort == "srcline" then return inner.srcline or f[#f].func end
+  return inner.inlined and inner.func .. " (inlined)" or inner.func
 end
 
 -- Name the addresses counted so far and fold them into by_func.
 function Profile:settle()
   for pid, t in pairs(self.by_addr) do
     for ip, c in pairs(t) do
-      local f = M.func(symbolize(pid < 0 and 0 or pid, ip, pid < 0))
+      local f = key_of(self, pid < 0 and 0 or pid, ip, pid < 0)
       self.by_func[f] = (self.by_func[f] or 0) + c
     end
   end
@@ -113,11 +149,13 @@ function Profile:top(n) self:settle(); return rows(self.by_func, self.total, n) 
 function Profile:pids(n) return rows(self.by_pid, self.total, n) end
 function Profile:comms(n) return rows(self.by_comm, self.total, n) end
 
+local headings = { sym = "function", dso = "dso", srcline = "source line" }
+
 -- The table examples/profile.lua prints: a header line, then one
--- "samples percent function" row per function.
+-- "samples percent function" row per function (dso, source line).
 function Profile:top_text(n, header)
   local out = { header or ("%d samples\n"):format(self.total),
-                ("\n%8s %8s  %s\n"):format("samples", "percent", "function") }
+                ("\n%8s %8s  %s\n"):format("samples", "percent", headings[self.sort]) }
   for _, r in ipairs(self:top(n)) do
     out[#out + 1] = ("%8d %7.2f%%  %s\n"):format(r.count, r.pct, r.key)
   end

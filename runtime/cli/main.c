@@ -39,6 +39,7 @@ static const char usage[] =
     "                  PMUs, libpfm4), those matching GLOB (e.g. 'sched:*') only\n"
     "      --backend=auto|bpf|perf  how sampling counters deliver overflows: BPF\n"
     "                        programs in the kernel or the perf ring (default auto)\n"
+    "      --no-demangle     show C++ and Rust names as the symbol tables spell them\n"
     "      --describe SPEC   print the perf_event_attr fields SPEC sets\n"
     "      --json            with --describe or -l: a JSON array\n"
     "      --version         print the version\n"
@@ -51,7 +52,7 @@ struct options {
 	const char *includes[32];
 	int nincludes;
 	pid_t pid;
-	bool system_wide, json, describe, repl;
+	bool system_wide, json, describe, repl, raw_names;
 	int verbose;
 	double duration;
 	long ring_pages;
@@ -172,7 +173,8 @@ static const char short_opts[] = "+e:c:p:aC:T:I:o:b:vhli";
  * argument. A cluster like -av or -T5 counts. */
 static bool is_our_option(const char *arg, bool *takes_next)
 {
-	static const char *const longs[] = {"--describe", "--json", "--version", "--help"};
+	static const char *const longs[] = {"--describe", "--json", "--version", "--help",
+					    "--no-demangle"};
 
 	*takes_next = false;
 	if (arg[0] != '-' || !arg[1])
@@ -248,9 +250,13 @@ static char **split_args(int argc, char **argv, int *outc, const char **missing)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longs[] = {
-	    {"describe", no_argument, NULL, 'D'},      {"json", no_argument, NULL, 'J'},
-	    {"version", no_argument, NULL, 'V'},       {"help", no_argument, NULL, 'h'},
-	    {"backend", required_argument, NULL, 'B'}, {NULL, 0, NULL, 0},
+	    {"describe", no_argument, NULL, 'D'},
+	    {"json", no_argument, NULL, 'J'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"backend", required_argument, NULL, 'B'},
+	    {"no-demangle", no_argument, NULL, 'N'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -323,6 +329,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'i':
 			o->repl = true;
+			break;
+		case 'N':
+			o->raw_names = true;
 			break;
 		case 'B':
 			if (!strcmp(optarg, "auto"))
@@ -597,7 +606,8 @@ static int run(int argc, char **argv, bool out_closed)
 							 .duration = o.duration,
 							 .command = o.command,
 							 .paths = o.includes,
-							 .npaths = (size_t)o.nincludes});
+							 .npaths = (size_t)o.nincludes,
+							 .raw_names = o.raw_names});
 	if (!sc) {
 		fprintf(stderr, "perfscript: cannot start Lua: %s\n", strerror(errno));
 		ps_session__free(session);

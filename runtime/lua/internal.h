@@ -91,7 +91,31 @@ void ps_lua_sample_args__free(struct ps_script *sc);
 
 /* The session's symbolizer (created on first use), or NULL on ENOMEM. */
 struct ps_symbols *ps_lua_sample_object__symbols(struct ps_script *sc);
+/* Names as symbol tables spell them (raw) or demangled (the default):
+ * --no-demangle (ps_script_opts.raw_names), perfmon.demangle(). */
+void ps_lua_sample_object__set_raw_names(struct ps_script *sc, bool raw);
+bool ps_lua_sample_object__raw_names(struct ps_script *sc);
+/* The user frames the DWARF unwinder finds in s (the current sample),
+ * unwound once per sample: their count, *ips innermost first. */
+#define PS_LUA_MAX_USTACK 1024 /* user frames unwound at most (max-stack caps it lower) */
+int ps_lua_sample_object__unwound(struct ps_script *sc, const struct ps_sample *s,
+				  const uint64_t **ips);
 void ps_lua_sample_object__free(struct ps_script *sc);
+
+/* lua/sample_stack.c: a sample's stacks and source lines. */
+/* s.callchain: addresses, kernel frames then user frames, innermost first. */
+void ps_lua_sample_stack__callchain(lua_State *L, struct ps_script *sc, const struct ps_sample *s);
+/* s:ustack(opts) or s:kstack(opts): names, innermost first; opts (a table at
+ * opts_idx, or none) may ask for inline frames. */
+void ps_lua_sample_stack__chain(lua_State *L, struct ps_script *sc, const struct ps_sample *s,
+				bool kernel, int opts_idx);
+/* s:folded(opts): "comm;root;...;leaf". */
+void ps_lua_sample_stack__folded(lua_State *L, struct ps_script *sc, const struct ps_sample *s,
+				 int opts_idx);
+/* s.srcline: "file.c:42" of a user sample's ip, or nil. */
+void ps_lua_sample_stack__srcline(lua_State *L, struct ps_script *sc, const struct ps_sample *s);
+/* perfmon.symbolize, perfmon.frames and perfmon.demangle, in the module table. */
+void ps_lua_sample_stack__open(lua_State *L, struct ps_script *sc);
 
 /* lua/aggregate.c: perfmon.aggregate and the options of sample probes. */
 struct ps_lua_opts;

@@ -22,6 +22,12 @@ struct ps_sample_state {
 	const struct ps_sample *cur;
 	int ref;		 /* the userdata, in the registry */
 	struct ps_symbols *syms; /* NULL until first needed */
+	bool raw_names;		 /* no demangling */
+	uint32_t seen_pid;	 /* the last pid handed to ps_symbols__seen */
+	uint64_t seq;		 /* samples pushed so far */
+	uint64_t unwound_seq;	 /* the sample uips belongs to (seq starts at 1) */
+	int nuips;
+	uint64_t uips[PS_LUA_MAX_USTACK];
 };
 
 struct sample_ud {
@@ -32,8 +38,10 @@ static struct ps_sample_state *state(struct ps_script *sc)
 {
 	if (!sc->sample_state) {
 		sc->sample_state = calloc(1, sizeof(*sc->sample_state));
-		if (sc->sample_state)
+		if (sc->sample_state) {
 			sc->sample_state->ref = LUA_NOREF;
+			sc->sample_state->raw_names = sc->o.raw_names;
+		}
 	}
 	return sc->sample_state;
 }
@@ -46,6 +54,7 @@ static struct ps_symbols *symbols(struct ps_script *sc)
 
 	if (st && !st->syms) {
 		st->syms = ps_symbols__new();
+		ps_symbols__set_raw_names(st->syms, st->raw_names);
 		if (st->syms && ps_session__target_kind(sc->session) != PS_TARGET_COMMAND) {
 			pid_t pid = ps_session__target_pid(sc->session);
 
@@ -58,6 +67,23 @@ static struct ps_symbols *symbols(struct ps_script *sc)
 struct ps_symbols *ps_lua_sample_object__symbols(struct ps_script *sc)
 {
 	return symbols(sc);
+}
+
+void ps_lua_sample_object__set_raw_names(struct ps_script *sc, bool raw)
+{
+	struct ps_sample_state *st = state(sc);
+
+	if (!st)
+		return;
+	st->raw_names = raw;
+	ps_symbols__set_raw_names(st->syms, raw); /* NULL until first used */
+}
+
+bool ps_lua_sample_object__raw_names(struct ps_script *sc)
+{
+	struct ps_sample_state *st = state(sc);
+
+	return st ? st->raw_names : sc->o.raw_names;
 }
 
 void ps_lua_sample_object__record(struct ps_script *sc, const struct ps_record *r)
@@ -80,7 +106,7 @@ static bool is_user(const struct ps_sample *s)
 static void push_symbol(lua_State *L, struct ps_script *sc, pid_t pid, uint64_t addr, bool kernel,
 			bool want_dso)
 {
-	char buf[256];
+	char buf[1024]; /* a demangled C++ name can be long */
 	const char *dso = "";
 	struct ps_symbols *syms = symbols(sc);
 	int rc =
@@ -132,33 +158,34 @@ static void push_values(lua_State *L, struct ps_script *sc, const struct ps_samp
 	}
 }
 
-/* Frames of a callchain in one context (user or kernel); markers skipped. */
-static void push_chain(lua_State *L, struct ps_script *sc, const struct ps_sample *s,
-		       int which /* 0 all addresses, 1 user symbols, 2 kernel symbols */)
+int ps_lua_sample_object__unwound(struct ps_script *sc, const struct ps_sample *s,
+				  const uint64_t **ips)
 {
-	bool kernel = !is_user(s);
-	lua_Integer n = 0;
+	struct ps_sample_state *st = sc->sample_state;
+	const struct perf_event_attr *a;
+	struct ps_symbols *syms;
+	size_t max = 127; /* perf's default max-stack, kernel.perf_event_max_stack's too */
+	int n;
 
-	lua_createtable(L, (int)s->nr_ips, 0);
-	for (uint64_t i = 0; i < s->nr_ips; i++) {
-		uint64_t ip = s->ips[i];
-
-		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
-			kernel = ip == (uint64_t)PERF_CONTEXT_KERNEL;
-			continue;
+	if (st->unwound_seq != st->seq) {
+		st->unwound_seq = st->seq;
+		st->nuips = 0;
+		a = ps_session__attr(sc->session, s->handle);
+		if (a && a->sample_max_stack)
+			max = a->sample_max_stack;
+		syms = symbols(sc);
+		n = syms ? ps_symbols__unwind(syms, s, st->uips,
+					      max < PS_LUA_MAX_USTACK ? max : PS_LUA_MAX_USTACK)
+			 : 0;
+		if (n > 0) {
+			st->nuips = n;
+		} else if (is_user(s)) { /* no registers: the ip at least */
+			st->uips[0] = s->ip;
+			st->nuips = 1;
 		}
-		if (which == 0)
-			lua_pushinteger(L, (lua_Integer)ip);
-		else if ((which == 2) == kernel)
-			push_symbol(L, sc, (pid_t)s->pid, ip, kernel, false);
-		else
-			continue;
-		lua_rawseti(L, -2, ++n);
 	}
-	if (s->nr_ips == 0 && which != 0 && (which == 2) == !is_user(s)) {
-		push_symbol(L, sc, (pid_t)s->pid, s->ip, which == 2, false);
-		lua_rawseti(L, -2, 1);
-	}
+	*ips = st->uips;
+	return st->nuips;
 }
 
 static int m_ustack(lua_State *L)
@@ -166,7 +193,7 @@ static int m_ustack(lua_State *L)
 	struct ps_script *sc;
 	const struct ps_sample *s = check_sample(L, &sc);
 
-	push_chain(L, sc, s, 1);
+	ps_lua_sample_stack__chain(L, sc, s, false, 2);
 	return 1;
 }
 
@@ -175,7 +202,16 @@ static int m_kstack(lua_State *L)
 	struct ps_script *sc;
 	const struct ps_sample *s = check_sample(L, &sc);
 
-	push_chain(L, sc, s, 2);
+	ps_lua_sample_stack__chain(L, sc, s, true, 2);
+	return 1;
+}
+
+static int m_folded(lua_State *L)
+{
+	struct ps_script *sc;
+	const struct ps_sample *s = check_sample(L, &sc);
+
+	ps_lua_sample_stack__folded(L, sc, s, 2);
 	return 1;
 }
 
@@ -184,9 +220,9 @@ static int sample_index(lua_State *L);
 /* s:copy(): every field as a plain table that outlives the handler. */
 static int m_copy(lua_State *L)
 {
-	static const char *const fields[] = {"ip",     "pid",  "tid",  "time",	 "cpu",
-					     "period", "addr", "user", "handle", "name",
-					     "comm",   "sym",  "dso",  "values", "callchain"};
+	static const char *const fields[] = {
+	    "ip",     "pid",  "tid",  "time", "cpu", "period", "addr",	    "user",
+	    "handle", "name", "comm", "sym",  "dso", "values", "callchain", "srcline"};
 	struct ps_script *sc;
 
 	check_sample(L, &sc);
@@ -240,7 +276,11 @@ static int sample_index(lua_State *L)
 	else if (IS(k, len, "values"))
 		push_values(L, sc, s);
 	else if (IS(k, len, "callchain"))
-		push_chain(L, sc, s, 0);
+		ps_lua_sample_stack__callchain(L, sc, s);
+	else if (IS(k, len, "srcline"))
+		ps_lua_sample_stack__srcline(L, sc, s);
+	else if (IS(k, len, "folded"))
+		lua_pushcfunction(L, m_folded);
 	else if (IS(k, len, "ustack"))
 		lua_pushcfunction(L, m_ustack);
 	else if (IS(k, len, "kstack"))
@@ -250,9 +290,9 @@ static int sample_index(lua_State *L)
 	else if (!ps_lua_sample_args__index(L, sc, s, k))
 		return luaL_error(L,
 				  "a sample has no field '%s' (fields: ip pid tid time cpu "
-				  "period addr user handle name comm sym dso values callchain "
-				  "args raw retval; methods: ustack kstack copy arg user_string "
-				  "kernel_string)",
+				  "period addr user handle name comm sym dso srcline values "
+				  "callchain args raw retval; methods: ustack kstack folded copy "
+				  "arg user_string kernel_string)",
 				  k);
 	return 1;
 }
@@ -271,32 +311,12 @@ static int sample_tostring(lua_State *L)
 	return 1;
 }
 
-/* perfmon.symbolize(pid, addr [, kernel]) -> "func+0x1a", dso: what s.sym
- * and s.dso say, for an address kept from a sample. Profiles count raw
- * addresses while the target runs and symbolize once at the end. */
-static int l_symbolize(lua_State *L)
-{
-	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
-	pid_t pid = (pid_t)luaL_checkinteger(L, 1);
-	uint64_t addr = (uint64_t)luaL_checkinteger(L, 2);
-	bool kernel = lua_toboolean(L, 3);
-
-	push_symbol(L, sc, pid, addr, kernel, false);
-	push_symbol(L, sc, pid, addr, kernel, true);
-	return 2;
-}
-
 void ps_lua_sample_object__open(lua_State *L, struct ps_script *sc)
 {
 	struct ps_sample_state *st;
 	struct sample_ud *u;
 
-	if (lua_getglobal(L, "perfmon") == LUA_TTABLE) {
-		lua_pushlightuserdata(L, sc);
-		lua_pushcclosure(L, l_symbolize, 1);
-		lua_setfield(L, -2, "symbolize");
-	}
-	lua_pop(L, 1);
+	ps_lua_sample_stack__open(L, sc);
 	luaL_newmetatable(L, SAMPLE_MT);
 	lua_pushcfunction(L, sample_index);
 	lua_setfield(L, -2, "__index");
@@ -318,8 +338,16 @@ void ps_lua_sample_object__push(struct ps_script *sc, const struct ps_sample *s)
 {
 	struct ps_sample_state *st = sc->sample_state;
 
-	if (st)
+	if (st) {
 		st->cur = s;
+		st->seq++;
+		/* Learn the process while it runs: profiles name addresses at
+		 * the end, when a -p target or a short-lived child may be gone. */
+		if (s->pid != st->seen_pid && s->pid > 0 && s->pid != UINT32_MAX) {
+			ps_symbols__seen(symbols(sc), (pid_t)s->pid);
+			st->seen_pid = s->pid; /* samples come in runs of one process */
+		}
+	}
 	lua_rawgeti(sc->L, LUA_REGISTRYINDEX, st ? st->ref : LUA_NOREF);
 }
 

@@ -24,6 +24,7 @@ struct ps_script_opts {
 	const char *command;	  /* the target command as the user wrote it, or NULL */
 	const char *const *paths; /* tapset directories searched first, in order */
 	size_t npaths;
+	bool raw_names; /* symbol names as the tables spell them, not demangled */
 };
 
 /* A script on session (not owned); NULL + errno (the reason printed). */

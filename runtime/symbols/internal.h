@@ -1,11 +1,15 @@
 /*
- * internal.h: what the three parts of the symbolizer share.
- * symbols/symbols.c keeps the processes and their mappings and implements the public
- * ps_symbols__* calls; symbols/user.c owns the ELF files (one libdwfl module
- * per file, shared by every process mapping it) and their per-address result
- * caches; symbols/kernel.c owns the /proc/kallsyms table; symbols/lookup.c
- * goes the other way, from a name to an address (breakpoints on symbols),
- * with its own per-file table. None of this is part of the public ABI.
+ * internal.h: what the parts of the symbolizer share. symbols/maps.c keeps
+ * the processes and their mappings; symbols/symbols.c answers the public
+ * ps_symbols__* calls from them; symbols/dso.c owns the ELF files (one
+ * image per file, shared by every process that maps it and by every Dwfl
+ * that reads it); symbols/user.c turns a file's addresses into names with a
+ * per-file cache; symbols/demangle.c makes C++ and Rust names readable;
+ * symbols/srcline.c reads DWARF lines and inline frames; symbols/unwind.c
+ * unwinds sampled user stacks with one Dwfl per process; symbols/jit.c
+ * reads /tmp/perf-PID.map; symbols/kernel.c owns /proc/kallsyms;
+ * symbols/lookup.c goes from a name to an address (breakpoints on symbols).
+ * None of this is part of the public ABI.
  */
 #ifndef PS_SYMBOLS_INTERNAL_H
 #define PS_SYMBOLS_INTERNAL_H
@@ -14,53 +18,209 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
+#include <elfutils/libdwfl.h>
+
+#include "base/pidmap.h"
 #include "perfscript.h"
 
-/* One ELF file on disk, identified by what stat() says about it. */
-struct ps_dso;
-/* Every ps_dso a ps_symbols has seen. */
+/* ---- small shared containers (symbols/cache.c) ---- */
+
+/* Text and small records kept until the owner goes: appended, never freed
+ * one by one. */
+struct ps_arena {
+	struct ps_arena_block *head;
+};
+void *ps_arena__alloc(struct ps_arena *a, size_t n); /* 8-aligned; NULL on ENOMEM */
+char *ps_arena__strdup(struct ps_arena *a, const char *s);
+void ps_arena__free(struct ps_arena *a);
+
+/* Address -> pointer, open addressing; past PS_CACHE_MAX entries answers
+ * are still computed, only not kept. */
+struct ps_addr_cache {
+	struct ps_cache_slot *slots;
+	size_t nslots, nused; /* nslots is 0 or a power of two */
+};
+/* true with *v set when addr is in the cache. */
+bool ps_addr_cache__get(const struct ps_addr_cache *c, uint64_t addr, const void **v);
+void ps_addr_cache__put(struct ps_addr_cache *c, uint64_t addr, const void *v);
+/* The value in slot i (0 <= i < nslots), NULL for an empty one: to free them. */
+const void *ps_addr_cache__value(const struct ps_addr_cache *c, size_t i);
+void ps_addr_cache__free(struct ps_addr_cache *c);
+
+/* ---- ELF files (symbols/dso.c, symbols/user.c) ---- */
+
+struct ps_load {
+	uint64_t offset, filesz; /* p_offset, p_filesz */
+	uint64_t vaddr;		 /* p_vaddr */
+};
+
+struct ps_fsym {
+	uint64_t addr, size; /* link-time addresses; size 0: up to the next symbol */
+	const char *name;    /* in ps_dso.names, as the symbol table has it */
+	const char *shown;   /* demangled (in the arena), or name; NULL until asked */
+	uint32_t rank;	     /* among names at one address, lower is preferred */
+};
+
+struct ps_dsos;
+struct ps_dwarf; /* symbols/srcline.c */
+
+/* One ELF file, identified by what stat() says about it (or the vDSO). Its
+ * image is mapped once, when an address in it is first resolved, and every
+ * Dwfl that reads the file gets an Elf over that memory (no descriptor
+ * stays open). Files with the same build id share one set of tables: a
+ * later one points at the first (same). */
+struct ps_dso {
+	struct ps_dsos *owner;
+	char *path;	       /* as the process named it */
+	char *open_path;       /* where we can open it; NULL: unreadable or in memory */
+	const char *base_name; /* the last part of path */
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	off_t size;
+
+	bool opened; /* tried to open */
+	bool usable; /* an ELF image with loads: offsets map to addresses */
+	void *image; /* the file's bytes */
+	size_t image_size;
+	bool image_mapped; /* munmap, not free */
+	int e_type;
+	uint8_t build_id[20];
+	size_t build_id_len;
+	struct ps_dso *same; /* an earlier file with this build id, whose tables serve */
+	struct ps_load *loads;
+	size_t nloads;
+	uint64_t low, high; /* link-time range: first PT_LOAD page-aligned .. last end */
+
+	struct ps_fsym *syms; /* sorted by address, one per address */
+	size_t nsyms;
+	char *names;		     /* what syms[].name point into */
+	struct ps_dso_names *byname; /* name -> address (symbols/lookup.c), NULL until asked */
+	struct ps_addr_cache cache;  /* address -> "func+0x1a" (or ps_no_symbol) */
+	struct ps_dwarf *dwarf;	     /* lines and inline frames, NULL until asked */
+	struct ps_arena arena;
+};
+
+/* Every ps_dso a ps_symbols has seen, and the settings they follow. */
 struct ps_dsos {
 	struct ps_dso **v;
 	size_t n, cap;
+	struct ps_dso *vdso; /* the kernel's vDSO image, read once from our own process */
+	bool raw_names;	     /* no demangling */
 };
 
 /* The ps_dso for path (opened as open_path, which differs from path for a
  * process in another mount namespace), created on first sight. The ELF file
- * itself is opened only when an address in it is first resolved. NULL and
+ * itself is read only when an address in it is first resolved. NULL and
  * errno when open_path cannot be stat()ed. */
 struct ps_dso *ps_dsos__get(struct ps_dsos *dsos, const char *path, const char *open_path);
 /* A file that is gone (" (deleted)") or unreadable: a ps_dso that only names
  * its mappings and resolves nothing. NULL on ENOMEM. */
 struct ps_dso *ps_dsos__get_unreadable(struct ps_dsos *dsos, const char *path);
+/* The vDSO, as the kernel maps it into every process (a copy of ours). NULL
+ * when this process has none. */
+struct ps_dso *ps_dsos__vdso(struct ps_dsos *dsos);
+/* Forget every cached answer (the naming settings changed). */
+void ps_dsos__flush(struct ps_dsos *dsos);
 void ps_dsos__free(struct ps_dsos *dsos);
 const char *ps_dso__name(const struct ps_dso *dso);
+/* Map and read the file once: 0, or -ENOENT (not ELF, unreadable), -ENOMEM.
+ * On success *real is the ps_dso whose tables serve (dso, or its same). */
+int ps_dso__open(struct ps_dso *dso, struct ps_dso **real);
 /* The constant c such that a runtime address a in a mapping of this file at
- * file offset pgoff is the module address a - start + pgoff + c. -ENOENT when
- * the file does not open as ELF or no PT_LOAD covers pgoff. */
+ * file offset pgoff is the link-time address a - start + pgoff + c. -ENOENT
+ * when the file does not open as ELF or no PT_LOAD covers pgoff. */
 int ps_dso__offset_adjust(struct ps_dso *dso, uint64_t pgoff, int64_t *adj);
-/* "func+0x1a" for a module address, from the cache or libdwfl; -ENOENT when
- * no symbol covers it (that answer is cached too). */
-int ps_dso__lookup(struct ps_dso *dso, uint64_t mod_addr, const char **str);
-
-/* Open the file into a new Dwfl, at its link-time addresses: 0 with *dwfl
- * (the caller's, for dwfl_end) and *mod, -ENOENT or -ENOMEM. */
-struct Dwfl;
-struct Dwfl_Module;
-int ps_dso__report(const struct ps_dso *dso, struct Dwfl **dwfl, struct Dwfl_Module **mod);
+/* Report the file into dwfl so that its link-time address a is at a + bias.
+ * Every Dwfl of the symbolizer is made by ps_dwfl__begin, whose find_elf
+ * hands libdwfl an Elf over the dso's image. NULL when libdwfl refuses. */
+Dwfl *ps_dwfl__begin(void);
+Dwfl_Module *ps_dso__report(struct ps_dso *dso, Dwfl *dwfl, int64_t bias);
+/* "func+0x1a" for a link-time address, from the cache or the symbol table;
+ * -ENOENT when no symbol covers it (that answer is cached too). */
+int ps_dso__lookup(struct ps_dso *dso, uint64_t addr, const char **str);
+/* symbols/user.c: copy the code symbols of a reported module into dso. */
+int ps_dso__read_syms(struct ps_dso *dso, Dwfl_Module *mod);
+/* symbols/user.c: the shown (demangled unless raw names) form of a name. */
+const char *ps_dso__show(struct ps_dso *dso, const char *name);
 /* Where the file keeps its name -> address table (symbols/lookup.c). */
-struct ps_dso_names;
 struct ps_dso_names **ps_dso__byname(struct ps_dso *dso);
 void ps_dso_names__free(struct ps_dso_names *t);
 
-/* symbols/symbols.c: the usable ELF files pid maps, each once, in address order,
- * with the bias of its mapping (runtime address = module address + bias).
- * pid's mappings are read from /proc when not known yet. Returns how many
- * (at most max), or -ESRCH (pid gone), -ENOMEM. */
+/* symbols/demangle.c: the readable form of a C++ (Itanium) or legacy Rust
+ * name, malloc'd; NULL when name is not mangled or does not demangle. */
+char *ps_demangle(const char *name);
+
+/* symbols/srcline.c: the source frames at a link-time address of dso
+ * (inlined functions innermost first, then the one holding them); the count,
+ * 0 without DWARF for it, or -ENOMEM. Cached per file and address. */
+int ps_dso__srcframes(struct ps_dso *dso, uint64_t addr, const struct ps_srcframe **frames);
+void ps_dwarf__free(struct ps_dwarf *d);
+
+/* ---- processes (symbols/maps.c) ---- */
+
+struct ps_map {
+	uint64_t start, end, pgoff;
+	struct ps_dso *dso; /* NULL for anonymous code, [vsyscall], ... */
+	const char *label;  /* what *dso reports */
+	int64_t adj;	    /* link-time address = addr + adj, once adj_state == 1 */
+	int adj_state;	    /* 0 not computed, 1 valid, -1 unresolvable */
+};
+
+struct ps_unwinder; /* symbols/unwind.c */
+struct ps_jitmap;   /* symbols/jit.c */
+
+struct ps_proc {
+	pid_t pid;
+	bool from_proc; /* read from /proc (or tried), so not read again lazily */
+	struct ps_map *maps;
+	size_t n, cap, hint;
+	uint32_t gen; /* bumped whenever the mappings change */
+	struct ps_unwinder *uw;
+	struct ps_jitmap *jit;
+};
+
+struct ps_symbols {
+	struct ps_pidmap procs; /* pid -> struct ps_proc * */
+	struct ps_proc *last;
+	struct ps_dsos dsos;
+	struct ps_ksyms *ksyms;
+	int ksyms_err; /* 1 until the first try, then 0 or -errno */
+	struct ps_unwinders *unwinders;
+};
+
+struct ps_proc *ps_procs__find(struct ps_symbols *syms, pid_t pid);
+/* The entry for pid, made empty if it is new. NULL on ENOMEM. */
+struct ps_proc *ps_procs__get(struct ps_symbols *syms, pid_t pid);
+/* The entry for pid with its mappings, read from /proc once when pid was
+ * never seen; NULL on ENOMEM. */
+struct ps_proc *ps_procs__known(struct ps_symbols *syms, pid_t pid);
+void ps_procs__free(struct ps_symbols *syms);
+/* The mapping holding addr, or NULL. */
+struct ps_map *ps_proc__lookup(struct ps_proc *p, uint64_t addr);
+/* Whether m's file-to-module adjustment is known (computed once). */
+bool ps_map__adjust(struct ps_map *m);
+
+/* symbols/maps.c: the usable ELF files pid maps, each once, in address
+ * order, with the bias of its mapping (runtime address = link-time address
+ * + bias). pid's mappings are read from /proc when not known yet. Returns
+ * how many (at most max), or -ESRCH (pid gone), -ENOMEM. */
 int ps_syms__proc_files(struct ps_symbols *syms, pid_t pid, struct ps_dso **dsos, int64_t *bias,
 			size_t max);
-/* symbols/symbols.c: the ps_dso of a file by path (the command's executable), or NULL and errno. */
+/* symbols/maps.c: the ps_dso of a file by path (the command's executable),
+ * or NULL and errno. */
 struct ps_dso *ps_syms__file(struct ps_symbols *syms, const char *path);
+
+/* symbols/unwind.c */
+void ps_unwinder__free(struct ps_symbols *syms, struct ps_unwinder *uw);
+void ps_unwinders__free(struct ps_symbols *syms);
+
+/* symbols/jit.c: "name+0x10" for addr from /tmp/perf-PID.map (re-read when
+ * it grows), with *dso the map's path; -ENOENT when the map has no entry. */
+int ps_jit__lookup(struct ps_proc *p, uint64_t addr, char *buf, size_t len, const char **dso);
+void ps_jit__free(struct ps_jitmap *j);
 
 /* symbols/lookup.c: find name in pid's mapped files; on -ENOENT, near (when
  * not NULL) gets the closest name of those files, or "". */
@@ -93,7 +253,8 @@ struct ps_usdt_site {
 int ps_syms__usdt(const char *path, const char *provider, const char *name,
 		  struct ps_usdt_site *sites, size_t max, char *near, size_t nearlen);
 
-/* The kernel's symbols, from /proc/kallsyms. */
+/* ---- the kernel (symbols/kernel.c) ---- */
+
 struct ps_ksyms;
 /* 0 with *out set (even when addresses are hidden: see ps_ksyms__hidden). */
 int ps_ksyms__load(struct ps_ksyms **out);

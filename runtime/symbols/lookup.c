@@ -119,19 +119,22 @@ static struct ps_dso_names *dso_names(struct ps_dso *dso)
 {
 	struct ps_dso_names **slot = ps_dso__byname(dso), *t;
 	Dwfl_Module *mod = NULL;
-	Dwfl *dwfl = NULL;
-	int err;
+	struct ps_dso *real;
+	Dwfl *dwfl;
+	int err = -ENOENT;
 
 	if (*slot)
 		return *slot;
-	t = calloc(1, sizeof(*t));
-	if (!t)
+	if (ps_dso__open(dso, &real) < 0 || !(dwfl = ps_dwfl__begin()))
 		return NULL;
-	err = ps_dso__report(dso, &dwfl, &mod);
-	if (!err) {
-		err = read_names(t, mod);
-		dwfl_end(dwfl);
+	t = calloc(1, sizeof(*t));
+	if (t) {
+		dwfl_report_begin(dwfl);
+		mod = ps_dso__report(real, dwfl, 0);
+		dwfl_report_end(dwfl, NULL, NULL);
+		err = mod ? read_names(t, mod) : -ENOENT;
 	}
+	dwfl_end(dwfl);
 	if (err) {
 		ps_dso_names__free(t);
 		return NULL;
@@ -246,11 +249,4 @@ int ps_syms__lookup_exec(struct ps_symbols *syms, const char *path, const char *
 	if (!err && etype != ET_EXEC)
 		return -EADDRNOTAVAIL;
 	return err;
-}
-
-int ps_symbols__lookup(struct ps_symbols *syms, pid_t pid, const char *name, uint64_t *addr)
-{
-	if (!syms || pid <= 0 || !name || !*name || !addr)
-		return -EINVAL;
-	return ps_syms__lookup(syms, pid, name, addr, NULL, 0);
 }

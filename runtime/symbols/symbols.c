@@ -1,48 +1,24 @@
 /*
- * symbols.c: the symbolizer's processes and the public ps_symbols__* calls.
- * A process is its pid and a sorted array of executable mappings, each an
- * address range, a file offset and the ps_dso (symbols/user.c) it maps; they
- * are learnt from /proc/PID/maps for processes older than the session and
- * from the ring's MMAP2/FORK/COMM records for the rest, and kept after EXIT
- * because samples of a dead process may still sit in a ring. resolve() is on
- * the per-sample path, so it remembers the last process and each process its
- * last mapping, computes a mapping's file-to-module adjustment once, and
- * leaves the per-address cache to the dso; the kernel goes to
- * symbols/kernel.c. A pid never seen is read from /proc once, lazily, which
- * is what a system-wide profile needs for processes that predate it.
+ * symbols.c: the public ps_symbols__* calls for names. resolve() is on the
+ * per-sample path, so it remembers the last process and each process its
+ * last mapping (symbols/maps.c), computes a mapping's file-to-module
+ * adjustment once, and leaves the per-address cache to the file
+ * (symbols/user.c). An address it cannot name still says where it is: in
+ * a file, as that file and the offset in it ("liblzma.so.5.4.1+0x1692b",
+ * what perf report prints, stable across runs whatever ASLR does); in
+ * anonymous memory, as a JIT's /tmp/perf-PID.map names it
+ * (symbols/jit.c), else as hex. The kernel goes to symbols/kernel.c.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
-#include "base/pidmap.h"
 #include "symbols/internal.h"
 
-struct ps_map {
-	uint64_t start, end, pgoff;
-	struct ps_dso *dso; /* NULL for [vdso], anonymous code, ... */
-	const char *label;  /* what *dso reports */
-	int64_t adj;	    /* module address = addr + adj, once adj_state == 1 */
-	int adj_state;	    /* 0 not computed, 1 valid, -1 unresolvable */
-};
-
-struct ps_proc {
-	pid_t pid;
-	bool from_proc; /* read from /proc (or tried), so not read again lazily */
-	struct ps_map *maps;
-	size_t n, cap, hint;
-};
-
-struct ps_symbols {
-	struct ps_pidmap procs; /* pid -> struct ps_proc * */
-	struct ps_proc *last;
-	struct ps_dsos dsos;
-	struct ps_ksyms *ksyms;
-	int ksyms_err; /* 1 until the first try, then 0 or -errno */
-};
+/* resolve_user: no name, but buf holds the file+offset form. */
+#define PS_PLACED 1
 
 struct ps_symbols *ps_symbols__new(void)
 {
@@ -55,281 +31,30 @@ struct ps_symbols *ps_symbols__new(void)
 	return syms;
 }
 
-static void proc_free(pid_t pid, void *value, void *ctx)
-{
-	struct ps_proc *p = *(struct ps_proc **)value;
-
-	(void)pid;
-	(void)ctx;
-	free(p->maps);
-	free(p);
-}
-
 void ps_symbols__free(struct ps_symbols *syms)
 {
 	if (!syms)
 		return;
-	ps_pidmap__each(&syms->procs, proc_free, NULL);
-	ps_pidmap__free(&syms->procs);
+	ps_procs__free(syms);
+	ps_unwinders__free(syms);
 	ps_dsos__free(&syms->dsos);
 	ps_ksyms__free(syms->ksyms);
 	free(syms);
 }
 
-static struct ps_proc *proc_find(struct ps_symbols *syms, pid_t pid)
+void ps_symbols__set_raw_names(struct ps_symbols *syms, bool raw)
 {
-	struct ps_proc **e;
-
-	if (syms->last && syms->last->pid == pid)
-		return syms->last;
-	e = ps_pidmap__get(&syms->procs, pid);
-	return e ? (syms->last = *e) : NULL;
+	if (!syms || syms->dsos.raw_names == raw)
+		return;
+	syms->dsos.raw_names = raw;
+	ps_dsos__flush(&syms->dsos);
 }
 
-/* The process entry for pid, made empty if it is new. NULL on ENOMEM. */
-static struct ps_proc *proc_get(struct ps_symbols *syms, pid_t pid)
+int ps_symbols__seen(struct ps_symbols *syms, pid_t pid)
 {
-	struct ps_proc *p = proc_find(syms, pid), **e;
-
-	if (p)
-		return p;
-	p = calloc(1, sizeof(*p));
-	e = p ? ps_pidmap__put(&syms->procs, pid) : NULL;
-	if (!e) {
-		free(p);
-		return NULL;
-	}
-	p->pid = pid;
-	*e = p;
-	return syms->last = p;
-}
-
-static void proc_forget(struct ps_proc *p)
-{
-	p->n = p->hint = 0;
-}
-
-/* Add m, cutting away whatever part of older mappings it covers, as mmap()
- * over an existing range does. Mappings arrive rarely (per mmap, not per
- * sample), so the array is simply rebuilt. */
-static int proc_add_map(struct ps_proc *p, const struct ps_map *m)
-{
-	size_t cap = p->n + 2, n = 0;
-	struct ps_map *v = malloc(cap * sizeof(*v));
-	bool placed = false;
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->n; i++) {
-		struct ps_map e = p->maps[i];
-
-		if (!placed && e.start >= m->start) {
-			v[n++] = *m;
-			placed = true;
-		}
-		if (e.end <= m->start || e.start >= m->end) {
-			v[n++] = e;
-			continue;
-		}
-		if (e.start < m->start) {
-			struct ps_map left = e;
-
-			left.end = m->start;
-			v[n++] = left;
-		}
-		if (e.end > m->end) {
-			struct ps_map right = e;
-
-			right.pgoff += m->end - e.start;
-			right.start = m->end;
-			right.adj_state = 0; /* the adjustment depends on start and pgoff */
-			if (!placed) {
-				v[n++] = *m;
-				placed = true;
-			}
-			v[n++] = right;
-		}
-	}
-	if (!placed)
-		v[n++] = *m;
-	free(p->maps);
-	p->maps = v;
-	p->n = n;
-	p->cap = cap;
-	p->hint = 0;
-	return 0;
-}
-
-static const char *special_label(const char *name)
-{
-	if (!strcmp(name, "[vdso]"))
-		return "[vdso]";
-	if (!strcmp(name, "[vsyscall]"))
-		return "[vsyscall]";
-	return "[anon]";
-}
-
-/* A mapping of name (a path, "[vdso]", "//anon", "") in pid's process. */
-static int add_mapping(struct ps_symbols *syms, struct ps_proc *p, uint64_t start, uint64_t end,
-		       uint64_t pgoff, const char *name)
-{
-	struct ps_map m = {.start = start, .end = end, .pgoff = pgoff};
-
-	if (end <= start)
-		return -EINVAL;
-	/* perf's convention names anonymous memory "//anon". */
-	if (name[0] == '/' && name[1] != '/') {
-		char alt[4096 + 64];
-
-		m.dso = ps_dsos__get(&syms->dsos, name, name);
-		/* A process in another mount namespace names files as it sees them. */
-		if (!m.dso && errno != ENOMEM &&
-		    snprintf(alt, sizeof(alt), "/proc/%d/root%s", (int)p->pid, name) <
-			(int)sizeof(alt))
-			m.dso = ps_dsos__get(&syms->dsos, name, alt);
-		if (!m.dso && errno != ENOMEM)
-			m.dso = ps_dsos__get_unreadable(&syms->dsos, name);
-		if (!m.dso)
-			return -ENOMEM;
-	}
-	m.label = m.dso ? ps_dso__name(m.dso) : special_label(name);
-	return proc_add_map(p, &m);
-}
-
-int ps_symbols__add_proc(struct ps_symbols *syms, pid_t pid)
-{
-	char path[64], line[4096 + 256];
-	struct ps_proc *p;
-	FILE *f;
-	int err = 0;
-
 	if (!syms || pid <= 0)
 		return -EINVAL;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	p = proc_get(syms, pid);
-	if (!p) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	proc_forget(p);
-	p->from_proc = true;
-	/* "start-end perms offset dev inode   path" */
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off;
-		char perms[8];
-		int name_at = 0;
-		char *name, *nl;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off,
-			   &name_at) < 4 ||
-		    !name_at)
-			continue;
-		if (perms[2] != 'x')
-			continue;
-		name = line + name_at;
-		nl = strchr(name, '\n');
-		if (nl)
-			*nl = '\0';
-		err = add_mapping(syms, p, start, end, off, name);
-		if (err == -ENOMEM)
-			goto cleanup;
-		err = 0;
-	}
-cleanup:
-	fclose(f);
-	return err;
-}
-
-static int copy_maps(struct ps_proc *to, const struct ps_proc *from)
-{
-	struct ps_map *v = NULL;
-
-	if (from->n) {
-		v = malloc(from->n * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		memcpy(v, from->maps, from->n * sizeof(*v));
-	}
-	free(to->maps);
-	to->maps = v;
-	to->n = to->cap = from->n;
-	to->hint = 0;
-	return 0;
-}
-
-int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec)
-{
-	struct ps_proc *p, *parent;
-
-	if (!syms || !rec)
-		return -EINVAL;
-	/* pid -1 marks the kernel's own records (modules, the kernel image). */
-	if (rec->pid == 0 || rec->pid == UINT32_MAX)
-		return 0;
-	switch (rec->type) {
-	case PERF_RECORD_MMAP2:
-		if (!rec->filename || !(rec->prot & PROT_EXEC) ||
-		    (rec->misc & PERF_RECORD_MISC_MMAP_DATA))
-			return 0;
-		p = proc_get(syms, (pid_t)rec->pid);
-		if (!p)
-			return -ENOMEM;
-		/* Records describe this process now: /proc has nothing to add. */
-		p->from_proc = true;
-		return add_mapping(syms, p, rec->addr, rec->addr + rec->len, rec->pgoff,
-				   rec->filename) == -ENOMEM
-			   ? -ENOMEM
-			   : 0;
-	case PERF_RECORD_FORK:
-		/* A new thread shares its process's mappings already. */
-		if (rec->pid == rec->ppid)
-			return 0;
-		p = proc_get(syms, (pid_t)rec->pid);
-		if (!p)
-			return -ENOMEM;
-		p->from_proc = true;
-		parent = proc_find(syms, (pid_t)rec->ppid);
-		if (!parent) {
-			proc_forget(p);
-			return 0;
-		}
-		return copy_maps(p, parent);
-	case PERF_RECORD_COMM:
-		if (!(rec->misc & PERF_RECORD_MISC_COMM_EXEC))
-			return 0;
-		/* exec replaced the image; the new one's MMAP2s follow. */
-		p = proc_get(syms, (pid_t)rec->pid);
-		if (!p)
-			return -ENOMEM;
-		p->from_proc = true;
-		proc_forget(p);
-		return 0;
-	default:
-		return 0; /* EXIT included: samples may still come */
-	}
-}
-
-static const struct ps_map *proc_lookup(struct ps_proc *p, uint64_t addr)
-{
-	size_t lo = 0, hi = p->n;
-
-	if (p->hint < p->n && addr >= p->maps[p->hint].start && addr < p->maps[p->hint].end)
-		return &p->maps[p->hint];
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || addr >= p->maps[lo - 1].end)
-		return NULL;
-	p->hint = lo - 1;
-	return &p->maps[lo - 1];
+	return ps_procs__known(syms, pid) ? 0 : -ENOMEM;
 }
 
 int ps_symbols__load_kernel(struct ps_symbols *syms)
@@ -343,89 +68,41 @@ int ps_symbols__load_kernel(struct ps_symbols *syms)
 	return ps_ksyms__hidden(syms->ksyms) ? -EACCES : 0;
 }
 
-/* Whether m's file-to-module adjustment is known (computed once). */
-static bool map_adjust(struct ps_map *m)
+static void copy_out(char *buf, size_t len, const char *str)
 {
-	if (m->adj_state == 0) {
-		int64_t adj;
+	size_t n = strlen(str);
 
-		m->adj_state = ps_dso__offset_adjust(m->dso, m->pgoff, &adj) ? -1 : 1;
-		if (m->adj_state == 1)
-			m->adj = (int64_t)(m->pgoff - m->start) + adj;
-	}
-	return m->adj_state > 0;
+	/* The hot path: one copy, no formatting. */
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, str, n);
+	buf[n] = '\0';
 }
 
 static int resolve_user(struct ps_symbols *syms, pid_t pid, uint64_t addr, char *buf, size_t len,
 			const char **dso)
 {
-	struct ps_proc *p = proc_find(syms, pid);
+	struct ps_proc *p = ps_procs__known(syms, pid);
 	struct ps_map *m;
 	const char *str;
-	size_t n;
 
-	if (!p || !p->from_proc) {
-		/* Once only: a pid that is gone stays an empty entry. */
-		if (ps_symbols__add_proc(syms, pid) == -ENOMEM)
-			return -ENOMEM;
-		p = proc_get(syms, pid);
-		if (!p)
-			return -ENOMEM;
-		p->from_proc = true;
-	}
-	m = (struct ps_map *)proc_lookup(p, addr);
-	if (!m)
+	if (!p)
+		return -ENOMEM;
+	m = ps_proc__lookup(p, addr);
+	if (!m || !m->dso) {
+		if (ps_jit__lookup(p, addr, buf, len, dso) == 0)
+			return 0;
+		if (m)
+			*dso = m->label;
 		return -ENOENT;
+	}
 	*dso = m->label;
-	if (!m->dso)
-		return -ENOENT;
-	if (!map_adjust(m) || ps_dso__lookup(m->dso, addr + (uint64_t)m->adj, &str) < 0)
-		return -ENOENT;
-	/* The hot path: one copy, no formatting. */
-	n = strlen(str);
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, str, n);
-	buf[n] = '\0';
-	return 0;
-}
-
-int ps_syms__proc_files(struct ps_symbols *syms, pid_t pid, struct ps_dso **dsos, int64_t *bias,
-			size_t max)
-{
-	struct ps_proc *p = proc_find(syms, pid);
-	size_t n = 0;
-
-	if (!p || !p->from_proc) {
-		int err = ps_symbols__add_proc(syms, pid);
-
-		if (err)
-			return err;
-		p = proc_find(syms, pid);
-		if (!p)
-			return -ESRCH;
+	if (ps_map__adjust(m) && ps_dso__lookup(m->dso, addr + (uint64_t)m->adj, &str) == 0) {
+		copy_out(buf, len, str);
+		return 0;
 	}
-	for (size_t i = 0; i < p->n && n < max; i++) {
-		struct ps_map *m = &p->maps[i];
-		bool seen = false;
-
-		if (!m->dso || !map_adjust(m))
-			continue;
-		for (size_t j = 0; j < n && !seen; j++)
-			seen = dsos[j] == m->dso;
-		if (seen)
-			continue;
-		/* ld.so maps every segment of a file with one bias, so the code
-		 * mapping's also places the file's data. */
-		dsos[n] = m->dso;
-		bias[n++] = -m->adj;
-	}
-	return (int)n;
-}
-
-struct ps_dso *ps_syms__file(struct ps_symbols *syms, const char *path)
-{
-	return ps_dsos__get(&syms->dsos, path, path);
+	snprintf(buf, len, "%s+0x%" PRIx64, m->dso->base_name, addr - m->start + m->pgoff);
+	return PS_PLACED;
 }
 
 int ps_symbols__resolve(struct ps_symbols *syms, pid_t pid, uint64_t addr, bool kernel, char *buf,
@@ -445,7 +122,9 @@ int ps_symbols__resolve(struct ps_symbols *syms, pid_t pid, uint64_t addr, bool 
 	} else {
 		err = resolve_user(syms, pid, addr, buf, len, &d);
 	}
-	if (err) {
+	if (err == PS_PLACED) {
+		err = -ENOENT;
+	} else if (err) {
 		/* Unknown is an answer, not a failure: show the address. Only
 		 * running out of memory is worth telling apart. */
 		snprintf(buf, len, "0x%" PRIx64, addr);
@@ -455,4 +134,28 @@ int ps_symbols__resolve(struct ps_symbols *syms, pid_t pid, uint64_t addr, bool 
 	if (dso)
 		*dso = d;
 	return err;
+}
+
+int ps_symbols__srcframes(struct ps_symbols *syms, pid_t pid, uint64_t addr,
+			  const struct ps_srcframe **frames)
+{
+	struct ps_proc *p;
+	struct ps_map *m;
+
+	if (!syms || !frames)
+		return -EINVAL;
+	p = ps_procs__known(syms, pid);
+	if (!p)
+		return -ENOMEM;
+	m = ps_proc__lookup(p, addr);
+	if (!m || !m->dso || !ps_map__adjust(m))
+		return 0;
+	return ps_dso__srcframes(m->dso, addr + (uint64_t)m->adj, frames);
+}
+
+int ps_symbols__lookup(struct ps_symbols *syms, pid_t pid, const char *name, uint64_t *addr)
+{
+	if (!syms || pid <= 0 || !name || !*name || !addr)
+		return -EINVAL;
+	return ps_syms__lookup(syms, pid, name, addr, NULL, 0);
 }

@@ -106,7 +106,8 @@ static int elf_symbol(const char *file, const char *name, uint64_t *value, bool 
 	for (size_t i = 0; i < nph; i++) {
 		GElf_Phdr ph;
 
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < *first_vaddr)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    ph.p_vaddr < *first_vaddr)
 			*first_vaddr = ph.p_vaddr;
 	}
 	while ((scn = elf_nextscn(elf, scn)) && found < 0) {
@@ -140,9 +141,15 @@ out:
 static struct ps_record mmap2(pid_t pid, const struct map_line *m)
 {
 	return (struct ps_record){
-		.type = PERF_RECORD_MMAP2, .pid = (uint32_t)pid, .tid = (uint32_t)pid,
-		.addr = m->start, .len = m->end - m->start, .pgoff = m->pgoff,
-		.prot = PROT_READ | PROT_EXEC, .flags = MAP_PRIVATE, .filename = m->path,
+	    .type = PERF_RECORD_MMAP2,
+	    .pid = (uint32_t)pid,
+	    .tid = (uint32_t)pid,
+	    .addr = m->start,
+	    .len = m->end - m->start,
+	    .pgoff = m->pgoff,
+	    .prot = PROT_READ | PROT_EXEC,
+	    .flags = MAP_PRIVATE,
+	    .filename = m->path,
 	};
 }
 
@@ -167,26 +174,32 @@ static void test_records(pid_t pid, uint64_t hot, const char *want)
 	tap_ok(err == 0 && !strcmp(buf, want), "after exit, from MMAP2 records: %s", buf);
 	tap_ok(ends_with(dso, "/workload"), "its dso is the workload: %s", dso ? dso : "(null)");
 
-	r = (struct ps_record){ .type = PERF_RECORD_EXIT, .pid = (uint32_t)pid, .ppid = 1 };
+	r = (struct ps_record){.type = PERF_RECORD_EXIT, .pid = (uint32_t)pid, .ppid = 1};
 	ps_symbols__record(syms, &r);
 	err = ps_symbols__resolve(syms, pid, hot + 0x10, false, buf, sizeof(buf), NULL);
 	tap_ok(err == 0 && !strcmp(buf, want), "EXIT keeps the mappings: %s", buf);
 
-	r = (struct ps_record){ .type = PERF_RECORD_FORK, .pid = (uint32_t)child,
-				.ppid = (uint32_t)pid, .tid = (uint32_t)child, .ptid = (uint32_t)pid };
+	r = (struct ps_record){.type = PERF_RECORD_FORK,
+			       .pid = (uint32_t)child,
+			       .ppid = (uint32_t)pid,
+			       .tid = (uint32_t)child,
+			       .ptid = (uint32_t)pid};
 	tap_ok(ps_symbols__record(syms, &r) == 0, "FORK is accepted");
 	err = ps_symbols__resolve(syms, child, hot + 0x10, false, buf, sizeof(buf), NULL);
 	tap_ok(err == 0 && !strcmp(buf, want), "FORK copies the mappings to the child: %s", buf);
 
-	r = (struct ps_record){ .type = PERF_RECORD_COMM, .pid = (uint32_t)child,
-				.tid = (uint32_t)child, .comm = "workload" };
+	r = (struct ps_record){.type = PERF_RECORD_COMM,
+			       .pid = (uint32_t)child,
+			       .tid = (uint32_t)child,
+			       .comm = "workload"};
 	ps_symbols__record(syms, &r);
 	err = ps_symbols__resolve(syms, child, hot + 0x10, false, buf, sizeof(buf), NULL);
 	tap_ok(err == 0 && !strcmp(buf, want), "COMM without exec keeps them: %s", buf);
 	r.misc = PERF_RECORD_MISC_COMM_EXEC;
 	ps_symbols__record(syms, &r);
 	err = ps_symbols__resolve(syms, child, hot + 0x10, false, buf, sizeof(buf), &dso);
-	tap_ok(err == -ENOENT && starts_with(buf, "0x"), "COMM exec forgets them: %s (%d)", buf, err);
+	tap_ok(err == -ENOENT && starts_with(buf, "0x"), "COMM exec forgets them: %s (%d)", buf,
+	       err);
 	tap_is_str(dso, "[unknown]", "an address outside every mapping has dso [unknown]");
 	err = ps_symbols__resolve(syms, pid, hot + 0x10, false, buf, sizeof(buf), NULL);
 	tap_ok(err == 0 && !strcmp(buf, want), "the parent keeps its own: %s", buf);
@@ -194,13 +207,16 @@ static void test_records(pid_t pid, uint64_t hot, const char *want)
 	/* Anonymous code over the middle of hot_spin cuts the workload's
 	 * mapping in two; both pieces keep resolving (records are page-sized
 	 * in practice, but nothing here depends on that). */
-	r = (struct ps_record){ .type = PERF_RECORD_MMAP2, .pid = (uint32_t)pid,
-				.addr = hot + 0x8, .len = 0x4,
-				.prot = PROT_READ | PROT_EXEC, .filename = "//anon" };
+	r = (struct ps_record){.type = PERF_RECORD_MMAP2,
+			       .pid = (uint32_t)pid,
+			       .addr = hot + 0x8,
+			       .len = 0x4,
+			       .prot = PROT_READ | PROT_EXEC,
+			       .filename = "//anon"};
 	ps_symbols__record(syms, &r);
 	err = ps_symbols__resolve(syms, pid, hot + 0x9, false, buf, sizeof(buf), &dso);
-	tap_ok(err == -ENOENT && starts_with(buf, "0x"), "an overlapping mmap replaces the range: %s",
-	       buf);
+	tap_ok(err == -ENOENT && starts_with(buf, "0x"),
+	       "an overlapping mmap replaces the range: %s", buf);
 	tap_is_str(dso, "[anon]", "anonymous code has dso [anon]");
 	err = ps_symbols__resolve(syms, pid, hot + 0x4, false, buf, sizeof(buf), &dso);
 	tap_ok(err == 0 && !strcmp(buf, "hot_spin+0x4") && ends_with(dso, "/workload"),
@@ -210,11 +226,13 @@ static void test_records(pid_t pid, uint64_t hot, const char *want)
 	       "the piece above it stays: %s", buf);
 
 	/* A thread's FORK (pid == ppid) must not touch anything. */
-	r = (struct ps_record){ .type = PERF_RECORD_FORK, .pid = (uint32_t)other,
-				.ppid = (uint32_t)other, .tid = (uint32_t)other + 1,
-				.ptid = (uint32_t)other };
+	r = (struct ps_record){.type = PERF_RECORD_FORK,
+			       .pid = (uint32_t)other,
+			       .ppid = (uint32_t)other,
+			       .tid = (uint32_t)other + 1,
+			       .ptid = (uint32_t)other};
 	tap_ok(ps_symbols__record(syms, &r) == 0, "a thread's FORK is accepted and ignored");
-	r = (struct ps_record){ .type = PERF_RECORD_LOST, .pid = (uint32_t)pid, .lost = 3 };
+	r = (struct ps_record){.type = PERF_RECORD_LOST, .pid = (uint32_t)pid, .lost = 3};
 	tap_ok(ps_symbols__record(syms, &r) == 0, "other record types are ignored");
 	ps_symbols__free(syms);
 }
@@ -306,7 +324,8 @@ static void test_self(void)
 	tap_diag("add_proc(self): %.1f us", (now_ns() - t0) / 1e3);
 	t0 = now_ns();
 	err = ps_symbols__resolve(syms, getpid(), addr + 2, false, buf, sizeof(buf), &dso);
-	tap_diag("first resolve in libc (opens it, sorts its symbols): %.1f us", (now_ns() - t0) / 1e3);
+	tap_diag("first resolve in libc (opens it, sorts its symbols): %.1f us",
+		 (now_ns() - t0) / 1e3);
 	tap_ok(err == 0 && (starts_with(buf, "getpid+0x2") || starts_with(buf, "__getpid+0x2")),
 	       "libc's getpid resolves: %s", buf);
 	tap_ok(dso && strstr(dso, "libc"), "in libc: %s", dso ? dso : "(null)");
@@ -316,8 +335,8 @@ static void test_self(void)
 
 	t0 = now_ns();
 	for (int i = 0; i < n; i++)
-		hits += ps_symbols__resolve(syms, self, addr + 2, false, buf, sizeof(buf),
-					    NULL) == 0;
+		hits +=
+		    ps_symbols__resolve(syms, self, addr + 2, false, buf, sizeof(buf), NULL) == 0;
 	ns = (now_ns() - t0) / n;
 	tap_ok(hits == n, "a hot address resolves every time");
 	tap_diag("resolve, one hot address (cached): %.1f ns", ns);
@@ -390,8 +409,9 @@ static bool pick_module_sym(char *name, size_t len, char *mod, size_t modlen, ui
 	bool found = false;
 
 	while (f && !found && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s %127s", &a, &t, n, m) == 4 && (t == 't' || t == 'T') &&
-		    m[0] == '[' && a && strcmp(m, "[bpf]") && ksym_alone(a, n, 0)) {
+		if (sscanf(line, "%llx %c %255s %127s", &a, &t, n, m) == 4 &&
+		    (t == 't' || t == 'T') && m[0] == '[' && a && strcmp(m, "[bpf]") &&
+		    ksym_alone(a, n, 0)) {
 			snprintf(name, len, "%s", n);
 			snprintf(mod, modlen, "%s", m);
 			*addr = a;
@@ -417,8 +437,10 @@ static void test_kernel(void)
 	tap_diag("kallsyms parse: %.1f ms", (now_ns() - t0) / 1e6);
 	if (err == -EACCES) {
 		tap_skip("kernel addresses hidden (kptr_restrict or not root)", "kernel symbol");
-		err = ps_symbols__resolve(syms, 0, 0xffffffff81000010ull, true, buf, sizeof(buf), NULL);
-		tap_ok(err == -ENOENT && starts_with(buf, "0x"), "hidden kernel addresses give hex");
+		err = ps_symbols__resolve(syms, 0, 0xffffffff81000010ull, true, buf, sizeof(buf),
+					  NULL);
+		tap_ok(err == -ENOENT && starts_with(buf, "0x"),
+		       "hidden kernel addresses give hex");
 		ps_symbols__free(syms);
 		return;
 	}
@@ -440,15 +462,20 @@ static void test_kernel(void)
 		       "module symbol %s in %s: %s in %s", want, mod, buf, dso ? dso : "(null)");
 	}
 	err = ps_symbols__resolve(syms, 0, 0x1000, true, buf, sizeof(buf), &dso);
-	tap_ok(err == -ENOENT && !strcmp(buf, "0x1000"), "a user address as kernel gives hex: %s", buf);
+	tap_ok(err == -ENOENT && !strcmp(buf, "0x1000"), "a user address as kernel gives hex: %s",
+	       buf);
 	ps_symbols__free(syms);
 }
 
 static void test_unknown(void)
 {
 	struct ps_symbols *syms = ps_symbols__new();
-	struct ps_record r = { .type = PERF_RECORD_MMAP2, .pid = 4242, .addr = 0x400000,
-			       .len = 0x1000, .prot = PROT_EXEC, .filename = "/nonexistent/lib.so" };
+	struct ps_record r = {.type = PERF_RECORD_MMAP2,
+			      .pid = 4242,
+			      .addr = 0x400000,
+			      .len = 0x1000,
+			      .prot = PROT_EXEC,
+			      .filename = "/nonexistent/lib.so"};
 	const char *dso = NULL;
 	char buf[256], tiny[4];
 	int err;
@@ -456,12 +483,16 @@ static void test_unknown(void)
 	err = ps_symbols__resolve(syms, getpid(), 0x10, false, buf, sizeof(buf), &dso);
 	tap_ok(err == -ENOENT && !strcmp(buf, "0x10"), "an unmapped address gives hex: %s", buf);
 	tap_is_str(dso, "[unknown]", "and dso [unknown]");
-	err = ps_symbols__resolve(syms, 0x3ffffff0, 0x7f0000001000ull, false, buf, sizeof(buf), NULL);
-	tap_ok(err == -ENOENT && !strcmp(buf, "0x7f0000001000"), "an unknown pid gives hex: %s", buf);
-	tap_is_u64(ps_symbols__add_proc(syms, 0x3ffffff0), -ESRCH, "add_proc of no process: -ESRCH");
+	err =
+	    ps_symbols__resolve(syms, 0x3ffffff0, 0x7f0000001000ull, false, buf, sizeof(buf), NULL);
+	tap_ok(err == -ENOENT && !strcmp(buf, "0x7f0000001000"), "an unknown pid gives hex: %s",
+	       buf);
+	tap_is_u64(ps_symbols__add_proc(syms, 0x3ffffff0), -ESRCH,
+		   "add_proc of no process: -ESRCH");
 	tap_is_u64(ps_symbols__record(syms, &r), 0, "an MMAP2 of a missing file is accepted");
 	err = ps_symbols__resolve(syms, 4242, 0x400010, false, buf, sizeof(buf), &dso);
-	tap_ok(err == -ENOENT && !strcmp(buf, "0x400010"), "a missing file gives hex: %s", buf);
+	tap_ok(err == -ENOENT && !strcmp(buf, "lib.so+0x10"),
+	       "a missing file gives its name and the offset: %s", buf);
 	tap_is_str(dso, "/nonexistent/lib.so", "and names the file");
 	err = ps_symbols__resolve(syms, getpid(), 0x123456, false, tiny, sizeof(tiny), NULL);
 	tap_ok(err == -ENOENT && !strcmp(tiny, "0x1"), "a short buffer truncates: %s", tiny);

@@ -228,22 +228,6 @@ int ps_record__sample(const struct perf_event_header *h, const struct perf_event
 	return st & tail ? sample_tail(&c, a, s) : 0;
 }
 
-int ps_sample__reg(const struct ps_sample *s, bool intr, unsigned reg, uint64_t *value)
-{
-	const struct ps_regs *r;
-	uint64_t below;
-
-	if (!s || reg >= 64)
-		return -ENOENT;
-	r = intr ? &s->regs_intr : &s->regs_user;
-	if (!r->regs || !(r->mask & (1ull << reg)))
-		return -ENOENT;
-	below = r->mask & ((1ull << reg) - 1);
-	if (value)
-		*value = r->regs[__builtin_popcountll(below)];
-	return 0;
-}
-
 int ps_sample__value(const struct ps_sample *s, size_t i, uint64_t *value, uint64_t *enabled,
 		     uint64_t *running)
 {

@@ -1,0 +1,324 @@
+/*
+ * sample_stack.c: the stacks and source lines of a sample object, and the
+ * perfmon.symbolize / perfmon.frames functions profiles name addresses
+ * with at the end. A sample's frames are its kernel callchain (as the
+ * kernel walked it) followed by its user frames: the kernel's frame-pointer
+ * walk with callchain or call-graph=fp, the DWARF unwinder's frames
+ * (ps_symbols__unwind, once per sample) with call-graph=dwarf. Names are
+ * what the session's symbolizer says: demangled, "file+0xOFF" where no
+ * symbol covers an address. A return address of the kernel's walk points
+ * after its call, so its source line and inline frames are looked up one
+ * byte before it (the unwinder's frames are already there). A folded stack
+ * ("comm;root;...;leaf", what flamegraph.pl reads) is built here in one
+ * buffer rather than in Lua: at thousands of samples a second it is most
+ * of what a profile does per sample.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "lua/internal.h"
+
+#define NAME_MAX_LEN 1024
+#define MAX_FRAMES   (PS_LUA_MAX_USTACK + 1024)
+
+struct frame {
+	uint64_t addr;
+	bool kernel;
+	bool ret; /* a return address from the kernel's walk: look up addr - 1 */
+};
+
+struct opts {
+	bool inline_frames;
+};
+
+static bool is_user(const struct ps_sample *s)
+{
+	uint16_t mode = s->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+	return mode == PERF_RECORD_MISC_USER || mode == PERF_RECORD_MISC_GUEST_USER;
+}
+
+/* The sample's frames, innermost first: kernel, then user. */
+static int frames_of(struct ps_script *sc, const struct ps_sample *s, struct frame *f, int max)
+{
+	bool dwarf = s->sample_type & PERF_SAMPLE_STACK_USER, kernel = !is_user(s);
+	int n = 0, nuser = 0;
+	const uint64_t *ips;
+
+	for (uint64_t i = 0; i < s->nr_ips && n < max; i++) {
+		uint64_t ip = s->ips[i];
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			kernel = ip == (uint64_t)PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		if (!kernel && dwarf)
+			continue; /* the unwinder's frames replace the kernel's guess */
+		if (!kernel && ip == 0)
+			break; /* a frame-pointer walk that left the stack */
+		f[n++] =
+		    (struct frame){.addr = ip, .kernel = kernel, .ret = !kernel && nuser++ > 0};
+	}
+	if (dwarf) {
+		int nu = ps_lua_sample_object__unwound(sc, s, &ips);
+
+		for (int i = 0; i < nu && n < max; i++)
+			f[n++] = (struct frame){.addr = ips[i]};
+	} else if (n == 0) {
+		f[n++] = (struct frame){.addr = s->ip, .kernel = !is_user(s)};
+	}
+	return n;
+}
+
+/* "func+0x1a" (or "file+0xOFF", hex) into buf; true when a symbol named it. */
+static bool name_of(struct ps_script *sc, pid_t pid, const struct frame *fr, char *buf, size_t len,
+		    const char **dso)
+{
+	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
+	int rc =
+	    syms ? ps_symbols__resolve(syms, pid, fr->addr, fr->kernel, buf, len, dso) : -ENOMEM;
+
+	if (rc < 0 && rc != -ENOENT) /* -ENOENT already wrote the fallback form */
+		snprintf(buf, len, "%#" PRIx64, fr->addr);
+	return rc == 0;
+}
+
+/* The function part of a resolved name: "func+0x1a" -> "func". */
+static void strip_offset(char *buf, bool resolved)
+{
+	char *plus = resolved ? strrchr(buf, '+') : NULL;
+
+	if (plus && plus != buf)
+		*plus = '\0';
+}
+
+/* The frames inlined at a user frame, innermost first (none: 0). */
+static int inlined_at(struct ps_script *sc, pid_t pid, const struct frame *fr,
+		      const struct ps_srcframe **sf)
+{
+	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
+	int n;
+
+	if (fr->kernel || !syms)
+		return 0;
+	n = ps_symbols__srcframes(syms, pid, fr->addr - fr->ret, sf);
+	return n > 1 ? n - 1 : 0;
+}
+
+static void add_inlined(luaL_Buffer *b, const struct ps_srcframe *f)
+{
+	luaL_addstring(b, f->func ? f->func : "??");
+	luaL_addstring(b, " (inlined)");
+}
+
+static void check_opts(lua_State *L, int idx, struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (lua_isnoneornil(L, idx))
+		return;
+	luaL_checktype(L, idx, LUA_TTABLE);
+	lua_getfield(L, idx, "inline");
+	o->inline_frames = lua_toboolean(L, -1);
+	lua_pop(L, 1);
+}
+
+void ps_lua_sample_stack__callchain(lua_State *L, struct ps_script *sc, const struct ps_sample *s)
+{
+	static struct frame f[MAX_FRAMES];
+	int n = frames_of(sc, s, f, MAX_FRAMES);
+
+	lua_createtable(L, n, 0);
+	for (int i = 0; i < n; i++) {
+		lua_pushinteger(L, (lua_Integer)f[i].addr);
+		lua_rawseti(L, -2, i + 1);
+	}
+}
+
+void ps_lua_sample_stack__chain(lua_State *L, struct ps_script *sc, const struct ps_sample *s,
+				bool kernel, int opts_idx)
+{
+	static struct frame f[MAX_FRAMES];
+	int n = frames_of(sc, s, f, MAX_FRAMES);
+	lua_Integer k = 0;
+	struct opts o;
+	char buf[NAME_MAX_LEN];
+
+	check_opts(L, opts_idx, &o);
+	lua_createtable(L, n, 0);
+	for (int i = 0; i < n; i++) {
+		const struct ps_srcframe *sf;
+		int ni;
+
+		if (f[i].kernel != kernel)
+			continue;
+		ni = o.inline_frames ? inlined_at(sc, (pid_t)s->pid, &f[i], &sf) : 0;
+		for (int j = 0; j < ni; j++) {
+			luaL_Buffer b;
+
+			luaL_buffinit(L, &b);
+			add_inlined(&b, &sf[j]);
+			luaL_pushresult(&b);
+			lua_rawseti(L, -2, ++k);
+		}
+		name_of(sc, (pid_t)s->pid, &f[i], buf, sizeof(buf), NULL);
+		lua_pushstring(L, buf);
+		lua_rawseti(L, -2, ++k);
+	}
+}
+
+/* One frame of a folded stack, root first: the function, then what was
+ * inlined into it, outermost first. */
+static void fold_frame(luaL_Buffer *b, struct ps_script *sc, pid_t pid, const struct frame *fr,
+		       const struct opts *o)
+{
+	const struct ps_srcframe *sf;
+	int ni = o->inline_frames ? inlined_at(sc, pid, fr, &sf) : 0;
+	char buf[NAME_MAX_LEN];
+
+	strip_offset(buf, name_of(sc, pid, fr, buf, sizeof(buf), NULL));
+	luaL_addchar(b, ';');
+	luaL_addstring(b, buf);
+	for (int j = ni - 1; j >= 0; j--) {
+		luaL_addchar(b, ';');
+		add_inlined(b, &sf[j]);
+	}
+}
+
+void ps_lua_sample_stack__folded(lua_State *L, struct ps_script *sc, const struct ps_sample *s,
+				 int opts_idx)
+{
+	static struct frame f[MAX_FRAMES];
+	int n = frames_of(sc, s, f, MAX_FRAMES);
+	struct opts o;
+	luaL_Buffer b;
+
+	check_opts(L, opts_idx, &o);
+	luaL_buffinit(L, &b);
+	luaL_addstring(&b, ps_driver__comm(sc->driver, (pid_t)s->pid));
+	for (int user = 1; user >= 0; user--) /* user frames, then kernel ones */
+		for (int i = n - 1; i >= 0; i--)
+			if (f[i].kernel != user)
+				fold_frame(&b, sc, (pid_t)s->pid, &f[i], &o);
+	luaL_pushresult(&b);
+}
+
+/* "file.c:42" of a source frame, the file without its directory. */
+static void push_line(lua_State *L, const struct ps_srcframe *f)
+{
+	const char *slash = f->file ? strrchr(f->file, '/') : NULL;
+
+	if (!f->file)
+		lua_pushnil(L);
+	else
+		lua_pushfstring(L, "%s:%d", slash ? slash + 1 : f->file, (int)f->line);
+}
+
+void ps_lua_sample_stack__srcline(lua_State *L, struct ps_script *sc, const struct ps_sample *s)
+{
+	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
+	const struct ps_srcframe *sf;
+
+	if (!is_user(s) || !syms || ps_symbols__srcframes(syms, (pid_t)s->pid, s->ip, &sf) <= 0)
+		lua_pushnil(L);
+	else
+		push_line(L, &sf[0]);
+}
+
+/* perfmon.symbolize(pid, addr [, kernel]) -> "func+0x1a", dso, func: what
+ * s.sym and s.dso say for an address kept from a sample, and the name to
+ * count it under (the function, or the whole "file+0xOFF" or hex form when
+ * no symbol names it). Profiles count raw addresses while the target runs
+ * and name them once, at the end. */
+static int l_symbolize(lua_State *L)
+{
+	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
+	struct frame fr = {.addr = (uint64_t)luaL_checkinteger(L, 2),
+			   .kernel = lua_toboolean(L, 3)};
+	const char *dso = "";
+	char buf[NAME_MAX_LEN];
+	bool resolved = name_of(sc, (pid_t)luaL_checkinteger(L, 1), &fr, buf, sizeof(buf), &dso);
+
+	lua_pushstring(L, buf);
+	lua_pushstring(L, dso ? dso : "");
+	strip_offset(buf, resolved);
+	lua_pushstring(L, buf);
+	return 3;
+}
+
+static void set_frame(lua_State *L, const char *func, const struct ps_srcframe *f, bool inlined)
+{
+	lua_createtable(L, 0, 4);
+	lua_pushstring(L, func);
+	lua_setfield(L, -2, "func");
+	if (f && f->file) {
+		lua_pushstring(L, f->file);
+		lua_setfield(L, -2, "file");
+		lua_pushinteger(L, f->line);
+		lua_setfield(L, -2, "line");
+		push_line(L, f);
+		lua_setfield(L, -2, "srcline");
+	}
+	lua_pushboolean(L, inlined);
+	lua_setfield(L, -2, "inlined");
+}
+
+/* perfmon.frames(pid, addr [, kernel]) -> { {func=, file=, line=, srcline=,
+ * inlined=}, ... }, dso: the functions inlined at addr innermost first,
+ * then the function holding them, named as symbolize's third result. */
+static int l_frames(lua_State *L)
+{
+	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
+	pid_t pid = (pid_t)luaL_checkinteger(L, 1);
+	struct frame fr = {.addr = (uint64_t)luaL_checkinteger(L, 2),
+			   .kernel = lua_toboolean(L, 3)};
+	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
+	const struct ps_srcframe *sf = NULL;
+	int n = !fr.kernel && syms ? ps_symbols__srcframes(syms, pid, fr.addr, &sf) : 0;
+	const char *dso = "";
+	char buf[NAME_MAX_LEN];
+
+	strip_offset(buf, name_of(sc, pid, &fr, buf, sizeof(buf), &dso));
+	lua_createtable(L, n > 0 ? n : 1, 0);
+	for (int i = 0; i + 1 < n; i++) {
+		set_frame(L, sf[i].func ? sf[i].func : "??", &sf[i], true);
+		lua_rawseti(L, -2, i + 1);
+	}
+	set_frame(L, buf, n > 0 ? &sf[n - 1] : NULL, false);
+	lua_rawseti(L, -2, n > 0 ? n : 1);
+	lua_pushstring(L, dso ? dso : "");
+	return 2;
+}
+
+/* perfmon.demangle([on]) -> on: whether names are shown demangled (the
+ * default; --no-demangle turns it off), setting it when on is given. */
+static int l_demangle(lua_State *L)
+{
+	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
+
+	if (!lua_isnoneornil(L, 1)) {
+		luaL_checktype(L, 1, LUA_TBOOLEAN);
+		ps_lua_sample_object__set_raw_names(sc, !lua_toboolean(L, 1));
+	}
+	lua_pushboolean(L, !ps_lua_sample_object__raw_names(sc));
+	return 1;
+}
+
+void ps_lua_sample_stack__open(lua_State *L, struct ps_script *sc)
+{
+	if (lua_getglobal(L, "perfmon") == LUA_TTABLE) {
+		lua_pushlightuserdata(L, sc);
+		lua_pushcclosure(L, l_demangle, 1);
+		lua_setfield(L, -2, "demangle");
+		lua_pushlightuserdata(L, sc);
+		lua_pushcclosure(L, l_symbolize, 1);
+		lua_setfield(L, -2, "symbolize");
+		lua_pushlightuserdata(L, sc);
+		lua_pushcclosure(L, l_frames, 1);
+		lua_setfield(L, -2, "frames");
+	}
+	lua_pop(L, 1);
+}

@@ -1,0 +1,402 @@
+/*
+ * dso.c: the ELF files behind user-space mappings. Each file is known once
+ * per ps_symbols by its device, inode, mtime and size, however many
+ * processes map it and at whatever address, so its tables and caches are
+ * shared by all of them and keyed by link-time address, which ASLR does not
+ * change. A file is read only when an address in it is first resolved (a
+ * system-wide session sees far more mappings than it ever samples): it is
+ * mapped into memory once, its descriptor closed, and every Dwfl that
+ * needs it (to read its symbols, its DWARF, or to unwind a process that
+ * maps it) gets an Elf over that image from our find_elf callback, so no
+ * descriptor stays open next to the perf fds and the kernel's page cache
+ * holds the only copy. Two files with one build id (a library seen through
+ * two mount namespaces) share the first one's tables: answers are cached per
+ * (build id, address). The vDSO has no file: the kernel maps the same image
+ * into every process, so ours is copied and serves all of them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <elfutils/libdwelf.h>
+#include <gelf.h>
+
+#include "base/array.h"
+#include "symbols/internal.h"
+
+static char *debuginfo_path; /* NULL: libdwfl's default search path */
+
+/* The module's ELF is the image of the ps_dso set as its userdata. */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+		    char **file_name, Elf **elfp)
+{
+	struct ps_dso *d = *userdata;
+
+	(void)mod;
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	*elfp = d && d->image ? elf_memory(d->image, d->image_size) : NULL;
+	return -1;
+}
+
+/* Debuginfo only from the local disk, by build-id (/usr/lib/debug/.build-id):
+ * dwfl_standard_find_debuginfo would also ask debuginfod when
+ * DEBUGINFOD_URLS is set, and a profiler must not download while it runs. */
+static const Dwfl_Callbacks callbacks = {
+    .find_elf = find_elf,
+    .find_debuginfo = dwfl_build_id_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
+};
+
+Dwfl *ps_dwfl__begin(void)
+{
+	elf_version(EV_CURRENT);
+	return dwfl_begin(&callbacks);
+}
+
+Dwfl_Module *ps_dso__report(struct ps_dso *dso, Dwfl *dwfl, int64_t bias)
+{
+	struct ps_dso *d = dso->same ? dso->same : dso;
+	Dwfl_Module *mod;
+	void **ud;
+
+	if (!d->usable)
+		return NULL;
+	mod =
+	    dwfl_report_module(dwfl, dso->path, d->low + (uint64_t)bias, d->high + (uint64_t)bias);
+	if (!mod || !dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
+		return NULL;
+	*ud = d;
+	return mod;
+}
+
+static bool same_file(const struct ps_dso *d, const struct stat *st)
+{
+	return d->dev == st->st_dev && d->ino == st->st_ino && d->size == st->st_size &&
+	       d->mtime.tv_sec == st->st_mtim.tv_sec && d->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+static struct ps_dso *dsos_add(struct ps_dsos *dsos, const char *path, const char *open_path)
+{
+	struct ps_dso *d;
+	const char *slash;
+
+	if (ps_array__reserve(&dsos->v, &dsos->cap, dsos->n + 1, sizeof(*dsos->v)))
+		return NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->owner = dsos;
+	d->path = strdup(path);
+	d->open_path = open_path ? strdup(open_path) : NULL;
+	if (!d->path || (open_path && !d->open_path)) {
+		free(d->path);
+		free(d->open_path);
+		free(d);
+		errno = ENOMEM;
+		return NULL;
+	}
+	slash = strrchr(d->path, '/');
+	d->base_name = slash ? slash + 1 : d->path;
+	dsos->v[dsos->n++] = d;
+	return d;
+}
+
+struct ps_dso *ps_dsos__get(struct ps_dsos *dsos, const char *path, const char *open_path)
+{
+	struct ps_dso *d;
+	struct stat st;
+
+	if (stat(open_path, &st) < 0)
+		return NULL;
+	if (!S_ISREG(st.st_mode)) {
+		errno = ENOEXEC;
+		return NULL;
+	}
+	/* Mappings arrive at mmap time, not per sample: a scan is cheap enough. */
+	for (size_t i = 0; i < dsos->n; i++)
+		if (dsos->v[i]->open_path && same_file(dsos->v[i], &st))
+			return dsos->v[i];
+	d = dsos_add(dsos, path, open_path);
+	if (!d)
+		return NULL;
+	d->dev = st.st_dev;
+	d->ino = st.st_ino;
+	d->mtime = st.st_mtim;
+	d->size = st.st_size;
+	return d;
+}
+
+struct ps_dso *ps_dsos__get_unreadable(struct ps_dsos *dsos, const char *path)
+{
+	struct ps_dso *d;
+
+	for (size_t i = 0; i < dsos->n; i++)
+		if (!dsos->v[i]->open_path && !dsos->v[i]->image && !strcmp(dsos->v[i]->path, path))
+			return dsos->v[i];
+	d = dsos_add(dsos, path, NULL);
+	if (d)
+		d->opened = true; /* and failed: never tried again */
+	return d;
+}
+
+/* The size of our [vdso] mapping, from /proc/self/maps. */
+static size_t vdso_size(uint64_t at)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	unsigned long long start, end;
+	char line[256];
+	size_t size = 0;
+
+	while (f && !size && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2 &&
+		    start == at)
+			size = end - start;
+	if (f)
+		fclose(f);
+	return size;
+}
+
+struct ps_dso *ps_dsos__vdso(struct ps_dsos *dsos)
+{
+	uint64_t at = getauxval(AT_SYSINFO_EHDR);
+	struct ps_dso *d;
+	size_t size;
+
+	if (dsos->vdso || !at)
+		return dsos->vdso;
+	size = vdso_size(at);
+	if (!size)
+		return NULL;
+	d = dsos_add(dsos, "[vdso]", NULL);
+	if (!d)
+		return NULL;
+	d->image = malloc(size);
+	if (d->image) {
+		memcpy(d->image, (const void *)(uintptr_t)at, size);
+		d->image_size = size;
+	} else {
+		d->opened = true; /* names its mappings, resolves nothing */
+	}
+	return dsos->vdso = d;
+}
+
+void ps_dsos__flush(struct ps_dsos *dsos)
+{
+	for (size_t i = 0; i < dsos->n; i++) {
+		struct ps_dso *d = dsos->v[i];
+
+		ps_addr_cache__free(&d->cache);
+		for (size_t k = 0; k < d->nsyms; k++)
+			d->syms[k].shown = NULL;
+		ps_dwarf__free(d->dwarf);
+		d->dwarf = NULL;
+		ps_arena__free(&d->arena);
+	}
+}
+
+static void dso_free(struct ps_dso *d)
+{
+	if (!d)
+		return;
+	ps_arena__free(&d->arena);
+	ps_addr_cache__free(&d->cache);
+	ps_dwarf__free(d->dwarf);
+	ps_dso_names__free(d->byname);
+	if (d->image_mapped)
+		munmap(d->image, d->image_size);
+	else
+		free(d->image);
+	free(d->syms);
+	free(d->names);
+	free(d->loads);
+	free(d->path);
+	free(d->open_path);
+	free(d);
+}
+
+void ps_dsos__free(struct ps_dsos *dsos)
+{
+	for (size_t i = 0; i < dsos->n; i++)
+		dso_free(dsos->v[i]);
+	free(dsos->v);
+	dsos->v = NULL;
+	dsos->vdso = NULL;
+	dsos->n = dsos->cap = 0;
+}
+
+const char *ps_dso__name(const struct ps_dso *dso)
+{
+	return dso->path;
+}
+
+struct ps_dso_names **ps_dso__byname(struct ps_dso *dso)
+{
+	return &dso->byname;
+}
+
+/* The file's bytes, mapped copy-on-write: libelf may write into an image it
+ * reads (relocating, decompressing in place), never into the file. */
+static int map_image(struct ps_dso *d)
+{
+	struct stat st;
+	void *p;
+	int fd;
+
+	if (d->image)
+		return 0;
+	if (!d->open_path)
+		return -ENOENT;
+	fd = open(d->open_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	if (fstat(fd, &st) < 0 || st.st_size <= 0) {
+		close(fd);
+		return -ENOENT;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -ENOENT;
+	d->image = p;
+	d->image_size = (size_t)st.st_size;
+	d->image_mapped = true;
+	return 0;
+}
+
+/* e_type, the PT_LOAD table, the link-time range and the build id. */
+static int read_headers(struct ps_dso *d, Elf *elf)
+{
+	GElf_Ehdr eh;
+	size_t nphdr;
+	const void *id;
+	ssize_t idlen;
+	bool first = true;
+
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    elf_getphdrnum(elf, &nphdr) < 0)
+		return -ENOENT;
+	d->e_type = eh.e_type;
+	d->loads = calloc(nphdr ? nphdr : 1, sizeof(*d->loads));
+	if (!d->loads)
+		return -ENOMEM;
+	for (size_t i = 0; i < nphdr; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
+
+		if (!ph || ph->p_type != PT_LOAD)
+			continue;
+		/* where libdwfl starts a module: the first load, aligned down */
+		if (first)
+			d->low = ph->p_vaddr & -(ph->p_align ? ph->p_align : 1);
+		first = false;
+		if (ph->p_vaddr + ph->p_memsz > d->high)
+			d->high = ph->p_vaddr + ph->p_memsz;
+		d->loads[d->nloads++] = (struct ps_load){
+		    .offset = ph->p_offset, .filesz = ph->p_filesz, .vaddr = ph->p_vaddr};
+	}
+	idlen = dwelf_elf_gnu_build_id(elf, &id);
+	if (idlen > 0 && (size_t)idlen <= sizeof(d->build_id)) {
+		memcpy(d->build_id, id, (size_t)idlen);
+		d->build_id_len = (size_t)idlen;
+	}
+	return d->nloads ? 0 : -ENOENT;
+}
+
+/* An opened file with the same build id, whose tables then serve d too. */
+static struct ps_dso *same_build_id(const struct ps_dso *d)
+{
+	const struct ps_dsos *dsos = d->owner;
+
+	if (!d->build_id_len)
+		return NULL;
+	for (size_t i = 0; i < dsos->n; i++) {
+		const struct ps_dso *o = dsos->v[i];
+
+		if (o != d && o->usable && !o->same && o->build_id_len == d->build_id_len &&
+		    !memcmp(o->build_id, d->build_id, d->build_id_len))
+			return dsos->v[i];
+	}
+	return NULL;
+}
+
+static int read_symbols(struct ps_dso *d)
+{
+	Dwfl *dwfl = ps_dwfl__begin();
+	Dwfl_Module *mod;
+	int err;
+
+	if (!dwfl)
+		return -ENOMEM;
+	dwfl_report_begin(dwfl);
+	mod = ps_dso__report(d, dwfl, 0);
+	dwfl_report_end(dwfl, NULL, NULL);
+	err = mod ? ps_dso__read_syms(d, mod) : -ENOENT;
+	dwfl_end(dwfl);
+	return err;
+}
+
+int ps_dso__open(struct ps_dso *d, struct ps_dso **real)
+{
+	Elf *elf;
+	int err;
+
+	if (!d->opened) {
+		d->opened = true;
+		elf_version(EV_CURRENT);
+		err = map_image(d);
+		if (err)
+			return err;
+		elf = elf_memory(d->image, d->image_size);
+		err = elf ? read_headers(d, elf) : -ENOENT;
+		elf_end(elf);
+		if (err)
+			return err;
+		d->same = same_build_id(d);
+		d->usable = true;
+		if (d->same) {
+			/* the first file's image serves: give this mapping back */
+			if (d->image_mapped)
+				munmap(d->image, d->image_size);
+			else
+				free(d->image);
+			d->image = NULL;
+		} else if (read_symbols(d) == -ENOMEM) {
+			/* a file without symbols still has offsets: only memory is fatal */
+			d->usable = false;
+			return -ENOMEM;
+		}
+	}
+	if (!d->usable)
+		return -ENOENT;
+	*real = d->same ? d->same : d;
+	return 0;
+}
+
+int ps_dso__offset_adjust(struct ps_dso *dso, uint64_t pgoff, int64_t *adj)
+{
+	struct ps_dso *d;
+	int err = ps_dso__open(dso, &d);
+
+	if (err)
+		return err;
+	/* pgoff is page-aligned and p_offset need not be: the mapping of a
+	 * segment starts at p_offset rounded down to a page. */
+	for (size_t i = 0; i < dso->nloads; i++) {
+		const struct ps_load *l = &dso->loads[i];
+		uint64_t first = l->offset & ~(uint64_t)0xfff;
+
+		if (pgoff >= first && pgoff < l->offset + l->filesz) {
+			*adj = (int64_t)(l->vaddr - l->offset);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
