@@ -272,6 +272,13 @@ int ps_session__check(const struct ps_session *s, ps_handle h);
 int ps_session__open(struct ps_session *s, char *msg, size_t msglen);
 /* Same, for one counter (and its group). */
 int ps_session__open_counter(struct ps_session *s, ps_handle h, char *msg, size_t msglen);
+/* Whether a counter was opened for user space only because the kernel
+ * refused to let this user count the kernel (kernel.perf_event_paranoid 2
+ * without CAP_PERFMON), as perf does (its attr then excludes the kernel;
+ * its name stays as allocated). Only
+ * events that count both without a modifier saying otherwise fall back;
+ * tracepoints, probes, breakpoints and system-wide counters do not. */
+bool ps_session__user_only(const struct ps_session *s);
 
 int ps_session__start(struct ps_session *s, ps_handle h); /* opens it if needed */
 int ps_session__stop(struct ps_session *s, ps_handle h);

@@ -81,12 +81,15 @@ function M.open_one(name, opener)
     error(("metrics: unknown metric '%s' (known: %s)"):format(tostring(name), known), 3)
   end
   local m = { name = name, def = def }
-  local group, err = (opener or perfmon.group)("{" .. table.concat(def.events, ",") .. "}")
+  local group, err, code = (opener or perfmon.group)("{" .. table.concat(def.events, ",") .. "}")
   if group then
-    local ok, msg = group:start()
-    if ok then m.group = group else err = msg; group:close() end
+    local ok, msg, c = group:start()
+    if ok then m.group = group else err, code = msg, c; group:close() end
   end
   m.err = err
+  -- EPERM, EACCES: the machine has the event but may not count it for this
+  -- user: "<not counted>" and the reason, never "<not supported>"
+  m.denied = code == 1 or code == 13
   return m
 end
 
@@ -114,7 +117,8 @@ function Set:read()
       r.value = m.def.compute(v, wall)
       r.text = r.value and (m.def.format or "%.3f"):format(r.value) or "-"
     else
-      r.supported, r.err, r.text = false, m.err, "not supported"
+      r.supported, r.err, r.denied = false, m.err, m.denied
+      r.text = m.denied and "not counted" or "not supported"
     end
     out[#out + 1] = r
     out[m.name] = r
@@ -130,10 +134,19 @@ function Set:report()
     if r.supported then
       lines[#lines + 1] = ("%18s  %-22s %s\n"):format(r.text, r.unit or "", r.name)
     else
-      lines[#lines + 1] = ("%18s  %-22s %s\n"):format("<not supported>", "", r.name)
+      lines[#lines + 1] = ("%18s  %-22s %s\n"):format("<" .. r.text .. ">", "", r.name)
     end
   end
-  return table.concat(lines)
+  return table.concat(lines) .. M.denials(self)
+end
+
+-- The reason of the first metric this user may not count, as a line to
+-- print after a report ("" when every refusal was "not supported").
+function M.denials(set)
+  for _, m in ipairs(set.list) do
+    if m.denied then return ("\n%s\n"):format(m.err) end
+  end
+  return ""
 end
 
 -- perf stat's "/sec" column: K, M, G by magnitude.
@@ -152,7 +165,7 @@ function Set:stat_report()
   for _, r in ipairs(self:read()) do
     local ev = r.name and M.defs[r.name].event or r.name
     if not r.supported then
-      lines[#lines + 1] = ("%18s      %s\n"):format("<not supported>", ev)
+      lines[#lines + 1] = ("%18s      %s\n"):format("<" .. r.text .. ">", ev)
     else
       local v, count = r.values[ev]
       if ev == "task-clock" or ev == "cpu-clock" then count = ("%18.2f msec"):format(v / 1e6)
@@ -161,7 +174,7 @@ function Set:stat_report()
       lines[#lines + 1] = (("%s %-32s # %s"):format(count, ev, metric):gsub("%s+$", "")) .. "\n"
     end
   end
-  return table.concat(lines)
+  return table.concat(lines) .. M.denials(self)
 end
 
 function Set:close()

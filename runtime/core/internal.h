@@ -75,6 +75,7 @@ struct ps_counter_probe {
 struct ps_session {
 	struct ps_counter *slots;
 	uint32_t nslots;
+	bool user_only;	    /* some counter fell back to :u (kernel.perf_event_paranoid) */
 	size_t cap;	    /* slots allocated */
 	uint32_t free_head; /* PS_NO_SLOT when empty */
 	size_t live;

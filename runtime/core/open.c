@@ -15,6 +15,7 @@
  * address first (core/breakpoint.c).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -321,6 +322,44 @@ static int ungroup(struct ps_session *s, uint32_t li)
 	return 0;
 }
 
+/* perf's rule for a user the kernel will not let count the kernel
+ * (kernel.perf_event_paranoid 2 and no CAP_PERFMON): count user space only,
+ * as perf stat and perf record do, and let the session say so
+ * (ps_session__user_only). Not for what lives in the kernel
+ * (tracepoints, probes, breakpoints), for events already without the kernel
+ * or without user space, nor system-wide, which :u would not make allowed. */
+static bool fall_back_to_user(struct ps_session *s, uint32_t li, int err)
+{
+	struct ps_counter *l = &s->slots[li];
+	long paranoid = 2;
+	FILE *f;
+
+	if ((err != EACCES && err != EPERM) || s->kind == PS_TARGET_CPUS)
+		return false;
+	for (uint32_t m = 0; m < l->nmembers; m++) {
+		const struct perf_event_attr *a = &s->slots[l->members[m]].attr;
+
+		if (a->exclude_kernel || a->exclude_user || a->type == PERF_TYPE_TRACEPOINT ||
+		    a->type == PERF_TYPE_BREAKPOINT || s->slots[l->members[m]].probe)
+			return false;
+	}
+	if ((f = fopen("/proc/sys/kernel/perf_event_paranoid", "re"))) {
+		if (fscanf(f, "%ld", &paranoid) != 1)
+			paranoid = 2;
+		fclose(f);
+	}
+	if (paranoid < 2)
+		return false; /* the kernel was allowed: something else refused */
+	/* names stay as allocated: scripts and tapsets index values by them */
+	for (uint32_t m = 0; m < l->nmembers; m++) {
+		struct ps_counter *c = &s->slots[l->members[m]];
+
+		c->attr.exclude_kernel = c->attr.exclude_hv = 1;
+	}
+	s->user_only = true;
+	return true;
+}
+
 /* Open leader li's group; a weak group the kernel refuses opens ungrouped.
  * The leaders opened are appended to opened[*n]. */
 static int open_leader(struct ps_session *s, uint32_t li, uint32_t *opened, uint32_t *n, char *msg,
@@ -329,6 +368,12 @@ static int open_leader(struct ps_session *s, uint32_t li, uint32_t *opened, uint
 	struct ps_counter *l = &s->slots[li];
 	uint32_t nm = l->nmembers, *members = l->members;
 	int err = open_group(s, li, msg, msglen);
+
+	if (err && fall_back_to_user(s, li, -err)) {
+		if (msg && msglen)
+			msg[0] = '\0';
+		err = open_group(s, li, msg, msglen);
+	}
 
 	if (err == 0 || !weak_refusal(l, -err)) {
 		if (err == 0)
@@ -433,4 +478,9 @@ int ps_session__open_counter(struct ps_session *s, ps_handle h, char *msg, size_
 	}
 	s->slots[li].open_failed = err != 0;
 	return err;
+}
+
+bool ps_session__user_only(const struct ps_session *s)
+{
+	return s && s->user_only;
 }

@@ -30,6 +30,7 @@ struct ps_script {
 	int errors;		      /* handler errors so far */
 	int exit_status;	      /* exit(N), the status when no error occurred */
 	bool bpf_told;		      /* the BPF fallback notice was printed */
+	bool user_told;		      /* the user-space-only notice was printed */
 	char setup_error[512];	      /* why a probe could not be resolved at start */
 	bool (*interrupt)(void *ctx); /* the REPL's SIGINT */
 	void *interrupt_ctx;

@@ -115,11 +115,18 @@ bool ps_lua_script__stopping(const struct ps_script *sc)
 	return ps_driver__stopping(sc->driver);
 }
 
-/* Said once: AUTO could not load BPF, so the perf ring does the work. */
+/* Said once each: counters fell back to user space only (perf's rule for an
+ * unprivileged user), and AUTO could not load BPF, so the perf ring does the
+ * work. */
 static void tell_fallback(struct ps_script *sc)
 {
 	const char *why = ps_session__bpf_fallback(sc->session);
 
+	if (ps_session__user_only(sc->session) && !sc->user_told) {
+		fprintf(stderr, "perfscript: kernel.perf_event_paranoid does not let this user "
+				"count the kernel: counting user space only (as with :u)\n");
+		sc->user_told = true;
+	}
 	if (why[0] && !sc->bpf_told) {
 		fprintf(stderr,
 			"perfscript: in-kernel handling unavailable, using the perf ring "

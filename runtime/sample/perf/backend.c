@@ -210,6 +210,10 @@ static int open_carrier(struct ps_sampler *m, int cpu, char *msg, size_t msglen)
 	int fd;
 
 	a.comm = a.mmap = a.mmap2 = a.task = a.comm_exec = 1;
+	/* least privilege: side-band records come whatever the event excludes,
+	 * and a user-space-only event is what kernel.perf_event_paranoid 2
+	 * allows an unprivileged user (perf record's dummy:u) */
+	a.exclude_kernel = a.exclude_hv = 1;
 	a.sample_id_all = 1;
 	a.inherit = s->kind == PS_TARGET_COMMAND || s->kind == PS_TARGET_PID;
 	/* a held command: track it from its exec, like its counters */

@@ -1,0 +1,51 @@
+# unprivileged.sh: the main examples as an unprivileged user at
+# kernel.perf_event_paranoid 2, perf's default, where perf stat and perf
+# record count user space only. perfscript does the same and says so once;
+# what this user may not count at all says why, never "<not supported>".
+# The sysctl is set for the test and restored after it.
+source "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+
+if ! need_root || ! command -v setpriv >/dev/null; then
+	skip "needs root (to set the sysctl) and setpriv (to drop privileges)" "examples as an unprivileged user"
+	done_testing; exit
+fi
+sysctl=/proc/sys/kernel/perf_event_paranoid
+saved=$(cat $sysctl)
+trap 'echo "$saved" >$sysctl; rm -rf "$TMP"' EXIT
+echo 2 >$sysctl
+
+# A copy the user can run, with its tapsets beside it and a workload.
+mkdir -p "$TMP/bin"
+cp "$PERFSCRIPT" "$TMP/bin/perfscript"; cp -r "$ROOT/tapsets" "$TMP/bin/tapsets"
+cp "$WORKLOAD" "$TMP/bin/workload"
+chmod -R a+rX "$TMP"
+W="$TMP/bin/workload"
+user() { (cd /tmp && setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/bin/perfscript" "$@"); }
+
+notice="kernel.perf_event_paranoid does not let this user count the kernel: counting user space only"
+out=$(user "$ROOT/examples/stat.lua" -c "$W spin 100" 2>"$TMP/stat.err")
+like "$out" "[0-9]+\.[0-9]+ msec task-clock" "stat.lua: task-clock is counted, user space only"
+like "$out" "[0-9]+ +page-faults" "stat.lua: page-faults is counted"
+! grep -qE "<not supported> +(task-clock|page-faults|context-switches)" <<<"$out"
+ok $? "stat.lua: no '<not supported>' for events this machine has"
+is "$(grep -c "$notice" "$TMP/stat.err")" 1 "the user-space-only notice is said once"
+ms=$(sed -n 's/^ *\([0-9.]*\) msec task-clock.*/\1/p' <<<"$out")
+awk -v ms="$ms" 'BEGIN { exit !(ms >= 90 && ms < 400) }'; ok $? "stat.lua: task-clock is the 100 ms of CPU the workload spun (${ms} ms)"
+
+out=$(user "$ROOT/examples/profile.lua" -c "$W spin 300" --top 3 2>&1)
+like "$out" "hot_spin" "profile.lua samples the command's user space: hot_spin on top"
+out=$(user "$ROOT/examples/counters.lua" -c "$W pages 5000" 2>&1)
+like "$out" "[0-9]{4,} +page-faults" "counters.lua counts the command's page faults"
+
+out=$(user -e 'c = assert(perfmon.counter("cpu-clock/freq=1000/u")); local n = 0
+probe("perfmon.sample(c)", function() n = n + 1 end)
+probe("end", function() print(n > 50) end)' -c "$W spin 200" 2>&1)
+is "$out" true "a :u sampling counter samples (the ring's carrier asks no more than :u)"
+
+# What :u does not make allowed: system-wide counting.
+out=$(user "$ROOT/examples/stat.lua" -a -T 0.2 2>&1)
+like "$out" "<not counted> +task-clock" "stat.lua -a: '<not counted>', not '<not supported>'"
+like "$out" "permission denied \(kernel.perf_event_paranoid is 2\)" "stat.lua -a: the real reason is printed"
+
+done_testing
