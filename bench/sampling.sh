@@ -63,8 +63,9 @@ N=2000000
 empty='c = perfmon_allocate_counter("'$TP'/period=1/"); local n = 0
 probe("perfmon.sample(c)", function() n = n + 1 end)
 probe("end", function() io.stderr:write(n, " ", os.clock(), " ", perfmon.lost(c), "\n") end)'
+unordered="perfmon.ordered(false) $empty"
 echo "delivery: $TP/period=1/, workload getppid $N, $PAGES-page rings, $ROUNDS interleaved rounds, medians"
-c_rate=() c_ns=() c_lost=() p_rate=() p_ns=() p_lost=()
+c_rate=() c_ns=() c_lost=() p_rate=() p_ns=() p_lost=() u_ns=() r_ord=()
 for ((r = 1; r <= ROUNDS; r++)); do
 	t0=$(now)
 	out=$("$B/ring_baseline" "$TPID" "$PAGES" "$W" getppid "$N") || die "ring_baseline failed: $out"
@@ -82,6 +83,13 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	p_rate+=("$(calc %.0f "$s / ($(secs "$t0" "$t1"))")")
 	p_ns+=("$(calc %.1f "$s ? $cpu * 1e9 / $s : 0")")
 	p_lost+=("$lost")
+	# the same without time order across the CPUs' rings (sample/order.c)
+	out=$("$PS" -b "$PAGES" -e "$unordered" -c "$W getppid $N" 2>&1 >/dev/null) ||
+		die "perfscript (unordered) failed: $out"
+	read -r s cpu lost < <(grep -E '^[0-9]+ [0-9.e+-]+ [0-9]+$' <<<"$out" | tail -1) ||
+		die "perfscript printed no 'samples cpu lost' line: $out"
+	u_ns+=("$(calc %.1f "$s ? $cpu * 1e9 / $s : 0")")
+	r_ord+=("$(calc %.3f "${u_ns[-1]} > 0 ? ${p_ns[-1]} / ${u_ns[-1]} : 0")")
 done
 cr=$(printf '%s\n' "${c_rate[@]}" | median)
 pr=$(printf '%s\n' "${p_rate[@]}" | median)
@@ -93,6 +101,10 @@ rr=$(calc %.2f "$pr / $cr")
 row "ratio perfscript / C rate" "${rr}x" "(target >= 0.8: $(atleast "$rr" 0.8))"
 row "C reader CPU per sample" "$cn ns" "(rounds: ${c_ns[*]})"
 row "perfscript CPU per sample" "$pn ns" "(rounds: ${p_ns[*]}; target <= 250 ns: $(atmost "$pn" 250))"
+un=$(printf '%s\n' "${u_ns[@]}" | median)
+ro=$(printf '%s\n' "${r_ord[@]}" | median)
+row "the same, perfmon.ordered(false)" "$un ns" "(rounds: ${u_ns[*]})"
+row "time order adds, CPU per sample" "$(calc %+.1f "($ro - 1) * 100")%" "(median of each round's ratio: ${r_ord[*]}; target <= 15%: $(atmost "$ro" 1.15))"
 
 # ---- 2. overhead of cpu-clock at 10 kHz on the workload ----
 # Four runs a round, their order rotating from round to round: bare,

@@ -327,9 +327,10 @@ size_t ps_session__count(const struct ps_session *s); /* live counters */
  * PERF_EVENT_IOC_SET_OUTPUT. Sampling fds get PERF_SAMPLE_IDENTIFIER and
  * sample_id_all, so every record maps back to its counter. Whether the perf
  * ring or a BPF program serves a counter (below), its samples and records
- * reach the same ps_sample_ops, through the same poll API. Records are
- * decoded in place; pointers in a ps_sample or ps_record are valid only
- * during the callback that receives them.
+ * reach the same ps_sample_ops, through the same poll API, in time order
+ * across all sources when there are several (every source stamps them with
+ * CLOCK_MONOTONIC; see ps_session__set_ordered). Pointers in a ps_sample or
+ * ps_record are valid only during the callback that receives them.
  */
 
 /* Registers of a sample (PERF_SAMPLE_REGS_USER, PERF_SAMPLE_REGS_INTR): abi
@@ -348,7 +349,8 @@ struct ps_sample {
 	uint64_t sample_type; /* PERF_SAMPLE_* bits present in this record (PERIOD
 			       * always: a fixed period is filled from the attr) */
 	uint64_t id;	      /* kernel id of the fd that overflowed */
-	uint64_t ip, addr, time, period;
+	uint64_t ip, addr, period;
+	uint64_t time; /* CLOCK_MONOTONIC ns, as clock_gettime() and BPF read it */
 	uint32_t pid, tid, cpu;
 	uint16_t misc;	 /* header misc: PERF_RECORD_MISC_CPUMODE_MASK bits */
 	uint64_t nr_ips; /* PERF_SAMPLE_CALLCHAIN: entries, PERF_CONTEXT_* included */
@@ -358,6 +360,8 @@ struct ps_sample {
 	const uint64_t *read;
 	uint32_t raw_size; /* PERF_SAMPLE_RAW (tracepoint fields) */
 	const void *raw;
+	/* Every pointer above and below is copied by the time-ordering queue
+	 * (runtime/sample/order.c): a new pointer field must be copied there. */
 	struct ps_regs regs_user; /* PERF_SAMPLE_REGS_USER: the task's user registers */
 	struct ps_regs regs_intr; /* PERF_SAMPLE_REGS_INTR: registers where it overflowed */
 	uint64_t stack_size;	  /* PERF_SAMPLE_STACK_USER: bytes of user stack at stack, */
@@ -442,6 +446,16 @@ int ps_session__dispatch(struct ps_session *s, int fd, size_t budget);
  * end of a session. Returns the number of records delivered, or a callback's
  * stop value. */
 int ps_session__flush(struct ps_session *s);
+/* Time order (the default): with several sources (a perf ring per CPU, the
+ * BPF ring buffer), dispatch delivers samples and records in timestamp
+ * order across all of them, so one thread's time never goes back and a
+ * child's FORK, COMM and MMAP2 come before its samples. It copies each
+ * record into a queue and holds the newest ~2 ms of a drain until every
+ * source has been read past them (the loop drains every 5 ms), the latency
+ * it adds. Off, each source's records come as its drain reads them. 0 or
+ * -EINVAL. */
+int ps_session__set_ordered(struct ps_session *s, bool on);
+bool ps_session__ordered(const struct ps_session *s);
 /* Stats of counter h, or with h == 0 the session's totals (which include
  * losses reported by the ring carriers and malformed records of no counter). */
 int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_sample_stats *st);
@@ -671,7 +685,7 @@ bool ps_loop__stopping(const struct ps_loop *loop);
  * The session driver (runtime/loop/): how perfscript runs a session on a
  * loop, for any client of the library. Its overflow sources are polled and
  * drained in budgets (512 records) that yield to a pending SIGINT or SIGTERM,
- * and every 50 ms whatever woke no one; the target is watched (its pidfd, or
+ * and every 5 ms whatever woke no one (so time order moves on); the target is watched (its pidfd, or
  * SIGCHLD without one) and the session ends when it exits; SIGINT and
  * SIGTERM end the session (a second one ends the process at once); an
  * optional duration ends it too. At the end, what the rings still hold is

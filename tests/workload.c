@@ -9,6 +9,9 @@
  *                           "loop_ms=.. cpu_ms=.." (its own elapsed and CPU time)
  *                           on stderr
  *   workload threads T N    T threads, each N getppid() calls
+ *   workload hop N          N getppid() calls, moving to the next online CPU before
+ *                           each (sched_setaffinity): consecutive calls of one
+ *                           thread land in different CPUs' sample rings
  *   workload children N1 N2 two child processes making N1 and N2 getppid() calls;
  *                           each prints "child PID N" on stdout, the parent waits
  *   workload exit CODE      exit with CODE at once
@@ -36,6 +39,7 @@
 #define HAVE_SDT 1
 #endif
 #endif
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +162,21 @@ static void do_threads(unsigned long t, unsigned long n)
 	free(th);
 }
 
+static void do_hop(unsigned long n)
+{
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), cpu = 0;
+
+	for (unsigned long i = 0; i < n; i++) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set); /* a CPU that is gone: stay */
+		cpu = ncpu > 1 ? (cpu + 1) % ncpu : 0;
+		syscall(SYS_getppid);
+	}
+}
+
 static void do_children(unsigned long n1, unsigned long n2)
 {
 	unsigned long n[2] = { n1, n2 };
@@ -228,6 +247,8 @@ static void run_mode(char **argv)
 		hot_loop(arg_ul(argv[1]));
 	else if (!strcmp(mode, "threads"))
 		do_threads(arg_ul(argv[1]), arg_ul(argv[1] ? argv[2] : NULL));
+	else if (!strcmp(mode, "hop"))
+		do_hop(arg_ul(argv[1]));
 	else if (!strcmp(mode, "children"))
 		do_children(arg_ul(argv[1]), arg_ul(argv[1] ? argv[2] : NULL));
 	else if (!strcmp(mode, "exit"))
@@ -268,7 +289,7 @@ int main(int argc, char **argv)
 	}
 	if (i >= argc) {
 		fprintf(stderr, "usage: workload [--wait-usr1] [--fork] "
-				"getppid N|pages N|spin MS|loop N|threads T N|exit CODE|kill SIG|sleep MS|calls N|"
+				"getppid N|pages N|spin MS|loop N|threads T N|hop N|exit CODE|kill SIG|sleep MS|calls N|"
 				"poke N\n");
 		return 2;
 	}

@@ -8,6 +8,8 @@
  * member follows its leader), a probe's site, and a group read dropped
  * when the kernel refused one.
  */
+#include <time.h>
+
 #include "core/internal.h"
 
 void ps_counter__target_attr(const struct ps_session *s, struct ps_counter *c, bool leads,
@@ -26,6 +28,11 @@ void ps_counter__target_attr(const struct ps_session *s, struct ps_counter *c, b
 		a->inherit = 1;
 	a->disabled = leads; /* members count whenever their leader does */
 	a->enable_on_exec = 0;
+	/* One clock for every record: the one BPF stamps with and
+	 * clock_gettime reads, so the sampler can merge its sources by time
+	 * (sample/order.c). A group shares one clock, so every counter has it. */
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
 }
 
 void ps_counter__open_attr(const struct ps_session *s, const struct ps_counter *c, bool leads,

@@ -4,7 +4,7 @@
  * drained in budgets: the kernel wakes the poller once per quarter ring
  * written, not again for records already waiting, so a full budget means
  * "go on", while between budgets a pending SIGINT or SIGTERM or the end of
- * the session wins. A timer drains every source every 50 ms, so slow
+ * the session wins. A timer drains every source every 5 ms, so slow
  * streams arrive promptly and the BPF programs' loss counts are read.
  */
 #include <signal.h>

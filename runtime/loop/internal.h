@@ -13,7 +13,8 @@
 /* Records per dispatch; between dispatches a pending signal ends draining,
  * so a handler of 1 ms still answers SIGINT within half a second. */
 #define PS_DRAIN_BUDGET	     512
-#define PS_DRAIN_INTERVAL_NS 50000000u /* low-rate samples still arrive within 50 ms */
+#define PS_DRAIN_INTERVAL_NS 5000000u /* low-rate samples arrive within 5 ms, and the time
+					* order of several sources moves on (sample/order.c) */
 
 struct ps_bpf_conf; /* loop/bpfconf.c */
 

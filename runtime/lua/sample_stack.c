@@ -1,7 +1,7 @@
 /*
- * sample_stack.c: the stacks and source lines of a sample object, and the
+ * sample_stack.c: the stacks and source lines of a sample object, the
  * perfmon.symbolize / perfmon.frames functions profiles name addresses
- * with at the end. A sample's frames are its kernel callchain (as the
+ * with at the end, and the perfmon.demangle and perfmon.ordered switches. A sample's frames are its kernel callchain (as the
  * kernel walked it) followed by its user frames: the kernel's frame-pointer
  * walk with callchain or call-graph=fp, the DWARF unwinder's frames
  * (ps_symbols__unwind, once per sample) with call-graph=dwarf. Names are
@@ -307,9 +307,27 @@ static int l_demangle(lua_State *L)
 	return 1;
 }
 
+/* perfmon.ordered([on]) -> on: whether samples and records of several
+ * sources reach handlers in time order (the default), setting it when on is
+ * given. */
+static int l_ordered(lua_State *L)
+{
+	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
+
+	if (!lua_isnoneornil(L, 1)) {
+		luaL_checktype(L, 1, LUA_TBOOLEAN);
+		ps_session__set_ordered(sc->session, lua_toboolean(L, 1));
+	}
+	lua_pushboolean(L, ps_session__ordered(sc->session));
+	return 1;
+}
+
 void ps_lua_sample_stack__open(lua_State *L, struct ps_script *sc)
 {
 	if (lua_getglobal(L, "perfmon") == LUA_TTABLE) {
+		lua_pushlightuserdata(L, sc);
+		lua_pushcclosure(L, l_ordered, 1);
+		lua_setfield(L, -2, "ordered");
 		lua_pushlightuserdata(L, sc);
 		lua_pushcclosure(L, l_demangle, 1);
 		lua_setfield(L, -2, "demangle");

@@ -90,11 +90,17 @@ static int deliver_record(struct ps_sampler *m, const struct ps_delivery *d)
 	return m->ops.record ? m->ops.record(r, m->ops.ctx) : 0;
 }
 
+int ps_sampler__deliver_now(struct ps_sampler *m, const struct ps_delivery *d)
+{
+	return d->sample ? deliver_sample(m, d) : deliver_record(m, d);
+}
+
 int ps_sampler__deliver(struct ps_sampler *m, const struct ps_delivery *d)
 {
-	/* Records reach the user in the order their sources are drained; a
-	 * merge that orders them by time would buffer them here. */
-	return d->sample ? deliver_sample(m, d) : deliver_record(m, d);
+	/* with several sources, records wait for their turn in time order */
+	if (m->order && ps_order__queue(m, d) == 0)
+		return 0;
+	return ps_sampler__deliver_now(m, d);
 }
 
 void ps_sampler__settle_lost(struct ps_sampler *m, const struct ps_backend_ops *only)
@@ -161,10 +167,30 @@ int ps_session__dispatch(struct ps_session *s, int fd, size_t budget)
 
 	if (!m)
 		return -EINVAL;
-	for (size_t i = 0; i < m->nwatch; i++)
-		if (m->watch[i].fd == fd)
-			return m->watch[i].backend->drain(m, fd, budget);
+	for (size_t i = 0; i < m->nwatch; i++) {
+		if (m->watch[i].fd != fd)
+			continue;
+		/* one source is in time order by itself */
+		if (m->nwatch > 1 && !m->unordered)
+			return ps_order__dispatch(m, i, budget);
+		return m->watch[i].backend->drain(m, fd, budget);
+	}
 	return -EBADF;
+}
+
+int ps_session__set_ordered(struct ps_session *s, bool on)
+{
+	struct ps_sampler *m = s ? s->sampler : NULL;
+
+	if (!m)
+		return -EINVAL;
+	m->unordered = !on;
+	return 0;
+}
+
+bool ps_session__ordered(const struct ps_session *s)
+{
+	return s && s->sampler && !s->sampler->unordered;
 }
 
 int ps_session__flush(struct ps_session *s)
@@ -174,6 +200,13 @@ int ps_session__flush(struct ps_session *s)
 
 	if (!m)
 		return -EINVAL;
+	if (m->order || (m->nwatch > 1 && !m->unordered)) {
+		total = ps_order__flush(m);
+		if (total < 0)
+			return total;
+		ps_sampler__settle_lost(m, NULL);
+		return total;
+	}
 	for (size_t i = 0; i < m->nwatch; i++) {
 		int n = m->watch[i].backend->drain(m, m->watch[i].fd, 0);
 

@@ -22,6 +22,10 @@
 
 size_t ps_sampler__ring_pages(const struct ps_sampler *m)
 {
+	/* a call-graph=dwarf sample is ~8 KiB: the default ring would hold
+	 * 128 of them, an eighth of a second at 1 kHz */
+	if (!m->ring_pages && m->user_stacks)
+		return PS_RING_PAGES_STACKS;
 	return m->ring_pages ? m->ring_pages : PS_RING_PAGES_DEFAULT;
 }
 
@@ -111,6 +115,8 @@ static int hook_prepare(struct ps_session *s, uint32_t slot, const struct ps_eve
 		return -ENOMEM;
 	c->term = bpf > 0 ? PS_BACKEND_BPF : bpf < 0 ? PS_BACKEND_PERF : PS_BACKEND_AUTO;
 	k->sampled = c;
+	if (k->attr.sample_type & PERF_SAMPLE_STACK_USER)
+		s->sampler->user_stacks = true; /* rings mapped from now on are bigger */
 	ps_perf_backend.prepare(s->sampler, slot, &k->attr);
 	return 0;
 }
@@ -169,6 +175,7 @@ static void hook_free(struct ps_session *s)
 {
 	struct ps_sampler *m = s->sampler;
 
+	ps_order__free(m);
 	ps_bpf_backend.free(m);
 	ps_perf_backend.free(m);
 	free(m->watch);

@@ -21,7 +21,9 @@
 
 #include "core/internal.h"
 
-#define PS_RING_PAGES_DEFAULT 256u /* 1 MiB of 4 KiB pages, see docs/events.md */
+#define PS_RING_PAGES_DEFAULT 256u  /* 1 MiB of 4 KiB pages, see docs/events.md */
+#define PS_RING_PAGES_STACKS  2048u /* 8 MiB once a counter copies user stacks (call-graph=dwarf)  \
+				     */
 
 struct ps_sampler;
 
@@ -99,7 +101,10 @@ struct ps_sampler {
 	struct ps_watch *watch;	      /* the poll set, in the order fds appeared */
 	int *fds;		      /* the same fds, for ps_session__poll_fds */
 	size_t nwatch, capwatch;
-	char fallback[320]; /* why AUTO fell back to the perf ring, first reason */
+	char fallback[320];	/* why AUTO fell back to the perf ring, first reason */
+	struct ps_order *order; /* the time-ordering queues (sample/order.c), NULL until used */
+	bool unordered;		/* ps_session__set_ordered(s, false) */
+	bool user_stacks;	/* a counter copies user stacks (call-graph=dwarf) */
 };
 
 /* The sampler of a session (never NULL once ps_session__new made it). */
@@ -136,14 +141,37 @@ struct ps_delivery {
 	struct ps_record *record;
 };
 
-/* Count it, filter it, hand it to ops. Returns what the callback returned
- * (< 0 stops the drain), 0 for something dropped. */
+/* Count it, filter it, hand it to ops: now, or, while a session with
+ * several sources is being drained, in time order (sample/order.c).
+ * Returns what the callback returned (< 0 stops the drain), 0 for
+ * something dropped or queued. */
 int ps_sampler__deliver(struct ps_sampler *m, const struct ps_delivery *d);
+/* The same, now, whatever the ordering. */
+int ps_sampler__deliver_now(struct ps_sampler *m, const struct ps_delivery *d);
 /* A record that did not decode: counted, never delivered. */
 void ps_sampler__malformed(struct ps_sampler *m, uint32_t slot);
 /* Bring what ops->record was told of each counter's losses up to what its
  * serving source counted (LOST_SAMPLES records for the difference). */
 void ps_sampler__settle_lost(struct ps_sampler *m, const struct ps_backend_ops *only);
+/* ---- time order across sources (sample/order.c) ---- */
+
+/* How long the newest records of a drain wait for records stamped before
+ * them that a writer was still putting into another source: the latency
+ * ordering adds, with the drain interval of the loop (docs/events.md). */
+#define PS_ORDER_WINDOW_NS 2000000ull
+
+/* Queue d for delivery in time order: 0, or 1 when it cannot be ordered
+ * (no time, no drain under way, no memory) and must be delivered now. */
+int ps_order__queue(struct ps_sampler *m, const struct ps_delivery *d);
+/* Drain the source watch[self] (budget as its backend takes it), and the
+ * others not drained within half a window, then deliver in time order what
+ * every source has been read up to. The count drained from self, or a
+ * negative code (a callback's stop, -EBADMSG). */
+int ps_order__dispatch(struct ps_sampler *m, size_t self, size_t budget);
+/* Drain every source and deliver everything queued (the session ends). */
+int ps_order__flush(struct ps_sampler *m);
+void ps_order__free(struct ps_sampler *m);
+
 /* The user-space filter of slot's options (sample/filter.c): false drops. */
 bool ps_filter__keep(struct ps_sampled *c, const struct ps_sample *smp);
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/perf.h"
@@ -214,6 +215,8 @@ static int open_carrier(struct ps_sampler *m, int cpu, char *msg, size_t msglen)
 	 * and a user-space-only event is what kernel.perf_event_paranoid 2
 	 * allows an unprivileged user (perf record's dummy:u) */
 	a.exclude_kernel = a.exclude_hv = 1;
+	a.use_clockid = 1; /* as every counter (core/attr.c) */
+	a.clockid = CLOCK_MONOTONIC;
 	a.sample_id_all = 1;
 	a.inherit = s->kind == PS_TARGET_COMMAND || s->kind == PS_TARGET_PID;
 	/* a held command: track it from its exec, like its counters */
