@@ -685,8 +685,9 @@ bool ps_loop__stopping(const struct ps_loop *loop);
  * The session driver (runtime/loop/): how perfscript runs a session on a
  * loop, for any client of the library. Its overflow sources are polled and
  * drained in budgets (512 records) that yield to a pending SIGINT or SIGTERM,
- * and every 5 ms whatever woke no one (so time order moves on); the target is watched (its pidfd, or
- * SIGCHLD without one) and the session ends when it exits; SIGINT and
+ * and every 5 ms whatever woke no one (so time order moves on); the target
+ * is watched (its pidfd, or SIGCHLD without one) and the session ends when
+ * it exits; SIGINT and
  * SIGTERM end the session (a second one ends the process at once); an
  * optional duration ends it too. At the end, what the rings still hold is
  * delivered (not after a signal or a stop that halts delivery), and a

@@ -12,9 +12,10 @@
 
 /* Records per dispatch; between dispatches a pending signal ends draining,
  * so a handler of 1 ms still answers SIGINT within half a second. */
-#define PS_DRAIN_BUDGET	     512
-#define PS_DRAIN_INTERVAL_NS 5000000u /* low-rate samples arrive within 5 ms, and the time
-					* order of several sources moves on (sample/order.c) */
+#define PS_DRAIN_BUDGET 512
+/* Low-rate samples arrive within 5 ms, and the time order of several
+ * sources (sample/order.c) moves on at least that often. */
+#define PS_DRAIN_INTERVAL_NS 5000000u
 
 struct ps_bpf_conf; /* loop/bpfconf.c */
 

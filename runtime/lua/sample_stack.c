@@ -1,9 +1,10 @@
 /*
  * sample_stack.c: the stacks and source lines of a sample object, the
  * perfmon.symbolize / perfmon.frames functions profiles name addresses
- * with at the end, and the perfmon.demangle and perfmon.ordered switches. A sample's frames are its kernel callchain (as the
- * kernel walked it) followed by its user frames: the kernel's frame-pointer
- * walk with callchain or call-graph=fp, the DWARF unwinder's frames
+ * with at the end, and the perfmon.demangle and perfmon.ordered switches.
+ * A sample's frames are its kernel callchain (as the kernel walked it)
+ * followed by its user frames: the kernel's frame-pointer walk with
+ * callchain or call-graph=fp, the DWARF unwinder's frames
  * (ps_symbols__unwind, once per sample) with call-graph=dwarf. Names are
  * what the session's symbolizer says: demangled, "file+0xOFF" where no
  * symbol covers an address. A return address of the kernel's walk points

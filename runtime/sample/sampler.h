@@ -21,9 +21,10 @@
 
 #include "core/internal.h"
 
-#define PS_RING_PAGES_DEFAULT 256u  /* 1 MiB of 4 KiB pages, see docs/events.md */
-#define PS_RING_PAGES_STACKS  2048u /* 8 MiB once a counter copies user stacks (call-graph=dwarf)  \
-				     */
+/* 1 MiB of 4 KiB pages (docs/events.md); 8 MiB once a counter copies user
+ * stacks (call-graph=dwarf). */
+#define PS_RING_PAGES_DEFAULT 256u
+#define PS_RING_PAGES_STACKS  2048u
 
 struct ps_sampler;
 
