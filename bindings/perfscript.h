@@ -684,11 +684,13 @@ bool ps_loop__stopping(const struct ps_loop *loop);
 /* ------------------------------------------------------------------------
  * The session driver (runtime/loop/): how perfscript runs a session on a
  * loop, for any client of the library. Its overflow sources are polled and
- * drained in budgets (512 records) that yield to a pending SIGINT or SIGTERM,
- * and every 5 ms whatever woke no one (so time order moves on); the target
- * is watched (its pidfd, or SIGCHLD without one) and the session ends when
- * it exits; SIGINT and
- * SIGTERM end the session (a second one ends the process at once); an
+ * drained in budgets (512 records) that yield to a pending signal, and
+ * every 5 ms whatever woke no one (so time order moves on); the target is
+ * watched (its pidfd, or SIGCHLD without one) and the session ends when it
+ * exits; SIGINT, SIGTERM, SIGHUP and SIGPIPE, caught by a handler from the
+ * driver's creation on, end the session in any phase (a second SIGINT,
+ * SIGTERM or SIGHUP ends the process at once; on_signal lets a client stop
+ * a busy handler); an
  * optional duration ends it too. At the end, what the rings still hold is
  * delivered (not after a signal or a stop that halts delivery), and a
  * command still running is sent SIGTERM and, after a second, SIGKILL. COMM
@@ -703,7 +705,7 @@ enum ps_stop_reason {
 	PS_STOP_NONE = 0,
 	PS_STOP_CLIENT,	  /* the client ended it (a script's exit()): no more delivery */
 	PS_STOP_ERROR,	  /* a handler failed: no more delivery */
-	PS_STOP_SIGNAL,	  /* SIGINT or SIGTERM: what the rings hold is not delivered */
+	PS_STOP_SIGNAL,	  /* SIGINT, SIGTERM, SIGHUP, SIGPIPE: no more delivery */
 	PS_STOP_TARGET,	  /* the command or process exited */
 	PS_STOP_DEADLINE, /* the duration passed */
 	PS_STOP_INPUT,	  /* the client's input ended (a REPL's stdin) */
@@ -716,6 +718,10 @@ struct ps_driver_opts {
 	/* SIGINT goes here first: true when the client took it (a REPL drops
 	 * its line), false to end the session as without it; may be NULL */
 	bool (*on_interrupt)(struct ps_driver *d, void *ctx);
+	/* Called in the signal handler itself when SIGINT, SIGTERM, SIGHUP or
+	 * SIGPIPE arrives, so a client can stop what it runs (a hook, a flag):
+	 * only async-signal-safe work (lua_sethook is). May be NULL. */
+	void (*on_signal)(int signo, void *ctx);
 	void *ctx;
 };
 
@@ -743,8 +749,19 @@ int ps_driver__start(struct ps_driver *d, char *msg, size_t msglen);
 bool ps_driver__started(const struct ps_driver *d);
 /* Run the loop until the session ends; 0 or the loop's error. */
 int ps_driver__run(struct ps_driver *d);
+/* Set (or, with NULL, clear) opts.on_interrupt after creation: a REPL that
+ * starts on a driver made for a script. */
+void ps_driver__set_on_interrupt(struct ps_driver *d, bool (*fn)(struct ps_driver *d, void *ctx));
 /* End the session; the first reason given is kept. */
 void ps_driver__stop(struct ps_driver *d, enum ps_stop_reason why);
+/* Act on signo as on a signal now: the REPL's on_interrupt for SIGINT, else
+ * the session ends (PS_STOP_SIGNAL). */
+void ps_driver__signal(struct ps_driver *d, int signo);
+/* Act now on a signal caught and not yet acted on (the loop does it when it
+ * runs; a client interrupted outside the loop calls this). */
+void ps_driver__take_signal(struct ps_driver *d);
+/* Whether a signal was caught or acted on this session. */
+bool ps_driver__signalled(const struct ps_driver *d);
 bool ps_driver__stopping(const struct ps_driver *d);
 enum ps_stop_reason ps_driver__stop_reason(const struct ps_driver *d);
 /* Why it ended, in words ("SIGINT", "the target exited", ...); "" while it runs. */

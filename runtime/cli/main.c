@@ -525,7 +525,8 @@ static int finish_output(int rc)
 
 	if (!bad && fclose(stdout) != 0 && errno != EBADF)
 		bad = output_errno ? output_errno : errno;
-	if (!bad)
+	/* a reader that went away (| head -1) ended the session quietly */
+	if (!bad || bad == EPIPE)
 		return rc;
 	fprintf(stderr, "perfscript: cannot write to %s: %s\n", output_name, strerror(bad));
 	return rc ? rc : 1;

@@ -7,24 +7,16 @@
  * the session wins. A timer drains every source every 5 ms, so slow
  * streams arrive promptly and the BPF programs' loss counts are read.
  */
-#include <signal.h>
 #include <stdio.h>
 #include <sys/epoll.h>
 
 #include "loop/internal.h"
 
-/* Whether SIGINT or SIGTERM waits: a busy ring must not starve them. */
-static bool signal_waiting(void)
-{
-	sigset_t set;
-
-	return sigpending(&set) == 0 && (sigismember(&set, SIGINT) || sigismember(&set, SIGTERM));
-}
-
 void ps_driver__drain(struct ps_driver *d, int fd)
 {
 	while (ps_session__dispatch(d->s, fd, PS_DRAIN_BUDGET) == PS_DRAIN_BUDGET &&
-	       !ps_driver__stopping(d) && !signal_waiting())
+	       !ps_driver__stopping(d) &&
+	       !d->async_signo) /* a busy ring must not starve a signal */
 		;
 }
 

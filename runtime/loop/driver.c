@@ -1,7 +1,8 @@
 /*
  * driver.c: the session driver's life: start (BPF options, counters, the
  * held command released, the target watched, the duration and the signals
- * armed), the loop, the reasons a session ends, and the end itself, where a
+ * armed; signals are caught from the driver's creation, loop/signals.c),
+ * the loop, the reasons a session ends, and the end itself, where a
  * command still running, and what it started, is sent SIGTERM as perf stat
  * --timeout does, then SIGKILL. Everything reaches the driver as a loop callback, on the loop's
  * one thread. The client's sample ops are called through the driver's, so
@@ -63,13 +64,18 @@ struct ps_driver *ps_driver__new(struct ps_session *s, struct ps_loop *loop,
 	}
 	d->s = s;
 	d->loop = loop;
+	d->sigfd = -1;
 	if (opts)
 		memcpy(&d->o, opts, opts->sz < sizeof(d->o) ? opts->sz : sizeof(d->o));
 	d->o.sz = sizeof(d->o);
 	ps_pidmap__init(&d->comms, 16);
 	ops.ctx = d;
 	err = ps_session__set_sample_ops(s, &ops);
+	if (!err)
+		err = ps_driver__catch_signals(d);
 	if (err) {
+		ps_driver__release_signals(d);
+		ps_session__set_sample_ops(s, NULL);
 		free(d);
 		errno = -err;
 		return NULL;
@@ -81,6 +87,7 @@ void ps_driver__free(struct ps_driver *d)
 {
 	if (!d)
 		return;
+	ps_driver__release_signals(d);
 	ps_session__set_sample_ops(d->s, NULL);
 	ps_driver__free_comms(d);
 	ps_driver__free_confs(d);
@@ -102,7 +109,8 @@ int ps_driver__set_sample_ops(struct ps_driver *d, const struct ps_sample_ops *o
 
 void ps_driver__stop(struct ps_driver *d, enum ps_stop_reason why)
 {
-	if (why == PS_STOP_CLIENT || why == PS_STOP_ERROR)
+	/* after exit(), an error or a signal no sample handler runs again */
+	if (why == PS_STOP_CLIENT || why == PS_STOP_ERROR || why == PS_STOP_SIGNAL)
 		d->halted = true;
 	if (d->why == PS_STOP_NONE) {
 		d->why = why;
@@ -115,9 +123,10 @@ void ps_driver__stop(struct ps_driver *d, enum ps_stop_reason why)
 			break;
 		case PS_STOP_SIGNAL:
 			snprintf(d->text, sizeof(d->text), "%s",
-				 d->signo == SIGINT   ? "SIGINT"
-				 : d->signo == SIGHUP ? "SIGHUP"
-						      : "SIGTERM");
+				 d->signo == SIGINT    ? "SIGINT"
+				 : d->signo == SIGHUP  ? "SIGHUP"
+				 : d->signo == SIGPIPE ? "SIGPIPE (the output was closed)"
+						       : "SIGTERM");
 			break;
 		case PS_STOP_TARGET:
 			snprintf(d->text, sizeof(d->text), "the target exited");
@@ -156,29 +165,31 @@ bool ps_driver__started(const struct ps_driver *d)
 	return d->started;
 }
 
-static int on_signal(struct ps_loop *loop, uint64_t signo, void *ctx)
+void ps_driver__set_on_interrupt(struct ps_driver *d, bool (*fn)(struct ps_driver *d, void *ctx))
 {
-	struct ps_driver *d = ctx;
+	if (d)
+		d->o.on_interrupt = fn;
+}
 
-	(void)loop;
+void ps_driver__signal(struct ps_driver *d, int signo)
+{
+	if (!d || signo <= 0)
+		return;
 	if (signo == SIGINT && d->o.on_interrupt && d->o.on_interrupt(d, d->o.ctx))
-		return 0; /* a REPL: Ctrl-C drops the line */
-	if (++d->nsignals == 1) {
-		/* A second SIGINT/SIGTERM, even during end probes, ends at once. */
-		sigset_t set;
-
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		sigemptyset(&set);
-		sigaddset(&set, SIGINT);
-		sigaddset(&set, SIGTERM);
-		sigaddset(&set, SIGHUP);
-		sigprocmask(SIG_UNBLOCK, &set, NULL);
-		d->signo = (int)signo;
-	}
+		return; /* a REPL: Ctrl-C drops the line */
+	if (!d->nsignals++)
+		d->signo = signo;
 	ps_driver__stop(d, PS_STOP_SIGNAL);
-	return 0;
+}
+
+void ps_driver__take_signal(struct ps_driver *d)
+{
+	int signo = d ? d->async_signo : 0;
+
+	if (!signo)
+		return;
+	d->async_signo = 0;
+	ps_driver__signal(d, signo);
 }
 
 static int on_target_exit(struct ps_loop *loop, int fd, uint32_t events, void *ctx)
@@ -211,10 +222,10 @@ static int on_deadline(struct ps_loop *loop, uint64_t expirations, void *ctx)
 	return 0;
 }
 
-/* The target's end, the duration and the signals, on the loop. */
+/* The target's end and the duration, on the loop (signals: loop/signals.c). */
 static int watch(struct ps_driver *d, char *msg, size_t msglen)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP}, sigchld = SIGCHLD;
+	static const int sigchld = SIGCHLD;
 	int pidfd = ps_session__target_pidfd(d->s), rc = 0;
 
 	if (pidfd >= 0)
@@ -224,8 +235,6 @@ static int watch(struct ps_driver *d, char *msg, size_t msglen)
 		rc = ps_loop__add_signals(d->loop, &sigchld, 1, on_sigchld, d);
 	if (!rc && d->o.duration > 0)
 		rc = ps_loop__add_timer(d->loop, (uint64_t)(d->o.duration * 1e9), on_deadline, d);
-	if (rc >= 0)
-		rc = ps_loop__add_signals(d->loop, sigs, 3, on_signal, d);
 	if (rc < 0 && msg && msglen)
 		snprintf(msg, msglen, "cannot watch the session: %s", ps_strerror(rc));
 	return rc < 0 ? rc : 0;

@@ -1,11 +1,13 @@
 /*
  * internal.h: the session driver's state, shared by loop/driver.c (start,
- * stop, signals, the target), loop/drain.c (polling and draining the
+ * stop, the target), loop/signals.c, loop/drain.c (polling and draining the
  * session's sources), loop/comm.c (pid -> command name) and loop/bpfconf.c
  * (merging BPF options per counter). Nothing here is part of the public ABI.
  */
 #ifndef PS_LOOP_INTERNAL_H
 #define PS_LOOP_INTERNAL_H
+
+#include <signal.h>
 
 #include "base/pidmap.h"
 #include "perfscript.h"
@@ -27,9 +29,12 @@ struct ps_driver {
 
 	bool started;
 	enum ps_stop_reason why;
-	bool halted;  /* no sample is delivered any more (exit(), an error) */
-	int nsignals; /* SIGINT/SIGTERM seen */
-	int signo;    /* the one that ended the session */
+	bool halted;		      /* no sample is delivered any more (exit(), an error) */
+	int nsignals;		      /* signals acted on */
+	int signo;		      /* the one that ended the session */
+	int sigfd;		      /* eventfd the signal handler wakes the loop with, or -1 */
+	volatile sig_atomic_t nasync; /* SIGINT/SIGTERM/SIGHUP caught (loop/signals.c) */
+	volatile sig_atomic_t async_signo; /* caught and not acted on yet, or 0 */
 	char text[64];
 
 	bool target_done; /* the command or process exited */
@@ -45,6 +50,10 @@ struct ps_driver {
 
 /* loop/drain.c: drain one source in budgets, yielding to signals and stop. */
 void ps_driver__drain(struct ps_driver *d, int fd);
+/* loop/signals.c: catch SIGINT, SIGTERM, SIGHUP, SIGPIPE for d (0 or
+ * -errno), and give them back. */
+int ps_driver__catch_signals(struct ps_driver *d);
+void ps_driver__release_signals(struct ps_driver *d);
 /* loop/comm.c: learn names from COMM and FORK records. */
 void ps_driver__record_comm(struct ps_driver *d, const struct ps_record *r);
 void ps_driver__free_comms(struct ps_driver *d);

@@ -1,14 +1,12 @@
 /*
- * call.c: the one path from C into Lua. Probes, sample handlers, timers,
- * the main chunk, REPL chunks, TAB completion and the binding's own setup
- * all run through ps_lua__call: under lua_pcall with a message handler that
- * adds a traceback (as lua.c's msghandler does), with the stack left as it
- * was plus the results asked for. A failure is reported, counted and, for
- * a probe, runs the error probes and ends the session; flags say when it is
- * the REPL (which goes on), an error probe (which must not recurse), TAB
- * completion (silent) or setup. ps_lua__protect runs a C function the same
- * way, for C code that touches the Lua API where a metamethod could raise:
- * global lookups under a strict _G, for one.
+ * call.c: the one path from C into Lua, and the way a signal stops it. Probes, sample handlers,
+ * timers, the main chunk, REPL chunks, TAB completion and the binding's own setup all run through
+ * ps_lua__call: under lua_pcall with a message handler that adds a traceback (as lua.c's msghandler
+ * does), with the stack left as it was plus the results asked for. A failure is reported, counted
+ * and, for a probe, runs the error probes and ends the session; flags say when it is the REPL
+ * (which goes on), an error probe (which must not recurse), TAB completion (silent) or setup.
+ * ps_lua__protect runs a C function the same way, for C code that touches the Lua API where a
+ * metamethod could raise: global lookups under a strict _G, for one.
  */
 #include <string.h>
 
@@ -29,12 +27,55 @@ static int msghandler(lua_State *L)
 	return 1;
 }
 
+/* A signal's hook: every Lua instruction raises until the call that was
+ * running returns to C (ps_lua__call clears it), so a script's own pcall
+ * cannot swallow the interruption. */
+static void interrupted(lua_State *L, lua_Debug *ar)
+{
+	struct ps_script *sc = ps_lua_script__from(L);
+
+	(void)ar;
+	sc->hook_fired = true;
+	luaL_error(L, "interrupted");
+}
+
+/* In the signal handler (loop/signals.c): note the signal and stop the Lua
+ * code running now, as lua.c does (lua_sethook is async-signal-safe). The
+ * end probes, once begun, are stopped only by a second signal. */
+void ps_lua__on_signal(int signo, void *ctx)
+{
+	struct ps_script *sc = ctx;
+
+	sc->signal_pending = signo;
+	if (sc->depth > 0 && !sc->ending) {
+		sc->hooked = true;
+		lua_sethook(sc->L, interrupted, LUA_MASKCOUNT, 1);
+	}
+}
+
+/* A call a signal interrupted: not an error of the script; the session acts
+ * on the signal now (it may not be on the loop: the main chunk, begin). */
+static void was_interrupted(struct ps_script *sc, unsigned flags, const char *where)
+{
+	sc->hook_fired = false;
+	sc->signal_pending = 0;
+	if (flags & PS_CALL_REPL)
+		fprintf(stderr, "interrupted\n");
+	else if (sc->o.verbose)
+		fprintf(stderr, "perfscript: %s interrupted by a signal\n", where);
+	ps_driver__take_signal(sc->driver);
+}
+
 /* The message on top, reported and acted on as flags say. */
 static void failed(struct ps_script *sc, unsigned flags, const char *where)
 {
 	lua_State *L = sc->L;
 	const char *msg = lua_tostring(L, -1), *nl;
 
+	if (sc->hook_fired) {
+		was_interrupted(sc, flags, where);
+		return;
+	}
 	if (flags & PS_CALL_SILENT)
 		return;
 	fflush(stdout);
@@ -63,10 +104,25 @@ int ps_lua__call(struct ps_script *sc, int nargs, int nresults, unsigned flags, 
 
 	lua_pushcfunction(L, msghandler);
 	lua_insert(L, base);
+	/* a signal caught between two calls stops the next before it starts */
+	if (sc->signal_pending && !sc->ending && !sc->hooked) {
+		sc->hooked = true;
+		lua_sethook(L, interrupted, LUA_MASKCOUNT, 1);
+	}
+	sc->depth++;
 	rc = lua_pcall(L, nargs, nresults, base);
-	if (rc == LUA_OK) {
+	if (--sc->depth == 0 && sc->hooked) {
+		lua_sethook(L, NULL, 0, 0);
+		sc->hooked = false;
+	}
+	if (rc == LUA_OK && !sc->hook_fired) {
 		lua_remove(L, base);
 		return 0;
+	}
+	if (rc == LUA_OK) { /* interrupted, and a pcall of the script swallowed it */
+		lua_settop(L, base - 1);
+		was_interrupted(sc, flags, where);
+		return -1;
 	}
 	failed(sc, flags, where);
 	lua_settop(L, base - 1); /* the message and the handler */

@@ -3,12 +3,17 @@
  * printf, exit, pid, tid, cpu, execname, gettimeofday_ns and target. Inside
  * a perfmon.sample handler pid, tid, cpu and execname describe the sample,
  * as in a SystemTap probe; elsewhere perfscript's own process. target()
- * names the process being measured.
+ * names the process being measured. os.execute is replaced by one that
+ * keeps SIGINT working while the command runs.
  */
+#include <errno.h>
 #include <sched.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -124,6 +129,55 @@ static int l_target_command(lua_State *L)
 	return 1;
 }
 
+/* os.execute(cmd), as Lua's, but without system(3)'s signal handling:
+ * system() ignores SIGINT and SIGQUIT while the command runs, so a SIGINT
+ * sent to perfscript alone then was lost. Here it is caught as always (the
+ * handler that called os.execute stops when the command is back), and
+ * passed on to the command's process group. */
+static int l_execute(lua_State *L)
+{
+	static const int reset[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT};
+	struct ps_script *sc = script_of(L);
+	const char *cmd = luaL_optstring(L, 1, NULL);
+	char *argv[] = {"sh", "-c", (char *)cmd, NULL};
+	posix_spawnattr_t at;
+	sigset_t dfl, none;
+	int err, st = 0, passed = 0;
+	pid_t pid;
+
+	if (!cmd) {
+		lua_pushboolean(L, access("/bin/sh", X_OK) == 0);
+		return 1;
+	}
+	fflush(NULL); /* as system() does, in effect: our buffered output first */
+	sigemptyset(&dfl);
+	sigemptyset(&none);
+	for (size_t i = 0; i < sizeof(reset) / sizeof(reset[0]); i++)
+		sigaddset(&dfl, reset[i]);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setsigdefault(&at, &dfl);
+	posix_spawnattr_setsigmask(&at, &none);
+	/* a group of its own, so the signal reaches what the shell started too */
+	posix_spawnattr_setpgroup(&at, 0);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
+					  POSIX_SPAWN_SETPGROUP);
+	err = posix_spawn(&pid, "/bin/sh", NULL, &at, argv, environ);
+	posix_spawnattr_destroy(&at);
+	if (err) {
+		errno = err;
+		return luaL_execresult(L, -1);
+	}
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR)
+			return luaL_execresult(L, -1);
+		if (sc->signal_pending && sc->signal_pending != passed &&
+		    sc->signal_pending != SIGPIPE)
+			killpg(pid, passed = sc->signal_pending);
+	}
+	errno = 0; /* luaL_execresult reads a non-zero errno as the failure */
+	return luaL_execresult(L, st);
+}
+
 static const luaL_Reg helpers[] = {
     {"exit", l_exit},
     {"pid", l_pid},
@@ -147,5 +201,10 @@ void ps_lua_helpers__open(lua_State *L, struct ps_script *sc)
 	lua_remove(L, -2);
 	lua_pushcclosure(L, l_printf, 2);
 	lua_setfield(L, -2, "printf");
+	lua_pop(L, 1);
+	lua_getglobal(L, "os");
+	lua_pushlightuserdata(L, sc);
+	lua_pushcclosure(L, l_execute, 1);
+	lua_setfield(L, -2, "execute");
 	lua_pop(L, 1);
 }

@@ -9,6 +9,7 @@
 #define PS_LUA_INTERNAL_H
 
 #include <lauxlib.h>
+#include <signal.h>
 
 #include "lua/script.h"
 
@@ -33,6 +34,11 @@ struct ps_script {
 	bool user_told;		      /* the user-space-only notice was printed */
 	char setup_error[512];	      /* why a probe could not be resolved at start */
 	bool (*interrupt)(void *ctx); /* the REPL's SIGINT */
+	/* signals (lua/call.c); written by the signal handler */
+	volatile sig_atomic_t signal_pending; /* caught, not acted on yet */
+	volatile sig_atomic_t hooked;	      /* the interrupting hook is set */
+	volatile sig_atomic_t hook_fired;     /* and raised in the running call */
+	volatile sig_atomic_t depth;	      /* calls into Lua under way */
 	void *interrupt_ctx;
 	ps_handle *told; /* counters whose losses were reported */
 	size_t ntold, captold;
@@ -44,6 +50,9 @@ struct ps_script {
 	struct ps_sample_args *sample_args;
 	struct ps_aggregates *aggregates;
 };
+
+/* lua/call.c: the driver's on_signal (runs in the signal handler). */
+void ps_lua__on_signal(int signo, void *ctx);
 
 /* lua/script.c */
 struct ps_script *ps_lua_script__from(lua_State *L);

@@ -30,7 +30,10 @@ static bool on_interrupt(struct ps_driver *d, void *ctx)
 	struct ps_script *sc = ctx;
 
 	(void)d;
-	return sc->interrupt && sc->interrupt(sc->interrupt_ctx);
+	if (!sc->interrupt)
+		return false;
+	sc->signal_pending = 0; /* the REPL keeps its session */
+	return sc->interrupt(sc->interrupt_ctx);
 }
 
 struct ps_script *ps_lua_script__new(struct ps_session *session, const struct ps_script_opts *o)
@@ -38,7 +41,7 @@ struct ps_script *ps_lua_script__new(struct ps_session *session, const struct ps
 	struct ps_script *sc = calloc(1, sizeof(*sc));
 	struct ps_sample_ops ops = {
 	    .sz = sizeof(ops), .sample = ps_lua_sample__on_sample, .record = on_record, .ctx = sc};
-	struct ps_driver_opts d = {.sz = sizeof(d), .on_interrupt = on_interrupt, .ctx = sc};
+	struct ps_driver_opts d = {.sz = sizeof(d), .on_signal = ps_lua__on_signal, .ctx = sc};
 
 	if (!sc || !session || !o || o->sz < offsetof(struct ps_script_opts, npaths)) {
 		free(sc);
@@ -92,6 +95,7 @@ void ps_lua_script__on_interrupt(struct ps_script *sc, bool (*fn)(void *ctx), vo
 {
 	sc->interrupt = fn;
 	sc->interrupt_ctx = ctx;
+	ps_driver__set_on_interrupt(sc->driver, fn ? on_interrupt : NULL);
 }
 
 void ps_lua_script__stop(struct ps_script *sc, enum ps_stop_reason why)
@@ -293,7 +297,8 @@ int ps_lua_script__end(struct ps_script *sc)
 {
 	ps_driver__finish(sc->driver); /* what the target left in the rings, before end */
 	ps_lua_probe__stop(sc);
-	sc->ending = true;
+	sc->ending = true; /* from here only a second signal stops a probe */
+	sc->signal_pending = 0;
 	if (sc->o.verbose)
 		fprintf(stderr, "perfscript: session ended: %s\n",
 			ps_driver__stop_reason(sc->driver) == PS_STOP_CLIENT ? "exit() was called"
