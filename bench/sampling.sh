@@ -89,7 +89,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	read -r s cpu lost < <(grep -E '^[0-9]+ [0-9.e+-]+ [0-9]+$' <<<"$out" | tail -1) ||
 		die "perfscript printed no 'samples cpu lost' line: $out"
 	u_ns+=("$(calc %.1f "$s ? $cpu * 1e9 / $s : 0")")
-	r_ord+=("$(calc %.3f "${u_ns[-1]} > 0 ? ${p_ns[-1]} / ${u_ns[-1]} : 0")")
+	r_ord+=("$(calc %.3f "${p_ns[-1]} / (${u_ns[-1]} > 0 ? ${u_ns[-1]} : 1)")")
 done
 cr=$(printf '%s\n' "${c_rate[@]}" | median)
 pr=$(printf '%s\n' "${p_rate[@]}" | median)

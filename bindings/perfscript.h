@@ -450,7 +450,7 @@ int ps_session__flush(struct ps_session *s);
  * BPF ring buffer), dispatch delivers samples and records in timestamp
  * order across all of them, so one thread's time never goes back and a
  * child's FORK, COMM and MMAP2 come before its samples. It copies each
- * record into a queue and holds the newest ~2 ms of a drain until every
+ * record into a queue and holds the newest 0.5 ms of a drain until every
  * source has been read past them (the loop drains every 5 ms), the latency
  * it adds. Off, each source's records come as its drain reads them. 0 or
  * -EINVAL. */

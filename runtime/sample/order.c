@@ -10,14 +10,16 @@
  * after that time: every source stamps its records with CLOCK_MONOTONIC
  * (the perf fds with use_clockid, BPF with bpf_ktime_get_ns), so a record
  * stamped before we looked is in the ring by then, unless its writer was
- * still at it. PS_ORDER_WINDOW_NS is that allowance, as perf's rounds are:
- * the newest records of a drain wait at most that long, or until the next
- * drain after it (the drain timer ticks every PS_DRAIN_INTERVAL_NS), which
+ * still at it. PS_ORDER_WINDOW_NS is that allowance (0.5 ms), as perf's
+ * rounds are: the newest records of a drain wait at most that long, or
+ * until the next drain after it (the drain timer ticks every 5 ms), which
  * bounds the latency ordering adds. A dispatch of one source also drains
  * the others that were not looked at within half a window, so the
  * watermark keeps moving whichever source wakes the loop.
  *
- * Queued items are copied whole (the sample or record and every array it
+ * A record older than every source's safe time, with nothing queued before
+ * it, goes straight through. Queued items are copied whole (the sample or
+ * record and every array it
  * points to, since the ring space is given back) into chunks per source,
  * allocated in arrival order and freed when their last item went; a
  * source's queue is a FIFO that stays sorted (the rare record written out
@@ -69,6 +71,8 @@ struct ps_order {
 	struct source *src; /* parallel to the sampler's watch set */
 	size_t nsrc;
 	int cur;	     /* the source a drain is reading, -1 outside one */
+	size_t queued;	     /* items in every queue */
+	uint64_t direct;     /* while nothing is queued, records up to here go now */
 	struct chunk *spare; /* empty chunks of PS_CHUNK_BYTES kept for the next */
 	size_t nspare;
 };
@@ -267,18 +271,23 @@ int ps_order__queue(struct ps_sampler *m, const struct ps_delivery *d)
 	if (!t)
 		return 1; /* nowhere to place it: now */
 	q = &o->src[o->cur];
+	if (t > q->last)
+		q->last = t;
+	/* Old enough that no source can still bring an earlier one, and nothing
+	 * waits before it: straight through, without a copy. */
+	if (!o->queued && t <= o->direct)
+		return 1;
 	it = chunk_alloc(o, q, sizeof(*it) + payload_size(d), &c);
 	if (!it)
 		return 1; /* out of memory: better late order than a lost record */
 	it->time = t;
 	it->chunk = c;
-	if (t > q->last)
-		q->last = t;
 	copy_in(it, d);
 	if (fifo_push(q, it) < 0) {
 		chunk_release(o, q, c);
 		return 1;
 	}
+	o->queued++;
 	return 0;
 }
 
@@ -312,6 +321,7 @@ static int flush_upto(struct ps_sampler *m, struct ps_order *o, uint64_t w)
 			int rc;
 
 			fifo_pop(q);
+			o->queued--;
 			rc = ps_sampler__deliver_now(
 			    m, &(struct ps_delivery){.from = h->from,
 						     .slot = h->slot,
@@ -339,9 +349,15 @@ static uint64_t watermark(const struct ps_order *o)
  * to the window before t0, when it started. */
 static int drain_one(struct ps_sampler *m, struct ps_order *o, size_t j, size_t budget, uint64_t t0)
 {
-	uint64_t up;
+	uint64_t up = t0 > PS_ORDER_WINDOW_NS ? t0 - PS_ORDER_WINDOW_NS : 0;
 	int n;
 
+	/* what may pass unqueued: older than every other source's safe time
+	 * and than this one's window */
+	for (size_t k = 0; k < o->nsrc; k++)
+		if (k != j && o->src[k].safe < up)
+			up = o->src[k].safe;
+	o->direct = up;
 	o->cur = (int)j;
 	n = m->watch[j].backend->drain(m, m->watch[j].fd, budget);
 	o->cur = -1;
@@ -407,6 +423,7 @@ void ps_order__free(struct ps_sampler *m)
 
 		while ((h = fifo_head(q))) {
 			fifo_pop(q);
+			o->queued--;
 			chunk_release(o, q, h->chunk);
 		}
 		free(q->fill);

@@ -156,10 +156,14 @@ void ps_sampler__malformed(struct ps_sampler *m, uint32_t slot);
 void ps_sampler__settle_lost(struct ps_sampler *m, const struct ps_backend_ops *only);
 /* ---- time order across sources (sample/order.c) ---- */
 
-/* How long the newest records of a drain wait for records stamped before
- * them that a writer was still putting into another source: the latency
- * ordering adds, with the drain interval of the loop (docs/events.md). */
-#define PS_ORDER_WINDOW_NS 2000000ull
+/* The allowance for a record a CPU was still writing when its ring was read
+ * empty: the kernel stamps a record a few microseconds before it shows, and
+ * 0.5 ms covers that widely (a vCPU its host deschedules for longer within
+ * those microseconds could still deliver one late). The newest records of a
+ * drain wait that long, or for the loop's next drain: the latency ordering
+ * adds (docs/events.md). A longer window costs memory traffic: the queue
+ * holds rate x window records. */
+#define PS_ORDER_WINDOW_NS 500000ull
 
 /* Queue d for delivery in time order: 0, or 1 when it cannot be ordered
  * (no time, no drain under way, no memory) and must be delivered now. */
