@@ -33,6 +33,7 @@ struct ps_script {
 	bool bpf_told;		      /* the BPF fallback notice was printed */
 	bool user_told;		      /* the user-space-only notice was printed */
 	char setup_error[512];	      /* why a probe could not be resolved at start */
+	char alloc_error[512];	      /* the last failed allocation, for a later 0 handle */
 	bool (*interrupt)(void *ctx); /* the REPL's SIGINT */
 	/* signals (lua/call.c); written by the signal handler */
 	volatile sig_atomic_t signal_pending; /* caught, not acted on yet */
@@ -53,6 +54,10 @@ struct ps_script {
 
 /* lua/call.c: the driver's on_signal (runs in the signal handler). */
 void ps_lua__on_signal(int signo, void *ctx);
+
+/* lua/perfmon.c: what to add to a message about handle 0, the handle of a
+ * failed perfmon_allocate_counter: "" or "; the last ... failed: why". */
+const char *ps_lua__zero_handle_cause(const struct ps_script *sc, lua_Integer h);
 
 /* lua/script.c */
 struct ps_script *ps_lua_script__from(lua_State *L);

@@ -15,13 +15,19 @@
 
 #include "lua/perfmon.h"
 
+const char *ps_lua__zero_handle_cause(const struct ps_script *sc, lua_Integer h)
+{
+	return h == 0 && sc && sc->alloc_error[0] ? sc->alloc_error : "";
+}
+
 /* Raise for a handle the session does not know. */
 int ps_lua__bad_handle(lua_State *L, const char *fn, lua_Integer h, int rc)
 {
 	char hex[24];
 
 	snprintf(hex, sizeof(hex), "%#llx", (unsigned long long)h); /* Lua's %I has no hex */
-	return luaL_error(L, "%s: bad handle %s: %s", fn, hex, ps_strerror(rc));
+	return luaL_error(L, "%s: bad handle %s: %s%s", fn, hex, ps_strerror(rc),
+			  ps_lua__zero_handle_cause(ps_lua_script__from(L), h));
 }
 
 /* Return nil (or 0), message, code: an environment failure. */
@@ -79,6 +85,11 @@ int ps_lua__allocate(lua_State *L, int arg, ps_handle **hs, char *msg, size_t le
 			 spec, count_events(spec), ps_session__count(s), PS_SESSION_MAX_COUNTERS);
 	else
 		snprintf(msg, len, "%s", err.message[0] ? err.message : ps_strerror(n));
+	/* the 0 a seed caller gets back may be used later: say then why it is 0 */
+	snprintf(ps_lua_script__from(L)->alloc_error, sizeof(ps_lua_script__from(L)->alloc_error),
+		 " (0 is what a failed allocation returns; the last one, of '%.120s', failed: "
+		 "%.300s)",
+		 spec, msg);
 	return n;
 }
 

@@ -115,8 +115,8 @@ int ps_lua_target__resolve(struct ps_script *sc, struct ps_lua_target *t, const 
 	}
 	if (ps_session__check(sc->session, h) < 0) {
 		snprintf(sc->setup_error, sizeof(sc->setup_error),
-			 "%s%s(%s): not a live counter handle (freed, stale or not a counter)",
-			 t->where, kind, what);
+			 "%s%s(%s): not a live counter handle (freed, stale or not a counter)%s",
+			 t->where, kind, what, ps_lua__zero_handle_cause(sc, (lua_Integer)h));
 		return -1;
 	}
 	/* A tracepoint or probe without period= samples every hit, as in perf record. */

@@ -24,6 +24,14 @@ like "$out" "^0	[0-9]+	(0|[0-9]+	cannot open 'branch-misses')" "perfmon_create_c
 # Bad event strings open nothing: the whole context fails before any fd.
 out=$("$PERFSCRIPT" -e 'print(perfmon_allocate_counter("task-clock/perod=10/"))' 2>&1)
 like "$out" "^0	unknown term 'perod' at column 12 \(did you mean 'period'" "a bad term: 0, message with column and suggestion"
+# The 0 of a failed allocation, used later, carries the cause.
+out=$("$PERFSCRIPT" -e 'h = perfmon_allocate_counter("cycels/period=1000/")
+probe("perfmon.sample(h)", function() end)' 2>&1)
+like "$out" "perfmon.sample\(h\): not a live counter handle .*the last one, of 'cycels/period=1000/', failed: unknown event 'cycels'" \
+	"a sample probe on the 0 of a failed allocation names the allocation's error"
+out=$("$PERFSCRIPT" -e 'h = perfmon_allocate_counter("cycels"); print(perfmon_get_counter(h))' 2>&1)
+like "$out" "perfmon_get_counter: bad handle 0: .*failed: unknown event 'cycels'.*did you mean 'cycles'" \
+	"perfmon_get_counter(0) after a failed allocation says why it is 0"
 
 # Permission: drop root and count a tracepoint.
 if need_root && command -v setpriv >/dev/null; then
