@@ -582,14 +582,18 @@ int ps_symbols__add_proc(struct ps_symbols *syms, pid_t pid);
 /* Make sure pid's mappings are known now, reading /proc/PID/maps if pid was
  * never seen: call it as a sample of pid arrives, so that its addresses
  * still resolve at the end of the session after pid exited. 0, -EINVAL,
- * -ENOMEM (a pid already gone is not an error: it stays unknown). */
+ * -ENOMEM (a pid already gone is not an error: it stays unknown).
+ * Memory stays bounded however many processes come and go: of the
+ * processes that exited, the last 4096 keep their mappings, and of the
+ * older ones those that were seen() (the last 16384 of them). */
 int ps_symbols__seen(struct ps_symbols *syms, pid_t pid);
 
 /* Feed a record of the ring: MMAP2 adds an executable mapping to rec->pid
  * (replacing whatever it overlaps), FORK copies the parent's mappings to a
  * new process (threads share theirs already), COMM with
- * PERF_RECORD_MISC_COMM_EXEC forgets the pid's old mappings, EXIT keeps them
- * (samples may still be in the rings). Other record types are ignored. */
+ * PERF_RECORD_MISC_COMM_EXEC forgets the pid's old mappings, EXIT of a
+ * process keeps them a while (samples may still be in the rings; see
+ * seen()). Other record types are ignored. */
 int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec);
 
 /* Write "func+0x1a" for addr in pid's address space (kernel=false) or in the

@@ -12,6 +12,7 @@
  *   workload hop N          N getppid() calls, moving to the next online CPU before
  *                           each (sched_setaffinity): consecutive calls of one
  *                           thread land in different CPUs' sample rings
+ *   workload forks N        N short-lived processes, one after the other
  *   workload children N1 N2 two child processes making N1 and N2 getppid() calls;
  *                           each prints "child PID N" on stdout, the parent waits
  *   workload exit CODE      exit with CODE at once
@@ -201,6 +202,23 @@ static void do_children(unsigned long n1, unsigned long n2)
 		;
 }
 
+/* n short-lived processes, one after the other: each forks and exits. */
+static void do_forks(unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			perror("workload: fork");
+			exit(1);
+		}
+		if (pid == 0)
+			_exit(0);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+}
+
 #ifdef HAVE_SDT
 /* sys/sdt.h's semaphore: the kernel raises it while a uprobe on the marker
  * is open with it as ref_ctr_offset (a USDT probe in perfscript). */
@@ -251,6 +269,8 @@ static void run_mode(char **argv)
 		do_hop(arg_ul(argv[1]));
 	else if (!strcmp(mode, "children"))
 		do_children(arg_ul(argv[1]), arg_ul(argv[1] ? argv[2] : NULL));
+	else if (!strcmp(mode, "forks"))
+		do_forks(arg_ul(argv[1]));
 	else if (!strcmp(mode, "exit"))
 		exit((int)arg_ul(argv[1]));
 	else if (!strcmp(mode, "kill")) {
@@ -289,7 +309,7 @@ int main(int argc, char **argv)
 	}
 	if (i >= argc) {
 		fprintf(stderr, "usage: workload [--wait-usr1] [--fork] "
-				"getppid N|pages N|spin MS|loop N|threads T N|hop N|exit CODE|kill SIG|sleep MS|calls N|"
+				"getppid N|pages N|spin MS|loop N|forks N|threads T N|hop N|exit CODE|kill SIG|sleep MS|calls N|"
 				"poke N\n");
 		return 2;
 	}

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdalign.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,10 +39,15 @@ static inline void *value(pid_t *e)
 	return (unsigned char *)e + VALUE_OFF;
 }
 
+static inline size_t home(const struct ps_pidmap *m, pid_t pid)
+{
+	return ((uint32_t)pid * 2654435761u) & (m->cap - 1);
+}
+
 /* The entry of pid, or the free one where it would go. */
 static pid_t *find(const struct ps_pidmap *m, pid_t pid)
 {
-	size_t mask = m->cap - 1, i = ((uint32_t)pid * 2654435761u) & mask;
+	size_t mask = m->cap - 1, i = home(m, pid);
 
 	while (*entry(m, i) != FREE && *entry(m, i) != pid)
 		i = (i + 1) & mask;
@@ -94,6 +100,30 @@ void *ps_pidmap__put(struct ps_pidmap *m, pid_t pid)
 		m->n++;
 	}
 	return value(e);
+}
+
+void ps_pidmap__del(struct ps_pidmap *m, pid_t pid)
+{
+	size_t mask = m->cap - 1, hole, j;
+	pid_t *e;
+
+	if (!m->cap || pid < 0 || *(e = find(m, pid)) == FREE)
+		return;
+	/* Walk the run after the hole: an entry whose home is not cyclically
+	 * in (hole, j] would be cut off from it by a free slot, so it moves
+	 * into the hole, and the hole moves to where it was. */
+	hole = (size_t)((unsigned char *)e - m->slots) / m->stride;
+	for (j = (hole + 1) & mask; *entry(m, j) != FREE; j = (j + 1) & mask) {
+		size_t h = home(m, *entry(m, j));
+		bool stays = hole <= j ? hole < h && h <= j : hole < h || h <= j;
+
+		if (!stays) {
+			memcpy(entry(m, hole), entry(m, j), m->stride);
+			hole = j;
+		}
+	}
+	*entry(m, hole) = FREE;
+	m->n--;
 }
 
 void ps_pidmap__each(const struct ps_pidmap *m, void (*fn)(pid_t pid, void *value, void *ctx),

@@ -2,14 +2,19 @@
  * comm.c: the command name of each process a session saw, for execname()
  * and profiles: COMM records name a process (and rename it at exec), a FORK
  * gives the child its parent's name until its own COMM, and a process we
- * never heard of is looked up once in /proc/PID/comm.
+ * never heard of is looked up once in /proc/PID/comm. A process that
+ * exited keeps its name until PS_COMM_KEEP more have exited (its last
+ * samples may come after its EXIT), so that the table stays bounded on a
+ * host that forks without end.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "loop/internal.h"
 
-#define COMM_LEN 16 /* TASK_COMM_LEN */
+#define COMM_LEN     16 /* TASK_COMM_LEN */
+#define PS_COMM_KEEP 4096
 
 static void comm_set(struct ps_driver *d, pid_t pid, const char *comm)
 {
@@ -39,8 +44,28 @@ const char *ps_driver__comm(struct ps_driver *d, pid_t pid)
 	return e ? e : "";
 }
 
+/* pid exited: the name of the process that exited PS_COMM_KEEP exits ago
+ * goes (a pid used again since is asked of /proc again, which is right). */
+static void comm_exited(struct ps_driver *d, pid_t pid)
+{
+	size_t at;
+
+	if (!d->exited && !(d->exited = malloc(PS_COMM_KEEP * sizeof(*d->exited))))
+		return; /* then names stay: memory is short anyway */
+	if (d->nexited < PS_COMM_KEEP) {
+		d->exited[d->nexited++] = pid;
+		return;
+	}
+	at = d->exited_head;
+	ps_pidmap__del(&d->comms, d->exited[at]);
+	d->exited[at] = pid;
+	d->exited_head = (at + 1) % PS_COMM_KEEP;
+}
+
 void ps_driver__record_comm(struct ps_driver *d, const struct ps_record *r)
 {
+	if (r->type == PERF_RECORD_EXIT && r->pid == r->tid)
+		comm_exited(d, (pid_t)r->pid);
 	if (r->type == PERF_RECORD_COMM)
 		comm_set(d, (pid_t)r->pid, r->comm);
 	if (r->type == PERF_RECORD_FORK && r->pid != r->ppid) {
@@ -54,4 +79,7 @@ void ps_driver__record_comm(struct ps_driver *d, const struct ps_record *r)
 void ps_driver__free_comms(struct ps_driver *d)
 {
 	ps_pidmap__free(&d->comms);
+	free(d->exited);
+	d->exited = NULL;
+	d->exited_head = d->nexited = 0;
 }

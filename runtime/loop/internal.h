@@ -44,6 +44,8 @@ struct ps_driver {
 	bool drain_timer;
 
 	struct ps_pidmap comms; /* pid -> char[16] */
+	pid_t *exited;		/* the last processes to exit, a ring (loop/comm.c) */
+	size_t exited_head, nexited;
 	struct ps_bpf_conf *confs;
 	size_t nconfs, capconfs;
 };
@@ -54,7 +56,8 @@ void ps_driver__drain(struct ps_driver *d, int fd);
  * -errno), and give them back. */
 int ps_driver__catch_signals(struct ps_driver *d);
 void ps_driver__release_signals(struct ps_driver *d);
-/* loop/comm.c: learn names from COMM and FORK records. */
+/* loop/comm.c: learn names from COMM and FORK records, forget them some
+ * time after EXIT. */
 void ps_driver__record_comm(struct ps_driver *d, const struct ps_record *r);
 void ps_driver__free_comms(struct ps_driver *d);
 /* loop/bpfconf.c */

@@ -91,7 +91,7 @@ void ps_lua_sample_object__record(struct ps_script *sc, const struct ps_record *
 	struct ps_symbols *syms;
 
 	if ((r->type == PERF_RECORD_MMAP2 || r->type == PERF_RECORD_FORK ||
-	     r->type == PERF_RECORD_COMM) &&
+	     r->type == PERF_RECORD_COMM || r->type == PERF_RECORD_EXIT) &&
 	    (syms = symbols(sc)))
 		ps_symbols__record(syms, r);
 }

@@ -180,6 +180,19 @@ struct ps_proc {
 	uint32_t gen; /* bumped whenever the mappings change */
 	struct ps_unwinder *uw;
 	struct ps_jitmap *jit;
+	uint32_t gone; /* 0 while alive, else its number among exits (symbols/gone.c) */
+	bool sampled;  /* a sample named it: a profile may hold its addresses */
+};
+
+/* An exited process, as the FIFOs of symbols/gone.c hold it. */
+struct ps_gone {
+	pid_t pid;
+	uint32_t seq;
+};
+
+struct ps_gone_fifo {
+	struct ps_gone *v; /* a ring of a fixed capacity, allocated on first use */
+	size_t head, n;
 };
 
 struct ps_symbols {
@@ -189,6 +202,8 @@ struct ps_symbols {
 	struct ps_ksyms *ksyms;
 	int ksyms_err; /* 1 until the first try, then 0 or -errno */
 	struct ps_unwinders *unwinders;
+	struct ps_gone_fifo recent, sampled; /* exited processes, oldest first */
+	uint32_t gone_seq;
 };
 
 struct ps_proc *ps_procs__find(struct ps_symbols *syms, pid_t pid);
@@ -198,6 +213,11 @@ struct ps_proc *ps_procs__get(struct ps_symbols *syms, pid_t pid);
  * never seen; NULL on ENOMEM. */
 struct ps_proc *ps_procs__known(struct ps_symbols *syms, pid_t pid);
 void ps_procs__free(struct ps_symbols *syms);
+/* Forget p: its mappings, its unwinder, its entry. */
+void ps_procs__drop(struct ps_symbols *syms, struct ps_proc *p);
+/* symbols/gone.c: pid's process exited; older exited ones may go. */
+void ps_procs__exited(struct ps_symbols *syms, pid_t pid);
+void ps_procs__free_gone(struct ps_symbols *syms);
 /* The mapping holding addr, or NULL. */
 struct ps_map *ps_proc__lookup(struct ps_proc *p, uint64_t addr);
 /* Whether m's file-to-module adjustment is known (computed once). */

@@ -45,23 +45,45 @@ struct ps_proc *ps_procs__get(struct ps_symbols *syms, pid_t pid)
 	return syms->last = p;
 }
 
-static void proc_free(pid_t pid, void *value, void *ctx)
+static void proc_free(struct ps_symbols *syms, struct ps_proc *p)
 {
-	struct ps_proc *p = *(struct ps_proc **)value;
-	struct ps_symbols *syms = ctx;
-
-	(void)pid;
 	ps_unwinder__free(syms, p->uw);
 	ps_jit__free(p->jit);
 	free(p->maps);
 	free(p);
 }
 
+static void proc_free_each(pid_t pid, void *value, void *ctx)
+{
+	(void)pid;
+	proc_free(ctx, *(struct ps_proc **)value);
+}
+
 void ps_procs__free(struct ps_symbols *syms)
 {
-	ps_pidmap__each(&syms->procs, proc_free, syms);
+	ps_pidmap__each(&syms->procs, proc_free_each, syms);
 	ps_pidmap__free(&syms->procs);
+	ps_procs__free_gone(syms);
 	syms->last = NULL;
+}
+
+void ps_procs__drop(struct ps_symbols *syms, struct ps_proc *p)
+{
+	if (syms->last == p)
+		syms->last = NULL;
+	ps_pidmap__del(&syms->procs, p->pid);
+	proc_free(syms, p);
+}
+
+/* pid's entry for a live process: one that reuses the pid of a process
+ * that exited starts anew (its predecessor's mappings are replaced next). */
+static struct ps_proc *live(struct ps_symbols *syms, pid_t pid)
+{
+	struct ps_proc *p = ps_procs__get(syms, pid);
+
+	if (p && p->gone)
+		p->gone = 0, p->sampled = false;
+	return p;
 }
 
 static void proc_forget(struct ps_proc *p)
@@ -167,7 +189,7 @@ int ps_symbols__add_proc(struct ps_symbols *syms, pid_t pid)
 	f = fopen(path, "re");
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
-	p = ps_procs__get(syms, pid);
+	p = live(syms, pid);
 	if (!p) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -248,7 +270,7 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec)
 		if (!rec->filename || !(rec->prot & PROT_EXEC) ||
 		    (rec->misc & PERF_RECORD_MISC_MMAP_DATA))
 			return 0;
-		p = ps_procs__get(syms, (pid_t)rec->pid);
+		p = live(syms, (pid_t)rec->pid);
 		if (!p)
 			return -ENOMEM;
 		/* Records describe this process now: /proc has nothing to add. */
@@ -261,7 +283,7 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec)
 		/* A new thread shares its process's mappings already. */
 		if (rec->pid == rec->ppid)
 			return 0;
-		p = ps_procs__get(syms, (pid_t)rec->pid);
+		p = live(syms, (pid_t)rec->pid);
 		if (!p)
 			return -ENOMEM;
 		p->from_proc = true;
@@ -275,14 +297,20 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec)
 		if (!(rec->misc & PERF_RECORD_MISC_COMM_EXEC))
 			return 0;
 		/* exec replaced the image; the new one's MMAP2s follow. */
-		p = ps_procs__get(syms, (pid_t)rec->pid);
+		p = live(syms, (pid_t)rec->pid);
 		if (!p)
 			return -ENOMEM;
 		p->from_proc = true;
 		proc_forget(p);
 		return 0;
+	case PERF_RECORD_EXIT:
+		/* the process, not one of its threads; kept a while (gone.c):
+		 * samples may still come */
+		if (rec->pid == rec->tid)
+			ps_procs__exited(syms, (pid_t)rec->pid);
+		return 0;
 	default:
-		return 0; /* EXIT included: samples may still come */
+		return 0;
 	}
 }
 

@@ -52,9 +52,15 @@ void ps_symbols__set_raw_names(struct ps_symbols *syms, bool raw)
 
 int ps_symbols__seen(struct ps_symbols *syms, pid_t pid)
 {
+	struct ps_proc *p;
+
 	if (!syms || pid <= 0)
 		return -EINVAL;
-	return ps_procs__known(syms, pid) ? 0 : -ENOMEM;
+	p = ps_procs__known(syms, pid);
+	if (!p)
+		return -ENOMEM;
+	p->sampled = true; /* kept longer after it exits (symbols/gone.c) */
+	return 0;
 }
 
 int ps_symbols__load_kernel(struct ps_symbols *syms)

@@ -1,0 +1,69 @@
+/*
+ * gone.c: what the symbolizer keeps of processes that exited. A process's
+ * mappings outlive its EXIT record: samples taken just before it may still
+ * sit in a ring or in the time-order queue, and profiles name the addresses
+ * they counted at the end of the session. But a host forks without end,
+ * and keeping every process ever seen grows by about half a KiB each (a
+ * pid_max of 4194304 makes that gigabytes). So: the last PS_GONE_RECENT
+ * processes to exit are kept whole; an older one goes, unless a sample
+ * named it (ps_symbols__seen), for then a profile may hold its addresses:
+ * it stays among the last PS_GONE_SAMPLED such processes. A pid that comes
+ * back (FORK, exec, /proc) is a live process again, and the old entries
+ * that named it are ignored by their sequence number.
+ */
+#include <stdlib.h>
+
+#include "symbols/internal.h"
+
+#define PS_GONE_RECENT	4096
+#define PS_GONE_SAMPLED 16384
+
+/* Append e; when the FIFO is full, its oldest entry goes to *out and 1 is
+ * returned. Without memory for the FIFO nothing is kept track of (the
+ * process then stays: a leak only where memory is short anyway). */
+static int fifo_push(struct ps_gone_fifo *f, size_t cap, struct ps_gone e, struct ps_gone *out)
+{
+	if (!f->v && !(f->v = malloc(cap * sizeof(*f->v))))
+		return 0;
+	if (f->n < cap) {
+		f->v[(f->head + f->n++) % cap] = e;
+		return 0;
+	}
+	*out = f->v[f->head];
+	f->v[f->head] = e;
+	f->head = (f->head + 1) % cap;
+	return 1;
+}
+
+static struct ps_proc *still(struct ps_symbols *syms, struct ps_gone e)
+{
+	struct ps_proc *p = ps_procs__find(syms, e.pid);
+
+	return p && p->gone == e.seq ? p : NULL;
+}
+
+void ps_procs__exited(struct ps_symbols *syms, pid_t pid)
+{
+	struct ps_proc *p = ps_procs__find(syms, pid);
+	struct ps_gone e, old;
+
+	if (!p || p->gone)
+		return;
+	p->gone = ++syms->gone_seq ? syms->gone_seq : ++syms->gone_seq; /* never 0 */
+	e = (struct ps_gone){pid, p->gone};
+	if (!fifo_push(&syms->recent, PS_GONE_RECENT, e, &old) || !(p = still(syms, old)))
+		return;
+	if (p->sampled && fifo_push(&syms->sampled, PS_GONE_SAMPLED, old, &old))
+		p = still(syms, old);
+	else if (p->sampled)
+		return;
+	if (p)
+		ps_procs__drop(syms, p);
+}
+
+void ps_procs__free_gone(struct ps_symbols *syms)
+{
+	free(syms->recent.v);
+	free(syms->sampled.v);
+	syms->recent = syms->sampled = (struct ps_gone_fifo){0};
+}
