@@ -11,6 +11,7 @@
  * that symbolize alike are summed.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@
 
 #include "base/advice.h"
 #include "base/array.h"
+#include "base/cpus.h"
 #include "lua/perfmon.h"
 
 #define AGG_MT	 "perfscript.aggregate"
@@ -78,6 +80,39 @@ static size_t int_list(lua_State *L, int idx, const char *key, long long *out)
 	return n;
 }
 
+/* The kernel's pid_max: no pid or tid reaches it. */
+static long long pid_limit(void)
+{
+	static long long max;
+	FILE *f;
+
+	if (!max && (f = fopen("/proc/sys/kernel/pid_max", "re"))) {
+		if (fscanf(f, "%lld", &max) != 1)
+			max = 0;
+		fclose(f);
+	}
+	return max > 0 ? max : 4194304; /* PID_MAX_LIMIT */
+}
+
+/* A filter that no sample can pass is a mistake: say which value. */
+static void check_ids(lua_State *L, const char *key, const long long *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(key, "cpu")) {
+			if (v[i] < 0 || v[i] >= PS_CPUS_MAX || !ps_cpus__is_online((int)v[i]))
+				luaL_error(L,
+					   "option 'cpu': CPU %I is not online (see "
+					   "/sys/devices/system/cpu/online)",
+					   (lua_Integer)v[i]);
+		} else if (v[i] < 0 || v[i] >= pid_limit()) {
+			luaL_error(L,
+				   "option '%s': %I is not a %s (they are 0 to %I, "
+				   "kernel.pid_max - 1)",
+				   key, (lua_Integer)v[i], key, (lua_Integer)(pid_limit() - 1));
+		}
+	}
+}
+
 /* The filter options of the table at idx into c; raises on misuse. */
 static void parse_filters(lua_State *L, int idx, struct ps_lua_opts *c)
 {
@@ -107,13 +142,20 @@ static void parse_filters(lua_State *L, int idx, struct ps_lua_opts *c)
 	}
 	lua_pop(L, 1);
 	if ((n = int_list(L, idx, "pid", list)) > 0) {
+		check_ids(L, "pid", list, n);
 		for (size_t i = 0; i < n; i++)
 			c->pids[i] = (pid_t)list[i];
 		c->o.npids = n;
 	}
-	if (int_list(L, idx, "tid", list) > 0)
+	if ((n = int_list(L, idx, "tid", list)) > 0) {
+		if (n > 1)
+			luaL_error(L, "option 'tid' takes one thread id, not a list (use pid "
+				      "for several processes)");
+		check_ids(L, "tid", list, n);
 		c->o.tid = (pid_t)list[0];
+	}
 	if ((n = int_list(L, idx, "cpu", list)) > 0) {
+		check_ids(L, "cpu", list, n);
 		for (size_t i = 0; i < n; i++)
 			c->cpus[i] = (int)list[i];
 		c->o.ncpus = n;

@@ -108,4 +108,17 @@ is "$rc" 1 "a stale handle in a probe exits 1"
 like "$out" "perfmon_get_counter: bad handle 0x[0-9a-f]+: .*stale" "a stale handle is named in the error"
 like "$out" "stack traceback" "a stale handle error has a traceback"
 
+# Filters no sample could pass are mistakes, named with the value at fault.
+pid_max=$(cat /proc/sys/kernel/pid_max)
+for f in "pid=-1:option 'pid': -1 is not a pid" "pid=$pid_max:option 'pid': $pid_max is not a pid" \
+	"tid={1,2}:option 'tid' takes one thread id" "cpu=4096:option 'cpu': CPU 4096 is not online" \
+	"cpu=-1:option 'cpu': CPU -1 is not online"; do
+	out=$("$PERFSCRIPT" -e "c = perfmon.counter('syscalls:sys_enter_getppid/period=1/')
+probe('perfmon.sample(c)', function() end, {${f%%:*}})" 2>&1); rc=$?
+	like "$rc:$out" "^1:.*${f#*:}" "a sample probe filter {${f%%:*}} is refused: ${f#*:}"
+done
+out=$("$PERFSCRIPT" -e "c = perfmon.counter('syscalls:sys_enter_getppid/period=1/')
+a = perfmon.aggregate(c, {by = {'pid'}, cpu = {0, 4096}})" 2>&1); rc=$?
+like "$rc:$out" "^1:.*CPU 4096 is not online" "an aggregate's filter is checked the same way"
+
 done_testing
