@@ -36,6 +36,7 @@ enum ps_error {
 	PS_ERR_HANDLE,		      /* freed, stale or made-up counter handle */
 	PS_ERR_NOT_SUPPORTED,	      /* the event exists but this machine cannot count it */
 	PS_ERR_STATE,		      /* not valid now (e.g. reading a counter never opened) */
+	PS_ERR_LIMIT,		      /* the session holds PS_SESSION_MAX_COUNTERS already */
 	PS_ERR_LAST,
 };
 
@@ -248,13 +249,14 @@ int ps_session__signal(struct ps_session *s, int sig);
 
 typedef uint64_t ps_handle; /* non-zero; carries slot and generation */
 
-/* Counters a session may hold at once; ps_session__allocate gives -EMFILE past it. */
+/* Counters a session may hold at once; ps_session__allocate gives -PS_ERR_LIMIT
+ * past it. */
 #define PS_SESSION_MAX_COUNTERS (1u << 20)
 
 /* Reserve one counter per event of spec (nothing is opened). Writes the
  * handles in order (a group gives its leader first) and returns how many, or
  * a negative code with *err filled for a bad string, -ENOSPC when max is too
- * small, -EMFILE past the session's counter limit. */
+ * small, -PS_ERR_LIMIT past the session's counter limit. */
 int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *handles, size_t max,
 			 struct ps_event_error *err);
 /* Close and forget one counter. Freeing a leader frees its whole group. */

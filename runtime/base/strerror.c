@@ -16,6 +16,8 @@ static const char *const ps_messages[PS_ERR_LAST - PS_ERR_FIRST] = {
     [PS_ERR_HANDLE - PS_ERR_FIRST] = "invalid counter handle (freed, stale or never allocated)",
     [PS_ERR_NOT_SUPPORTED - PS_ERR_FIRST] = "event not supported by this machine",
     [PS_ERR_STATE - PS_ERR_FIRST] = "operation not valid in the counter's current state",
+    [PS_ERR_LIMIT - PS_ERR_FIRST] =
+	"the session holds as many counters as it may (free some first)",
 };
 
 const char *ps_strerror(int err)

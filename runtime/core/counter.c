@@ -203,7 +203,7 @@ int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *hand
 	else if (!handles || n > max)
 		ret = -ENOSPC;
 	else if (s->live + n > PS_SESSION_MAX_COUNTERS)
-		ret = -EMFILE;
+		ret = -PS_ERR_LIMIT;
 	else if (!(slots = malloc(n * sizeof(*slots))))
 		ret = -ENOMEM;
 	while (!ret && done < n && !(ret = take_slot(s, &slots[done]))) {

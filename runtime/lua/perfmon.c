@@ -78,7 +78,7 @@ int ps_lua__allocate(lua_State *L, int arg, ps_handle **hs, char *msg, size_t le
 	if (n >= 0)
 		return n;
 	lua_pop(L, 1);
-	if (n == -EMFILE)
+	if (n == -PS_ERR_LIMIT)
 		snprintf(msg, len,
 			 "'%s' gives %zu events and the session already holds %zu counters: a "
 			 "session holds at most %u at once",

@@ -33,6 +33,8 @@ static void test_strerror(void)
 	ps_strerror(-EINVAL);
 	tap_ok(copy && !strcmp(unknown, copy),
 	       "ps_strerror: an unknown number's text survives the next call ('%s')", unknown);
+	tap_ok(strstr(ps_strerror(-PS_ERR_LIMIT), "as many counters as it may") != NULL,
+	       "the session's counter limit has its own code, not EMFILE's \"Too many open files\"");
 	tap_ok(!strcmp(ps_strerror(INT_MIN), "unknown error"), "ps_strerror(INT_MIN) is defined");
 	tap_ok(!strcmp(ps_strerror(-ENOENT), ps_strerror(ENOENT)) &&
 		   !strcmp(ps_strerror(ENOENT), "No such file or directory"),
