@@ -38,7 +38,7 @@ static const char *const invalid[] = {
 	"cycels",
 	"cpu/evnt=1/",
 	"cpu/event=0x100/",
-	"mem:main",
+	"mem:0x1000/3:w", /* (mem:SYMBOL is a valid form) */
 	"sched:sched_swich",
 	"INST_RETIRED:ANY_Q",
 };
