@@ -52,21 +52,33 @@ static size_t count_events(const char *spec)
 	return n;
 }
 
+/* The event string at arg, or NULL with msg said and the code in *rc: a
+ * NUL byte inside the Lua string, which C would silently cut there. */
+static const char *check_spec(lua_State *L, int arg, char *msg, size_t len, int *rc)
+{
+	size_t slen;
+	const char *spec = luaL_checklstring(L, arg, &slen);
+
+	if (strlen(spec) == slen)
+		return spec;
+	snprintf(msg, len,
+		 "NUL byte at column %zu of the event string (it would end the string there; "
+		 "event strings are text)",
+		 strlen(spec) + 1);
+	*rc = -PS_ERR_SYNTAX;
+	return NULL;
+}
+
 int ps_lua__allocate(lua_State *L, int arg, ps_handle **hs, char *msg, size_t len)
 {
 	struct ps_session *s = ps_lua__session(L);
 	struct ps_event_error err = {0};
-	size_t slen, cap = 256;
-	const char *spec = luaL_checklstring(L, arg, &slen);
-	int n;
+	size_t cap = 256;
+	int n = 0;
+	const char *spec = check_spec(L, arg, msg, len, &n);
 
-	if (strlen(spec) != slen) {
-		snprintf(msg, len,
-			 "NUL byte at column %zu of the event string (it would end the string "
-			 "there; event strings are text)",
-			 strlen(spec) + 1);
-		return -PS_ERR_SYNTAX;
-	}
+	if (!spec)
+		return n;
 	for (;;) {
 		*hs = lua_newuserdatauv(L, cap * sizeof(**hs), 0);
 		n = ps_session__allocate(s, spec, *hs, cap, &err);
@@ -355,12 +367,18 @@ static void push_attr(lua_State *L, const struct ps_events *evs, size_t i)
 static int m_describe(lua_State *L)
 {
 	struct ps_event_error err = {0};
-	struct ps_events *evs = ps_events__parse(luaL_checkstring(L, 1), &err);
+	char msg[320];
+	int rc = 0;
+	const char *spec = check_spec(L, 1, msg, sizeof(msg), &rc);
+	struct ps_events *evs = spec ? ps_events__parse(spec, &err) : NULL;
 	size_t n;
 
+	if (!spec)
+		return ps_lua__fail(L, false, msg, rc);
+	/* the code perfmon.counter gives for the same string: the parser's */
 	if (!evs)
 		return ps_lua__fail(L, false, err.message[0] ? err.message : strerror(errno),
-				    errno);
+				    err.code > 0 ? -err.code : -errno);
 	n = ps_events__count(evs);
 	lua_createtable(L, (int)n, 0);
 	for (size_t i = 0; i < n; i++) {

@@ -153,6 +153,18 @@ describe("perfmon.describe", function()
     assert.is_nil(d)
     assert.matches("modifier", msg)
   end)
+
+  it("gives the code perfmon.counter gives for the same bad string", function()
+    for _, spec in ipairs({ "task-clock:q", "cycels", "cpu-clock/perod=1/", "{a", "a\0b" }) do
+      local d, dmsg, dcode = perfmon.describe(spec)
+      local c, cmsg, ccode = perfmon.counter(spec)
+      assert.is_nil(d)
+      assert.is_nil(c)
+      assert.equals(cmsg, dmsg)
+      assert.is_true(ccode > 0)
+      assert.equals(ccode, dcode)
+    end
+  end)
 end)
 
 describe("seed globals", function()
