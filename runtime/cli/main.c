@@ -247,6 +247,55 @@ static char **split_args(int argc, char **argv, int *outc, const char **missing)
 	return opts;
 }
 
+/* An option whose value must be checked: 0, or the usage error's status. */
+static int checked_option(int c, const char *arg, struct options *o)
+{
+	char *end;
+
+	switch (c) {
+	case 'p':
+		errno = 0;
+		o->pid = (pid_t)strtol(arg, &end, 10);
+		if (errno || *end || o->pid <= 0)
+			return die_usage("-p wants a process id, got '%s'", arg);
+		return 0;
+	case 'T':
+		/* the timer counts nanoseconds in 64 bits: keep well inside */
+		o->duration = strtod(arg, &end);
+		if (end == arg || *end || !(o->duration >= 1e-9 && o->duration <= 1e9))
+			return die_usage("-T wants a number of seconds from 1e-9 to 1e9 "
+					 "(e.g. 2.5), got '%s'",
+					 arg);
+		return 0;
+	case 'b':
+		errno = 0;
+		o->ring_pages = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || o->ring_pages <= 0 ||
+		    o->ring_pages > (long)PS_RING_PAGES_MAX ||
+		    (o->ring_pages & (o->ring_pages - 1)))
+			return die_usage("-b wants a power of two of pages from 1 to 1048576 "
+					 "(4 GiB), e.g. 1024; got '%s'",
+					 arg);
+		return 0;
+	case 'I':
+		if (o->nincludes == 32)
+			return die_usage("too many -I directories (at most %s)", "32");
+		o->includes[o->nincludes++] = arg;
+		return 0;
+	case 'B':
+		if (!strcmp(arg, "auto"))
+			o->backend = PS_BACKEND_AUTO;
+		else if (!strcmp(arg, "bpf"))
+			o->backend = PS_BACKEND_BPF;
+		else if (!strcmp(arg, "perf"))
+			o->backend = PS_BACKEND_PERF;
+		else
+			return die_usage("--backend wants auto, bpf or perf, got '%s'", arg);
+		return 0;
+	}
+	return 2;
+}
+
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longs[] = {
@@ -258,11 +307,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"no-demangle", no_argument, NULL, 'N'},
 	    {NULL, 0, NULL, 0},
 	};
-	int c;
+	int c, rc;
 
 	while ((c = getopt_long(argc, argv, short_opts, longs, NULL)) != -1) {
-		char *end;
-
 		switch (c) {
 		case 'e':
 			o->code = optarg;
@@ -288,35 +335,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'J':
 			o->json = true;
 			break;
-		case 'p':
-			errno = 0;
-			o->pid = (pid_t)strtol(optarg, &end, 10);
-			if (errno || *end || o->pid <= 0)
-				return die_usage("-p wants a process id, got '%s'", optarg);
+		case 'l':
+			o->list = true;
 			break;
-		case 'T':
-			/* the timer counts nanoseconds in 64 bits: keep well inside */
-			o->duration = strtod(optarg, &end);
-			if (end == optarg || *end || !(o->duration >= 1e-9 && o->duration <= 1e9))
-				return die_usage("-T wants a number of seconds from 1e-9 to 1e9 "
-						 "(e.g. 2.5), got '%s'",
-						 optarg);
-			break;
-		case 'b':
-			errno = 0;
-			o->ring_pages = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || o->ring_pages <= 0 ||
-			    o->ring_pages > (long)PS_RING_PAGES_MAX ||
-			    (o->ring_pages & (o->ring_pages - 1)))
-				return die_usage(
-				    "-b wants a power of two of pages from 1 to 1048576 "
-				    "(4 GiB), e.g. 1024; got '%s'",
-				    optarg);
-			break;
-		case 'I':
-			if (o->nincludes == 32)
-				return die_usage("too many -I directories (at most %s)", "32");
-			o->includes[o->nincludes++] = optarg;
+		case 'i':
+			o->repl = true;
 			break;
 		case 'V':
 			printf("perfscript %s (Lua 5.4)\n", PS_VERSION);
@@ -324,28 +347,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'h':
 			fputs(usage, stdout);
 			exit(0);
-		case 'l':
-			o->list = true;
-			break;
-		case 'i':
-			o->repl = true;
-			break;
 		case 'N':
 			o->raw_names = true;
 			break;
-		case 'B':
-			if (!strcmp(optarg, "auto"))
-				o->backend = PS_BACKEND_AUTO;
-			else if (!strcmp(optarg, "bpf"))
-				o->backend = PS_BACKEND_BPF;
-			else if (!strcmp(optarg, "perf"))
-				o->backend = PS_BACKEND_PERF;
-			else
-				return die_usage("--backend wants auto, bpf or perf, got '%s'",
-						 optarg);
-			break;
 		default:
-			return 2;
+			if ((rc = checked_option(c, optarg, o)))
+				return rc;
 		}
 	}
 	if (o->pid && (o->command || o->system_wide || o->cpus))

@@ -29,6 +29,39 @@ static void did_you_mean(char *msg, size_t msglen, const char *near)
 		snprintf(msg + used, msglen - used, " (did you mean '%s'?)", near);
 }
 
+/* Why symbol lookup failed, as a sentence naming the event. */
+static void explain(const struct ps_counter *c, int err, const char *where, const char *near,
+		    char *msg, size_t msglen)
+{
+	switch (err) {
+	case -ENOENT:
+		snprintf(msg, msglen, "cannot open '%s': no symbol '%s' in %s", c->name,
+			 c->bp_symbol, where);
+		did_you_mean(msg, msglen, near);
+		break;
+	case -EADDRNOTAVAIL:
+		snprintf(msg, msglen,
+			 "cannot open '%s': symbol '%s': the command's addresses are not known "
+			 "before exec (PIE); attach to the running process%s, or use a non-PIE "
+			 "build",
+			 c->name, c->bp_symbol, ps_advice(PS_ADVICE_ATTACH, ""));
+		break;
+	case -ENOEXEC:
+		snprintf(msg, msglen,
+			 "cannot open '%s': symbol '%s': the command %s is not an ELF "
+			 "executable (a script?); attach to the running process%s instead",
+			 c->name, c->bp_symbol, where, ps_advice(PS_ADVICE_ATTACH, ""));
+		break;
+	case -ESRCH:
+		snprintf(msg, msglen, "cannot open '%s': cannot look up symbol '%s': %s is gone",
+			 c->name, c->bp_symbol, where);
+		break;
+	default:
+		snprintf(msg, msglen, "cannot open '%s': cannot look up symbol '%s' in %s: %s",
+			 c->name, c->bp_symbol, where, ps_strerror(err));
+	}
+}
+
 int ps_counter__resolve_bp(struct ps_session *s, uint32_t slot, char *msg, size_t msglen)
 {
 	struct ps_counter *c = &s->slots[slot];
@@ -79,36 +112,8 @@ int ps_counter__resolve_bp(struct ps_session *s, uint32_t slot, char *msg, size_
 	if (!err) {
 		c->attr.bp_addr = addr + c->bp_offset;
 		c->bp_resolved = true;
-		goto cleanup;
-	}
-	if (!msglen)
-		goto cleanup;
-	switch (err) {
-	case -ENOENT:
-		snprintf(msg, msglen, "cannot open '%s': no symbol '%s' in %s", c->name,
-			 c->bp_symbol, where);
-		did_you_mean(msg, msglen, near);
-		break;
-	case -EADDRNOTAVAIL:
-		snprintf(msg, msglen,
-			 "cannot open '%s': symbol '%s': the command's addresses are not known "
-			 "before exec (PIE); attach to the running process%s, or use a non-PIE "
-			 "build",
-			 c->name, c->bp_symbol, ps_advice(PS_ADVICE_ATTACH, ""));
-		break;
-	case -ENOEXEC:
-		snprintf(msg, msglen,
-			 "cannot open '%s': symbol '%s': the command %s is not an ELF "
-			 "executable (a script?); attach to the running process%s instead",
-			 c->name, c->bp_symbol, where, ps_advice(PS_ADVICE_ATTACH, ""));
-		break;
-	case -ESRCH:
-		snprintf(msg, msglen, "cannot open '%s': cannot look up symbol '%s': %s is gone",
-			 c->name, c->bp_symbol, where);
-		break;
-	default:
-		snprintf(msg, msglen, "cannot open '%s': cannot look up symbol '%s' in %s: %s",
-			 c->name, c->bp_symbol, where, ps_strerror(err));
+	} else if (msglen) {
+		explain(c, err, where, near, msg, msglen);
 	}
 cleanup:
 	ps_symbols__free(syms);
