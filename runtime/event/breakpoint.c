@@ -62,6 +62,24 @@ static int parse_access(const char *s, size_t at, size_t len, unsigned *bp_type,
 	return 0;
 }
 
+/* The number after the '+' of an offset or the '/' of a length at *p:
+ * advances *p past it. 0 or < 0 with err filled. */
+static int parse_number(const char *s, size_t *p, uint64_t *v, bool length,
+			struct ps_event_error *err)
+{
+	size_t at = ++*p;
+
+	while (isalnum((unsigned char)s[*p]))
+		++*p;
+	if (ps_ev__parse_u64(&s[at], *p - at, v) &&
+	    (!length || *v == 1 || *v == 2 || *v == 4 || *v == 8))
+		return 0;
+	return ps_ev__fail(err, PS_ERR_BAD_VALUE, (int)at + 1, &s[at], *p - at,
+			   "bad breakpoint %s '%.*s' at column %d (%s)",
+			   length ? "length" : "offset", (int)(*p - at), &s[at], (int)at + 1,
+			   length ? "1, 2, 4 or 8" : "a number after '+'");
+}
+
 int ps_ev__parse_breakpoint(const char *s, size_t *pos, struct ps_ev_ref *ref, struct ps_event *ev,
 			    struct ps_event_error *err)
 {
@@ -86,35 +104,16 @@ int ps_ev__parse_breakpoint(const char *s, size_t *pos, struct ps_ev_ref *ref, s
 				   "a symbol name (" FORM " or mem:SYMBOL[+OFF])",
 				   (int)(p - at), &s[at], (int)at + 1);
 	sym_end = p;
-	if (symbol && s[p] == '+') {
-		size_t o = ++p;
-
-		while (isalnum((unsigned char)s[p]))
-			p++;
-		if (!ps_ev__parse_u64(&s[o], p - o, &off))
-			return ps_ev__fail(
-			    err, PS_ERR_BAD_VALUE, (int)o + 1, &s[o], p - o,
-			    "bad breakpoint offset '%.*s' at column %d (a number after "
-			    "'+')",
-			    (int)(p - o), &s[o], (int)o + 1);
-	}
+	if (symbol && s[p] == '+' && (r = parse_number(s, &p, &off, false, err)) < 0)
+		return r;
 	*ref = (struct ps_ev_ref){.sys = &s[start],
 				  .sys_len = 3,
 				  .name = &s[at],
 				  .name_len = sym_end - at,
 				  .column = column};
-	if (s[p] == '/' && isdigit((unsigned char)s[p + 1])) {
-		size_t l = ++p;
-
-		while (isalnum((unsigned char)s[p]))
-			p++;
-		if (!ps_ev__parse_u64(&s[l], p - l, &len) ||
-		    (len != 1 && len != 2 && len != 4 && len != 8))
-			return ps_ev__fail(
-			    err, PS_ERR_BAD_VALUE, (int)l + 1, &s[l], p - l,
-			    "bad breakpoint length '%.*s' at column %d (1, 2, 4 or 8)",
-			    (int)(p - l), &s[l], (int)l + 1);
-	}
+	if (s[p] == '/' && isdigit((unsigned char)s[p + 1]) &&
+	    (r = parse_number(s, &p, &len, true, err)) < 0)
+		return r;
 	if (s[p] == ':') {
 		size_t q = p + 1;
 

@@ -187,39 +187,35 @@ static int call_graph(const struct term *t, struct perf_event_attr *a, struct ps
 	return bad_value(t, " (call-graph is fp, dwarf or no)", err);
 }
 
-static int apply(const struct term_def *d, const struct term *t, struct ps_event *ev,
-		 struct ps_event_error *err)
+/* name= and metric-id=: a string value. */
+static int apply_string(const struct term_def *d, const struct term *t, struct ps_event *ev,
+			struct ps_event_error *err)
 {
-	struct perf_event_attr *a = &ev->attr;
-	uint64_t v = 1;
+	char *str;
 
-	if (d->kind == K_WORD)
-		return call_graph(t, a, err);
-	if (d->kind == K_STR) {
-		char *str;
-
-		if (!t->has_val || t->val_len == 0)
-			return ps_ev__fail(err, PS_ERR_BAD_VALUE, (int)t->key_pos + 1, t->key,
-					   t->key_len, "term '%.*s' at column %d needs a value",
-					   (int)t->key_len, t->key, (int)t->key_pos + 1);
-		if (!(str = strndup(t->val, t->val_len)))
-			return ps_ev__nomem(err);
-		if (d->id == T_METRIC_ID) {
-			free(ev->metric_id);
-			ev->metric_id = str;
-			return 0;
-		}
-		free(ev->name);
-		ev->name = str;
-		ev->named = true;
+	if (!t->has_val || t->val_len == 0)
+		return ps_ev__fail(err, PS_ERR_BAD_VALUE, (int)t->key_pos + 1, t->key, t->key_len,
+				   "term '%.*s' at column %d needs a value", (int)t->key_len,
+				   t->key, (int)t->key_pos + 1);
+	if (!(str = strndup(t->val, t->val_len)))
+		return ps_ev__nomem(err);
+	if (d->id == T_METRIC_ID) {
+		free(ev->metric_id);
+		ev->metric_id = str;
 		return 0;
 	}
-	if (t->has_val && !ps_ev__parse_u64(t->val, t->val_len, &v))
-		return bad_value(t, "", err);
-	if (d->kind == K_COUNT && v == 0)
-		return bad_value(t, " (must be > 0)", err);
-	if (d->kind == K_BOOL && v > 1)
-		return bad_value(t, " (must be 0 or 1)", err);
+	free(ev->name);
+	ev->name = str;
+	ev->named = true;
+	return 0;
+}
+
+/* Terms that say what and when a counter samples; 1 when d is not one of them. */
+static int sample_term(const struct term_def *d, const struct term *t, uint64_t v,
+		       struct ps_event *ev, struct ps_event_error *err)
+{
+	struct perf_event_attr *a = &ev->attr;
+
 	switch (d->id) {
 	case T_PERIOD:
 	case T_FREQ:
@@ -235,60 +231,8 @@ static int apply(const struct term_def *d, const struct term *t, struct ps_event
 		a->sample_period = v;
 		a->freq = d->id == T_FREQ;
 		break;
-	case T_NO_INHERIT:
-		a->inherit = 0;
-		ev->flags = v ? ev->flags | PS_EVENT_NO_INHERIT : ev->flags & ~PS_EVENT_NO_INHERIT;
-		break;
 	case T_TIME:
 		ev->time_term = (signed char)v;
-		break;
-	case T_OVERWRITE:
-	case T_NO_OVERWRITE:
-		/* perfscript reads every sample as it arrives: no flight-recorder ring */
-		if (v && d->id == T_OVERWRITE)
-			return ps_ev__fail(
-			    err, PS_ERR_NOT_SUPPORTED, (int)t->key_pos + 1, t->key, t->key_len,
-			    "term 'overwrite' at column %d: perfscript reads samples "
-			    "as they arrive and keeps no overwritable (backward) ring; "
-			    "drop the term",
-			    (int)t->key_pos + 1);
-		break;
-	case T_PERCORE:
-		ev->flags = v ? ev->flags | PS_EVENT_PERCORE : ev->flags & ~PS_EVENT_PERCORE;
-		break;
-	case T_AUX_OUTPUT:
-		a->aux_output = v & 1;
-		break;
-	case T_AUX_SAMPLE_SIZE:
-		if (v > UINT32_MAX)
-			return bad_value(t, " (at most 4294967295)", err);
-		a->aux_sample_size = (uint32_t)v;
-		a->sample_type |= PERF_SAMPLE_AUX;
-		break;
-	case T_METRIC_ID:
-		break;
-	case T_INHERIT:
-		a->inherit = v & 1;
-		break;
-	case T_PINNED:
-		a->pinned = v & 1;
-		break;
-	case T_EXCLUSIVE:
-		a->exclusive = v & 1;
-		break;
-	case T_CPU:
-		if (v > INT_MAX)
-			return bad_value(t, " (not a CPU number)", err);
-		ev->cpu = (int)v;
-		break;
-	case T_CONFIG:
-		a->config = v;
-		break;
-	case T_CONFIG1:
-		a->config1 = v;
-		break;
-	case T_CONFIG2:
-		a->config2 = v;
 		break;
 	case T_CALLCHAIN:
 		/* The sample bits stay on a counting event too, where the kernel ignores
@@ -322,17 +266,106 @@ static int apply(const struct term_def *d, const struct term *t, struct ps_event
 		set_bit(&a->sample_type, PERF_SAMPLE_RAW, v);
 		ev->raw_term = (signed char)v;
 		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+/* Terms of the counter itself; 1 when d is not one of them. */
+static int attr_term(const struct term_def *d, const struct term *t, uint64_t v,
+		     struct ps_event *ev, struct ps_event_error *err)
+{
+	struct perf_event_attr *a = &ev->attr;
+
+	switch (d->id) {
+	case T_NO_INHERIT:
+		a->inherit = 0;
+		ev->flags = v ? ev->flags | PS_EVENT_NO_INHERIT : ev->flags & ~PS_EVENT_NO_INHERIT;
+		break;
+	case T_PERCORE:
+		ev->flags = v ? ev->flags | PS_EVENT_PERCORE : ev->flags & ~PS_EVENT_PERCORE;
+		break;
+	case T_METRIC_ID:
+		break;
+	case T_INHERIT:
+		a->inherit = v & 1;
+		break;
+	case T_PINNED:
+		a->pinned = v & 1;
+		break;
+	case T_EXCLUSIVE:
+		a->exclusive = v & 1;
+		break;
+	case T_CPU:
+		if (v > INT_MAX)
+			return bad_value(t, " (not a CPU number)", err);
+		ev->cpu = (int)v;
+		break;
+	case T_CONFIG:
+		a->config = v;
+		break;
+	case T_CONFIG1:
+		a->config1 = v;
+		break;
+	case T_CONFIG2:
+		a->config2 = v;
+		break;
+	case T_NAME:
+	case T_CALL_GRAPH:
+		break;
+	case T_OVERWRITE:
+	case T_NO_OVERWRITE:
+		/* perfscript reads every sample as it arrives: no flight-recorder ring */
+		if (v && d->id == T_OVERWRITE)
+			return ps_ev__fail(
+			    err, PS_ERR_NOT_SUPPORTED, (int)t->key_pos + 1, t->key, t->key_len,
+			    "term 'overwrite' at column %d: perfscript reads samples "
+			    "as they arrive and keeps no overwritable (backward) ring; "
+			    "drop the term",
+			    (int)t->key_pos + 1);
+		break;
+	case T_AUX_OUTPUT:
+		a->aux_output = v & 1;
+		break;
+	case T_AUX_SAMPLE_SIZE:
+		if (v > UINT32_MAX)
+			return bad_value(t, " (at most 4294967295)", err);
+		a->aux_sample_size = (uint32_t)v;
+		a->sample_type |= PERF_SAMPLE_AUX;
+		break;
 	case T_BPF:
 	case T_NOBPF:
 		/* the path of its overflows: BPF program or perf ring (runtime/sample/bpf/load.c)
 		 */
 		ev->bpf = v ? (d->id == T_BPF ? 1 : -1) : 0;
 		break;
-	case T_NAME:
-	case T_CALL_GRAPH:
-		break;
+	default:
+		return 1;
 	}
 	return 0;
+}
+
+static int apply(const struct term_def *d, const struct term *t, struct ps_event *ev,
+		 struct ps_event_error *err)
+{
+	uint64_t v = 1;
+	int r;
+
+	if (d->kind == K_WORD)
+		return call_graph(t, &ev->attr, err);
+	if (d->kind == K_STR)
+		return apply_string(d, t, ev, err);
+	if (t->has_val && !ps_ev__parse_u64(t->val, t->val_len, &v))
+		return bad_value(t, "", err);
+	if (d->kind == K_COUNT && v == 0)
+		return bad_value(t, " (must be > 0)", err);
+	if (d->kind == K_BOOL && v > 1)
+		return bad_value(t, " (must be 0 or 1)", err);
+	r = sample_term(d, t, v, ev, err);
+	if (r == 1)
+		r = attr_term(d, t, v, ev, err);
+	return r == 1 ? 0 : r;
 }
 
 /* After the whole term list (s[open] is its '/', s[end] the closing one):
