@@ -19,9 +19,9 @@ LDFLAGS   ?=
 # include or call into a layer above its own (make lint checks both).
 # libperfscript is everything below lua/; the symbolizer reads ELF and DWARF
 # with elfutils, the in-kernel path loads its programs with libbpf, vendor
-# event names come from libpfm4.
+# event names come from libpfm4, the loop's HTTP listener is libmicrohttpd.
 CORE_LAYERS := base event symbols core sample sample/perf sample/bpf loop
-CORE_LIBS := -ldw -lelf -lbpf -lpfm -lstdc++
+CORE_LIBS := -ldw -lelf -lbpf -lpfm -lstdc++ -lmicrohttpd
 # BPF programs (runtime/sample/bpf/*.bpf.c): clang to BPF objects, bpftool to skeletons.
 CLANG     ?= clang
 BPFTOOL   ?= bpftool
@@ -34,7 +34,7 @@ BPF_SKELS := $(BPF_SRCS:runtime/sample/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 DEPS := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang llvm \
 	libelf-dev zlib1g-dev libdw-dev g++ libstdc++-12-dev libpfm4-dev libedit-dev luajit libluajit-5.1-dev \
 	lua-busted lua-check linux-perf util-linux procps tmux clang-format systemtap-sdt-dev \
-	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev golang-go prometheus
+	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev golang-go prometheus curl
 
 ifeq ($(V),1)
 Q :=

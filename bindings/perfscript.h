@@ -233,6 +233,9 @@ void ps_session__free(struct ps_session *s);
 enum ps_target_kind ps_session__target_kind(const struct ps_session *s);
 /* The command's or -p process's pid; 0 for self and CPUs without a command. */
 pid_t ps_session__target_pid(const struct ps_session *s);
+/* The CPUs of a system-wide target (-a: every online CPU, -C: the list),
+ * sorted; returns how many, 0 for other targets. */
+int ps_session__target_cpus(const struct ps_session *s, const int **cpus);
 /* pidfd of the command or pid target (readable when it exits), or -1. */
 int ps_session__target_pidfd(const struct ps_session *s);
 /* Let a held command exec. Counters opened before this follow it from exec. */
@@ -783,6 +786,42 @@ void ps_driver__end(struct ps_driver *d);
 bool ps_driver__target_exited(const struct ps_driver *d, int *wstatus);
 /* The command name of pid, from COMM records or /proc/PID/comm; "" if unknown. */
 const char *ps_driver__comm(struct ps_driver *d, pid_t pid);
+
+/* ------------------------------------------------------------------------
+ * An HTTP listener on the loop (runtime/loop/http.c), for endpoints such as
+ * an OpenMetrics page: libmicrohttpd in its external epoll mode, driven by
+ * the loop, so requests are served on the loop thread between other events
+ * and a slow client never blocks them. GET and HEAD only.
+ */
+
+struct ps_http;
+
+struct ps_http_request {
+	const char *method; /* "GET" or "HEAD" */
+	const char *path;   /* "/metrics" */
+	const char *accept; /* the Accept header, or NULL */
+};
+
+struct ps_http_reply {
+	int status;		  /* 200 unless set */
+	const char *content_type; /* a static string, or NULL */
+	char *body;		  /* malloc'd; the listener frees it */
+	size_t len;
+};
+
+/* Fill the reply; return 0, or a negative code for a 500 reply. */
+typedef int (*ps_http_fn)(const struct ps_http_request *req, struct ps_http_reply *reply,
+			  void *ctx);
+
+/* Listen on addr, "HOST:PORT", "[V6]:PORT" or ":PORT" (every address); port
+ * 0 picks a free one. NULL + errno on failure, with msg saying why ("cannot
+ * listen on 127.0.0.1:80: Address already in use"). */
+struct ps_http *ps_http__new(struct ps_loop *loop, const char *addr, ps_http_fn fn, void *ctx,
+			     char *msg, size_t msglen);
+/* Close the listener and its connections; NULL is fine. */
+void ps_http__free(struct ps_http *h);
+/* The port it listens on. */
+int ps_http__port(const struct ps_http *h);
 
 #ifdef __cplusplus
 }

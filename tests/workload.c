@@ -28,7 +28,9 @@
  *                           prints "guarded K" on stderr (K = times it was raised)
  * Options before the mode: --wait-usr1 (block until SIGUSR1 before working;
  * prints "ready PID" on stdout first), --fork (run the mode in a child too,
- * so inheritance doubles the count).
+ * so inheritance doubles the count), --hold (after working, print "done PID"
+ * on stdout and block until SIGUSR2: a finished process that stays, with
+ * final counts, for tests that read them from outside).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -297,21 +299,30 @@ static void run_mode(char **argv)
 
 int main(int argc, char **argv)
 {
-	int wait_usr1 = 0, fork_too = 0, i = 1;
+	int wait_usr1 = 0, fork_too = 0, hold = 0, i = 1;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--wait-usr1"))
 			wait_usr1 = 1;
+		else if (!strcmp(argv[i], "--hold"))
+			hold = 1;
 		else if (!strcmp(argv[i], "--fork"))
 			fork_too = 1;
 		else
 			break;
 	}
 	if (i >= argc) {
-		fprintf(stderr, "usage: workload [--wait-usr1] [--fork] "
+		fprintf(stderr, "usage: workload [--wait-usr1] [--fork] [--hold] "
 				"getppid N|pages N|spin MS|loop N|forks N|threads T N|hop N|exit CODE|kill SIG|sleep MS|calls N|"
 				"poke N\n");
 		return 2;
+	}
+	if (hold) { /* blocked from the start: a SIGUSR2 sent early is kept */
+		sigset_t set;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR2);
+		sigprocmask(SIG_BLOCK, &set, NULL);
 	}
 	if (wait_usr1) {
 		sigset_t set;
@@ -336,5 +347,15 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	run_mode(argv + i);
+	if (hold) {
+		sigset_t set;
+		int sig;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR2);
+		printf("done %d\n", (int)getpid());
+		fflush(stdout);
+		sigwait(&set, &sig);
+	}
 	return 0;
 }

@@ -229,6 +229,15 @@ pid_t ps_session__target_pid(const struct ps_session *s)
 	return s && (s->kind == PS_TARGET_PID || s->has_command) ? s->pid : 0;
 }
 
+int ps_session__target_cpus(const struct ps_session *s, const int **cpus)
+{
+	bool any = s && s->kind == PS_TARGET_CPUS;
+
+	if (cpus)
+		*cpus = any ? s->cpus : NULL;
+	return any ? s->ncpus : 0;
+}
+
 int ps_session__target_pidfd(const struct ps_session *s)
 {
 	return s ? s->pidfd : -1;

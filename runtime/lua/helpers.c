@@ -117,6 +117,24 @@ static int l_target(lua_State *L)
 	return 1;
 }
 
+/* target_cpus(): the CPUs of -a or -C as a sorted list, nil for other targets. */
+static int l_target_cpus(lua_State *L)
+{
+	const int *cpus;
+	int n = ps_session__target_cpus(script_of(L)->session, &cpus);
+
+	if (n <= 0) {
+		lua_pushnil(L);
+		return 1;
+	}
+	lua_createtable(L, n, 0);
+	for (int i = 0; i < n; i++) {
+		lua_pushinteger(L, cpus[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
 /* target_command(): the -c string as given, or nil without -c. */
 static int l_target_command(lua_State *L)
 {
@@ -187,6 +205,7 @@ static const luaL_Reg helpers[] = {
     {"gettimeofday_ns", l_gettimeofday_ns},
     {"target", l_target},
     {"target_command", l_target_command},
+    {"target_cpus", l_target_cpus},
     {NULL, NULL},
 };
 

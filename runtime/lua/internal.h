@@ -41,6 +41,7 @@ struct ps_script {
 	volatile sig_atomic_t hook_fired;     /* and raised in the running call */
 	volatile sig_atomic_t depth;	      /* calls into Lua under way */
 	void *interrupt_ctx;
+	int listeners;	 /* open HTTP listeners (lua/http.c): the session goes on */
 	ps_handle *told; /* counters whose losses were reported */
 	size_t ntold, captold;
 
@@ -78,6 +79,8 @@ void ps_lua_stats__open(lua_State *L);
 /* lua/pprof.c: package.preload["perfscript.pprof"], pprof profiles to and
  * from tables (lua/pprof_decode.c). */
 void ps_lua_pprof__open(lua_State *L);
+/* lua/http.c: package.preload["perfscript.http"], the loop's HTTP listener. */
+void ps_lua_http__open(lua_State *L);
 /* lua/helpers.c: printf, exit, pid, tid, cpu, execname, ... */
 void ps_lua_helpers__open(lua_State *L, struct ps_script *sc);
 

@@ -202,9 +202,9 @@ static bool has_event_source(struct ps_script *sc)
 {
 	/* On itself, a script's samples come from its own code, which runs only
 	 * in handlers: sample and lost probes alone cannot make anything happen,
-	 * only timers can (docs/guide.md, "Probes and lifecycle"). */
+	 * only timers and listeners can (docs/guide.md, "Probes and lifecycle"). */
 	if (ps_session__target_kind(sc->session) == PS_TARGET_SELF)
-		return sc->o.duration > 0 || ps_lua_probe__sources(sc, true);
+		return sc->o.duration > 0 || sc->listeners > 0 || ps_lua_probe__sources(sc, true);
 	return true;
 }
 

@@ -1,0 +1,94 @@
+-- exporter.lua: an always-on Prometheus exporter of perf counters. Counts
+-- the standard software events (and the hardware ones where this machine's
+-- PMU has them) per CPU with -a or -C, or for one process with -p PID or
+-- -c CMD, and serves them at http://ADDR:PORT/metrics in OpenMetrics (or
+-- Prometheus' text format) from perfscript's event loop: a scrape reads the
+-- counters then, and costs nothing in between. Built on the openmetrics
+-- tapset; docs/fleet.md shows a Prometheus configuration that scrapes it.
+--   perfscript examples/exporter.lua --listen 127.0.0.1:9100 -a
+--   perfscript examples/exporter.lua --listen :9100 -p PID --events page-faults,context-switches
+-- Port 0 picks a free port; the line "listening on http://HOST:PORT/metrics"
+-- on stdout says which.
+local om = require "openmetrics"
+
+local opts, i = {}, 1
+while arg[i] do
+  local a, v = arg[i], arg[i + 1]
+  if a == "--listen" and v then opts.listen = v
+  elseif a == "--events" and v then opts.events = v
+  else error(("exporter.lua: bad argument '%s' (--listen ADDR:PORT, --events LIST)"):format(a), 0)
+  end
+  i = i + 2
+end
+if not opts.listen then error("exporter.lua: --listen ADDR:PORT is needed (e.g. --listen 127.0.0.1:9100)", 0) end
+
+local cpus = target_cpus()
+local SOFTWARE = { cpus and "cpu-clock" or "task-clock", "context-switches", "cpu-migrations",
+                   "page-faults", "minor-faults", "major-faults" }
+local HARDWARE = { "cycles", "instructions", "branches", "branch-misses", "cache-references", "cache-misses" }
+
+-- Split "a,b,cpu/event=1,umask=2/" at the commas between events.
+local function split_events(list)
+  local out, cur, depth = {}, {}, 0
+  for ch in list:gmatch(".") do
+    if ch == "/" then depth = depth == 0 and 1 or 0 end
+    if ch == "{" then depth = depth + 1 elseif ch == "}" then depth = depth - 1 end
+    if ch == "," and depth == 0 then out[#out + 1] = table.concat(cur); cur = {}
+    else cur[#cur + 1] = ch end
+  end
+  if #cur > 0 then out[#out + 1] = table.concat(cur) end
+  return out
+end
+
+-- The spec counting on one CPU: a cpu= term among the event's terms.
+local function on_cpu(spec, cpu)
+  local name, terms, mods = spec:match("^(.-)/(.*)/(%a*)$")
+  if name then return ("%s/%s%scpu=%d/%s"):format(name, terms, terms ~= "" and "," or "", cpu, mods) end
+  local base, m = spec:match("^(.-):([ukhHGpPSDWIe]+)$")
+  if base then return ("%s/cpu=%d/%s"):format(base, cpu, m) end
+  return ("%s/cpu=%d/"):format(spec, cpu)
+end
+
+local reg = om.new()
+local pid = target()
+local function comm()
+  local f = io.open("/proc/" .. pid .. "/comm")
+  local c = f and f:read("l") or "?"
+  if f then f:close() end
+  return c
+end
+
+-- Open each event now (before a -c command starts); an event this machine
+-- cannot count is reported once and left out, unless it was asked for.
+local asked = opts.events and split_events(opts.events)
+local events = asked or SOFTWARE
+if not asked then for _, e in ipairs(HARDWARE) do events[#events + 1] = e end end
+local skipped = {}
+for _, ev in ipairs(events) do
+  for _, cpu in ipairs(cpus or { false }) do
+    local spec = cpu and on_cpu(ev, cpu) or ev
+    local c, err = perfmon.counter(spec)
+    local ok = c and c:start()
+    if not ok then
+      err = err or select(2, c:start())
+      if asked then error(("exporter.lua: %s: %s"):format(ev, err or "cannot be counted"), 0) end
+      skipped[#skipped + 1] = ev
+      if c then c:close() end
+      break
+    end
+    reg:counter(c, cpu and { event = ev, cpu = cpu } or { event = ev, pid = pid, comm = comm })
+  end
+end
+if #skipped > 0 then
+  io.stderr:write(("exporter.lua: not counted here (no PMU support): %s\n"):format(table.concat(skipped, ", ")))
+end
+
+local server, err = reg:serve(opts.listen)
+if not server then error("exporter.lua: " .. err, 0) end
+local host = opts.listen:match("^(.*):%d+$")
+printf("listening on http://%s:%d/metrics\n", (host == "" or host == nil) and "0.0.0.0" or host, server:port())
+io.stdout:flush()
+
+probe("end", function()
+  printf("served %d scrapes\n", reg.scrapes)
+end)

@@ -1,0 +1,192 @@
+/*
+ * http.c: package.preload["perfscript.http"], the loop's HTTP listener
+ * (loop/http.c) for Lua: http.listen(addr, handler) serves GET requests
+ * with a Lua function, on the loop thread, between samples and timers. The
+ * openmetrics tapset serves its /metrics page with it. The handler runs
+ * through the one protected call path (ps_lua__protect) inside a small C
+ * function that calls it and copies its reply out; a handler that raises is
+ * reported like any probe's error and the client gets a 500. A listener
+ * keeps the session running, as a timer does, and stays open without a
+ * reference from the script, until server:close() or the session's end.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "lua/internal.h"
+
+#define SERVER_MT "perfscript.http_server"
+
+struct server_ud {
+	struct ps_script *sc;
+	struct ps_http *h; /* NULL once closed */
+	int handler;	   /* registry ref */
+	int self;	   /* registry ref to this userdata while open: no GC */
+	char addr[128];
+	char ctype[128]; /* the last reply's content type (the listener wants a stable string) */
+};
+
+struct call {
+	struct server_ud *u;
+	const struct ps_http_request *req;
+	struct ps_http_reply *rep;
+};
+
+/* Runs protected (1 = the call): handler(request) -> body [, content_type
+ * [, status]]. */
+static int serve(lua_State *L)
+{
+	struct call *c = lua_touserdata(L, 1);
+	size_t len;
+	const char *body;
+
+	lua_rawgeti(L, LUA_REGISTRYINDEX, c->u->handler);
+	lua_createtable(L, 0, 3);
+	lua_pushstring(L, c->req->method);
+	lua_setfield(L, -2, "method");
+	lua_pushstring(L, c->req->path);
+	lua_setfield(L, -2, "path");
+	lua_pushstring(L, c->req->accept ? c->req->accept : "");
+	lua_setfield(L, -2, "accept");
+	lua_call(L, 1, 3);
+	body = lua_tolstring(L, -3, &len);
+	if (!body)
+		return luaL_error(L, "http handler for %s returned %s, not a string body",
+				  c->req->path, luaL_typename(L, -3));
+	c->rep->status = (int)luaL_optinteger(L, -1, 200);
+	if (c->rep->status < 100 || c->rep->status > 599)
+		return luaL_error(L, "http handler for %s returned status %d", c->req->path,
+				  c->rep->status);
+	snprintf(c->u->ctype, sizeof(c->u->ctype), "%s",
+		 luaL_optstring(L, -2, "text/plain; charset=utf-8"));
+	c->rep->content_type = c->u->ctype;
+	c->rep->body = malloc(len ? len : 1);
+	if (!c->rep->body)
+		return luaL_error(L, "out of memory");
+	memcpy(c->rep->body, body, len);
+	c->rep->len = len;
+	return 0;
+}
+
+static int on_request(const struct ps_http_request *req, struct ps_http_reply *rep, void *ctx)
+{
+	struct server_ud *u = ctx;
+	struct call c = {.u = u, .req = req, .rep = rep};
+
+	if (ps_lua__protect(u->sc, serve, &c, 0, "http handler") < 0) {
+		free(rep->body);
+		rep->body = NULL;
+		return -EIO;
+	}
+	return 0;
+}
+
+static struct server_ud *check_server(lua_State *L)
+{
+	return luaL_checkudata(L, 1, SERVER_MT);
+}
+
+static int server_close(lua_State *L)
+{
+	struct server_ud *u = check_server(L);
+
+	if (u->h) {
+		ps_http__free(u->h);
+		u->h = NULL;
+		u->sc->listeners--;
+	}
+	luaL_unref(L, LUA_REGISTRYINDEX, u->handler);
+	luaL_unref(L, LUA_REGISTRYINDEX, u->self);
+	u->handler = u->self = LUA_NOREF;
+	return 0;
+}
+
+static int server_port(lua_State *L)
+{
+	struct server_ud *u = check_server(L);
+
+	if (!u->h)
+		return luaL_error(L, "this http server is closed");
+	lua_pushinteger(L, ps_http__port(u->h));
+	return 1;
+}
+
+static int server_tostring(lua_State *L)
+{
+	struct server_ud *u = check_server(L);
+
+	if (u->h)
+		lua_pushfstring(L, SERVER_MT " %s (port %d)", u->addr, ps_http__port(u->h));
+	else
+		lua_pushliteral(L, SERVER_MT " (closed)");
+	return 1;
+}
+
+/* http.listen(addr, handler) -> server, or nil, message, errno. */
+static int l_listen(lua_State *L)
+{
+	const char *addr = luaL_checkstring(L, 1);
+	struct ps_script *sc = ps_lua_script__from(L);
+	struct server_ud *u;
+	char msg[256];
+
+	luaL_checktype(L, 2, LUA_TFUNCTION);
+	u = lua_newuserdatauv(L, sizeof(*u), 0);
+	memset(u, 0, sizeof(*u));
+	u->sc = sc;
+	u->handler = u->self = LUA_NOREF;
+	luaL_setmetatable(L, SERVER_MT); /* closed until the listener exists */
+	snprintf(u->addr, sizeof(u->addr), "%s", addr);
+	u->h = ps_http__new(sc->loop, addr, on_request, u, msg, sizeof(msg));
+	if (!u->h) {
+		int err = errno;
+
+		lua_pushnil(L);
+		lua_pushstring(L, msg);
+		lua_pushinteger(L, err);
+		return 3;
+	}
+	sc->listeners++;
+	lua_pushvalue(L, 2);
+	u->handler = luaL_ref(L, LUA_REGISTRYINDEX);
+	lua_pushvalue(L, -1);
+	u->self = luaL_ref(L, LUA_REGISTRYINDEX); /* open until closed, as a timer is */
+	return 1;
+}
+
+static int open_http(lua_State *L)
+{
+	static const luaL_Reg fns[] = {
+	    {"listen", l_listen},
+	    {NULL, NULL},
+	};
+	static const luaL_Reg methods[] = {
+	    {"port", server_port},
+	    {"close", server_close},
+	    {NULL, NULL},
+	};
+
+	if (luaL_newmetatable(L, SERVER_MT)) {
+		luaL_newlib(L, methods);
+		lua_setfield(L, -2, "__index");
+		lua_pushcfunction(L, server_close);
+		lua_setfield(L, -2, "__gc");
+		lua_pushcfunction(L, server_close);
+		lua_setfield(L, -2, "__close");
+		lua_pushcfunction(L, server_tostring);
+		lua_setfield(L, -2, "__tostring");
+	}
+	lua_pop(L, 1);
+	luaL_newlib(L, fns);
+	return 1;
+}
+
+void ps_lua_http__open(lua_State *L)
+{
+	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+	lua_pushcfunction(L, open_http);
+	lua_setfield(L, -2, "perfscript.http");
+	lua_pop(L, 1);
+}

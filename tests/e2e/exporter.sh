@@ -1,0 +1,174 @@
+# exporter.sh: the OpenMetrics endpoint. examples/exporter.lua serves a
+# page that promtool check metrics accepts, with exact counts of a process;
+# a real Prometheus started here on 127.0.0.1 scrapes it (in OpenMetrics)
+# and its query API returns the series with the right values; a stalled
+# client and scrapes during a sample flood do not delay a single sample.
+source "$(dirname "$0")/lib.sh"
+EX=$(cd "$(dirname "$0")/../../examples" && pwd)
+N=5000
+
+if ! command -v curl >/dev/null; then
+	skip "curl is not installed" "the exporter's page"
+	done_testing; exit
+fi
+if ! need_root; then
+	skip "syscall tracepoints need root" "the exporter's exact counts"
+	done_testing; exit
+fi
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$TMP"; }
+trap cleanup EXIT
+
+# wait_line FILE REGEX: the first line of FILE matching REGEX, within 10 s.
+wait_line() {
+	local i line
+	for ((i = 0; i < 200; i++)); do
+		line=$(grep -m1 -E "$2" "$1" 2>/dev/null) && { echo "$line"; return 0; }
+		sleep 0.05
+	done
+	return 1
+}
+
+# A process that makes N getppid calls, then stays (--hold) with its final counts.
+"$WORKLOAD" --wait-usr1 --hold getppid $N >"$TMP/wl.out" &
+wl=$!; pids+=($wl)
+wait_line "$TMP/wl.out" '^ready' >/dev/null
+"$PERFSCRIPT" "$EX/exporter.lua" --listen 127.0.0.1:0 -p $wl \
+	--events syscalls:sys_enter_getppid,task-clock,page-faults >"$TMP/ex.out" 2>"$TMP/ex.err" &
+ex=$!; pids+=($ex)
+line=$(wait_line "$TMP/ex.out" '^listening on ')
+like "$line" '^listening on http://127\.0\.0\.1:[0-9]+/metrics$' "exporter.lua says where it listens"
+port=${line##*:}; port=${port%/metrics}
+kill -USR1 $wl
+wait_line "$TMP/wl.out" '^done' >/dev/null
+url="http://127.0.0.1:$port/metrics"
+
+page=$(curl -sS -D "$TMP/headers" "$url"); ok $? "a scrape answers"
+like "$(cat "$TMP/headers")" $'Content-Type: text/plain; version=0.0.4; charset=utf-8' \
+	"without an Accept header: Prometheus' text format 0.0.4"
+promtool check metrics <<<"$page" >"$TMP/promtool" 2>&1; rc=$?
+is "$rc" 0 "promtool check metrics accepts the page ($(head -c 300 "$TMP/promtool"))"
+labels="event=\"syscalls:sys_enter_getppid\",pid=\"$wl\",comm=\"workload\""
+like "$page" $'\nperfscript_events_total\\{'"$labels"$'\\} '"$N"$'\n' "the getppid count is exactly $N, labelled with event, pid and comm"
+like "$page" $'\n# TYPE perfscript_events_total counter\n' "counters are typed, named _total"
+like "$page" $'\nperfscript_event_seconds_total\\{event="task-clock",pid="[0-9]+",comm="workload"\\} [0-9]+\\.[0-9]{9}\n' \
+	"task-clock is in seconds"
+like "$page" $'\nperfscript_event_enabled_seconds_total\\{event="page-faults",[^}]*\\} [0-9.]+\n' "enabled time per counter"
+like "$page" $'\nperfscript_event_running_seconds_total\\{event="page-faults",[^}]*\\} [0-9.]+\n' "running time per counter"
+like "$page" $'\nprocess_cpu_seconds_total [0-9.]+' "the exporter's own CPU time"
+
+om=$(curl -sS -D "$TMP/headers" -H 'Accept: application/openmetrics-text; version=1.0.0' "$url")
+like "$(cat "$TMP/headers")" "Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8" \
+	"asked for OpenMetrics, it answers OpenMetrics"
+like "$om" $'\n# TYPE perfscript_event_seconds counter\n# UNIT perfscript_event_seconds seconds\n' "OpenMetrics: families with TYPE and UNIT"
+like "$om" $'\n# EOF\n?$' "OpenMetrics: the page ends with # EOF"
+is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/nothing")" 404 "another path is 404"
+is "$(curl -s -o /dev/null -w '%{http_code}' -X POST -d x "$url")" 405 "POST is 405"
+
+# A real Prometheus scrapes it every second; its query API has the series.
+if ! command -v prometheus >/dev/null; then
+	skip "prometheus is not installed (Debian's prometheus package)" "Prometheus scrapes the exporter"
+else
+	cat >"$TMP/prom.yml" <<EOF
+global: { scrape_interval: 1s, scrape_timeout: 1s }
+scrape_configs:
+  - job_name: perfscript
+    static_configs: [ { targets: ["127.0.0.1:$port"] } ]
+EOF
+	for try in 1 2 3 4 5; do
+		pport=$((20000 + RANDOM % 40000))
+		prometheus --config.file="$TMP/prom.yml" --storage.tsdb.path="$TMP/prom-data" \
+			--web.listen-address="127.0.0.1:$pport" >"$TMP/prom.log" 2>&1 &
+		prom=$!; pids+=($prom)
+		sleep 1
+		kill -0 $prom 2>/dev/null && break
+	done
+	query() { curl -s "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1"; }
+	got=""
+	for ((i = 0; i < 60; i++)); do
+		got=$(query "perfscript_events_total{event=\"syscalls:sys_enter_getppid\"}")
+		[[ $got == *"\"$N\""* ]] && break
+		sleep 0.5
+	done
+	like "$got" '"status":"success"' "Prometheus answers a query"
+	like "$got" "\"__name__\":\"perfscript_events_total\".*\"comm\":\"workload\".*\"pid\":\"$wl\".*\"value\":\\[[0-9.]+,\"$N\"\\]" \
+		"Prometheus has perfscript_events_total for the getppid event: $N"
+	got=$(query 'up{job="perfscript"}')
+	like "$got" '"value":\[[0-9.]+,"1"\]' "the scrape target is up"
+	got=$(curl -s "http://127.0.0.1:$pport/api/v1/targets")
+	like "$got" '"lastError":""' "the last scrape had no error"
+	got=$(query 'perfscript_event_seconds_total{event="task-clock"} > 0')
+	like "$got" '"event":"task-clock"' "task-clock seconds arrive as a counter"
+	kill $prom; wait $prom 2>/dev/null
+fi
+kill -USR2 $wl; wait $wl
+wait $ex; ok $? "the exporter ends when its process does"
+like "$(cat "$TMP/ex.out")" $'\nserved [0-9]+ scrapes$' "and says how many scrapes it served"
+
+# Scrapes while a sampling counter floods the loop (one sample per getppid
+# call), and a client that sends half a request and stalls: every sample
+# arrives, none is lost, and the scrapes are answered meanwhile.
+M=200000
+"$WORKLOAD" --wait-usr1 --hold getppid $M >"$TMP/wl2.out" &
+wl=$!; pids+=($wl)
+wait_line "$TMP/wl2.out" '^ready' >/dev/null
+"$PERFSCRIPT" -b 2048 -p $wl -e '
+c = assert(perfmon.counter("syscalls:sys_enter_getppid/period=1/"))
+local n = 0
+probe("perfmon.sample(c)", function() n = n + 1 end)
+local reg = require("openmetrics").new()
+reg:counter(c)
+local during = 0 -- scrapes that saw the flood half done
+reg:family("flood_seen", "gauge", "samples at the scrape", function()
+  if n > 0 and n < '$M' then during = during + 1 end
+  return { { value = n } }
+end)
+local server = assert(reg:serve("127.0.0.1:0"))
+print("port " .. server:port()); io.stdout:flush()
+probe("end", function() print(n, (perfmon.lost(c)), during) end)' >"$TMP/flood.out" 2>&1 &
+fl=$!; pids+=($fl)
+port=$(wait_line "$TMP/flood.out" '^port ' | cut -d' ' -f2)
+exec 5<>"/dev/tcp/127.0.0.1/$port"
+printf 'GET /metrics HTTP/1.1\r\nHost: stall' >&5 # and nothing more
+(while :; do curl -s -o /dev/null "http://127.0.0.1:$port/metrics"; done) &
+scraper=$!; pids+=($scraper)
+kill -USR1 $wl
+wait_line "$TMP/wl2.out" '^done' >/dev/null
+page=$(curl -s "http://127.0.0.1:$port/metrics")
+kill $scraper; wait $scraper 2>/dev/null
+like "$page" $'\nperfscript_samples_total\\{event="syscalls:sys_enter_getppid/period=1/"\\} '"$M"$'\n' \
+	"a scrape after the flood: perfscript_samples_total is $M"
+like "$page" $'\nperfscript_lost_samples_total\\{event="syscalls:sys_enter_getppid/period=1/"\\} 0\n' "and no sample lost"
+exec 5>&-
+kill -USR2 $wl; wait $wl
+wait $fl
+read -r n lost during < <(tail -1 "$TMP/flood.out")
+is "$n $lost" "$M 0" "every one of $M samples reached its handler during the scrapes, none lost"
+ok $(( during >= 1 ? 0 : 1 )) "scrapes were answered in the middle of the flood ($during saw 0 < samples < $M)"
+
+# Bad input.
+out=$("$PERFSCRIPT" "$EX/exporter.lua" -p $$ 2>&1); rc=$?
+ok $(( rc != 0 ? 0 : 1 )) "exporter.lua without --listen fails"
+like "$out" "--listen ADDR:PORT is needed" "and says what to add"
+out=$("$PERFSCRIPT" "$EX/exporter.lua" --listen nonsense -p $$ 2>&1)
+like "$out" "bad listen address 'nonsense' \(want ADDR:PORT" "a bad address is explained"
+"$PERFSCRIPT" -T 5 -e 'local s = assert(require("perfscript.http").listen("127.0.0.1:0", function() return "" end))
+print(s:port()); io.stdout:flush()' >"$TMP/busy.out" 2>&1 &
+busy=$!; pids+=($busy)
+bport=$(wait_line "$TMP/busy.out" '^[0-9]+$')
+out=$("$PERFSCRIPT" "$EX/exporter.lua" --listen "127.0.0.1:$bport" -p $$ 2>&1)
+like "$out" "cannot listen on 127.0.0.1:$bport: Address already in use" "a port in use is named with the system's reason"
+kill $busy
+out=$("$PERFSCRIPT" "$EX/exporter.lua" --listen 127.0.0.1:0 -p $$ --events no-such-event 2>&1)
+like "$out" "exporter.lua: no-such-event: .*unknown event" "an event that cannot be counted is refused when asked for"
+
+# A handler that raises: the client gets a 500, the error is reported as any
+# probe's, and the session ends with status 1.
+"$PERFSCRIPT" -e 'local s = require("perfscript.http").listen("127.0.0.1:0", function() error("boom") end)
+print(s:port()); io.stdout:flush()' >"$TMP/boom.out" 2>&1 &
+boom=$!; pids+=($boom)
+bport=$(wait_line "$TMP/boom.out" '^[0-9]+$')
+is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$bport/metrics")" 500 "a handler that raises answers 500"
+wait $boom; is "$?" 1 "and ends the session with status 1"
+like "$(cat "$TMP/boom.out")" "perfscript: error in http handler: \(command line\):1: boom" "reporting the error where it was raised"
+done_testing
