@@ -112,6 +112,8 @@ enum ps_event_flag {
 	PS_EVENT_PERCORE = 1u << 3,	 /* percore: perf stat's per-core sum (informational) */
 	PS_EVENT_SAMPLE_EVERY = 1u << 4, /* a tracepoint or probe: sampling it without period=
 					  * or freq= samples every hit (sample_period 1) */
+	PS_EVENT_BPF = 1u << 5,		 /* the bpf term: overflows through a BPF program */
+	PS_EVENT_NOBPF = 1u << 6,	 /* the nobpf term: through the perf ring */
 };
 unsigned ps_events__flags(const struct ps_events *evs, size_t i);
 /* The name of the group event i leads when written NAME{...}, else NULL. */
@@ -504,6 +506,7 @@ enum ps_agg_field { /* aggregation key fields, ORed */
 		    PS_AGG_IP = 1u << 4,
 		    PS_AGG_USTACK = 1u << 5,
 		    PS_AGG_KSTACK = 1u << 6,
+		    PS_AGG_FIELD = 1u << 7, /* a tracepoint field: field_offset, field_size */
 };
 
 enum ps_bpf_priv { PS_PRIV_ANY = 0, PS_PRIV_USER, PS_PRIV_KERNEL };
@@ -521,6 +524,10 @@ struct ps_bpf_opts {
 	uint64_t every;	       /* keep every Nth overflow that passed; 0 or 1 = all */
 	uint32_t keys;	       /* PS_AGG_* fields of the aggregation key */
 	uint32_t entries;      /* aggregation map size; 0 = 16384 */
+	/* PS_AGG_FIELD: the tracepoint field keyed by (ps_tp_field's offset and
+	 * size, 1 to 8 bytes, sign-extended when field_signed) */
+	uint32_t field_offset, field_size;
+	bool field_signed;
 };
 
 /* Default for the session's counters (set before they open). */
@@ -544,6 +551,7 @@ struct ps_agg_entry {
 	bool user;		 /* ip is a user-space address */
 	size_t nustack, nkstack; /* 0 with the field set: the stack was not captured */
 	const uint64_t *ustack, *kstack;
+	int64_t field; /* PS_AGG_FIELD: the tracepoint field's value */
 	uint64_t count;
 };
 typedef int (*ps_agg_fn)(const struct ps_agg_entry *e, void *ctx);

@@ -464,6 +464,8 @@ static void finalize(struct ps_events *evs)
 			ev->flags |= PS_EVENT_SAMPLE_EVERY;
 		if (ev->precise_max)
 			ev->flags |= PS_EVENT_PRECISE_MAX;
+		if (ev->bpf)
+			ev->flags |= ev->bpf > 0 ? PS_EVENT_BPF : PS_EVENT_NOBPF;
 		if (ev->leader != i) {
 			/* The kernel accepts pinned/exclusive on a group leader only;
 			 * a group is weak as a whole, which its leader says. */

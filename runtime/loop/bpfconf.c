@@ -7,6 +7,7 @@
  * up, so a counter that aggregates and also has a sample handler forwards.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +72,12 @@ int ps_driver__merge_bpf(struct ps_driver *d, ps_handle h, const struct ps_bpf_o
 	c->o.every = o->every ? o->every : c->o.every;
 	c->o.keys = o->keys ? o->keys : c->o.keys;
 	c->o.entries = o->entries ? o->entries : c->o.entries;
+	if ((o->keys & PS_AGG_FIELD) &&
+	    o->sz >= offsetof(struct ps_bpf_opts, field_signed) + sizeof(o->field_signed)) {
+		c->o.field_offset = o->field_offset;
+		c->o.field_size = o->field_size;
+		c->o.field_signed = o->field_signed;
+	}
 	c->o.mode |= o->mode;
 	return 0;
 }

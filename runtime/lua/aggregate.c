@@ -29,9 +29,9 @@ static const struct {
 	const char *name;
 	uint32_t bit;
 } fields[] = {
-    {"pid", PS_AGG_PID},       {"tid", PS_AGG_TID}, {"cpu", PS_AGG_CPU},
-    {"comm", PS_AGG_COMM},     {"ip", PS_AGG_IP},   {"ustack", PS_AGG_USTACK},
-    {"kstack", PS_AGG_KSTACK},
+    {"pid", PS_AGG_PID},       {"tid", PS_AGG_TID},	{"cpu", PS_AGG_CPU},
+    {"comm", PS_AGG_COMM},     {"ip", PS_AGG_IP},	{"ustack", PS_AGG_USTACK},
+    {"kstack", PS_AGG_KSTACK}, {"args.", PS_AGG_FIELD}, /* args.NAME: a tracepoint field */
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -222,8 +222,39 @@ static ps_handle handle_arg(lua_State *L, int idx)
 	return (ps_handle)luaL_checkinteger(L, idx);
 }
 
+/* args.NAME: counter h's tracepoint field NAME, an integer of 1 to 8
+ * bytes, as the key's field (the kernel reads it from each hit's record). */
+static void field_key(lua_State *L, struct ps_script *sc, ps_handle h, const char *name,
+		      struct ps_bpf_opts *o)
+{
+	const char *tp = ps_session__tracepoint(sc->session, h);
+	const struct ps_tp_format *fmt = tp ? ps_tp_format__get(tp, NULL) : NULL;
+	const struct ps_tp_field *f = ps_tp_format__find(fmt, name);
+
+	if (!tp)
+		luaL_error(L, "aggregation field 'args.%s': '%s' is not a tracepoint", name,
+			   ps_session__name(sc->session, h));
+	if (!fmt)
+		luaL_error(L, "aggregation field 'args.%s': cannot read the format of '%s'", name,
+			   tp);
+	if (!f)
+		luaL_error(L, "aggregation field 'args.%s': tracepoint '%s' has no field '%s'",
+			   name, tp, name);
+	if (f->kind != PS_TP_INT)
+		luaL_error(L,
+			   "aggregation field 'args.%s' is a %s, not an integer: only integer "
+			   "fields key an aggregate in the kernel",
+			   name, f->type);
+	if (o->keys & PS_AGG_FIELD)
+		luaL_error(L, "aggregation key: one args field at most");
+	o->field_offset = f->offset;
+	o->field_size = f->size;
+	o->field_signed = f->is_signed;
+}
+
 /* The `by` list of the options at idx: the fields, in order, into order[]. */
-static uint32_t parse_by(lua_State *L, int idx, uint8_t order[NFIELDS], int *nkeys)
+static uint32_t parse_by(lua_State *L, int idx, uint8_t order[NFIELDS], int *nkeys,
+			 struct ps_script *sc, ps_handle h, struct ps_bpf_opts *o)
 {
 	uint32_t keys = 0;
 
@@ -231,17 +262,23 @@ static uint32_t parse_by(lua_State *L, int idx, uint8_t order[NFIELDS], int *nke
 	if (lua_getfield(L, idx, "by") != LUA_TTABLE)
 		luaL_error(L,
 			   "perfmon.aggregate wants by = { fields... } (fields: pid tid cpu comm "
-			   "ip ustack kstack)");
+			   "ip ustack kstack args.NAME)");
 	for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
 		const char *f = luaL_checkstring(L, -1);
 		size_t k = 0;
 
 		while (k < NFIELDS && strcmp(fields[k].name, f))
 			k++;
+		if (k == NFIELDS && !strncmp(f, "args.", 5) && f[5]) {
+			for (k = 0; fields[k].bit != PS_AGG_FIELD;)
+				k++;
+			field_key(L, sc, h, f + 5, o);
+			o->keys |= PS_AGG_FIELD;
+		}
 		if (k == NFIELDS)
 			luaL_error(L,
 				   "unknown aggregation field '%s' (fields: pid tid cpu comm ip "
-				   "ustack kstack)",
+				   "ustack kstack args.NAME)",
 				   f);
 		if (!(keys & fields[k].bit) && *nkeys < (int)NFIELDS)
 			order[(*nkeys)++] = (uint8_t)k;
@@ -286,9 +323,13 @@ static int l_aggregate(lua_State *L)
 	luaL_checktype(L, 2, LUA_TTABLE);
 	if (ps_session__check(sc->session, h) < 0)
 		return luaL_argerror(L, 1, "not a live counter handle");
+	/* a tracepoint or probe without period= counts every hit, as it samples them */
+	if ((ps_session__flags(sc->session, h) & PS_EVENT_SAMPLE_EVERY) &&
+	    !ps_session__is_open(sc->session, h))
+		ps_session__sample_every(sc->session, h);
 	c = lua_newuserdatauv(L, sizeof(*c), 0); /* the GC frees it if parsing raises */
 	memset(c, 0, sizeof(*c));
-	c->o.keys = parse_by(L, 2, order, &nkeys);
+	c->o.keys = parse_by(L, 2, order, &nkeys, sc, h, &c->o);
 	parse_filters(L, 2, c);
 	c->o.mode = PS_BPF_AGGREGATE;
 	if (lua_getfield(L, 2, "forward") != LUA_TNIL && lua_toboolean(L, -1))
@@ -363,7 +404,9 @@ static int add_entry(const struct ps_agg_entry *e, void *ctx)
 	struct agg_ud *u = r->u;
 	uint32_t first = fields[u->order[0]].bit;
 
-	if (u->nkeys == 1 && (first & (PS_AGG_PID | PS_AGG_TID | PS_AGG_CPU))) {
+	if (u->nkeys == 1 && first == PS_AGG_FIELD) {
+		lua_pushinteger(L, (lua_Integer)e->field);
+	} else if (u->nkeys == 1 && (first & (PS_AGG_PID | PS_AGG_TID | PS_AGG_CPU))) {
 		lua_pushinteger(L, first == PS_AGG_PID	 ? e->pid
 				   : first == PS_AGG_TID ? e->tid
 							 : e->cpu);
@@ -385,7 +428,12 @@ static int add_entry(const struct ps_agg_entry *e, void *ctx)
 			if (any)
 				luaL_addchar(&b, ';');
 			any = true;
-			if (bit & (PS_AGG_PID | PS_AGG_TID | PS_AGG_CPU)) {
+			if (bit == PS_AGG_FIELD) {
+				char num[24];
+
+				snprintf(num, sizeof(num), "%lld", (long long)e->field);
+				luaL_addstring(&b, num);
+			} else if (bit & (PS_AGG_PID | PS_AGG_TID | PS_AGG_CPU)) {
 				char num[16];
 
 				snprintf(num, sizeof(num), "%u",

@@ -11,6 +11,7 @@
  * BPF cannot load. The one delivery path is in sample/deliver.c.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -109,7 +110,10 @@ static int hook_prepare(struct ps_session *s, uint32_t slot, const struct ps_eve
 {
 	struct ps_counter *k = &s->slots[slot];
 	struct ps_sampled *c = calloc(1, sizeof(*c));
-	int bpf = evs && i < evs->n ? evs->ev[i].bpf : 0;
+	int bpf = evs && i < evs->n	      ? evs->ev[i].bpf
+		  : k->flags & PS_EVENT_BPF   ? 1
+		  : k->flags & PS_EVENT_NOBPF ? -1
+					      : 0;
 
 	if (!c)
 		return -ENOMEM;
@@ -314,6 +318,12 @@ static int conf_set(struct ps_sample_conf *conf, const struct ps_bpf_opts *o)
 	    .keys = o->keys,
 	    .entries = o->entries,
 	};
+	/* options structs start with sz: an older caller's has no field_* */
+	if (o->sz >= offsetof(struct ps_bpf_opts, field_signed) + sizeof(o->field_signed)) {
+		conf->field_offset = o->field_offset;
+		conf->field_size = o->field_size;
+		conf->field_signed = o->field_signed;
+	}
 	return 0;
 }
 

@@ -72,6 +72,8 @@ struct ps_sample_conf {
 	enum ps_bpf_priv priv;
 	uint64_t every;
 	uint32_t keys, entries;
+	uint32_t field_offset, field_size; /* PS_AGG_FIELD */
+	bool field_signed;
 };
 
 /* The sampler's state of one sampling counter (ps_counter.sampled). */

@@ -79,4 +79,32 @@ is "$out" "$(printf '%d\t%d\t%d' $N $((N * (N - 1) / 2)) $((N * (N - 1) / 2)))" 
 out=$("$PERFSCRIPT" -e 'c = assert(perfmon.counter("syscalls:sys_enter_getppid"))
 probe("perfmon.sample(c)", function(s) print(pcall(s.arg, s, 1)); exit() end)' -c "$WORKLOAD getppid 1" 2>&1)
 like "$out" "^false	.*the sample carries no registers" "s:arg on a tracepoint sample says it has no registers"
+# The BPF path: the program copies the record into its ring; and counts by
+# a field in the kernel, as bpftrace's @[args.id] = count().
+if [[ -r /sys/kernel/btf/vmlinux ]]; then
+	out=$("$PERFSCRIPT" -e 'c = assert(perfmon.counter("syscalls:sys_enter_openat/bpf/"))
+probe("perfmon.sample(c)", function(s)
+  if s:user_string(s.args.filename) == arg[1] then print(s.args.filename ~= 0, #s.raw >= 48) end
+end)' -c "$WORKLOAD open /etc/hostname" -- /etc/hostname 2>&1)
+	is "$out" "$(printf 'true\ttrue')" "BPF path: s.args and s.raw of a forwarded tracepoint sample"
+	out=$("$PERFSCRIPT" -e 'c = assert(perfmon.counter("sched:sched_process_exec/bpf/"))
+probe("perfmon.sample(c)", function(s) print(s.args.filename, s.args.pid == s.pid) end)' \
+		-c "$WORKLOAD getppid 1" 2>&1)
+	is "$out" "$(printf '%s\ttrue' "$WORKLOAD")" "BPF path: a __data_loc string comes through the ring"
+	out=$("$PERFSCRIPT" -e 'c = assert(perfmon.counter("raw_syscalls:sys_enter"))
+local by_id = assert(perfmon.aggregate(c, { by = { "args.id" } }))
+local by_comm = assert(perfmon.aggregate(c, { by = { "comm", "args.id" } }))
+probe("end", function() print(by_id:read()[110], by_comm:read()["workload;110"]) end)' \
+		-c "$WORKLOAD getppid $N" 2>&1)
+	if [[ $(uname -m) == x86_64 ]]; then
+		is "$out" "$(printf '%d\t%d' $N $N)" "in-kernel counts keyed by args.id: getppid (110) exactly $N, also by comm"
+	fi
+	out=$("$PERFSCRIPT" -e 'c = assert(perfmon.counter("sched:sched_switch"))
+print(pcall(perfmon.aggregate, c, { by = { "args.prev_comm" } }))
+print(pcall(perfmon.aggregate, c, { by = { "args.nosuch" } }))' 2>&1)
+	like "$out" "'args.prev_comm' is a char, not an integer.*
+false	.*tracepoint 'sched:sched_switch' has no field 'nosuch'" "args keys: a string field and a missing one are refused"
+else
+	skip "this kernel has no BTF for the BPF programs" "tracepoint fields on the BPF path"
+fi
 done_testing

@@ -3,7 +3,8 @@
  * is one event string; the parser must return either events or an error
  * whose column lies within the string (plus one, for "missing at the end")
  * and whose message is a terminated sentence, and describe must print any
- * events it returned. Resolution runs against the fixture trees, with
+ * events it returned, and the input read as a raw record of each tracepoint
+ * event must decode within its bounds. Resolution runs against the fixture trees, with
  * libpfm4 forced to skx, so the run is the same on every machine and no
  * real sysfs is walked. Built and run by `make fuzz` and tests/e2e/fuzz.sh
  * (clang -fsanitize=fuzzer,address,undefined).
@@ -32,6 +33,26 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* The input's bytes as a raw record of tracepoint tp: every field of its
+ * format decodes or is refused, never read past the record. */
+static void decode(const char *tp, const uint8_t *raw, size_t size)
+{
+	const struct ps_tp_format *f = tp ? ps_tp_format__get(tp, NULL) : NULL;
+
+	for (size_t i = 0; i < ps_tp_format__count(f); i++) {
+		const struct ps_tp_field *fl = ps_tp_format__field(f, i);
+		size_t n = ps_tp_field__count(fl, raw, size), len;
+		const void *p;
+		int64_t v;
+
+		for (size_t k = 0; k < n && k < 64; k++)
+			ps_tp_field__int(fl, raw, size, k, &v);
+		if (ps_tp_field__bytes(fl, raw, size, &p, &len) == 0 &&
+		    ((const uint8_t *)p < raw || (const uint8_t *)p + len > raw + size))
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ps_event_error err;
@@ -58,6 +79,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (sink)
 			ps_events__describe(evs, sink, size & 1);
+		for (size_t i = 0; i < ps_events__count(evs); i++) {
+			struct ps_probe_info pi;
+
+			(void)ps_events__flags(evs, i);
+			(void)ps_events__group_name(evs, i);
+			if (ps_events__probe(evs, i, &pi) == 1 &&
+			    (pi.kind < PS_PROBE_KPROBE || pi.kind > PS_PROBE_USDT))
+				abort();
+			decode(ps_events__tracepoint(evs, i), data, size);
+		}
 		ps_events__free(evs);
 	} else if (err.column < 0 || (size_t)err.column > strlen(s) + 1 ||
 		   !memchr(err.message, '\0', sizeof(err.message)) || !err.message[0] ||

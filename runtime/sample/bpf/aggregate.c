@@ -92,6 +92,7 @@ int ps_session__aggregate_read(struct ps_session *s, ps_handle h, ps_agg_fn fn, 
 		e.comm[sizeof(e.comm) - 1] = '\0';
 		e.ip = keys[i].ip;
 		e.user = keys[i].user;
+		e.field = keys[i].field;
 		e.nustack = ps_bpf__stack(b, keys[i].ustack, ustack, PS_BPF_STACK_DEPTH);
 		e.nkstack = ps_bpf__stack(b, keys[i].kstack, kstack, PS_BPF_STACK_DEPTH);
 		e.ustack = ustack;

@@ -111,6 +111,11 @@ int ps_bpf__on_record(void *ctx, void *data, size_t size)
 	smp.read_format = c->attr.read_format;
 	if (r->ustack >= 0 || r->kstack >= 0)
 		chain(bs, b, r, &smp);
+	if (r->raw_size && r->raw_size <= size - sizeof(*r)) {
+		smp.raw = r + 1;
+		smp.raw_size = r->raw_size;
+		smp.sample_type |= PERF_SAMPLE_RAW;
+	}
 	rc = ps_sampler__deliver(m, &(struct ps_delivery){.from = &ps_bpf_backend,
 							  .slot = (uint32_t)(c - m->s->slots),
 							  .sample = &smp});

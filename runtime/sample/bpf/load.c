@@ -238,6 +238,28 @@ static uint32_t cpu_slots(const struct ps_session *s, const struct ps_sample_con
 	return n;
 }
 
+/* How much of a tracepoint's record a forwarded sample copies: every fixed
+ * field, and room for the strings and arrays __data_loc fields place after
+ * them (a longer one is cut, and its field decodes to nothing). */
+static uint32_t raw_size(const struct ps_counter *c)
+{
+	const struct ps_tp_format *f =
+	    c->tracepoint ? ps_tp_format__get(c->tracepoint, NULL) : NULL;
+	uint32_t end = 0;
+	bool dynamic = false;
+
+	for (size_t i = 0; i < ps_tp_format__count(f); i++) {
+		const struct ps_tp_field *fl = ps_tp_format__field(f, i);
+
+		end = fl->offset + fl->size > end ? fl->offset + fl->size : end;
+		dynamic |= fl->kind == PS_TP_DATA_LOC || fl->kind == PS_TP_REL_LOC;
+	}
+	end = (end + 7) & ~7u;
+	if (dynamic)
+		end += 256;
+	return end > PS_BPF_RAW_MAX ? PS_BPF_RAW_MAX : end;
+}
+
 /* Settle the object's read-only configuration and map sizes before load. */
 static int configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint32_t slot,
 		     struct ps_sample_bpf *skel)
@@ -256,6 +278,13 @@ static int configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint32
 	skel->rodata->cfg_tid = (__u32)b->tid;
 	skel->rodata->cfg_period = tp && !c->attr.freq ? c->attr.sample_period : 1;
 	skel->rodata->cfg_wake_bytes = ring_bytes(m) / 4;
+	skel->rodata->cfg_raw_size =
+	    tp && (c->attr.sample_type & PERF_SAMPLE_RAW) ? raw_size(c) : 0;
+	if (keys & PS_AGG_FIELD) {
+		skel->rodata->cfg_field_off = b->field_offset;
+		skel->rodata->cfg_field_size = b->field_size;
+		skel->rodata->cfg_field_signed = b->field_signed;
+	}
 	if (bs->rb_fd >= 0)
 		err = bpf_map__reuse_fd(skel->maps.ps_events, bs->rb_fd);
 	else

@@ -28,6 +28,9 @@
 #define PS_BPF_K_IP	0x10u
 #define PS_BPF_K_USTACK 0x20u
 #define PS_BPF_K_KSTACK 0x40u
+#define PS_BPF_K_FIELD	0x80u /* a tracepoint field (cfg_field_*) */
+
+#define PS_BPF_RAW_MAX 2048 /* bytes of a tracepoint record a forwarded one may copy */
 
 #define PS_BPF_MAX_CPUS	   1024 /* CPU map entries before load; the loader sizes it */
 #define PS_BPF_TREE_DEPTH  16	/* ancestors a tracepoint hit is checked against */
@@ -39,6 +42,8 @@ struct ps_bpf_rec {
 	__u32 pid, tid, cpu;
 	__u32 user;	      /* 1 user mode, 0 kernel */
 	__s32 ustack, kstack; /* ps_stacks ids, < 0 when absent */
+	__u32 raw_size;	      /* bytes of the tracepoint's record that follow */
+	__u32 pad;
 };
 
 struct ps_agg_key {
@@ -46,6 +51,7 @@ struct ps_agg_key {
 	__s32 ustack, kstack;
 	__u64 ip;
 	char comm[16];
+	__s64 field; /* a tracepoint field's value, sign-extended as its format says */
 };
 
 #endif

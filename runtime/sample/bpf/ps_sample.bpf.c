@@ -25,10 +25,14 @@ char LICENSE[] SEC("license") = "GPL"; /* bpf_get_stackid and probe reads need i
 const volatile __u64 cfg_handle = 0;
 const volatile __u32 cfg_flags = 0;
 const volatile __u32 cfg_keys = 0;
-const volatile __u64 cfg_every = 0;	 /* 0 or 1: every overflow */
-const volatile __u32 cfg_tid = 0;	 /* 0: any thread */
-const volatile __u64 cfg_period = 0;	 /* tracepoints: the counter's period, kept here */
-const volatile __u64 cfg_wake_bytes = 0; /* wake the reader once this much waits */
+const volatile __u64 cfg_every = 0;	   /* 0 or 1: every overflow */
+const volatile __u32 cfg_tid = 0;	   /* 0: any thread */
+const volatile __u64 cfg_period = 0;	   /* tracepoints: the counter's period, kept here */
+const volatile __u64 cfg_wake_bytes = 0;   /* wake the reader once this much waits */
+const volatile __u32 cfg_raw_size = 0;	   /* tracepoints: record bytes a forward copies */
+const volatile __u32 cfg_field_off = 0;	   /* PS_BPF_K_FIELD: where the field is... */
+const volatile __u32 cfg_field_size = 0;   /* ...its size (1, 2, 4, 8)... */
+const volatile __u32 cfg_field_signed = 0; /* ...and whether to sign-extend it */
 
 __u64 seen = 0;	     /* overflows that passed the filters, for cfg_every */
 __u64 hits = 0;	     /* tracepoint hits in the target, for cfg_period */
@@ -136,12 +140,28 @@ static __always_inline int in_target(__u32 tgid, __u32 cpu)
 	return 0;
 }
 
+/* A tracepoint field of the record at ctx, as the key's 64-bit value. */
+static __always_inline __s64 field(void *ctx)
+{
+	__u64 v = 0;
+	__u32 sz = cfg_field_size;
+
+	if (sz == 0 || sz > 8)
+		return 0;
+	bpf_probe_read_kernel(&v, sz & 15, (char *)ctx + cfg_field_off);
+	if (sz < 8 && cfg_field_signed && (v >> (sz * 8 - 1)) & 1)
+		v |= ~0ull << (sz * 8);
+	return (__s64)v;
+}
+
 static __always_inline void aggregate(void *ctx, __u32 tgid, __u32 tid, __u32 cpu, __u64 ip,
-				      __u32 user)
+				      __u32 user, int tracepoint)
 {
 	struct ps_agg_key k = {};
 	__u64 one = 1, *v;
 
+	if (tracepoint && (cfg_keys & PS_BPF_K_FIELD))
+		k.field = field(ctx);
 	/* user addresses mean something only with their process: keep the pid
 	 * for the symbolizer (keys that differ only by it are summed in Lua) */
 	if (cfg_keys & (PS_BPF_K_PID | PS_BPF_K_USTACK | PS_BPF_K_IP))
@@ -202,14 +222,20 @@ static __always_inline int handle(void *ctx, __u64 ip, __u32 user, __u64 period,
 	if (cfg_every > 1 && __sync_fetch_and_add(&seen, 1) % cfg_every != cfg_every - 1)
 		return 0;
 	if (cfg_flags & PS_BPF_F_AGGREGATE)
-		aggregate(ctx, tgid, tid, cpu, ip, user);
+		aggregate(ctx, tgid, tid, cpu, ip, user, tracepoint);
 	if (!(cfg_flags & PS_BPF_F_FORWARD))
 		return 0;
-	r = bpf_ringbuf_reserve(&ps_events, sizeof(*r), 0);
+	/* cfg_raw_size is read-only data: a constant to the verifier */
+	r = bpf_ringbuf_reserve(&ps_events, sizeof(*r) + (tracepoint ? cfg_raw_size : 0), 0);
 	if (!r) {
 		bump(0);
 		return 0;
 	}
+	r->raw_size = 0;
+	/* a tracepoint's record, fields and all: ctx points at it */
+	if (tracepoint && cfg_raw_size && cfg_raw_size <= PS_BPF_RAW_MAX &&
+	    bpf_probe_read_kernel(r + 1, cfg_raw_size, ctx) == 0)
+		r->raw_size = cfg_raw_size;
 	r->handle = cfg_handle;
 	r->ip = ip;
 	r->time = bpf_ktime_get_ns();
