@@ -34,7 +34,7 @@ BPF_SKELS := $(BPF_SRCS:runtime/sample/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 DEPS := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang llvm \
 	libelf-dev zlib1g-dev libdw-dev g++ libstdc++-12-dev libpfm4-dev libedit-dev luajit libluajit-5.1-dev \
 	lua-busted lua-check linux-perf util-linux procps tmux clang-format systemtap-sdt-dev \
-	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev golang-go prometheus curl
+	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev golang-go prometheus curl bpftrace strace
 
 ifeq ($(V),1)
 Q :=

@@ -14,7 +14,7 @@ if [[ ! -r /sys/kernel/btf/vmlinux ]]; then
 	skip "this kernel has no BTF (/sys/kernel/btf/vmlinux), which the programs need" "BPF tests"
 	done_testing; exit
 fi
-ours() { bpftool prog show 2>/dev/null | grep -cE 'name (ps_perf|ps_tp)( |$)'; }
+ours() { bpftool prog show 2>/dev/null | grep -cE 'name (ps_perf|ps_tp|ps_fork|ps_free)( |$)'; }
 # The count is machine-wide: another perfscript session running beside this
 # suite (a parallel test run) loads ps_ programs too, for a while. A leak
 # stays; theirs go: wait up to 10 s for the count to come back down.
@@ -185,4 +185,60 @@ like "$out" "hot_spin" "bpf_profile.lua finds the workload's hot function"
 like "$(head -1 "$TMP/out.folded")" "^[^ ]*;hot_spin [0-9]+$" "bpf_profile.lua writes folded stacks (root;...;leaf count)"
 out=$("$PERFSCRIPT" -a "$EX/bpf_filter.lua" -c "$WORKLOAD spin 300")
 like "$out" "^[1-9][0-9]* samples of pid [0-9]+, 0 of other processes" "bpf_filter.lua: a system-wide counter filtered to the command in the kernel"
+# A tracepoint program sees every hit on the machine. It must leave them to
+# every other perf event (its 0 would make the kernel skip them all),
+# follow the target's forks (and nothing else), and keep freq= itself.
+M=100000
+"$PERFSCRIPT" -a -T 30 -e 'c = assert(perfmon.counter("syscalls:sys_enter_getppid/period=1,bpf/"))
+probe("perfmon.sample(c)", function() end)
+perfmon_create_context(); print("attached"); io.stdout:flush()' >"$TMP/bg" 2>&1 &
+bg=$!
+for _ in $(seq 100); do grep -q attached "$TMP/bg" && break; sleep 0.1; done
+if command -v perf >/dev/null; then
+	out=$(perf stat -x, -e syscalls:sys_enter_getppid "$WORKLOAD" getppid $M 2>&1 >/dev/null | grep getppid)
+	is "${out%%,*}" "$M" "perf stat counts a tracepoint exactly while perfscript -a samples it on the BPF path"
+else
+	skip "perf is not installed" "perf stat beside a BPF tracepoint program"
+fi
+out=$("$PERFSCRIPT" --backend=perf -e '
+c = assert(perfmon.counter("syscalls:sys_enter_getppid"))
+probe("end", function() print(c:read()) end)' -c "$WORKLOAD getppid $M" 2>&1)
+is "${out%%$'\t'*}" "$M" "another perfscript's counting counter on the tracepoint reads exactly $M meanwhile"
+kill -INT $bg; wait $bg
+out=$("$PERFSCRIPT" -e '
+s = assert(perfmon.counter("syscalls:sys_enter_getppid/period=1000,bpf/"))
+k = assert(perfmon.counter("syscalls:sys_enter_getppid"))
+local n = 0
+probe("perfmon.sample(s)", function() n = n + 1 end)
+probe("end", function() print(n, (s:read()), (k:read())) end)' -c "$WORKLOAD getppid $M" 2>&1)
+is "$out" "$(printf '%d\t%d\t%d' $((M / 1000)) $M $M)" "BPF path: the sampled tracepoint and a counting one on it both read exactly $M"
+# the target's forks join it; a process it did not fork never does
+"$WORKLOAD" getppid $M >/dev/null &
+other=$!
+out=$("$PERFSCRIPT" -e '
+s = assert(perfmon.counter("syscalls:sys_enter_getppid/period=1,bpf/"))
+local n, pids = 0, {}
+probe("perfmon.sample(s)", function(x) n = n + 1; pids[x.pid] = true end)
+probe("end", function() local k = 0; for _ in pairs(pids) do k = k + 1 end; print(n, k, pids[tonumber(arg[1])] and "other" or "") end)' \
+	-c "$WORKLOAD --fork getppid $M" -- $other 2>&1)
+wait $other
+is "$out" "$(printf '%d\t2\t' $((2 * M)))" "BPF path: a forking target's two processes give 2x$M samples, an unrelated one none"
+out=$("$PERFSCRIPT" -e '
+s = assert(perfmon.counter("syscalls:sys_enter_getppid/freq=200,bpf/"))
+local n, sum = 0, 0
+probe("perfmon.sample(s)", function(x) n = n + 1; sum = sum + x.period end)
+probe("end", function() print(n, sum) end)' -c "$WORKLOAD getppid $M" 2>&1)
+n=${out%%$'\t'*}; sum=${out##*$'\t'}
+ok $(( !(n >= 1 && n < 2000 && sum <= M && sum * 10 >= M * 9) )) "BPF path: freq=200 on a tracepoint samples at about the rate ($n samples, not one per hit) and the periods add up to the hits ($sum of $M)"
+# libbpf's attach enables the event and owns its fd: perfscript links the
+# programs itself, so -c counters start at exec and no fd is closed twice
+if command -v strace >/dev/null; then
+	strace -f -o "$TMP/strace" -e trace=ioctl,close "$PERFSCRIPT" -e '
+c = assert(perfmon.counter("page-faults/period=1,bpf/"))
+probe("perfmon.sample(c)", function() end)' -c "$WORKLOAD getppid 1" >/dev/null 2>&1
+	ok $(grep -cE 'PERF_EVENT_IOC_ENABLE' "$TMP/strace") "BPF path, -c: no counter is enabled by hand before exec (enable_on_exec does it)"
+	ok $(grep -cE '^[0-9]+ +close\(.*EBADF' "$TMP/strace") "BPF path: no fd is closed twice"
+else
+	skip "strace is not installed" "BPF -c counters start at exec"
+fi
 done_testing

@@ -16,12 +16,11 @@
 #include "sample/sampler.h"
 
 struct ps_sample_bpf;
-struct bpf_link;
 struct ring_buffer;
 
 struct ps_bpf_counter {
 	struct ps_sample_bpf *skel; /* loaded and attached */
-	struct bpf_link **links;
+	int *links;		    /* link fds: closing one detaches its program */
 	int nlinks;
 	int anchor_fd; /* tracepoints: the event the program hangs on, or -1 */
 };

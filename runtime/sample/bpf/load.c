@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@
 
 #define PS_AGG_ENTRIES_DEFAULT 16384u
 #define PS_STACK_ENTRIES       16384u
+#define PS_TARGET_ENTRIES      65536u /* processes of a target a tracepoint follows */
 
 static bool log_verbose;
 static bool log_installed;
@@ -271,12 +273,16 @@ static int configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint32
 	int err;
 
 	bpf_program__set_autoload(tp ? skel->progs.ps_perf : skel->progs.ps_tp, false);
+	bpf_program__set_autoload(skel->progs.ps_fork, flags & PS_BPF_F_TGT_TREE);
+	bpf_program__set_autoload(skel->progs.ps_free, flags & PS_BPF_F_TGT_TREE);
 	skel->rodata->cfg_handle = ps_session__handle(m->s, slot);
 	skel->rodata->cfg_flags = flags;
 	skel->rodata->cfg_keys = keys;
 	skel->rodata->cfg_every = b->every;
 	skel->rodata->cfg_tid = (__u32)b->tid;
 	skel->rodata->cfg_period = tp && !c->attr.freq ? c->attr.sample_period : 1;
+	skel->rodata->cfg_freq_ns =
+	    tp && c->attr.freq && c->attr.sample_freq ? 1000000000ull / c->attr.sample_freq : 0;
 	skel->rodata->cfg_wake_bytes = ring_bytes(m) / 4;
 	skel->rodata->cfg_raw_size =
 	    tp && (c->attr.sample_type & PERF_SAMPLE_RAW) ? raw_size(c) : 0;
@@ -295,6 +301,9 @@ static int configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint32
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.ps_cpus, cpu_slots(m->s, b));
 	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.ps_targets,
+					       flags & PS_BPF_F_TGT_TREE ? PS_TARGET_ENTRIES : 1);
+	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.ps_stacks,
 					       (flags & PS_BPF_F_CALLCHAIN) ||
 						       (keys & (PS_AGG_USTACK | PS_AGG_KSTACK))
@@ -309,22 +318,56 @@ static int configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint32
 }
 
 /* Attach the loaded program to every fd of the counter (a tracepoint's to
- * its anchor); links[] and *anchor are the caller's to undo on failure. */
-static int attach_links(const struct ps_counter *c, struct ps_sample_bpf *skel,
-			struct bpf_link **links, int *nlinks, int *anchor)
+ * its anchor, with the programs that follow the target's forks); links[]
+ * (link fds) and *anchor are the caller's to undo on failure. Links are
+ * made here rather than by libbpf's attach, which enables the event (a -c
+ * command's counters would count its held child before exec, the anchor
+ * would count) and takes the event's fd over, disabling and closing it
+ * when the link goes. */
+static int attach_links(const struct ps_counter *c, struct ps_sample_bpf *skel, int *links,
+			int *nlinks, int *anchor)
 {
 	bool tp = c->attr.type == PERF_TYPE_TRACEPOINT;
-	struct bpf_program *prog = tp ? skel->progs.ps_tp : skel->progs.ps_perf;
+	int prog = bpf_program__fd(tp ? skel->progs.ps_tp : skel->progs.ps_perf);
 
 	if (tp && (*anchor = open_anchor(c)) < 0)
 		return *anchor;
 	for (int k = 0; k < (tp ? 1 : c->nfds); k++) {
-		links[*nlinks] = bpf_program__attach_perf_event(prog, tp ? *anchor : c->fds[k]);
-		if (!links[*nlinks])
-			return -errno;
+		links[*nlinks] =
+		    bpf_link_create(prog, tp ? *anchor : c->fds[k], BPF_PERF_EVENT, NULL);
+		if (links[*nlinks] < 0)
+			return links[*nlinks];
 		(*nlinks)++;
 	}
+	if (!tp || !(skel->rodata->cfg_flags & PS_BPF_F_TGT_TREE))
+		return 0;
+	links[*nlinks] =
+	    bpf_raw_tracepoint_open("sched_process_fork", bpf_program__fd(skel->progs.ps_fork));
+	if (links[*nlinks] < 0)
+		return links[*nlinks];
+	(*nlinks)++;
+	links[*nlinks] =
+	    bpf_raw_tracepoint_open("sched_process_free", bpf_program__fd(skel->progs.ps_free));
+	if (links[*nlinks] < 0)
+		return links[*nlinks];
+	(*nlinks)++;
 	return 0;
+}
+
+/* A tracepoint's program keeps the counter's period itself, and lets the
+ * hits through to the counter's own fds so that they count: those must not
+ * sample as well. PERF_EVENT_IOC_PERIOD cannot make a sampling event a
+ * counting one, so on = true sets a period never reached (or 1 Hz, for
+ * freq=); on = false puts the counter's own back. */
+static void quiet_fds(const struct ps_counter *c, bool on)
+{
+	uint64_t v = !on ? c->attr.sample_period : c->attr.freq ? 1 : 1ull << 62;
+
+	if (c->attr.type != PERF_TYPE_TRACEPOINT)
+		return;
+	for (int k = 0; k < c->nfds; k++)
+		if (c->fds[k] >= 0)
+			ioctl(c->fds[k], PERF_EVENT_IOC_PERIOD, &v);
 }
 
 /* The session's one ring buffer, from the first forwarding object. */
@@ -355,13 +398,14 @@ static void bpf_detach(struct ps_sampler *m, uint32_t slot)
 	if (!b)
 		return;
 	while (b->nlinks > 0)
-		bpf_link__destroy(b->links[--b->nlinks]);
+		close(b->links[--b->nlinks]);
 	free(b->links);
 	if (b->anchor_fd >= 0)
 		close(b->anchor_fd);
 	ps_sample_bpf__destroy(b->skel);
 	free(b);
 	c->priv = NULL;
+	quiet_fds(&m->s->slots[slot], false);
 }
 
 /* Load and attach the counter's object; the old one (if any) goes only on
@@ -387,7 +431,7 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 			    c->name);
 		return -EOPNOTSUPP;
 	}
-	if (!bs || !b || !(b->links = calloc(c->nfds ? c->nfds : 1, sizeof(*b->links)))) {
+	if (!bs || !b || !(b->links = calloc((size_t)c->nfds + 2, sizeof(*b->links)))) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -410,10 +454,11 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 	b->skel = skel;
 	bpf_detach(m, slot); /* the previous object, if any */
 	c->sampled->priv = b;
+	quiet_fds(c, true);
 	return 0;
 fail:
 	while (b && b->nlinks > 0)
-		bpf_link__destroy(b->links[--b->nlinks]);
+		close(b->links[--b->nlinks]);
 	if (b && b->anchor_fd >= 0)
 		close(b->anchor_fd);
 	free(b ? b->links : NULL);

@@ -33,7 +33,6 @@
 #define PS_BPF_RAW_MAX 2048 /* bytes of a tracepoint record a forwarded one may copy */
 
 #define PS_BPF_MAX_CPUS	   1024 /* CPU map entries before load; the loader sizes it */
-#define PS_BPF_TREE_DEPTH  16	/* ancestors a tracepoint hit is checked against */
 #define PS_BPF_STACK_DEPTH 127	/* kernel.perf_event_max_stack's default */
 
 struct ps_bpf_rec {

@@ -8,8 +8,16 @@
  * whose programs the kernel runs on every hit of the tracepoint, system-wide,
  * so it checks the session's target itself. Both filter (pid set, tid, CPU
  * set, user/kernel, every Nth), then count into ps_counts and/or forward a
- * compact record through the session's one ring buffer. Returning 0 tells
- * the kernel not to write the overflow into the perf ring as well.
+ * compact record through the session's one ring buffer. ps_perf returns 0:
+ * the kernel then does not write the overflow into the counter's own perf
+ * ring as well. ps_tp returns 1, always: a tracepoint program's 0 would make
+ * the kernel skip every perf event on the tracepoint for that hit, another
+ * tool's and perfscript's own counting ones included.
+ *
+ * A tracepoint's target test must be cheap, since every process on the
+ * machine pays it: one hash lookup of the tgid in ps_targets, which
+ * ps_fork and ps_free keep current as the target's processes come and go
+ * (inherit's rule: the processes forked after the session started).
  */
 #include <linux/types.h>
 #include <linux/bpf.h>
@@ -33,6 +41,7 @@ const volatile __u32 cfg_raw_size = 0;	   /* tracepoints: record bytes a forward
 const volatile __u32 cfg_field_off = 0;	   /* PS_BPF_K_FIELD: where the field is... */
 const volatile __u32 cfg_field_size = 0;   /* ...its size (1, 2, 4, 8)... */
 const volatile __u32 cfg_field_signed = 0; /* ...and whether to sign-extend it */
+const volatile __u64 cfg_freq_ns = 0;	   /* tracepoints with freq=: ns between samples */
 
 __u64 seen = 0;	     /* overflows that passed the filters, for cfg_every */
 __u64 hits = 0;	     /* tracepoint hits in the target, for cfg_period */
@@ -61,9 +70,22 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* memory as processes join */
 	__type(key, __u32);
 	__type(value, __u8);
-} ps_targets SEC(".maps"); /* tracepoints: the session's target tgids */
+} ps_targets SEC(".maps"); /* tracepoints: the target's tgids, kept by ps_fork/ps_free */
+
+struct freq_state {
+	__u64 last; /* bpf_ktime_get_ns of this CPU's last sample */
+	__u64 hits; /* hits on this CPU since */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct freq_state);
+} ps_freq SEC(".maps"); /* tracepoints with freq=: the rate, kept per CPU */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -93,8 +115,7 @@ struct pt_regs___ps {
 } __attribute__((preserve_access_index));
 
 struct task_struct___ps {
-	int tgid;
-	struct task_struct___ps *real_parent;
+	int pid, tgid;
 } __attribute__((preserve_access_index));
 
 static __always_inline void bump(__u32 which)
@@ -112,32 +133,66 @@ static __always_inline int cpu_has(__u32 cpu, __u8 bit)
 	return v && (*v & bit);
 }
 
-/* The tracepoint fired in the session's target: its process tree (walked
- * up through real_parent, as inherit follows forks) or its CPUs. */
+/* The tracepoint fired in the session's target: one of its processes, or
+ * one of its CPUs. */
 static __always_inline int in_target(__u32 tgid, __u32 cpu)
 {
-	struct task_struct___ps *t;
-
 	if (cfg_flags & PS_BPF_F_TGT_CPUS)
 		return cpu_has(cpu, 2);
 	if (!(cfg_flags & PS_BPF_F_TGT_TREE))
 		return 1;
-	if (bpf_map_lookup_elem(&ps_targets, &tgid))
-		return 1;
-	t = (struct task_struct___ps *)bpf_get_current_task();
-	for (int i = 0; i < PS_BPF_TREE_DEPTH; i++) {
-		__u32 up;
+	return bpf_map_lookup_elem(&ps_targets, &tgid) != NULL;
+}
 
-		t = BPF_CORE_READ(t, real_parent);
-		if (!t)
-			return 0;
-		up = BPF_CORE_READ(t, tgid);
-		if (up <= 1)
-			return 0;
-		if (bpf_map_lookup_elem(&ps_targets, &up))
-			return 1;
-	}
+/* A process forked by one of the target's joins it (a thread shares its
+ * tgid, which is there already). A full map misses the newcomer: counted
+ * in ps_lost[1]. */
+SEC("raw_tp/sched_process_fork")
+int ps_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct___ps *parent = (void *)ctx->args[0], *child = (void *)ctx->args[1];
+	__u32 up = BPF_CORE_READ(parent, tgid), tgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (tgid == up || !bpf_map_lookup_elem(&ps_targets, &up))
+		return 0;
+	if (bpf_map_update_elem(&ps_targets, &tgid, &one, BPF_ANY))
+		bump(1);
 	return 0;
+}
+
+/* A process leaves the target when its leader's task is freed: every
+ * thread has exited and been reaped by then, so no later hit of its own
+ * (sched_process_exit's included) is missed. */
+SEC("raw_tp/sched_process_free")
+int ps_free(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct___ps *p = (void *)ctx->args[0];
+	__u32 pid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid);
+
+	if (pid == tgid)
+		bpf_map_delete_elem(&ps_targets, &tgid);
+	return 0;
+}
+
+/* freq= on a tracepoint: the kernel would sample every hit for a program,
+ * so the rate is kept here, per CPU: a sample once cfg_freq_ns passed,
+ * its period the hits since the last. 0: not this hit. */
+static __always_inline __u64 freq_period(void)
+{
+	__u32 zero = 0;
+	struct freq_state *st = bpf_map_lookup_elem(&ps_freq, &zero);
+	__u64 now = bpf_ktime_get_ns(), n;
+
+	if (!st)
+		return 0;
+	st->hits++;
+	if (now - st->last < cfg_freq_ns)
+		return 0;
+	n = st->hits;
+	st->hits = 0;
+	st->last = now;
+	return n;
 }
 
 /* A tracepoint field of the record at ctx, as the key's 64-bit value. */
@@ -203,9 +258,9 @@ static __always_inline int handle(void *ctx, __u64 ip, __u32 user, __u64 period,
 	__u32 tgid = pt >> 32, tid = (__u32)pt, cpu = bpf_get_smp_processor_id();
 	struct ps_bpf_rec *r;
 
-	if (tracepoint && !in_target(tgid, cpu))
-		return 1; /* not ours: the kernel goes on as if we were not here */
 	/* a tracepoint program runs on every hit: the period is ours to keep */
+	if (tracepoint && cfg_freq_ns && !(period = freq_period()))
+		return 0;
 	if (tracepoint && cfg_period > 1 &&
 	    __sync_fetch_and_add(&hits, 1) % cfg_period != cfg_period - 1)
 		return 0;
@@ -281,6 +336,10 @@ int ps_tp(void *ctx)
 {
 	__u64 ip = 0;
 
+	/* first, before any other work: most hits are other processes' */
+	if (!in_target(bpf_get_current_pid_tgid() >> 32, bpf_get_smp_processor_id()))
+		return 1;
+
 	/* A tracepoint program cannot read the hit's registers. perf reports
 	 * a syscall tracepoint at the task's user registers and any other at
 	 * its kernel caller: the task's saved user registers give the first,
@@ -290,8 +349,10 @@ int ps_tp(void *ctx)
 
 		regs = (struct pt_regs___ps *)bpf_task_pt_regs(bpf_get_current_task_btf());
 		ip = BPF_CORE_READ(regs, ip);
-		return handle(ctx, ip, (BPF_CORE_READ(regs, cs) & 3) == 3, 0, 0, 1);
+		handle(ctx, ip, (BPF_CORE_READ(regs, cs) & 3) == 3, 0, 0, 1);
+		return 1;
 	}
 	bpf_get_stack(ctx, &ip, sizeof(ip), 0);
-	return handle(ctx, ip, 0, 0, 0, 1);
+	handle(ctx, ip, 0, 0, 0, 1);
+	return 1; /* the kernel goes on to every perf event on the tracepoint */
 }

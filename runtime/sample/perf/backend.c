@@ -378,6 +378,9 @@ static int take_sample(struct ps_sampler *m, const struct perf_event_header *h, 
 	if (slot >= m->s->nslots)
 		return 0; /* a freed counter's leftovers, or the carrier (it never samples) */
 	c = &m->s->slots[slot];
+	/* a counter BPF serves takes its samples from there alone */
+	if (c->sampled && c->sampled->serving != &ps_perf_backend)
+		return 0;
 	if (ps_record__sample(h, &c->attr, &smp)) {
 		ps_sampler__malformed(m, slot);
 		return 0;
