@@ -557,6 +557,11 @@ struct ps_agg_entry {
 typedef int (*ps_agg_fn)(const struct ps_agg_entry *e, void *ctx);
 /* Call fn for each key of counter h's aggregation map; fn < 0 stops. */
 int ps_session__aggregate_read(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx);
+/* Take the counts so far away and hand them to fn: every count is in
+ * exactly one take, however fast they arrive (a swap of maps, not a read
+ * and a delete). Stacks taken are forgotten with them. */
+int ps_session__aggregate_take(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx);
+/* Forget the counts so far (a take that hands them to no one). */
 int ps_session__aggregate_clear(struct ps_session *s, ps_handle h);
 /* Keys that found the map full (counted in the kernel, per CPU, summed). */
 int ps_session__aggregate_dropped(const struct ps_session *s, ps_handle h, uint64_t *dropped);

@@ -494,6 +494,17 @@ static int a_read(lua_State *L)
 	return rc < 0 ? fail(L, u, rc) : 1;
 }
 
+static int a_take(lua_State *L)
+{
+	struct agg_ud *u = check_agg(L);
+	struct read_ctx r = {L, u};
+	int rc;
+
+	lua_newtable(L);
+	rc = ps_session__aggregate_take(u->sc->session, u->h, add_entry, &r);
+	return rc < 0 ? fail(L, u, rc) : 1;
+}
+
 static int a_clear(lua_State *L)
 {
 	struct agg_ud *u = check_agg(L);
@@ -531,10 +542,8 @@ static int a_tostring(lua_State *L)
 void ps_lua_aggregate__open(lua_State *L, struct ps_script *sc)
 {
 	static const luaL_Reg methods[] = {
-	    {"read", a_read},
-	    {"clear", a_clear},
-	    {"dropped", a_dropped},
-	    {NULL, NULL},
+	    {"read", a_read},	    {"take", a_take}, {"clear", a_clear},
+	    {"dropped", a_dropped}, {NULL, NULL},
 	};
 
 	(void)sc;

@@ -2,8 +2,12 @@
  * aggregate.c: reading what a counter's program counted in the kernel.
  * Keys are listed first and looked up after, so counts that arrive during
  * a read land in this read or the next, never in neither; stacks are read
- * from the counter's stack map by id. Clearing deletes the keys listed,
- * then the stacks, so the stack map does not fill up across intervals.
+ * from the counter's stack map by id. Taking and clearing swap an empty
+ * count map into the program's slot: the kernel returns from that update
+ * only when no program can still be using the old map (map-in-map updates
+ * wait for running programs), so the old one is read and emptied whole,
+ * and no count is lost or counted twice. Clearing also empties the stack
+ * map, so it does not fill up across intervals.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -60,21 +64,14 @@ static long list_keys(int fd, size_t ksz, void **out)
 	return (long)n;
 }
 
-int ps_session__aggregate_read(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx)
+/* Hand every key of count map fd to fn, with its stacks. */
+static int read_counts(struct ps_bpf_counter *b, uint32_t fields, int fd, ps_agg_fn fn, void *ctx)
 {
 	static uint64_t ustack[PS_BPF_STACK_DEPTH], kstack[PS_BPF_STACK_DEPTH];
-	uint32_t fields;
-	int err, fd;
-	struct ps_bpf_counter *b = aggregating(s, h, &fields, &err);
 	struct ps_agg_key *keys = NULL;
-	long n;
+	long n = list_keys(fd, sizeof(*keys), (void **)&keys);
+	int err = 0;
 
-	if (!b)
-		return err;
-	if (!fn)
-		return -EINVAL;
-	fd = bpf_map__fd(b->skel->maps.ps_counts);
-	n = list_keys(fd, sizeof(*keys), (void **)&keys);
 	if (n < 0)
 		return (int)n;
 	for (long i = 0; i < n && err >= 0; i++) {
@@ -104,33 +101,74 @@ int ps_session__aggregate_read(struct ps_session *s, ps_handle h, ps_agg_fn fn, 
 	return err < 0 ? err : 0;
 }
 
-int ps_session__aggregate_clear(struct ps_session *s, ps_handle h)
+/* Delete every key of map fd (key size ksz). */
+static int empty_map(int fd, size_t ksz)
 {
-	uint32_t fields;
-	int err, fd;
-	struct ps_bpf_counter *b = aggregating(s, h, &fields, &err);
 	void *keys = NULL;
-	long n;
+	long n = list_keys(fd, ksz, &keys);
 
-	if (!b)
-		return err;
-	fd = bpf_map__fd(b->skel->maps.ps_counts);
-	n = list_keys(fd, sizeof(struct ps_agg_key), &keys);
 	if (n < 0)
 		return (int)n;
 	for (long i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, (char *)keys + i * sizeof(struct ps_agg_key));
+		bpf_map_delete_elem(fd, (char *)keys + i * ksz);
 	free(keys);
-	if (fields & (PS_AGG_USTACK | PS_AGG_KSTACK)) {
-		fd = bpf_map__fd(b->skel->maps.ps_stacks);
-		n = list_keys(fd, sizeof(__u32), &keys);
-		if (n < 0)
-			return (int)n;
-		for (long i = 0; i < n; i++)
-			bpf_map_delete_elem(fd, (__u32 *)keys + i);
-		free(keys);
-	}
 	return 0;
+}
+
+/* Put the empty count map in the program's slot; the full one's fd. */
+static int swap_counts(struct ps_bpf_counter *b)
+{
+	uint32_t zero = 0;
+	int old = b->counts_fd[b->active];
+
+	if (bpf_map_update_elem(bpf_map__fd(b->skel->maps.ps_counts), &zero,
+				&b->counts_fd[!b->active], BPF_ANY))
+		return -errno;
+	b->active = !b->active;
+	return old;
+}
+
+int ps_session__aggregate_read(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx)
+{
+	uint32_t fields;
+	int err;
+	struct ps_bpf_counter *b = aggregating(s, h, &fields, &err);
+
+	if (!b)
+		return err;
+	if (!fn)
+		return -EINVAL;
+	return read_counts(b, fields, b->counts_fd[b->active], fn, ctx);
+}
+
+/* Take the counts away whole (to fn, unless NULL), and the stacks. */
+static int take(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx)
+{
+	uint32_t fields;
+	int err, old;
+	struct ps_bpf_counter *b = aggregating(s, h, &fields, &err);
+
+	if (!b)
+		return err;
+	old = swap_counts(b);
+	if (old < 0)
+		return old;
+	err = fn ? read_counts(b, fields, old, fn, ctx) : 0;
+	/* emptied even when fn failed: the spare must be empty for the next swap */
+	empty_map(old, sizeof(struct ps_agg_key));
+	if (fields & (PS_AGG_USTACK | PS_AGG_KSTACK))
+		empty_map(bpf_map__fd(b->skel->maps.ps_stacks), sizeof(__u32));
+	return err;
+}
+
+int ps_session__aggregate_take(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx)
+{
+	return fn ? take(s, h, fn, ctx) : -EINVAL;
+}
+
+int ps_session__aggregate_clear(struct ps_session *s, ps_handle h)
+{
+	return take(s, h, NULL, NULL);
 }
 
 int ps_session__aggregate_dropped(const struct ps_session *s, ps_handle h, uint64_t *dropped)

@@ -22,7 +22,9 @@ struct ps_bpf_counter {
 	struct ps_sample_bpf *skel; /* loaded and attached */
 	int *links;		    /* link fds: closing one detaches its program */
 	int nlinks;
-	int anchor_fd; /* tracepoints: the event the program hangs on, or -1 */
+	int anchor_fd;	  /* tracepoints: the event the program hangs on, or -1 */
+	int counts_fd[2]; /* aggregating: the count maps, counts_fd[active] in use */
+	int active;
 };
 
 struct ps_bpf {

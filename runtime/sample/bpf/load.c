@@ -262,9 +262,18 @@ static uint32_t raw_size(const struct ps_counter *c)
 	return end > PS_BPF_RAW_MAX ? PS_BPF_RAW_MAX : end;
 }
 
+static uint32_t agg_entries(const struct ps_counter *c, uint32_t flags)
+{
+	const struct ps_sample_conf *b = &c->sampled->conf;
+
+	if (!(flags & PS_BPF_F_AGGREGATE))
+		return 1;
+	return b->entries ? b->entries : PS_AGG_ENTRIES_DEFAULT;
+}
+
 /* Settle the object's read-only configuration and map sizes before load. */
 static int configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint32_t slot,
-		     struct ps_sample_bpf *skel)
+		     struct ps_sample_bpf *skel, int counts_fd)
 {
 	const struct ps_counter *c = &m->s->slots[slot];
 	const struct ps_sample_conf *b = &c->sampled->conf;
@@ -309,12 +318,46 @@ static int configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint32
 						       (keys & (PS_AGG_USTACK | PS_AGG_KSTACK))
 						   ? PS_STACK_ENTRIES
 						   : 1);
-	if (!err)
-		err = bpf_map__set_max_entries(
-		    skel->maps.ps_counts, flags & PS_BPF_F_AGGREGATE
-					      ? (b->entries ? b->entries : PS_AGG_ENTRIES_DEFAULT)
-					      : 1);
+	/* libbpf cannot size an inner map's template (1.1 dereferences its
+	 * object, which it has none of): the first count map is the template */
+	if (!err && (flags & PS_BPF_F_AGGREGATE))
+		err = bpf_map__set_inner_map_fd(skel->maps.ps_counts, counts_fd);
 	return err;
+}
+
+/* The two count maps of an aggregating counter, made before load: one to
+ * go in the program's slot, the other empty, to swap in when the counts
+ * are taken. */
+static int make_counts(const struct ps_counter *c, uint32_t flags, struct ps_bpf_counter *b)
+{
+	if (!(flags & PS_BPF_F_AGGREGATE))
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		b->counts_fd[i] =
+		    bpf_map_create(BPF_MAP_TYPE_HASH, "ps_counts_in", sizeof(struct ps_agg_key),
+				   sizeof(__u64), agg_entries(c, flags), NULL);
+		if (b->counts_fd[i] < 0)
+			return b->counts_fd[i];
+	}
+	b->active = 0;
+	return 0;
+}
+
+static int put_counts(struct ps_sample_bpf *skel, struct ps_bpf_counter *b)
+{
+	uint32_t zero = 0;
+
+	if (b->counts_fd[0] < 0)
+		return 0;
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.ps_counts), &zero, &b->counts_fd[0],
+				   BPF_ANY);
+}
+
+static void close_counts(struct ps_bpf_counter *b)
+{
+	for (int i = 0; i < 2; i++)
+		if (b->counts_fd[i] >= 0)
+			close(b->counts_fd[i]);
 }
 
 /* Attach the loaded program to every fd of the counter (a tracepoint's to
@@ -402,6 +445,7 @@ static void bpf_detach(struct ps_sampler *m, uint32_t slot)
 	free(b->links);
 	if (b->anchor_fd >= 0)
 		close(b->anchor_fd);
+	close_counts(b);
 	ps_sample_bpf__destroy(b->skel);
 	free(b);
 	c->priv = NULL;
@@ -435,16 +479,20 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 		err = -ENOMEM;
 		goto fail;
 	}
-	b->anchor_fd = -1;
+	b->anchor_fd = b->counts_fd[0] = b->counts_fd[1] = -1;
 	log_install();
 	log_len = 0;
 	log_tail[0] = '\0';
 	skel = ps_sample_bpf__open();
-	err = skel ? configure(m, bs, slot, skel) : -errno;
+	err = skel ? make_counts(c, cfg_flags(m->s, c), b) : -errno;
+	if (!err)
+		err = configure(m, bs, slot, skel, b->counts_fd[0]);
 	if (!err)
 		err = ps_sample_bpf__load(skel);
 	if (!err)
 		err = fill_maps(m->s, c, skel);
+	if (!err)
+		err = put_counts(skel, b);
 	if (!err)
 		err = attach_links(c, skel, b->links, &b->nlinks, &b->anchor_fd);
 	if (!err && bs->rb_fd < 0 && (skel->rodata->cfg_flags & PS_BPF_F_FORWARD))
@@ -461,6 +509,8 @@ fail:
 		close(b->links[--b->nlinks]);
 	if (b && b->anchor_fd >= 0)
 		close(b->anchor_fd);
+	if (b)
+		close_counts(b);
 	free(b ? b->links : NULL);
 	free(b);
 	ps_sample_bpf__destroy(skel);

@@ -101,11 +101,20 @@ struct {
 	__uint(value_size, PS_BPF_STACK_DEPTH * sizeof(__u64));
 } ps_stacks SEC(".maps");
 
-struct {
+struct counts_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
-	__type(key, struct ps_agg_key);
-	__type(value, __u64);
+	__uint(key_size, sizeof(struct ps_agg_key)); /* by size: the key's BTF would be a forward */
+	__uint(value_size, sizeof(__u64));
+};
+
+/* The counts, in the one map slot 0 holds: the reader puts an empty one
+ * there to take the full one away whole (sample/bpf/aggregate.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct counts_map);
 } ps_counts SEC(".maps");
 
 /* Only the fields we read, relocated against the running kernel (CO-RE). */
@@ -214,6 +223,13 @@ static __always_inline void aggregate(void *ctx, __u32 tgid, __u32 tid, __u32 cp
 {
 	struct ps_agg_key k = {};
 	__u64 one = 1, *v;
+	__u32 zero = 0;
+	void *counts = bpf_map_lookup_elem(&ps_counts, &zero);
+
+	if (!counts) {
+		bump(1);
+		return;
+	}
 
 	if (tracepoint && (cfg_keys & PS_BPF_K_FIELD))
 		k.field = field(ctx);
@@ -236,15 +252,15 @@ static __always_inline void aggregate(void *ctx, __u32 tgid, __u32 tid, __u32 cp
 		k.ustack = bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK);
 	if ((cfg_keys & PS_BPF_K_KSTACK) && !user)
 		k.kstack = bpf_get_stackid(ctx, &ps_stacks, 0);
-	v = bpf_map_lookup_elem(&ps_counts, &k);
+	v = bpf_map_lookup_elem(counts, &k);
 	if (v) {
 		__sync_fetch_and_add(v, 1);
 		return;
 	}
-	if (bpf_map_update_elem(&ps_counts, &k, &one, BPF_NOEXIST) == 0)
+	if (bpf_map_update_elem(counts, &k, &one, BPF_NOEXIST) == 0)
 		return;
 	/* another CPU inserted it first, or the map is full */
-	v = bpf_map_lookup_elem(&ps_counts, &k);
+	v = bpf_map_lookup_elem(counts, &k);
 	if (v)
 		__sync_fetch_and_add(v, 1);
 	else
