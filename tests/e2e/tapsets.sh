@@ -42,6 +42,30 @@ for ev in cycles instructions branches branch-misses; do
 	like "$out" $'\n +(<not supported>|[0-9]+) +'"$ev"$'( |\n)' "stat.lua: $ev counted or <not supported>"
 done
 like "$out" $'\n +[0-9]+\\.[0-9]{9} seconds time elapsed' "stat.lua: elapsed time"
+like "$out" $'\n +[0-9]+\\.[0-9]{9} seconds user\n +[0-9]+\\.[0-9]{9} seconds sys' "stat.lua -c: the children's user and sys seconds"
+
+# stat.lua --events on an exact workload, beside perf stat on its own run of it:
+# the same rows, the exact count, "/sec" per task-clock second.
+out=$("$PERFSCRIPT" "$EX/stat.lua" -c "$WORKLOAD getppid 100000" -- -e syscalls:sys_enter_getppid,page-faults,task-clock 2>&1)
+ok $? "stat.lua -e EVENTS runs"
+like "$out" $'\n +100000 +syscalls:sys_enter_getppid +# +[0-9.]+ K/sec\n' "stat.lua -e: the exact tracepoint count with a K/sec rate"
+n=$(sed -nE 's/^ +100000 +syscalls:sys_enter_getppid +# +([0-9.]+) K\/sec$/\1/p' <<<"$out")
+ms=$(sed -nE 's/^ +([0-9.]+) msec task-clock .*/\1/p' <<<"$out")
+awk -v r="$n" -v ms="$ms" 'BEGIN { e = 100000 / (ms / 1000) / 1000; exit !(ms > 0 && (r - e) ^ 2 < (e * 0.01) ^ 2) }'
+ok $? "stat.lua -e: /sec is the count per task-clock second ($n K/sec, task-clock $ms msec)"
+if ! command -v perf >/dev/null || ! perf stat -e task-clock true >/dev/null 2>&1; then
+	skip "perf stat cannot count here" "stat.lua -e has perf stat's rows"
+else
+	perf stat -e syscalls:sys_enter_getppid,page-faults,task-clock "$WORKLOAD" getppid 100000 2>"$TMP/perf.txt" >/dev/null
+	theirs=$(sed -nE 's/^ +([0-9.]+)( msec)? +([a-z_:-]+) .*/\3/p' "$TMP/perf.txt" | tr '\n' ' ')
+	mine=$(sed -nE 's/^ +([0-9.]+)( msec)? +([a-z_:-]+) .*/\3/p' <<<"$out" | tr '\n' ' ')
+	is "$mine" "$theirs" "stat.lua -e: the rows perf stat prints, in its order"
+	pf=$(awk '$2 == "page-faults" { print $1 }' "$TMP/perf.txt"); mf=$(awk '$2 == "page-faults" { print $1 }' <<<"$out")
+	ok $(( mf > 0 && mf < 2 * pf + 20 && pf < 2 * mf + 20 ? 0 : 1 )) "stat.lua -e: page-faults near perf stat's ($mf vs $pf)"
+	like "$(cat "$TMP/perf.txt")" "seconds user" "perf stat prints the user line stat.lua copies"
+fi
+out=$("$PERFSCRIPT" -a -T 0.2 "$EX/stat.lua" -- -e task-clock 2>&1)
+like "$out" "Performance counter stats for 'system wide':" "stat.lua -a: perf stat's 'system wide' title"
 
 # The same run, counted by perf stat and stat.lua both attached with -p.
 if ! command -v perf >/dev/null; then
