@@ -836,6 +836,16 @@ void ps_http__free(struct ps_http *h);
 /* The port it listens on. */
 int ps_http__port(const struct ps_http *h);
 
+/* ------------------------------------------------------------------------
+ * Time (runtime/core/clock.c): the clock samples are stamped with
+ * (CLOCK_MONOTONIC), in nanoseconds, read in user space: rdtsc converted
+ * with the perf user page's time_zero/time_mult/time_shift where the kernel
+ * publishes them (cap_user_time_zero), else clock_gettime through the vDSO.
+ */
+uint64_t ps_time(void);
+/* "tsc" or "clock_gettime"; *why (if why is not NULL) says why not "tsc". */
+const char *ps_time_source(const char **why);
+
 #ifdef __cplusplus
 }
 #endif

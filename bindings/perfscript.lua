@@ -31,6 +31,8 @@ struct ps_target_opts {
 struct ps_value { uint64_t value, raw, enabled, running; };
 
 const char *ps_strerror(int err);
+uint64_t ps_time(void);
+const char *ps_time_source(const char **why);
 struct ps_events *ps_events__parse(const char *spec, struct ps_event_error *err);
 void ps_events__free(struct ps_events *evs);
 size_t ps_events__count(const struct ps_events *evs);
@@ -258,6 +260,18 @@ function M.measure(spec, fn, ...)
   s:close()
   if not res[1] then error(res[2], 2) end
   return out, unpack(res, 2)
+end
+
+-- perfscript.time() -> ns: the sample clock (CLOCK_MONOTONIC), read in user space.
+function M.time()
+  return tonumber(lib.ps_time())
+end
+
+-- perfscript.time_source() -> "tsc" | "clock_gettime", why not tsc
+function M.time_source()
+  local why = ffi.new("const char *[1]")
+  local src = ffi.string(lib.ps_time_source(why))
+  return src, ffi.string(why[0])
 end
 
 return M

@@ -454,6 +454,23 @@ static int m_stats(lua_State *L)
 	return 1;
 }
 
+/* perfmon.time() -> ns: the sample clock, read in user space (core/clock.c). */
+static int m_time(lua_State *L)
+{
+	lua_pushinteger(L, (lua_Integer)ps_time());
+	return 1;
+}
+
+/* perfmon.time_source() -> "tsc" | "clock_gettime", why not tsc */
+static int m_time_source(lua_State *L)
+{
+	const char *why;
+
+	lua_pushstring(L, ps_time_source(&why));
+	lua_pushstring(L, why);
+	return 2;
+}
+
 static const luaL_Reg module_funcs[] = {
     {"counter", m_counter},
     {"group", ps_lua_group__new},
@@ -461,6 +478,8 @@ static const luaL_Reg module_funcs[] = {
     {"open", m_open},
     {"lost", m_lost},
     {"stats", m_stats},
+    {"time", m_time},
+    {"time_source", m_time_source},
     {NULL, NULL},
 };
 
