@@ -846,6 +846,37 @@ uint64_t ps_time(void);
 /* "tsc" or "clock_gettime"; *why (if why is not NULL) says why not "tsc". */
 const char *ps_time_source(const char **why);
 
+/* ------------------------------------------------------------------------
+ * Code regions (runtime/core/region.c), as LIKWID's marker API and PAPI's
+ * high-level API: bracket code on any thread, get per-region call counts
+ * and inclusive counter values. One event set per process: spec, else
+ * $PERFSCRIPT_EVENTS, else "task-clock". Each thread counts on its own fds,
+ * opened at its first begin (one group where the kernel allows it: one
+ * read() per boundary, or rdpmc from the user pages where allowed). At exit
+ * every thread's regions are reported as $PERFSCRIPT_REPORT says (table,
+ * csv, json, none; default table) to $PERFSCRIPT_REPORT_FILE or stderr.
+ * Calls return 0 or a negative code; ps_regions__message() then says why.
+ */
+/* Choose the set and open it on the calling thread. Optional: the first
+ * begin does it with NULL. A second call with another spec: -PS_ERR_STATE. */
+int ps_regions__init(const char *spec, char *msg, size_t msglen);
+/* Begin / end region name on the calling thread. Regions nest; an end must
+ * name the innermost open region; a region inside itself counts once. */
+int ps_region__begin(const char *name);
+int ps_region__end(const char *name);
+/* The calling thread's totals of name: *calls and up to max values (in
+ * the set's order); returns the number of events, or -ENOENT. */
+int ps_region__read(const char *name, uint64_t *calls, uint64_t *values, size_t max);
+/* The names of the set's events (up to max); returns how many it has. */
+size_t ps_regions__events(const char **names, size_t max);
+/* Every thread's regions as "table", "csv" or "json"; -EINVAL otherwise. */
+int ps_regions__report(FILE *out, const char *format);
+/* Close the calling thread's fds now (its results stay for the report);
+ * a later begin opens them again. Done by itself when a thread exits. */
+int ps_regions__close_thread(void);
+/* Why the calling thread's last region call failed. */
+const char *ps_regions__message(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -33,6 +33,19 @@ struct ps_value { uint64_t value, raw, enabled, running; };
 const char *ps_strerror(int err);
 uint64_t ps_time(void);
 const char *ps_time_source(const char **why);
+
+typedef struct FILE FILE;
+FILE *open_memstream(char **ptr, size_t *sizeloc);
+int fclose(FILE *f);
+void free(void *p);
+int ps_regions__init(const char *spec, char *msg, size_t msglen);
+int ps_region__begin(const char *name);
+int ps_region__end(const char *name);
+int ps_region__read(const char *name, uint64_t *calls, uint64_t *values, size_t max);
+size_t ps_regions__events(const char **names, size_t max);
+int ps_regions__report(FILE *out, const char *format);
+int ps_regions__close_thread(void);
+const char *ps_regions__message(void);
 struct ps_events *ps_events__parse(const char *spec, struct ps_event_error *err);
 void ps_events__free(struct ps_events *evs);
 size_t ps_events__count(const struct ps_events *evs);
@@ -260,6 +273,70 @@ function M.measure(spec, fn, ...)
   s:close()
   if not res[1] then error(res[2], 2) end
   return out, unpack(res, 2)
+end
+
+-- Code regions, as perfmon.region/perfmon.regions in scripts (core/region.c):
+-- one event set per process, counted on each thread that begins a region.
+local Regions = {}
+Regions.__index = Regions
+Regions.__tostring = function() return "perfscript.regions" end
+local regions_obj = setmetatable({}, Regions)
+
+local function region_error(level)
+  error(ffi.string(lib.ps_regions__message()), level + 1)
+end
+
+function Regions:start(name)
+  if lib.ps_region__begin(name) < 0 then region_error(2) end
+  return self
+end
+
+function Regions:stop(name)
+  if lib.ps_region__end(name) < 0 then region_error(2) end
+  return self
+end
+
+-- r:read(name) -> { calls = n, [event] = value } | nil, message
+local read_calls, read_vals = ffi.new("uint64_t[1]"), ffi.new("uint64_t[16]")
+local read_names = ffi.new("const char *[16]")
+function Regions:read(name)
+  local n = lib.ps_region__read(name, read_calls, read_vals, 16)
+  if n < 0 then return nil, ffi.string(lib.ps_regions__message()) end
+  lib.ps_regions__events(read_names, 16)
+  local t = { calls = tonumber(read_calls[0]) }
+  for i = 0, n - 1 do t[ffi.string(read_names[i])] = tonumber(read_vals[i]) end
+  return t
+end
+
+-- r:report([format]) -> text: "table" (default), "csv" or "json"
+function Regions:report(format)
+  local buf, len = ffi.new("char *[1]"), ffi.new("size_t[1]")
+  local f = lib.open_memstream(buf, len)
+  if f == nil then error("perfscript: open_memstream: " .. strerror(ffi.errno()), 2) end
+  local rc = lib.ps_regions__report(f, format or "table")
+  lib.fclose(f)
+  local text = ffi.string(buf[0], len[0])
+  lib.free(buf[0])
+  if rc < 0 then error("bad argument #1 to 'report' (want \"table\", \"csv\" or \"json\")", 2) end
+  return text
+end
+
+-- perfscript.regions([spec]) -> regions | nil, message: spec, else
+-- $PERFSCRIPT_EVENTS, else task-clock.
+function M.regions(spec)
+  local msg = ffi.new("char[512]")
+  if lib.ps_regions__init(spec, msg, 512) < 0 then return nil, ffi.string(msg) end
+  return regions_obj
+end
+
+-- perfscript.region(name, fn, ...) -> fn's results, fn(...) inside region name
+function M.region(name, fn, ...)
+  if lib.ps_region__begin(name) < 0 then region_error(2) end
+  local res = { pcall(fn, ...) }
+  local rc = lib.ps_region__end(name)
+  if not res[1] then error(res[2], 0) end
+  if rc < 0 then region_error(2) end
+  return unpack(res, 2)
 end
 
 -- perfscript.time() -> ns: the sample clock (CLOCK_MONOTONIC), read in user space.

@@ -126,6 +126,10 @@ void ps_counters__free_all(struct ps_session *s);
  * so reads may use rdpmc where the kernel allows it; harmless to skip. */
 void ps_counter__map_user_page(struct ps_counter *c);
 void ps_counter__unmap_user_page(struct ps_counter *c);
+/* The value and times of a self-monitoring fd from its user page (rdpmc
+ * under the sequence lock): false when the kernel offers no user read now. */
+bool ps_user_page__read(const struct perf_event_mmap_page *pc, uint64_t *raw, uint64_t *en,
+			uint64_t *run);
 /* core/counter.c: close a group's fds and mark it not open. */
 void ps_counter__close_group(struct ps_session *s, uint32_t leader);
 /* core/counter.c: enable a group's members, then its leader; 0 or -errno. */

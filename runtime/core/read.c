@@ -145,8 +145,8 @@ static inline uint64_t rdtsc(void)
 
 /* The value and times from the user page: true, or false when the kernel
  * offers no user-space read now (then read() it is). */
-static bool read_user_page(const struct perf_event_mmap_page *pc, uint64_t *raw, uint64_t *en,
-			   uint64_t *run)
+bool ps_user_page__read(const struct perf_event_mmap_page *pc, uint64_t *raw, uint64_t *en,
+			uint64_t *run)
 {
 	uint32_t seq, idx;
 	uint64_t count, enabled, running;
@@ -182,8 +182,8 @@ static bool read_user_page(const struct perf_event_mmap_page *pc, uint64_t *raw,
 	return true;
 }
 #else
-static bool read_user_page(const struct perf_event_mmap_page *pc, uint64_t *raw, uint64_t *en,
-			   uint64_t *run)
+bool ps_user_page__read(const struct perf_event_mmap_page *pc, uint64_t *raw, uint64_t *en,
+			uint64_t *run)
 {
 	(void)pc, (void)raw, (void)en, (void)run;
 	return false;
@@ -259,7 +259,7 @@ int ps_session__read(struct ps_session *s, ps_handle h, struct ps_value *v)
 		uint64_t buf[5];
 		ssize_t n;
 
-		if (c->user_page && read_user_page(c->user_page, &raw, &en, &run)) {
+		if (c->user_page && ps_user_page__read(c->user_page, &raw, &en, &run)) {
 			scale(v, raw, en, run);
 			return 0;
 		}

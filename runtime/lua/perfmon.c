@@ -480,6 +480,8 @@ static const luaL_Reg module_funcs[] = {
     {"stats", m_stats},
     {"time", m_time},
     {"time_source", m_time_source},
+    {"regions", ps_lua_regions__new},
+    {"region", ps_lua_region__call},
     {NULL, NULL},
 };
 

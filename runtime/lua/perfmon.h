@@ -42,7 +42,9 @@ int ps_lua__open_one(lua_State *L, ps_handle h, char *msg, size_t len);
 
 /* lua/group.c */
 extern const luaL_Reg ps_lua_group__methods[], ps_lua_group__meta[];
-int ps_lua_group__new(lua_State *L); /* perfmon.group(spec) */
+int ps_lua_group__new(lua_State *L);   /* perfmon.group(spec) */
+int ps_lua_regions__new(lua_State *L); /* perfmon.regions([spec]), lua/region.c */
+int ps_lua_region__call(lua_State *L); /* perfmon.region(name, fn, ...) */
 
 /* lua/seed.c */
 extern const luaL_Reg ps_lua_seed__globals[];

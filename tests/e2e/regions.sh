@@ -1,5 +1,8 @@
 # regions.sh: self-monitoring from scripts and LuaJIT: perfmon.time() is the
-# clock samples carry, and the FFI binding reads the same clock.
+# clock samples carry, and the FFI binding reads the same clock; code
+# regions (perfmon.region, perfmon.regions, and the FFI binding's same
+# names) count a region's N getppid calls and N touched pages exactly,
+# nest, count calls, and report as table, CSV and JSON at exit.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PS=${PERFSCRIPT:-$ROOT/perfscript}
@@ -28,5 +31,70 @@ if command -v luajit >/dev/null; then
 else
 	skip "luajit is not installed (make deps installs it)" "FFI perfscript.time()"
 	skip "luajit is not installed (make deps installs it)" "FFI perfscript.time_source()"
+fi
+
+# Regions in a script: pid() is one getpid syscall (glibc caches nothing),
+# so a region around N pid() calls counts exactly N sys_enter_getpid.
+N=2000
+out=$(PERFSCRIPT_REPORT=csv "$PS" -e '
+local r = assert(perfmon.regions("syscalls:sys_enter_getpid,page-faults"))
+r:start("outer")
+for _ = 1, 3 do
+  perfmon.region("inner", function(n) for _ = 1, n do pid() end end, '$N')
+end
+r:start("pages"); local s = string.rep("x", '$N' * 4096); r:stop("pages")
+r:stop("outer")
+print("misuse", pcall(r.stop, r, "outer"))
+print("error", pcall(perfmon.region, "bad", function() error("boom", 0) end))
+local i, o = r:read("inner"), r:read("outer")
+print("inner", i.calls, i["syscalls:sys_enter_getpid"])
+print("outer", o.calls, o["syscalls:sys_enter_getpid"])
+print("pages", r:read("pages")["page-faults"] >= '$N', #s)
+print("second set", perfmon.regions("task-clock"))' 2>&1)
+like "$out" "misuse	false	regions: end of 'outer' with no region open" "Lua: an end with no region open raises, naming the region"
+like "$out" "error	false	boom" "Lua: perfmon.region passes fn's error on"
+like "$out" "inner	3	$((3 * N))" "Lua: inner: 3 calls, exactly 3 x $N getpid"
+like "$out" "outer	1	$((3 * N))" "Lua: outer includes inner: 1 call, 3 x $N getpid"
+like "$out" "pages	true" "Lua: a region writing $N pages counts at least $N page faults"
+like "$out" "second set	nil	regions already count" "Lua: a second event set is refused with a message"
+is "$(grep '^region,' <<<"$out")" "region,tid,calls,syscalls:sys_enter_getpid,page-faults" "Lua: PERFSCRIPT_REPORT=csv reports at exit"
+like "$(grep '^inner,' <<<"$out")" "^inner,[0-9]+,3,$((3 * N)),0$" "Lua: the CSV row of inner"
+
+if command -v luajit >/dev/null; then
+	# The LuaJIT program: N getppid calls and N fresh pages, exact.
+	out=$(PERFSCRIPT_EVENTS="syscalls:sys_enter_getppid,page-faults" PERFSCRIPT_REPORT=json luajit -e '
+local p = require "perfscript"
+local ffi = require "ffi"
+ffi.cdef [[ int getppid(void);
+  void *mmap(void *, size_t, int, int, int, long); int munmap(void *, size_t);
+  int madvise(void *, size_t, int); ]]
+local N, PG = '$N', 4096
+local function touch(n)
+  local m = ffi.cast("char *", ffi.C.mmap(nil, n * PG, 3, 0x22, -1, 0))   -- RW, PRIVATE|ANON
+  ffi.C.madvise(m, n * PG, 15)                                            -- MADV_NOHUGEPAGE
+  for i = 0, n - 1 do m[i * PG] = 1 end
+  ffi.C.munmap(m, n * PG)
+end
+local function work() for _ = 1, N do ffi.C.getppid() end; touch(N) end
+local r = assert(p.regions())        -- the set from PERFSCRIPT_EVENTS
+work()                                 -- traces compiled (their pages faulted) outside regions
+for _ = 1, 3 do
+  r:start("outer")
+  p.region("inner", work)
+  r:stop("outer")
+end
+print("misuse", pcall(r.stop, r, "outer"))
+local i, o = r:read("inner"), r:read("outer")
+print("inner", i.calls, i["syscalls:sys_enter_getppid"], i["page-faults"])
+print("outer", o.calls, o["syscalls:sys_enter_getppid"])' 2>&1)
+	like "$out" "inner	3	$((3 * N))	$((3 * N))" "LuaJIT: inner: 3 calls, exactly 3 x $N getppid and 3 x $N page faults"
+	like "$out" "outer	3	$((3 * N))" "LuaJIT: outer includes inner"
+	like "$out" "misuse	false	regions: end of 'outer' with no region open" "LuaJIT: misuse raises the same message"
+	like "$out" '"region":"inner","tid":[0-9]+,"calls":3,"values":\{"syscalls:sys_enter_getppid":'$((3 * N))',"page-faults":'$((3 * N))'\}' \
+		"LuaJIT: PERFSCRIPT_REPORT=json reports at exit"
+	json=$(sed -n '/^{"events"/,/^]}/p' <<<"$out")
+	ok $(python3 -c 'import json,sys; json.loads(sys.stdin.read())' <<<"$json" >/dev/null 2>&1; echo $?) "LuaJIT: the JSON report parses"
+else
+	for t in counts nesting misuse json parses; do skip "luajit is not installed (make deps installs it)" "LuaJIT regions: $t"; done
 fi
 done_testing
