@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/self.sh: self-monitoring costs through libperfscript (bench/self.c),
 # each a ratio against its reference taken in the same run:
-# perfmon.time()/ps_time() against clock_gettime(CLOCK_MONOTONIC) (vDSO).
+# perfmon.time()/ps_time() against clock_gettime(CLOCK_MONOTONIC) (vDSO);
+# a region begin+end pair against two bare read()s of the same counters.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=build/bench
@@ -23,3 +24,7 @@ out=$("$B/self" time "$N")
 v=$(field ratio <<<"$out")
 row "ps_time() [$(field source <<<"$out")]" "$(field ps_time_ns <<<"$out") ns" \
 	"(clock_gettime $(field clock_gettime_ns <<<"$out") ns; ratio $v, target <= 1.1: $(verdict "$v" 1.1))"
+out=$("$B/self" region "$((N / 10))")
+v=$(field ratio <<<"$out")
+row "region begin+end (2 events)" "$(field pair_ns <<<"$out") ns" \
+	"(two read()s $(field two_reads_ns <<<"$out") ns; ratio $v, target <= 1.2: $(verdict "$v" 1.2))"

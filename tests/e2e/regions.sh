@@ -97,4 +97,17 @@ print("outer", o.calls, o["syscalls:sys_enter_getppid"])' 2>&1)
 else
 	for t in counts nesting misuse json parses; do skip "luajit is not installed (make deps installs it)" "LuaJIT regions: $t"; done
 fi
+# The examples: the script and the C program report their regions at exit.
+out=$("$PS" "$ROOT/examples/regions.lua" task-clock,page-faults 2>&1)
+ok $? "examples/regions.lua runs"
+like "$out" "fill: [1-9][0-9]* page faults" "examples/regions.lua reads a region"
+like "$(grep '^sum ' <<<"$out")" "^sum +[0-9]+ +3 +[1-9][0-9]* +0$" "examples/regions.lua: sum ran 3 times, no page faults, at exit"
+if cc -I"$ROOT/bindings" -o "$ROOT/build/tests/regions_example" "$ROOT/examples/regions.c" "$ROOT/build/libperfscript.a" \
+	-ldw -lelf -lbpf -lpfm -lstdc++ -lmicrohttpd -lm -lpthread 2>&1; then
+	out=$(PERFSCRIPT_EVENTS=task-clock,page-faults PERFSCRIPT_REPORT=csv "$ROOT/build/tests/regions_example" 2>&1)
+	like "$(grep '^scan,' <<<"$out")" "^scan,[0-9]+,3,[1-9][0-9]*,0$" "examples/regions.c: scan 3 times, no page faults"
+	like "$(grep '^alloc,' <<<"$out")" "^alloc,[0-9]+,1,[1-9][0-9]*,[0-9]{4,}$" "examples/regions.c: alloc faults its 64 MB in"
+else
+	ok 1 "examples/regions.c builds"; ok 1 "examples/regions.c runs"
+fi
 done_testing
