@@ -157,8 +157,8 @@ static struct ps_region_thread *thread_state(int *err)
 	*err = 0;
 	if (t && t->open)
 		return t;
-	if (!g->evs && (*err = ps_regions__init(NULL, NULL, 0)) < 0)
-		return NULL;
+	if (!g->evs) /* the first begin of the process: init opens this thread too */
+		return (*err = ps_regions__init(NULL, NULL, 0)) < 0 ? NULL : self;
 	if (!t) {
 		t = calloc(1, sizeof(*t));
 		if (!t || !(t->fds = malloc(g->n * sizeof(*t->fds)))) {

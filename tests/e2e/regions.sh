@@ -6,6 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PS=${PERFSCRIPT:-$ROOT/perfscript}
+EX=$ROOT/examples
 
 # A sample's time is taken before its handler runs, on the same clock: the
 # handler's perfmon.time() is later, and by less than a second (a realtime
@@ -97,8 +98,15 @@ print("outer", o.calls, o["syscalls:sys_enter_getppid"])' 2>&1)
 else
 	for t in counts nesting misuse json parses; do skip "luajit is not installed (make deps installs it)" "LuaJIT regions: $t"; done
 fi
+# A first begin with no set chosen takes $PERFSCRIPT_EVENTS, and the thread
+# has one row (the set is opened once, by the begin's own init).
+out=$(PERFSCRIPT_EVENTS=syscalls:sys_enter_getpid PERFSCRIPT_REPORT=csv "$PS" -e '
+perfmon.region("first", function() for _ = 1, 77 do pid() end end)' 2>&1)
+is "$out" "region,tid,calls,syscalls:sys_enter_getpid
+$(grep -o '^first,[0-9]*,' <<<"$out")1,77" "a first perfmon.region takes PERFSCRIPT_EVENTS: one row, 77 getpid"
+
 # The examples: the script and the C program report their regions at exit.
-out=$("$PS" "$ROOT/examples/regions.lua" task-clock,page-faults 2>&1)
+out=$("$PS" "$EX/regions.lua" task-clock,page-faults 2>&1)
 ok $? "examples/regions.lua runs"
 like "$out" "fill: [1-9][0-9]* page faults" "examples/regions.lua reads a region"
 like "$(grep '^sum ' <<<"$out")" "^sum +[0-9]+ +3 +[1-9][0-9]* +0$" "examples/regions.lua: sum ran 3 times, no page faults, at exit"
