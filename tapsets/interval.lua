@@ -99,12 +99,26 @@ function Report:restart()
   self.last_t, self.last = self.t0, snapshot(self.list)
 end
 
+-- A rate in perf stat's metric units: K/sec, M/sec, G/sec by magnitude.
+local function rate(x)
+  for _, p in ipairs({ { 1e9, "G" }, { 1e6, "M" }, { 1e3, "K" } }) do
+    if x >= p[1] then return x / p[1], p[2] .. "/sec" end
+  end
+  return x, "/sec"
+end
+
 -- Rows of the interval that ends now: {time, name, value, unit, runtime,
 -- pct, metric, metric_unit, counted}.
 function Report:rows()
   local t, snap = self.clock(), snapshot(self.list)
   local dt = t - self.last_t
   local rows = {}
+  -- perf stat's "/sec" is per second of task-clock when it is counted, of
+  -- wall time otherwise
+  local per = dt
+  for i, e in ipairs(self.list) do
+    if TIME_EVENTS[e.name] then per = snap[i].value - self.last[i].value; break end
+  end
   for i, e in ipairs(self.list) do
     local a, b = self.last[i], snap[i]
     local dv = b.value - a.value
@@ -121,7 +135,7 @@ function Report:rows()
       r.metric, r.metric_unit = dt > 0 and dv / dt or 0, "CPUs utilized"
     else
       r.value, r.unit = dv, ""
-      r.metric, r.metric_unit = dt > 0 and dv / (dt / 1e9) or 0, "/sec"
+      r.metric, r.metric_unit = rate(per > 0 and dv / (per / 1e9) or 0)
     end
     rows[#rows + 1] = r
   end
@@ -153,7 +167,8 @@ function Report:format_rows(rows)
     elseif self.format == "json" then
       out[#out + 1] = ('{"interval": %.9f, "counter-value": %s, "unit": %s, "event": %s, ' ..
         '"event-runtime": %d, "pcnt-running": %.2f, "metric-value": %.6f, "metric-unit": %s}\n')
-        :format(r.time, json_string(value_text(r)), json_string(r.unit), json_string(r.name),
+        :format(r.time,
+                json_string(r.counted and ("%f"):format(r.value) or value_text(r)), json_string(r.unit), json_string(r.name),
                 r.runtime, r.pct, r.metric, json_string(r.metric_unit))
     else
       local line = ("%15.9f %18s %-4s %-32s # %8.3f %-14s"):format(r.time, value_text(r), r.unit,
