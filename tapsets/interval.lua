@@ -167,8 +167,8 @@ function Report:format_rows(rows)
     elseif self.format == "json" then
       out[#out + 1] = ('{"interval": %.9f, "counter-value": %s, "unit": %s, "event": %s, ' ..
         '"event-runtime": %d, "pcnt-running": %.2f, "metric-value": %.6f, "metric-unit": %s}\n')
-        :format(r.time,
-                json_string(r.counted and ("%f"):format(r.value) or value_text(r)), json_string(r.unit), json_string(r.name),
+        :format(r.time, json_string(r.counted and ("%f"):format(r.value) or value_text(r)),
+                json_string(r.unit), json_string(r.name),
                 r.runtime, r.pct, r.metric, json_string(r.metric_unit))
     else
       local line = ("%15.9f %18s %-4s %-32s # %8.3f %-14s"):format(r.time, value_text(r), r.unit,

@@ -31,7 +31,7 @@ describe("interval", function()
     step(1e9, 50, 5e8)
     local rows = r:rows()
     assert.equals(50, rows[1].value)
-    assert.equals(50, rows[1].metric)
+    assert.equals(100, rows[1].metric) -- per task-clock second: 50 in 0.5 s
     assert.equals("/sec", rows[1].metric_unit)
     assert.equals(100, rows[1].pct)
     assert.equals(500, rows[2].value)
@@ -40,7 +40,7 @@ describe("interval", function()
     step(5e8, 10, 0, 0.25)
     rows = r:rows()
     assert.equals(10, rows[1].value)
-    assert.equals(20, rows[1].metric)
+    assert.equals(0, rows[1].metric) -- no task-clock in this interval
     assert.equals(25, rows[1].pct)
     assert.equals(1.5, rows[1].time)
   end)
@@ -53,7 +53,7 @@ describe("interval", function()
     r:tick()
     local text = table.concat(out)
     assert.equals(1, select(2, text:gsub("#           time", "")))
-    assert.matches("\n    1.000000000                 50      page%-faults +#   50.000 /sec +%(50.00%%%)\n", text)
+    assert.matches("\n    1.000000000                 50      page%-faults +#  100.000 /sec +%(50.00%%%)\n", text)
     assert.matches("\n    1.000000000             500.00 msec task%-clock +#    0.500 CPUs utilized\n", text)
   end)
 
@@ -61,7 +61,7 @@ describe("interval", function()
     local r, step, out = setup("csv")
     step(1e9, 50, 5e8, 0.5)
     r:tick()
-    assert.equals("1.000000000,50,,page-faults,500000000,50.00,50.000,/sec\n" ..
+    assert.equals("1.000000000,50,,page-faults,500000000,50.00,100.000,/sec\n" ..
                   "1.000000000,500.00,msec,task-clock,1000000000,100.00,0.500,CPUs utilized\n",
                   table.concat(out))
   end)
@@ -71,9 +71,9 @@ describe("interval", function()
     step(1e9, 50, 5e8)
     r:tick()
     local first = out[1]:match("^[^\n]*")
-    assert.equals('{"interval": 1.000000000, "counter-value": "50", "unit": "", ' ..
+    assert.equals('{"interval": 1.000000000, "counter-value": "50.000000", "unit": "", ' ..
       '"event": "page-faults", "event-runtime": 1000000000, "pcnt-running": 100.00, ' ..
-      '"metric-value": 50.000000, "metric-unit": "/sec"}', first)
+      '"metric-value": 100.000000, "metric-unit": "/sec"}', first)
     assert.equals(2, select(2, out[1]:gsub("\n", "")))
   end)
 
