@@ -10,6 +10,7 @@
 #ifndef PS_CORE_SAMPLER_H
 #define PS_CORE_SAMPLER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/perf_event.h>
@@ -30,6 +31,9 @@ struct ps_sampler_hooks {
 	int (*fd_opened)(struct ps_session *s, uint32_t slot, int fd, int cpu);
 	/* Every fd of the sampling counter is open, none enabled: attach. */
 	int (*attach)(struct ps_session *s, uint32_t slot, char *msg, size_t msglen);
+	/* The counter was started (on) or stopped: its fds enabled or
+	 * disabled, or armed for a held command's exec. */
+	void (*switched)(struct ps_session *s, uint32_t slot, bool on);
 	/* Its fds are about to close. */
 	void (*detach)(struct ps_session *s, uint32_t slot);
 	/* The counter is freed; its slot will be reused. */

@@ -65,8 +65,7 @@ static bool own_group(void)
 }
 
 /* The child: wait for the go byte (EOF means the session died), then exec. */
-static _Noreturn void run_child(char *const *argv, int go_rd, int status_wr, pid_t parent,
-				bool group)
+static _Noreturn void run_child(char *const *argv, int go_rd, int status_wr, bool group)
 {
 	sigset_t none;
 	char go = 0;
@@ -76,8 +75,11 @@ static _Noreturn void run_child(char *const *argv, int go_rd, int status_wr, pid
 	/* the loop may have blocked signals for its signalfd; the command must not inherit that */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	/* if we die, however (SIGKILL included), the command goes too */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+	/* If we die, however (SIGKILL included), the command goes too. No
+	 * getppid() check for a death before this: the go pipe's EOF says so
+	 * below, and a syscall here would be counted as the command's by a
+	 * system-wide counter (or one opened while we were not looking). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(127);
 	if (group)
 		setpgid(0, 0);
@@ -96,7 +98,7 @@ static _Noreturn void run_child(char *const *argv, int go_rd, int status_wr, pid
 static int fork_command(struct ps_session *s, char *const *argv)
 {
 	int go[2] = {-1, -1}, st[2] = {-1, -1}, err = 0;
-	pid_t pid, parent = getpid();
+	pid_t pid;
 	bool group = own_group();
 
 	if (!argv || !argv[0])
@@ -113,7 +115,7 @@ static int fork_command(struct ps_session *s, char *const *argv)
 	if (pid == 0) {
 		close(go[1]);
 		close(st[0]);
-		run_child(argv, go[0], st[1], parent, group);
+		run_child(argv, go[0], st[1], group);
 	}
 	if (group)
 		setpgid(pid, pid); /* as the child does: whichever runs first */

@@ -146,6 +146,15 @@ static int hook_attach(struct ps_session *s, uint32_t slot, char *msg, size_t ms
 	return err;
 }
 
+static void hook_switched(struct ps_session *s, uint32_t slot, bool on)
+{
+	struct ps_sampler *m = s->sampler;
+	struct ps_sampled *c = ps_sampler__counter(m, slot);
+
+	if (c && c->serving && c->serving->switched)
+		c->serving->switched(m, slot, on);
+}
+
 static void hook_detach(struct ps_session *s, uint32_t slot)
 {
 	struct ps_sampler *m = s->sampler;
@@ -194,6 +203,7 @@ static const struct ps_sampler_hooks hooks = {
     .will_open = hook_will_open,
     .fd_opened = hook_fd_opened,
     .attach = hook_attach,
+    .switched = hook_switched,
     .detach = hook_detach,
     .release = hook_release,
     .free = hook_free,

@@ -42,6 +42,8 @@ struct ps_backend_ops {
 	/* Take the counter (its fds are open, none enabled). 0, or -errno with
 	 * msg filled; on failure nothing of the attach is left. */
 	int (*attach)(struct ps_sampler *m, uint32_t slot, char *msg, size_t msglen);
+	/* The counter was started (on) or stopped, after attach. */
+	void (*switched)(struct ps_sampler *m, uint32_t slot, bool on);
 	/* Let go of the counter (before its fds close). */
 	void (*detach)(struct ps_sampler *m, uint32_t slot);
 	/* Decode and deliver at most budget records (0: all) of the source

@@ -14,7 +14,7 @@ if [[ ! -r /sys/kernel/btf/vmlinux ]]; then
 	skip "this kernel has no BTF (/sys/kernel/btf/vmlinux), which the programs need" "BPF tests"
 	done_testing; exit
 fi
-ours() { bpftool prog show 2>/dev/null | grep -cE 'name (ps_perf|ps_tp|ps_fork|ps_free)( |$)'; }
+ours() { bpftool prog show 2>/dev/null | grep -cE 'name (ps_perf|ps_tp|ps_fork|ps_free|ps_exec)( |$)'; }
 # The count is machine-wide: another perfscript session running beside this
 # suite (a parallel test run) loads ps_ programs too, for a while. A leak
 # stays; theirs go: wait up to 10 s for the count to come back down.
@@ -253,4 +253,27 @@ probe("timer.ms(100)", function() add(a:take()); takes = takes + 1 end)
 probe("end", function() add(a:take()); print(sum, takes > 1) end)' -c "$WORKLOAD threads 4 250000" 2>&1)
 	is "$out" "$(printf '1000000\ttrue')" "aggregate:take() under a 4-thread flood, taken every 100 ms: the takes add up to exactly 1000000 (run $run)"
 done
+# A command's counts start at its exec, and a stopped counter samples
+# nothing: the tracepoint program filters away from the counter's own fds,
+# so it must agree with them (the samples of period=1 equal the count).
+for ev in sys_enter_execve sys_exit_read; do
+	for b in perf bpf; do
+		out=$("$PERFSCRIPT" --backend=$b -e '
+c = perfmon.counter("syscalls:'$ev'/period=1/")
+local n = 0
+probe("perfmon.sample(c)", function() n = n + 1 end)
+probe("end", function() print(n, (c:read())) end)' -c /bin/true 2>&1)
+		want=0; [[ $ev == sys_exit_read ]] && want=1
+		is "$out" "$(printf '%d\t%d' $want $want)" "--backend=$b $ev on -c /bin/true: $want sample(s), count $want (perf stat: execve 0, exit_read 1; nothing before exec)"
+	done
+done
+stopped='
+c = perfmon.counter("syscalls:sys_enter_getppid/period=1000/")
+local n = 0
+probe("perfmon.sample(c)", function() n = n + 1 end)
+c:stop()
+if arg[1] == "restart" then c:start() end
+probe("end", function() print(n, (c:read())) end)'
+is "$("$PERFSCRIPT" --backend=bpf -e "$stopped" -c "$WORKLOAD getppid 100000" 2>&1)" "$(printf '0\t0')" "--backend=bpf: a stopped tracepoint counter samples nothing"
+is "$("$PERFSCRIPT" --backend=bpf -e "$stopped" -c "$WORKLOAD getppid 100000" -- restart 2>&1)" "$(printf '100\t100000')" "--backend=bpf: stopped then started, it samples again (100 of 100000 at period 1000)"
 done_testing

@@ -124,4 +124,16 @@ end')
 is "$(head -1 <<<"$out")" 0 "1000 counters opened and freed leave no fd behind"
 tail -n +2 <<<"$out"
 
+# Started in the main chunk, while the command is held before exec: counting
+# still begins at the exec (the held child's own getppid() before it is not
+# the command's). A group opened and started there used to be enabled at once.
+script='
+g = perfmon.group("{syscalls:sys_enter_getppid,task-clock}")
+g:start()
+if arg[1] == "stop" then g:stop() end
+probe("end", function() io.write((g:read())[1], " ") end)'
+out=$(for _ in $(seq 20); do "$PERFSCRIPT" -e "$script" -c "$WORKLOAD getppid 100000"; done)
+is "$out" "$(printf '100000 %.0s' $(seq 20))" "a group started in the main chunk counts from exec: exactly 100000, 20 runs of 20"
+is "$("$PERFSCRIPT" -e "$script" -c "$WORKLOAD getppid 100000" -- stop)" "0 " "a group started then stopped before exec stays stopped (the exec does not start it)"
+
 done_testing

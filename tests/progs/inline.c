@@ -11,7 +11,7 @@ volatile unsigned long inline_sink;
 
 static inline __attribute__((always_inline)) unsigned long mix(unsigned long x)
 {
-	for (int i = 0; i < 64; i++)
+	for (int i = 0; i < 64; i++) /* MIX_LOOP */
 		x = (x ^ (x >> 7)) * 0x9e3779b97f4a7c15ul + (unsigned long)i; /* MIX_LINE */
 	return x;
 }

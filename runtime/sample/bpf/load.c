@@ -166,6 +166,8 @@ static int fill_maps(const struct ps_session *s, const struct ps_counter *c,
 			err = bpf_map__update_elem(skel->maps.ps_cpus, &cpu, sizeof(cpu), &v, 1,
 						   BPF_ANY);
 		}
+	} else if (s->kind == PS_TARGET_COMMAND && s->held) {
+		skel->bss->exec_tgid = (__u32)s->pid; /* joins at its exec (ps_exec) */
 	} else {
 		__u32 pid = (__u32)(s->pid > 0 ? s->pid : getpid());
 
@@ -284,6 +286,7 @@ static int configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint32
 	bpf_program__set_autoload(tp ? skel->progs.ps_perf : skel->progs.ps_tp, false);
 	bpf_program__set_autoload(skel->progs.ps_fork, flags & PS_BPF_F_TGT_TREE);
 	bpf_program__set_autoload(skel->progs.ps_free, flags & PS_BPF_F_TGT_TREE);
+	bpf_program__set_autoload(skel->progs.ps_exec, flags & PS_BPF_F_TGT_TREE);
 	skel->rodata->cfg_handle = ps_session__handle(m->s, slot);
 	skel->rodata->cfg_flags = flags;
 	skel->rodata->cfg_keys = keys;
@@ -394,6 +397,13 @@ static int attach_links(const struct ps_counter *c, struct ps_sample_bpf *skel, 
 	if (links[*nlinks] < 0)
 		return links[*nlinks];
 	(*nlinks)++;
+	if (!skel->bss->exec_tgid)
+		return 0;
+	links[*nlinks] =
+	    bpf_raw_tracepoint_open("sched_process_exec", bpf_program__fd(skel->progs.ps_exec));
+	if (links[*nlinks] < 0)
+		return links[*nlinks];
+	(*nlinks)++;
 	return 0;
 }
 
@@ -475,7 +485,7 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 			    c->name);
 		return -EOPNOTSUPP;
 	}
-	if (!bs || !b || !(b->links = calloc((size_t)c->nfds + 2, sizeof(*b->links)))) {
+	if (!bs || !b || !(b->links = calloc((size_t)c->nfds + 3, sizeof(*b->links)))) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -491,6 +501,8 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 		err = ps_sample_bpf__load(skel);
 	if (!err)
 		err = fill_maps(m->s, c, skel);
+	if (!err)
+		skel->bss->on = !c->stopped;
 	if (!err)
 		err = put_counts(skel, b);
 	if (!err)
@@ -536,9 +548,21 @@ static void bpf_free(struct ps_sampler *m)
 	m->bpf = NULL;
 }
 
+/* Started or stopped: a tracepoint's program filters away from the
+ * counter's fds, so it is told (a perf event's program runs only on
+ * overflows of fds that are enabled). */
+static void bpf_switched(struct ps_sampler *m, uint32_t slot, bool on)
+{
+	struct ps_bpf_counter *b = ps_bpf__counter(m, slot);
+
+	if (b && b->skel->bss)
+		b->skel->bss->on = on;
+}
+
 const struct ps_backend_ops ps_bpf_backend = {
     .name = "bpf",
     .attach = bpf_attach,
+    .switched = bpf_switched,
     .detach = bpf_detach,
     .drain = ps_bpf__drain,
     .lost = ps_bpf__lost,

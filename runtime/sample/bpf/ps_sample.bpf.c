@@ -46,6 +46,8 @@ const volatile __u64 cfg_freq_ns = 0;	   /* tracepoints with freq=: ns between s
 __u64 seen = 0;	     /* overflows that passed the filters, for cfg_every */
 __u64 hits = 0;	     /* tracepoint hits in the target, for cfg_period */
 __u64 last_wake = 0; /* bpf_ktime_get_ns of the last forced wakeup (racy: a hint) */
+__u32 on = 0;	     /* tracepoints: the counter is started (set by the loader) */
+__u32 exec_tgid = 0; /* tracepoints: a held command, which joins ps_targets at its exec */
 
 /* Sizes are set by the loader before load; these are placeholders. */
 struct {
@@ -167,6 +169,24 @@ int ps_fork(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	if (bpf_map_update_elem(&ps_targets, &tgid, &one, BPF_ANY))
 		bump(1);
+	return 0;
+}
+
+/* A command held before its exec joins the target at the exec, where
+ * enable_on_exec starts the counter's own fds: the last steps of
+ * perfscript's child before it (the read it waits in, execve's entry) are
+ * not the command's. */
+SEC("raw_tp/sched_process_exec")
+int ps_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u8 one = 1;
+
+	if (!exec_tgid || tgid != exec_tgid)
+		return 0;
+	if (bpf_map_update_elem(&ps_targets, &tgid, &one, BPF_ANY))
+		bump(1);
+	exec_tgid = 0;
 	return 0;
 }
 
@@ -353,7 +373,7 @@ int ps_tp(void *ctx)
 	__u64 ip = 0;
 
 	/* first, before any other work: most hits are other processes' */
-	if (!in_target(bpf_get_current_pid_tgid() >> 32, bpf_get_smp_processor_id()))
+	if (!on || !in_target(bpf_get_current_pid_tgid() >> 32, bpf_get_smp_processor_id()))
 		return 1;
 
 	/* A tracepoint program cannot read the hit's registers. perf reports
