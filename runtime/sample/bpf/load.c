@@ -400,7 +400,7 @@ static int attach_links(const struct ps_counter *c, struct ps_sample_bpf *skel, 
 	if (!skel->bss->exec_tgid)
 		return 0;
 	links[*nlinks] =
-	    bpf_raw_tracepoint_open("sched_process_exec", bpf_program__fd(skel->progs.ps_exec));
+	    bpf_raw_tracepoint_open("task_rename", bpf_program__fd(skel->progs.ps_exec));
 	if (links[*nlinks] < 0)
 		return links[*nlinks];
 	(*nlinks)++;

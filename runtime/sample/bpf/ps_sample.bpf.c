@@ -175,11 +175,17 @@ int ps_fork(struct bpf_raw_tracepoint_args *ctx)
 /* A command held before its exec joins the target at the exec, where
  * enable_on_exec starts the counter's own fds: the last steps of
  * perfscript's child before it (the read it waits in, execve's entry) are
- * not the command's. */
-SEC("raw_tp/sched_process_exec")
+ * not the command's. The exec renames the task right after it enables
+ * those fds (perf_event_exec, then __set_task_comm in begin_new_exec):
+ * that rename is the hook, as it comes before sched_process_exec, which
+ * perf counts. (task:task_rename itself, counted on this path, may miss
+ * the exec's own rename: its program and this one run in the order they
+ * were attached.) */
+SEC("raw_tp/task_rename")
 int ps_exec(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct task_struct___ps *task = (void *)ctx->args[0];
+	__u32 tgid = BPF_CORE_READ(task, tgid);
 	__u8 one = 1;
 
 	if (!exec_tgid || tgid != exec_tgid)
