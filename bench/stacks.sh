@@ -58,7 +58,7 @@ command -v perf >/dev/null || skip "perf not installed (the comparisons need it)
 [ -x build/tests/chain ] || die "build/tests/chain not built (run make tests-bin)"
 mkdir -p "$B"
 T=$(mktemp -d)
-trap 'kill "$wpid" 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill "$wpid" 2>/dev/null || true; rm -rf "$T"' EXIT
 wpid=
 
 # ---- 1. DWARF unwinding ----
