@@ -13,15 +13,18 @@ LUA_LIBS   := $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 WARN      := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 CFLAGS    ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Ibindings -Iruntime \
-	-DPS_TAPSET_DIR='"$(PREFIX)/share/perfscript/tapsets"'
+	-DPS_TAPSET_DIR='"$(PREFIX)/share/perfscript/tapsets"' \
+	-DPS_MHD_SONAME='"$(or $(MHD_SONAME),libmicrohttpd.so.12)"'
 LDFLAGS   ?=
 # The layers of runtime/, lowest first (README.md, "Layout"): no file may
 # include or call into a layer above its own (make lint checks both).
 # libperfscript is everything below lua/; the symbolizer reads ELF and DWARF
 # with elfutils, the in-kernel path loads its programs with libbpf, vendor
-# event names come from libpfm4, the loop's HTTP listener is libmicrohttpd.
+# event names come from libpfm4, the loop's HTTP listener is libmicrohttpd,
+# opened with dlopen by its soname when a listener is made (loop/http.c).
 CORE_LAYERS := base event symbols core sample sample/perf sample/bpf loop
-CORE_LIBS := -ldw -lelf -lbpf -lpfm -lstdc++ -lmicrohttpd
+CORE_LIBS := -ldw -lelf -lbpf -lpfm -lstdc++ -ldl
+MHD_SONAME := $(shell objdump -p "$$($(CC) -print-file-name=libmicrohttpd.so)" 2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')
 # BPF programs (runtime/sample/bpf/*.bpf.c): clang to BPF objects, bpftool to skeletons.
 CLANG     ?= clang
 BPFTOOL   ?= bpftool

@@ -8,8 +8,12 @@
  * thread. A timer drives MHD's connection timeouts only while a connection
  * is open, so an idle listener costs no wake-up at all. The listen socket
  * is made here (getaddrinfo, bind, listen) so that a refused address gets
- * the system's own reason.
+ * the system's own reason. libmicrohttpd (and the TLS stack it brings: ten
+ * libraries, 3 MB and 1.7 ms at every start-up) is loaded with dlopen when
+ * the first listener is made, not linked: a session without one never
+ * maps it.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -38,6 +42,52 @@ struct ps_http {
 	void *ctx;
 };
 
+/* The calls used, resolved from the library at the first listener. */
+static struct {
+	__typeof__(MHD_start_daemon) *start_daemon;
+	__typeof__(MHD_stop_daemon) *stop_daemon;
+	__typeof__(MHD_get_daemon_info) *get_daemon_info;
+	__typeof__(MHD_get_timeout) *get_timeout;
+	__typeof__(MHD_run) *run;
+	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_add_response_header) *add_response_header;
+	__typeof__(MHD_queue_response) *queue_response;
+	__typeof__(MHD_destroy_response) *destroy_response;
+} mhd;
+
+#define MHD_CALLS(X)                                                                              \
+	X(start_daemon) X(stop_daemon) X(get_daemon_info) X(get_timeout) X(run)                   \
+	X(lookup_connection_value) X(create_response_from_buffer) X(add_response_header)          \
+	X(queue_response) X(destroy_response)
+
+/* 0, or -ENOENT with msg naming the library and the package that has it. */
+static int load_mhd(char *msg, size_t msglen)
+{
+	static void *lib;
+	void *sym;
+
+	if (lib)
+		return 0;
+	if (!(lib = dlopen(PS_MHD_SONAME, RTLD_NOW | RTLD_LOCAL))) {
+		snprintf(msg, msglen, "cannot load %s for the HTTP listener: %s (install libmicrohttpd12)",
+			 PS_MHD_SONAME, dlerror());
+		return -ENOENT;
+	}
+#define RESOLVE(name)                                                                             \
+	if (!(sym = dlsym(lib, "MHD_" #name)))                                                    \
+		goto missing;                                                                     \
+	memcpy(&mhd.name, &sym, sizeof(sym));
+	MHD_CALLS(RESOLVE)
+#undef RESOLVE
+	return 0;
+missing:
+	snprintf(msg, msglen, "cannot use %s for the HTTP listener: %s", PS_MHD_SONAME, dlerror());
+	dlclose(lib);
+	lib = NULL;
+	return -ENOENT;
+}
+
 static void destroy(struct ps_http *h);
 
 static int on_timer(struct ps_loop *loop, uint64_t expirations, void *ctx);
@@ -46,7 +96,7 @@ static int on_timer(struct ps_loop *loop, uint64_t expirations, void *ctx);
 static void sync_timer(struct ps_http *h)
 {
 	MHD_UNSIGNED_LONG_LONG timeout;
-	bool want = MHD_get_timeout(h->mhd, &timeout) == MHD_YES;
+	bool want = mhd.get_timeout(h->mhd, &timeout) == MHD_YES;
 
 	if (want && h->timer < 0)
 		h->timer = ps_loop__add_timer(h->loop, 1000000000ull, on_timer, h);
@@ -64,7 +114,7 @@ static int on_ready(struct ps_loop *loop, int fd, uint32_t events, void *ctx)
 	(void)fd;
 	(void)events;
 	h->running = true;
-	MHD_run(h->mhd);
+	mhd.run(h->mhd);
 	h->running = false;
 	if (h->doomed)
 		destroy(h);
@@ -82,7 +132,7 @@ static int on_timer(struct ps_loop *loop, uint64_t expirations, void *ctx)
 static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *type,
 			       char *body, size_t len)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	struct MHD_Response *r = mhd.create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	enum MHD_Result rc;
 
 	if (!r) {
@@ -90,9 +140,9 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const 
 		return MHD_NO;
 	}
 	if (type)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	rc = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+		mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	rc = mhd.queue_response(c, status, r);
+	mhd.destroy_response(r);
 	return rc;
 }
 
@@ -116,7 +166,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return respond(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
 			       strdup("only GET and HEAD\n"), strlen("only GET and HEAD\n"));
 	}
-	req.accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	req.accept = mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	rc = h->doomed ? -ESHUTDOWN : h->fn(&req, &rep, h->ctx);
 	if (rc < 0) {
 		char msg[128];
@@ -210,6 +260,8 @@ struct ps_http *ps_http__new(struct ps_loop *loop, const char *addr, ps_http_fn 
 		goto fail;
 	}
 	*h = (struct ps_http){.loop = loop, .epfd = -1, .timer = -1, .fn = fn, .ctx = ctx};
+	if ((err = -load_mhd(msg, msglen)) != 0)
+		goto fail;
 	fd = listen_on(addr, msg, msglen);
 	if (fd < 0) {
 		err = -fd;
@@ -217,7 +269,7 @@ struct ps_http *ps_http__new(struct ps_loop *loop, const char *addr, ps_http_fn 
 	}
 	h->port = bound_port(fd);
 	h->mhd =
-	    MHD_start_daemon(MHD_USE_EPOLL, 0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET,
+	    mhd.start_daemon(MHD_USE_EPOLL, 0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET,
 			     fd, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT, MHD_OPTION_END);
 	if (!h->mhd) {
@@ -226,7 +278,7 @@ struct ps_http *ps_http__new(struct ps_loop *loop, const char *addr, ps_http_fn 
 		snprintf(msg, msglen, "cannot start the HTTP server on %s (libmicrohttpd)", addr);
 		goto fail;
 	}
-	info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	info = mhd.get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
 	h->epfd = info ? info->epoll_fd : -1;
 	if (h->epfd < 0 || (err = -ps_loop__add_fd(loop, h->epfd, EPOLLIN, on_ready, h)) != 0) {
 		snprintf(msg, msglen, "cannot watch the HTTP server: %s",
@@ -247,7 +299,7 @@ static void destroy(struct ps_http *h)
 	if (h->epfd >= 0)
 		ps_loop__del_fd(h->loop, h->epfd);
 	if (h->mhd)
-		MHD_stop_daemon(h->mhd); /* closes the listen socket and every connection */
+		mhd.stop_daemon(h->mhd); /* closes the listen socket and every connection */
 	free(h);
 }
 

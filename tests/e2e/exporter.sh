@@ -171,4 +171,9 @@ bport=$(wait_line "$TMP/boom.out" '^[0-9]+$')
 is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$bport/metrics")" 500 "a handler that raises answers 500"
 wait $boom; is "$?" 1 "and ends the session with status 1"
 like "$(cat "$TMP/boom.out")" "perfscript: error in http handler: \(command line\):1: boom" "reporting the error where it was raised"
+# libmicrohttpd (and the TLS stack it brings) is loaded at the first
+# listener only: a session without one never maps it.
+maps='local f = io.open("/proc/self/maps"); local m = f:read("a"); f:close(); return m:find("libmicrohttpd", 1, true) ~= nil'
+is "$("$PERFSCRIPT" -e "print((load('$maps'))())")" false "a session without a listener does not map libmicrohttpd"
+is "$("$PERFSCRIPT" -e "local s = require('perfscript.http').listen('127.0.0.1:0', function() end); print((load('$maps'))()); s:close()")" true "the first listener loads it"
 done_testing
