@@ -56,10 +56,11 @@ static struct {
 	__typeof__(MHD_destroy_response) *destroy_response;
 } mhd;
 
-#define MHD_CALLS(X)                                                                              \
-	X(start_daemon) X(stop_daemon) X(get_daemon_info) X(get_timeout) X(run)                   \
-	X(lookup_connection_value) X(create_response_from_buffer) X(add_response_header)          \
-	X(queue_response) X(destroy_response)
+#define MHD_CALLS(X)                                                                               \
+	X(start_daemon)                                                                            \
+	X(stop_daemon) X(get_daemon_info) X(get_timeout) X(run) X(lookup_connection_value)         \
+	    X(create_response_from_buffer) X(add_response_header) X(queue_response)                \
+		X(destroy_response)
 
 /* 0, or -ENOENT with msg naming the library and the package that has it. */
 static int load_mhd(char *msg, size_t msglen)
@@ -70,13 +71,14 @@ static int load_mhd(char *msg, size_t msglen)
 	if (lib)
 		return 0;
 	if (!(lib = dlopen(PS_MHD_SONAME, RTLD_NOW | RTLD_LOCAL))) {
-		snprintf(msg, msglen, "cannot load %s for the HTTP listener: %s (install libmicrohttpd12)",
+		snprintf(msg, msglen,
+			 "cannot load %s for the HTTP listener: %s (install libmicrohttpd12)",
 			 PS_MHD_SONAME, dlerror());
 		return -ENOENT;
 	}
-#define RESOLVE(name)                                                                             \
-	if (!(sym = dlsym(lib, "MHD_" #name)))                                                    \
-		goto missing;                                                                     \
+#define RESOLVE(name)                                                                              \
+	if (!(sym = dlsym(lib, "MHD_" #name)))                                                     \
+		goto missing;                                                                      \
 	memcpy(&mhd.name, &sym, sizeof(sym));
 	MHD_CALLS(RESOLVE)
 #undef RESOLVE
