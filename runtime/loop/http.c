@@ -56,17 +56,19 @@ static struct {
 	__typeof__(MHD_destroy_response) *destroy_response;
 } mhd;
 
-#define MHD_CALLS(X)                                                                               \
-	X(start_daemon)                                                                            \
-	X(stop_daemon) X(get_daemon_info) X(get_timeout) X(run) X(lookup_connection_value)         \
-	    X(create_response_from_buffer) X(add_response_header) X(queue_response)                \
-		X(destroy_response)
+/* Store dlsym(lib, name) into the function pointer at fp; false if missing. */
+static bool resolve(void *lib, const char *name, void *fp)
+{
+	void *sym = dlsym(lib, name);
+
+	memcpy(fp, &sym, sizeof(sym));
+	return sym != NULL;
+}
 
 /* 0, or -ENOENT with msg naming the library and the package that has it. */
 static int load_mhd(char *msg, size_t msglen)
 {
 	static void *lib;
-	void *sym;
 
 	if (lib)
 		return 0;
@@ -76,14 +78,17 @@ static int load_mhd(char *msg, size_t msglen)
 			 PS_MHD_SONAME, dlerror());
 		return -ENOENT;
 	}
-#define RESOLVE(name)                                                                              \
-	if (!(sym = dlsym(lib, "MHD_" #name)))                                                     \
-		goto missing;                                                                      \
-	memcpy(&mhd.name, &sym, sizeof(sym));
-	MHD_CALLS(RESOLVE)
-#undef RESOLVE
-	return 0;
-missing:
+	if (resolve(lib, "MHD_start_daemon", &mhd.start_daemon) &&
+	    resolve(lib, "MHD_stop_daemon", &mhd.stop_daemon) &&
+	    resolve(lib, "MHD_get_daemon_info", &mhd.get_daemon_info) &&
+	    resolve(lib, "MHD_get_timeout", &mhd.get_timeout) &&
+	    resolve(lib, "MHD_run", &mhd.run) &&
+	    resolve(lib, "MHD_lookup_connection_value", &mhd.lookup_connection_value) &&
+	    resolve(lib, "MHD_create_response_from_buffer", &mhd.create_response_from_buffer) &&
+	    resolve(lib, "MHD_add_response_header", &mhd.add_response_header) &&
+	    resolve(lib, "MHD_queue_response", &mhd.queue_response) &&
+	    resolve(lib, "MHD_destroy_response", &mhd.destroy_response))
+		return 0;
 	snprintf(msg, msglen, "cannot use %s for the HTTP listener: %s", PS_MHD_SONAME, dlerror());
 	dlclose(lib);
 	lib = NULL;
