@@ -1,0 +1,46 @@
+/*
+ * options.h: perfscript's command-line options (options.c), parsed for
+ * main.c.
+ */
+#ifndef PS_CLI_OPTIONS_H
+#define PS_CLI_OPTIONS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "perfscript.h"
+
+/* What the command line asked for. */
+struct ps_cli_options {
+	const char *code, *command, *cpus, *output;
+	const char *includes[32];
+	int nincludes;
+	pid_t pid;
+	bool system_wide, json, describe, repl, raw_names;
+	int verbose;
+	double duration;
+	long ring_pages;
+	enum ps_backend backend;
+	bool list; /* -l */
+};
+
+/* perfscript --help's text. */
+extern const char ps_cli_usage[];
+
+/* Print "perfscript: " fmt (with arg) and where the options are listed;
+ * returns 2, the usage error's exit status. */
+int ps_cli__die_usage(const char *fmt, const char *arg);
+
+/* Reorder argv as [argv0, our options..., "--", script, script args...];
+ * *missing names an option left without its value. malloc'd, or NULL. */
+char **ps_cli__split_args(int argc, char **argv, int *outc, const char **missing);
+
+/* getopt over the reordered argv into o; 0, or a usage error's status.
+ * --help and --version print and exit. */
+int ps_cli__parse_options(int argc, char **argv, struct ps_cli_options *o);
+
+/* -c's string as argv (NULL-terminated, malloc'd), or /bin/sh -c STRING
+ * when it has shell syntax; NULL on ENOMEM. */
+char **ps_cli__command_argv(const char *cmd);
+
+#endif
