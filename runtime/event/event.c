@@ -3,8 +3,8 @@
  * list of events and {groups}, optionally named NAME{...}, each event a
  * name, optional /terms/ and :modifiers), asks the resolvers of
  * event/event.h what each name means, applies modifiers (event/modifiers.c)
- * and terms (event/terms.c), then fills in what every attr needs to be
- * opened as a counter (size, disabled on leaders, read_format, sample_type).
+ * and terms (event/terms.c), then has event/finalize.c fill in what every
+ * attr needs to be opened as a counter.
  * Names with a grammar of their own go to their files: mem: breakpoints,
  * kprobe:/uprobe:/usdt: probes, TYPE:CONFIG numbers (here), libpfm4's
  * pmu::EVENT. A tracepoint glob becomes one event per match, each with the
@@ -401,83 +401,6 @@ static int parse_group(struct parser *p, size_t name_len)
 	return 0;
 }
 
-static size_t group_size(const struct ps_events *evs, size_t leader)
-{
-	size_t n = 0;
-
-	for (size_t i = leader; i < evs->n && evs->ev[i].leader == leader; i++)
-		n++;
-	return n;
-}
-
-/* The sample contents the terms asked for, once period or freq is known:
- * perf's defaults, a tracepoint's raw fields (unless raw=0), time= and
- * as written. Counting events keep the bits the terms set; the
- * kernel ignores them. */
-static void sample_bits(struct ps_event *ev, bool leads_group)
-{
-	struct perf_event_attr *a = &ev->attr;
-
-	if (a->sample_period) { /* a union with sample_freq */
-		a->sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-				  PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
-		if (leads_group)
-			a->sample_type |= PERF_SAMPLE_READ;
-		if (a->type == PERF_TYPE_TRACEPOINT && ev->raw_term != 0)
-			a->sample_type |= PERF_SAMPLE_RAW;
-	}
-	if (ev->probe) {
-		/* what s:arg(n) and s.retval read: the task's user registers
-		 * at a uprobe, the registers at the breakpoint for a kprobe */
-		bool kernel =
-		    ev->probe->kind == PS_PROBE_KPROBE || ev->probe->kind == PS_PROBE_KRETPROBE;
-
-		a->sample_type |= kernel ? PERF_SAMPLE_REGS_INTR : PERF_SAMPLE_REGS_USER;
-		if (kernel)
-			a->sample_regs_intr = ps_ev__probe_regs_mask();
-		else
-			a->sample_regs_user |= ps_ev__probe_regs_mask();
-	}
-	if (ev->time_term == 0)
-		a->sample_type &= ~(uint64_t)PERF_SAMPLE_TIME;
-	else if (ev->time_term == 1)
-		a->sample_type |= PERF_SAMPLE_TIME;
-}
-
-/* What every attr needs to be opened as a counter of a group. */
-static void finalize(struct ps_events *evs)
-{
-	for (size_t i = 0; i < evs->n; i++) {
-		struct ps_event *ev = &evs->ev[i];
-		struct perf_event_attr *a = &ev->attr, *la = &evs->ev[ev->leader].attr;
-		bool leads_group = ev->leader == i && group_size(evs, i) > 1;
-
-		a->size = sizeof(*a);
-		a->disabled = ev->leader == i; /* members follow their leader */
-		a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-		if (leads_group)
-			a->read_format |= PERF_FORMAT_GROUP | PERF_FORMAT_ID;
-		sample_bits(ev, leads_group);
-		if (ev->sample_read)
-			la->sample_type |= PERF_SAMPLE_READ;
-		if (a->type == PERF_TYPE_TRACEPOINT || ev->probe)
-			ev->flags |= PS_EVENT_SAMPLE_EVERY;
-		if (ev->precise_max)
-			ev->flags |= PS_EVENT_PRECISE_MAX;
-		if (ev->bpf)
-			ev->flags |= ev->bpf > 0 ? PS_EVENT_BPF : PS_EVENT_NOBPF;
-		if (ev->leader != i) {
-			/* The kernel accepts pinned/exclusive on a group leader only;
-			 * a group is weak as a whole, which its leader says. */
-			la->pinned |= a->pinned;
-			la->exclusive |= a->exclusive;
-			a->pinned = a->exclusive = 0;
-			evs->ev[ev->leader].flags |= ev->flags & PS_EVENT_WEAK_GROUP;
-			ev->flags &= ~(unsigned)PS_EVENT_WEAK_GROUP;
-		}
-	}
-}
-
 /* Bytes no event string may hold outside a quoted value: non-ASCII (a
  * look-alike dash or quote pasted from a document reads as a valid name
  * otherwise only by luck) and control characters. */
@@ -549,7 +472,7 @@ struct ps_events *ps_events__parse(const char *spec, struct ps_event_error *err)
 		}
 		p.pos++;
 	}
-	finalize(evs);
+	ps_ev__finalize(evs);
 	return evs;
 fail:
 	ps_events__free(evs);

@@ -142,6 +142,9 @@ const char *ps_ev__generic_terms(void);
 
 /* event/access.c: free what an event owns (not the event itself). */
 void ps_ev__event_release(struct ps_event *ev);
+/* event/finalize.c: fill in what every parsed event's attr needs to be
+ * opened as a counter of its group. */
+void ps_ev__finalize(struct ps_events *evs);
 
 /* ---- modifiers (event/modifiers.c) ---- */
 
