@@ -1,11 +1,10 @@
 /*
- * aggregate.c: the Lua side of in-kernel overflow handling. It parses
- * the options a perfmon.sample probe or perfmon.aggregate() gives a counter
- * (backend, pid, tid, cpu, mode, every; by, entries, forward) and hands them
- * to the session driver, which merges them per counter and loads a program
- * once (loop/bpfconf.c). perfmon.aggregate() returns a "perfscript.aggregate" object whose read()
- * turns the kernel's map into { [key] = count }: one field gives its value
- * (pid, tid, cpu as integers; comm, ip, stacks as strings), several are
+ * aggregate.c: perfmon.aggregate(), in-kernel counting of a counter's
+ * overflows by key. Its options (by, entries, forward, and the filters
+ * parsed in lua/bpf_opts.c) go to the session driver, which merges them per
+ * counter and loads a program once (loop/bpfconf.c). perfmon.aggregate() returns a
+ * "perfscript.aggregate" object whose read() turns the kernel's map into { [key] = count }: one
+ * field gives its value (pid, tid, cpu as integers; comm, ip, stacks as strings), several are
  * joined with ";"; an ip is its function's name and a stack is folded as
  * "root;...;leaf", both through the sample object's symbolizer, and keys
  * that symbolize alike are summed.
@@ -19,11 +18,9 @@
 
 #include "base/advice.h"
 #include "base/array.h"
-#include "base/cpus.h"
 #include "lua/perfmon.h"
 
-#define AGG_MT	 "perfscript.aggregate"
-#define MAX_LIST 256 /* pids or CPUs one option may list */
+#define AGG_MT "perfscript.aggregate"
 
 static const struct {
 	const char *name;
@@ -34,13 +31,6 @@ static const struct {
     {"kstack", PS_AGG_KSTACK}, {"args.", PS_AGG_FIELD}, /* args.NAME: a tracepoint field */
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
-
-/* A probe's or perfmon.aggregate's options, parsed. */
-struct ps_lua_opts {
-	struct ps_bpf_opts o;
-	pid_t pids[MAX_LIST];
-	int cpus[MAX_LIST];
-};
 
 struct ps_aggregates {
 	ps_handle *v; /* counters given to perfmon.aggregate */
@@ -54,157 +44,6 @@ struct agg_ud {
 	uint8_t order[NFIELDS]; /* indexes into fields[], as `by` listed them */
 	int nkeys;
 };
-
-/* An integer or a list of integers at field `key` of the table at idx. */
-static size_t int_list(lua_State *L, int idx, const char *key, long long *out)
-{
-	size_t n = 0;
-	int t = lua_getfield(L, idx, key);
-
-	if (t == LUA_TNUMBER) {
-		out[n++] = (long long)luaL_checkinteger(L, -1);
-	} else if (t == LUA_TTABLE) {
-		for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
-			if (!lua_isinteger(L, -1) || n == MAX_LIST)
-				luaL_error(L, "option '%s' wants integers (at most %d)", key,
-					   MAX_LIST);
-			out[n++] = (long long)lua_tointeger(L, -1);
-			lua_pop(L, 1);
-		}
-		lua_pop(L, 1);
-	} else if (t != LUA_TNIL) {
-		luaL_error(L, "option '%s' wants an integer or a list of integers, got %s", key,
-			   luaL_typename(L, -1));
-	}
-	lua_pop(L, 1);
-	return n;
-}
-
-/* The kernel's pid_max: no pid or tid reaches it. */
-static long long pid_limit(void)
-{
-	static long long max;
-	FILE *f;
-
-	if (!max && (f = fopen("/proc/sys/kernel/pid_max", "re"))) {
-		if (fscanf(f, "%lld", &max) != 1)
-			max = 0;
-		fclose(f);
-	}
-	return max > 0 ? max : 4194304; /* PID_MAX_LIMIT */
-}
-
-/* A filter that no sample can pass is a mistake: say which value. */
-static void check_ids(lua_State *L, const char *key, const long long *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (!strcmp(key, "cpu")) {
-			if (v[i] < 0 || v[i] >= PS_CPUS_MAX || !ps_cpus__is_online((int)v[i]))
-				luaL_error(L,
-					   "option 'cpu': CPU %I is not online (see "
-					   "/sys/devices/system/cpu/online)",
-					   (lua_Integer)v[i]);
-		} else if (v[i] < 0 || v[i] >= pid_limit()) {
-			luaL_error(L,
-				   "option '%s': %I is not a %s (they are 0 to %I, "
-				   "kernel.pid_max - 1)",
-				   key, (lua_Integer)v[i], key, (lua_Integer)(pid_limit() - 1));
-		}
-	}
-}
-
-/* The filter options of the table at idx into c; raises on misuse. */
-static void parse_filters(lua_State *L, int idx, struct ps_lua_opts *c)
-{
-	static const char *const known[] = {"backend", "pid", "tid",	 "cpu",	    "mode",
-					    "every",   "by",  "entries", "forward", NULL};
-	static const char *const backends[] = {"auto", "perf", "bpf", NULL};
-	long long list[MAX_LIST];
-	size_t n;
-
-	luaL_checktype(L, idx, LUA_TTABLE);
-	lua_pushnil(L);
-	while (lua_next(L, idx)) {
-		const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-		int i = 0;
-
-		while (known[i] && strcmp(known[i], k))
-			i++;
-		if (!known[i])
-			luaL_error(L,
-				   "unknown option '%s' (options: backend pid tid cpu mode every; "
-				   "perfmon.aggregate also: by entries forward)",
-				   k);
-		lua_pop(L, 1);
-	}
-	if (lua_getfield(L, idx, "backend") != LUA_TNIL) {
-		c->o.backend = (enum ps_backend)luaL_checkoption(L, -1, NULL, backends);
-	}
-	lua_pop(L, 1);
-	if ((n = int_list(L, idx, "pid", list)) > 0) {
-		check_ids(L, "pid", list, n);
-		for (size_t i = 0; i < n; i++)
-			c->pids[i] = (pid_t)list[i];
-		c->o.npids = n;
-	}
-	if ((n = int_list(L, idx, "tid", list)) > 0) {
-		if (n > 1)
-			luaL_error(L, "option 'tid' takes one thread id, not a list (use pid "
-				      "for several processes)");
-		check_ids(L, "tid", list, n);
-		c->o.tid = (pid_t)list[0];
-	}
-	if ((n = int_list(L, idx, "cpu", list)) > 0) {
-		check_ids(L, "cpu", list, n);
-		for (size_t i = 0; i < n; i++)
-			c->cpus[i] = (int)list[i];
-		c->o.ncpus = n;
-	}
-	if (lua_getfield(L, idx, "mode") != LUA_TNIL) {
-		static const char *const modes[] = {"any", "user", "kernel", NULL};
-
-		c->o.priv = (enum ps_bpf_priv)luaL_checkoption(L, -1, NULL, modes);
-	}
-	lua_pop(L, 1);
-	if (lua_getfield(L, idx, "every") != LUA_TNIL) {
-		lua_Integer e = luaL_checkinteger(L, -1);
-
-		luaL_argcheck(L, e > 0, idx, "every must be > 0");
-		c->o.every = (uint64_t)e;
-	}
-	lua_pop(L, 1);
-}
-
-struct ps_lua_opts *ps_lua_aggregate__options(lua_State *L, int idx)
-{
-	/* parsed into a userdata, freed by the GC if parsing raises */
-	struct ps_lua_opts *c = lua_newuserdatauv(L, sizeof(*c), 0), *copy;
-
-	memset(c, 0, sizeof(*c));
-	parse_filters(L, idx, c);
-	lua_getfield(L, idx, "by");
-	lua_getfield(L, idx, "entries");
-	if (!lua_isnil(L, -1) || !lua_isnil(L, -2))
-		luaL_error(L, "options 'by' and 'entries' belong to perfmon.aggregate");
-	lua_pop(L, 2);
-	copy = malloc(sizeof(*copy));
-	if (!copy)
-		luaL_error(L, "out of memory");
-	*copy = *c;
-	lua_pop(L, 1);
-	return copy;
-}
-
-int ps_lua_aggregate__use(struct ps_script *sc, ps_handle h, const struct ps_lua_opts *p)
-{
-	struct ps_bpf_opts o = p->o;
-
-	o.sz = sizeof(o);
-	o.pids = p->pids;
-	o.cpus = p->cpus;
-	o.mode |= PS_BPF_FORWARD; /* a sample probe's options: its samples are wanted */
-	return ps_driver__merge_bpf(sc->driver, h, &o);
-}
 
 /* The handle of argument idx: an integer or a counter object. */
 static ps_handle handle_arg(lua_State *L, int idx)
@@ -330,7 +169,7 @@ static int l_aggregate(lua_State *L)
 	c = lua_newuserdatauv(L, sizeof(*c), 0); /* the GC frees it if parsing raises */
 	memset(c, 0, sizeof(*c));
 	c->o.keys = parse_by(L, 2, order, &nkeys, sc, h, &c->o);
-	parse_filters(L, 2, c);
+	ps_lua_bpf_opts__filters(L, 2, c);
 	c->o.mode = PS_BPF_AGGREGATE;
 	if (lua_getfield(L, 2, "forward") != LUA_TNIL && lua_toboolean(L, -1))
 		c->o.mode |= PS_BPF_FORWARD;

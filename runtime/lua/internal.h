@@ -135,13 +135,23 @@ void ps_lua_sample_stack__srcline(lua_State *L, struct ps_script *sc, const stru
 /* perfmon.symbolize, perfmon.frames and perfmon.demangle, in the module table. */
 void ps_lua_sample_stack__open(lua_State *L, struct ps_script *sc);
 
-/* lua/aggregate.c: perfmon.aggregate and the options of sample probes. */
-struct ps_lua_opts;
-void ps_lua_aggregate__open(lua_State *L, struct ps_script *sc);
+/* lua/bpf_opts.c: the in-kernel options of sample probes. */
+#define PS_LUA_MAX_LIST 256 /* pids or CPUs one option may list */
+/* A probe's or perfmon.aggregate's options, parsed. */
+struct ps_lua_opts {
+	struct ps_bpf_opts o;
+	pid_t pids[PS_LUA_MAX_LIST];
+	int cpus[PS_LUA_MAX_LIST];
+};
 /* Parse a probe's options table at idx (raises on misuse); free() it. */
-struct ps_lua_opts *ps_lua_aggregate__options(lua_State *L, int idx);
+struct ps_lua_opts *ps_lua_bpf_opts__parse(lua_State *L, int idx);
+/* The filters (pid, tid, cpu, backend, mode, every) of the table at idx into c. */
+void ps_lua_bpf_opts__filters(lua_State *L, int idx, struct ps_lua_opts *c);
 /* Merge them into what the driver gives counter h; 0 or -ENOMEM. */
-int ps_lua_aggregate__use(struct ps_script *sc, ps_handle h, const struct ps_lua_opts *o);
+int ps_lua_bpf_opts__use(struct ps_script *sc, ps_handle h, const struct ps_lua_opts *o);
+
+/* lua/aggregate.c: perfmon.aggregate. */
+void ps_lua_aggregate__open(lua_State *L, struct ps_script *sc);
 /* Say on stderr how many overflows found an aggregation map full. */
 void ps_lua_aggregate__report(struct ps_script *sc);
 void ps_lua_aggregate__free(struct ps_script *sc);

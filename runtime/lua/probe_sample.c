@@ -163,7 +163,7 @@ static int attach(lua_State *L, struct ps_script *sc, const char *point,
 	    &p.t);
 	snprintf(p.t.where, sizeof(p.t.where), "%s", pt->where);
 	if (!lua_isnoneornil(L, 3))
-		p.opts = ps_lua_aggregate__options(L, 3);
+		p.opts = ps_lua_bpf_opts__parse(L, 3);
 	if (ps_array__reserve(&sp->v, &sp->cap, sp->n + 1, sizeof(*sp->v))) {
 		free(p.opts);
 		return luaL_error(L, "out of memory");
@@ -189,7 +189,7 @@ static int start(struct ps_script *sc)
 		if (ps_lua_target__resolve(sc, &p->t, "perfmon.sample", true) < 0)
 			return -1;
 		ps_driver__want_samples(sc->driver, p->t.handle);
-		if (p->opts && ps_lua_aggregate__use(sc, p->t.handle, p->opts) < 0) {
+		if (p->opts && ps_lua_bpf_opts__use(sc, p->t.handle, p->opts) < 0) {
 			snprintf(sc->setup_error, sizeof(sc->setup_error), "out of memory");
 			return -1;
 		}
