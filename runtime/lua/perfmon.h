@@ -39,6 +39,13 @@ int ps_lua__fail(lua_State *L, bool zero, const char *msg, int rc);
 int ps_lua__allocate(lua_State *L, int arg, ps_handle **hs, char *msg, size_t len);
 /* Open one counter (and its group); new sample rings join the loop. */
 int ps_lua__open_one(lua_State *L, ps_handle h, char *msg, size_t len);
+/* The event string at arg, or NULL with msg said and the code in *rc: a
+ * NUL byte inside the Lua string, which C would silently cut there. */
+const char *ps_lua__check_spec(lua_State *L, int arg, char *msg, size_t len, int *rc);
+
+/* lua/describe.c: perfmon.describe(spec) -> { {type=, config=, ...}, ... }
+ * | nil, message, code */
+int ps_lua__describe(lua_State *L);
 
 /* lua/group.c */
 extern const luaL_Reg ps_lua_group__methods[], ps_lua_group__meta[];
