@@ -44,6 +44,21 @@ static inline struct ps_bpf_counter *ps_bpf__counter(const struct ps_sampler *m,
 	return c && c->serving == &ps_bpf_backend ? c->priv : NULL;
 }
 
+struct ps_sample_bpf;
+
+/* sample/bpf/configure.c: the cfg_flags of counter c's object. */
+uint32_t ps_bpf__cfg_flags(const struct ps_session *s, const struct ps_counter *c);
+/* Its read-only values and map sizes, before load; 0 or -errno. */
+int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint32_t slot,
+		      struct ps_sample_bpf *skel, int counts_fd);
+/* Its pid, CPU and target sets, after load; 0 or -errno. */
+int ps_bpf__fill_maps(const struct ps_session *s, const struct ps_counter *c,
+		      struct ps_sample_bpf *skel);
+/* An aggregating counter's two count maps (before load), and the first put
+ * in the program's slot (after); 0 or -errno. */
+int ps_bpf__make_counts(const struct ps_counter *c, uint32_t flags, struct ps_bpf_counter *b);
+int ps_bpf__put_counts(struct ps_sample_bpf *skel, struct ps_bpf_counter *b);
+
 /* sample/bpf/forward.c: libbpf's ring_buffer callback: one forwarded record. */
 int ps_bpf__on_record(void *ctx, void *data, size_t size);
 /* sample/bpf/forward.c: drain the ring buffer (the backend's drain op). */

@@ -1,0 +1,230 @@
+/*
+ * configure.c: what one counter's BPF object is set to before it loads:
+ * its read-only cfg_* values (the counter's handle, filters, period or
+ * frequency, key fields, the record bytes a tracepoint forward copies,
+ * when to wake the reader), its map sizes (the one ring buffer shared by
+ * the session, the pid, CPU and target sets, the stack map), the two count
+ * maps an aggregating counter swaps between; and after load, the pid, CPU
+ * and target sets filled in (a held command joins at its exec instead).
+ */
+#include <errno.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "base/cpus.h"
+#include "sample/bpf/internal.h"
+#include "ps_sample.skel.h"
+
+#define PS_AGG_ENTRIES_DEFAULT 16384u
+#define PS_STACK_ENTRIES       16384u
+#define PS_TARGET_ENTRIES      65536u /* processes of a target a tracepoint follows */
+
+/* The ring buffer's bytes: the perf path's ring pages on every CPU, as a power of two. */
+static size_t ring_bytes(const struct ps_sampler *m)
+{
+	long psz = sysconf(_SC_PAGESIZE), ncpu = libbpf_num_possible_cpus();
+	size_t want = ps_sampler__ring_pages(m) * (size_t)(psz > 0 ? psz : 4096) *
+		      (size_t)(ncpu > 0 ? ncpu : 1),
+	       size = 4096;
+
+	while (size < want && size < (1ul << 30))
+		size <<= 1;
+	return size;
+}
+
+int ps_bpf__fill_maps(const struct ps_session *s, const struct ps_counter *c,
+		      struct ps_sample_bpf *skel)
+{
+	const struct ps_sample_conf *b = &c->sampled->conf;
+	__u8 one = 1;
+	int err = 0;
+
+	for (size_t i = 0; i < b->npids && !err; i++) {
+		__u32 pid = (__u32)b->pids[i];
+
+		err = bpf_map__update_elem(skel->maps.ps_pids, &pid, sizeof(pid), &one, 1, BPF_ANY);
+	}
+	/* ps_cpus has room for every CPU named (cpu_slots): none is skipped */
+	for (size_t i = 0; i < b->ncpus && !err; i++) {
+		__u32 cpu = (__u32)b->cpus[i];
+
+		err = bpf_map__update_elem(skel->maps.ps_cpus, &cpu, sizeof(cpu), &one, 1, BPF_ANY);
+	}
+	if (err || c->attr.type != PERF_TYPE_TRACEPOINT)
+		return err;
+	if (s->kind == PS_TARGET_CPUS) {
+		for (int i = 0; i < s->ncpus && !err; i++) {
+			__u32 cpu = (__u32)s->cpus[i];
+			__u8 v = 0;
+
+			bpf_map__lookup_elem(skel->maps.ps_cpus, &cpu, sizeof(cpu), &v, 1, 0);
+			v |= 2;
+			err = bpf_map__update_elem(skel->maps.ps_cpus, &cpu, sizeof(cpu), &v, 1,
+						   BPF_ANY);
+		}
+	} else if (s->kind == PS_TARGET_COMMAND && s->held) {
+		skel->bss->exec_tgid = (__u32)s->pid; /* joins at its exec (ps_exec) */
+	} else {
+		__u32 pid = (__u32)(s->pid > 0 ? s->pid : getpid());
+
+		err = bpf_map__update_elem(skel->maps.ps_targets, &pid, sizeof(pid), &one, 1,
+					   BPF_ANY);
+	}
+	return err;
+}
+
+uint32_t ps_bpf__cfg_flags(const struct ps_session *s, const struct ps_counter *c)
+{
+	const struct ps_sample_conf *b = &c->sampled->conf;
+	unsigned mode = b->mode ? b->mode : PS_BPF_FORWARD;
+	uint32_t f = 0;
+
+	f |= mode & PS_BPF_FORWARD ? PS_BPF_F_FORWARD : 0;
+	f |= mode & PS_BPF_AGGREGATE ? PS_BPF_F_AGGREGATE : 0;
+	f |= b->npids ? PS_BPF_F_PIDS : 0;
+	f |= b->ncpus ? PS_BPF_F_CPUS : 0;
+	f |= b->priv == PS_PRIV_USER	 ? PS_BPF_F_USER
+	     : b->priv == PS_PRIV_KERNEL ? PS_BPF_F_KERNEL
+					 : 0;
+	f |= c->attr.sample_type & PERF_SAMPLE_CALLCHAIN ? PS_BPF_F_CALLCHAIN : 0;
+	if (c->attr.type == PERF_TYPE_TRACEPOINT)
+		f |= s->kind == PS_TARGET_CPUS ? PS_BPF_F_TGT_CPUS : PS_BPF_F_TGT_TREE;
+	/* perf samples syscalls:* at the user registers the syscall saved */
+	if (c->attr.type == PERF_TYPE_TRACEPOINT && !strncmp(c->spec, "syscalls:", 9))
+		f |= PS_BPF_F_USER_REGS;
+	return f;
+}
+
+/* Entries of the CPU map: every possible CPU, and any CPU a filter or the
+ * target names beyond them (a filter on a CPU that is not there keeps
+ * nothing, as on the perf path, rather than being dropped). */
+static uint32_t cpu_slots(const struct ps_session *s, const struct ps_sample_conf *b)
+{
+	int possible = libbpf_num_possible_cpus();
+	uint32_t n = possible > 0 ? (uint32_t)possible : 1;
+
+	for (size_t i = 0; i < b->ncpus; i++)
+		if (b->cpus[i] >= 0 && (uint32_t)b->cpus[i] >= n)
+			n = (uint32_t)b->cpus[i] + 1;
+	for (int i = 0; s->kind == PS_TARGET_CPUS && i < s->ncpus; i++)
+		if ((uint32_t)s->cpus[i] >= n)
+			n = (uint32_t)s->cpus[i] + 1;
+	return n;
+}
+
+/* How much of a tracepoint's record a forwarded sample copies: every fixed
+ * field, and room for the strings and arrays __data_loc fields place after
+ * them (a longer one is cut, and its field decodes to nothing). */
+static uint32_t raw_size(const struct ps_counter *c)
+{
+	const struct ps_tp_format *f =
+	    c->tracepoint ? ps_tp_format__get(c->tracepoint, NULL) : NULL;
+	uint32_t end = 0;
+	bool dynamic = false;
+
+	for (size_t i = 0; i < ps_tp_format__count(f); i++) {
+		const struct ps_tp_field *fl = ps_tp_format__field(f, i);
+
+		end = fl->offset + fl->size > end ? fl->offset + fl->size : end;
+		dynamic |= fl->kind == PS_TP_DATA_LOC || fl->kind == PS_TP_REL_LOC;
+	}
+	end = (end + 7) & ~7u;
+	if (dynamic)
+		end += 256;
+	return end > PS_BPF_RAW_MAX ? PS_BPF_RAW_MAX : end;
+}
+
+static uint32_t agg_entries(const struct ps_counter *c, uint32_t flags)
+{
+	const struct ps_sample_conf *b = &c->sampled->conf;
+
+	if (!(flags & PS_BPF_F_AGGREGATE))
+		return 1;
+	return b->entries ? b->entries : PS_AGG_ENTRIES_DEFAULT;
+}
+
+/* Settle the object's read-only configuration and map sizes before load. */
+int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint32_t slot,
+		      struct ps_sample_bpf *skel, int counts_fd)
+{
+	const struct ps_counter *c = &m->s->slots[slot];
+	const struct ps_sample_conf *b = &c->sampled->conf;
+	bool tp = c->attr.type == PERF_TYPE_TRACEPOINT;
+	uint32_t flags = ps_bpf__cfg_flags(m->s, c),
+		 keys = b->mode & PS_BPF_AGGREGATE ? b->keys : 0;
+	int err;
+
+	bpf_program__set_autoload(tp ? skel->progs.ps_perf : skel->progs.ps_tp, false);
+	bpf_program__set_autoload(skel->progs.ps_fork, flags & PS_BPF_F_TGT_TREE);
+	bpf_program__set_autoload(skel->progs.ps_free, flags & PS_BPF_F_TGT_TREE);
+	bpf_program__set_autoload(skel->progs.ps_exec, flags & PS_BPF_F_TGT_TREE);
+	skel->rodata->cfg_handle = ps_session__handle(m->s, slot);
+	skel->rodata->cfg_flags = flags;
+	skel->rodata->cfg_keys = keys;
+	skel->rodata->cfg_every = b->every;
+	skel->rodata->cfg_tid = (__u32)b->tid;
+	skel->rodata->cfg_period = tp && !c->attr.freq ? c->attr.sample_period : 1;
+	skel->rodata->cfg_freq_ns =
+	    tp && c->attr.freq && c->attr.sample_freq ? 1000000000ull / c->attr.sample_freq : 0;
+	skel->rodata->cfg_wake_bytes = ring_bytes(m) / 4;
+	skel->rodata->cfg_raw_size =
+	    tp && (c->attr.sample_type & PERF_SAMPLE_RAW) ? raw_size(c) : 0;
+	if (keys & PS_AGG_FIELD) {
+		skel->rodata->cfg_field_off = b->field_offset;
+		skel->rodata->cfg_field_size = b->field_size;
+		skel->rodata->cfg_field_signed = b->field_signed;
+	}
+	if (bs->rb_fd >= 0)
+		err = bpf_map__reuse_fd(skel->maps.ps_events, bs->rb_fd);
+	else
+		err = bpf_map__set_max_entries(skel->maps.ps_events,
+					       flags & PS_BPF_F_FORWARD ? ring_bytes(m) : 4096);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.ps_pids, b->npids ? b->npids : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.ps_cpus, cpu_slots(m->s, b));
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.ps_targets,
+					       flags & PS_BPF_F_TGT_TREE ? PS_TARGET_ENTRIES : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.ps_stacks,
+					       (flags & PS_BPF_F_CALLCHAIN) ||
+						       (keys & (PS_AGG_USTACK | PS_AGG_KSTACK))
+						   ? PS_STACK_ENTRIES
+						   : 1);
+	/* libbpf cannot size an inner map's template (1.1 dereferences its
+	 * object, which it has none of): the first count map is the template */
+	if (!err && (flags & PS_BPF_F_AGGREGATE))
+		err = bpf_map__set_inner_map_fd(skel->maps.ps_counts, counts_fd);
+	return err;
+}
+
+/* The two count maps of an aggregating counter, made before load: one to
+ * go in the program's slot, the other empty, to swap in when the counts
+ * are taken. */
+int ps_bpf__make_counts(const struct ps_counter *c, uint32_t flags, struct ps_bpf_counter *b)
+{
+	if (!(flags & PS_BPF_F_AGGREGATE))
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		b->counts_fd[i] =
+		    bpf_map_create(BPF_MAP_TYPE_HASH, "ps_counts_in", sizeof(struct ps_agg_key),
+				   sizeof(__u64), agg_entries(c, flags), NULL);
+		if (b->counts_fd[i] < 0)
+			return b->counts_fd[i];
+	}
+	b->active = 0;
+	return 0;
+}
+
+int ps_bpf__put_counts(struct ps_sample_bpf *skel, struct ps_bpf_counter *b)
+{
+	uint32_t zero = 0;
+
+	if (b->counts_fd[0] < 0)
+		return 0;
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.ps_counts), &zero, &b->counts_fd[0],
+				   BPF_ANY);
+}
