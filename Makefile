@@ -237,6 +237,7 @@ lint: all
 	luacheck --no-color -q tapsets examples tests/spec
 	clang-format --dry-run --Werror $(wildcard runtime/*/*.[ch] runtime/*/*/*.[ch] bindings/*.h)
 	tests/layers.sh $(BUILD)
+	tests/sizes.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \

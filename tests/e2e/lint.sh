@@ -1,6 +1,7 @@
 # lint.sh: luacheck over every Lua file perfscript ships (examples, tapsets,
 # specs), with the globals perfscript defines (.luacheckrc); the C sources
-# against .clang-format; the layers of runtime/ (tests/layers.sh).
+# against .clang-format; the layers of runtime/ (tests/layers.sh); file and
+# function sizes (tests/sizes.sh).
 source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
 if command -v clang-format >/dev/null; then
@@ -12,6 +13,10 @@ else
 fi
 out=$(tests/layers.sh build 2>&1); ok $? "no include or call goes from a lower layer of runtime/ to a higher one"
 printf '%s\n' "$out" | sed 's/^/# /'
+out=$(tests/sizes.sh 2>&1); ok $? "no runtime/ C file over 500 lines, no function over 80"
+printf '%s\n' "$out" | sed 's/^/# /'
+out=$(tests/sizes.sh 400 60 2>&1); [[ $out == *"sizes: runtime/"*"()"* && $out == *" lines (at most 400"* ]]
+ok $? "tests/sizes.sh names the file and the function over a limit (checked at 400 and 60)"
 if ! command -v luacheck >/dev/null; then
 	skip "luacheck is not installed (make deps installs lua-check)" "luacheck"
 	done_testing; exit
