@@ -482,9 +482,12 @@ int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_
  * (no permission, no BTF, no program type) the counter stays on the perf
  * path, its filters applied in user space, and ps_session__bpf_fallback()
  * says why; an explicit BPF request fails to open instead, with the reason.
- * Differences from the perf path: time is CLOCK_MONOTONIC (bpf_ktime_get_ns);
- * a tracepoint's program runs on every hit of the tracepoint, so the
- * counter's own count stays 0 and its stop/start do not pause forwarding.
+ * Time is CLOCK_MONOTONIC on both paths (bpf_ktime_get_ns; every counter
+ * is opened with that clock). A tracepoint's program runs on every hit of
+ * the tracepoint and checks the target itself; the counter's own fds keep
+ * counting (their period set out of reach), its stop/start pause the
+ * program too, and a held command's hits count from its exec, as on the
+ * perf path.
  */
 
 enum ps_backend {
