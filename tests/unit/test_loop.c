@@ -169,8 +169,8 @@ static int count_mine(const struct ps_sample *s, void *ctx)
  * exactly N_CALLS samples, all ours, none lost. */
 static void test_exact(enum ps_backend b, const char *what)
 {
-	struct ps_session *s = ps_session__new(&(struct ps_target_opts){
-	    .sz = sizeof(struct ps_target_opts), .kind = PS_TARGET_SELF});
+	struct ps_session *s = ps_session__new(
+	    &(struct ps_target_opts){.sz = sizeof(struct ps_target_opts), .kind = PS_TARGET_SELF});
 	uint64_t n[2] = {0, 0};
 	struct ps_sample_stats st = {0};
 	char msg[512] = "";
@@ -195,8 +195,8 @@ static void test_exact(enum ps_backend b, const char *what)
 		syscall(SYS_getppid);
 	ps_session__flush(s);
 	ps_session__sample_stats(s, h, &st);
-	tap_is_u64(n[0], N_CALLS, "%s: exactly %d samples of our %d getppid() calls", what,
-		   N_CALLS, N_CALLS);
+	tap_is_u64(n[0], N_CALLS, "%s: exactly %d samples of our %d getppid() calls", what, N_CALLS,
+		   N_CALLS);
 	tap_is_u64(n[1], 0, "%s: none from another process", what);
 	tap_is_u64(st.lost, 0, "%s: none lost", what);
 	tap_is_u64(st.samples, N_CALLS, "%s: the stats say the same", what);
@@ -240,10 +240,10 @@ static void test_choice(bool bpf_ok)
 		}
 		ps_session__set_backend(s, cases[i].session);
 		if (cases[i].filter)
-			ps_session__set_bpf(
-			    s, h,
-			    &(struct ps_bpf_opts){.sz = sizeof(struct ps_bpf_opts), .tid = gettid()},
-			    msg, sizeof(msg));
+			ps_session__set_bpf(s, h,
+					    &(struct ps_bpf_opts){.sz = sizeof(struct ps_bpf_opts),
+								  .tid = gettid()},
+					    msg, sizeof(msg));
 		err = h ? ps_session__open(s, msg, sizeof(msg)) : -EINVAL;
 		if (err)
 			tap_diag("open: %s", msg);
