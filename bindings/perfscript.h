@@ -880,6 +880,56 @@ int ps_regions__close_thread(void);
 /* Why the calling thread's last region call failed. */
 const char *ps_regions__message(void);
 
+/* ------------------------------------------------------------------------
+ * Overflow signals, perfctr's interrupt mode (runtime/core/overflow.c): a
+ * sampling counter (one event with period= or freq=) on the calling thread
+ * alone, whose overflows arrive as a signal to that thread: O_ASYNC,
+ * F_SETSIG to real-time signal ps_overflow__signal() (SIGRTMIN+3; overflows
+ * queue, none merge) and F_SETOWN_EX to the thread's id. The counter opens
+ * stopped: start it, or refresh it for n overflows.
+ *
+ * With fn, each overflow calls fn(o, ip, ctx) inside the signal handler, on
+ * the counted thread, with the interrupted instruction's address. Only
+ * async-signal-safe work belongs there (signal-safety(7): no malloc, no
+ * stdio, no locks the interrupted code may hold); fn may call
+ * ps_overflow__count, __refresh, __set_period, __stop and __start, which
+ * are ioctl()s and atomics. Without fn, each overflow's ip is queued (4096
+ * at most; more are counted by ps_overflow__dropped) for the thread to take
+ * at a safe point with ps_overflow__take: what perfscript's Lua and LuaJIT
+ * handlers do.
+ */
+struct ps_overflow;
+typedef void (*ps_overflow_fn)(struct ps_overflow *o, uint64_t ip, void *ctx);
+
+/* The counter of spec on the calling thread, stopped; NULL + errno with msg
+ * saying why (a string that is not one sampling event, an event this
+ * thread may not count, more than 64 alive). */
+struct ps_overflow *ps_overflow__new(const char *spec, ps_overflow_fn fn, void *ctx, char *msg,
+				     size_t msglen);
+/* Stop it, close it; a signal still queued for it is ignored. NULL is fine. */
+void ps_overflow__free(struct ps_overflow *o);
+/* Count and signal with no limit (a-mode's counting, i-mode's signals). */
+int ps_overflow__start(struct ps_overflow *o);
+int ps_overflow__stop(struct ps_overflow *o);
+/* Deliver n more overflows, then stop (PERF_EVENT_IOC_REFRESH: perfctr's
+ * iresume). The last of the n arrives with si_code POLL_HUP. */
+int ps_overflow__refresh(struct ps_overflow *o, int n);
+/* A new period, from the next overflow on (PERF_EVENT_IOC_PERIOD); -EINVAL
+ * for 0 or a freq= counter. */
+int ps_overflow__set_period(struct ps_overflow *o, uint64_t period);
+/* The count so far (scaled if the PMU multiplexed it). */
+int ps_overflow__read(struct ps_overflow *o, uint64_t *value);
+/* Overflows signalled so far; ips that found the queue full. */
+uint64_t ps_overflow__count(const struct ps_overflow *o);
+uint64_t ps_overflow__dropped(const struct ps_overflow *o);
+/* Up to max queued ips, oldest first (no fn only); how many. Call it from
+ * the counted thread, outside the handler. */
+size_t ps_overflow__take(struct ps_overflow *o, uint64_t *ips, size_t max);
+/* The signal overflows arrive as; the event's display name; its fd. */
+int ps_overflow__signal(void);
+const char *ps_overflow__name(const struct ps_overflow *o);
+int ps_overflow__fd(const struct ps_overflow *o);
+
 #ifdef __cplusplus
 }
 #endif
