@@ -46,6 +46,20 @@ size_t ps_regions__events(const char **names, size_t max);
 int ps_regions__report(FILE *out, const char *format);
 int ps_regions__close_thread(void);
 const char *ps_regions__message(void);
+struct ps_overflow;
+typedef void (*ps_overflow_fn)(struct ps_overflow *o, uint64_t ip, void *ctx);
+struct ps_overflow *ps_overflow__new(const char *spec, ps_overflow_fn fn, void *ctx, char *msg,
+                                     size_t msglen);
+void ps_overflow__free(struct ps_overflow *o);
+int ps_overflow__start(struct ps_overflow *o);
+int ps_overflow__stop(struct ps_overflow *o);
+int ps_overflow__refresh(struct ps_overflow *o, int n);
+int ps_overflow__set_period(struct ps_overflow *o, uint64_t period);
+int ps_overflow__read(struct ps_overflow *o, uint64_t *value);
+uint64_t ps_overflow__count(const struct ps_overflow *o);
+uint64_t ps_overflow__dropped(const struct ps_overflow *o);
+size_t ps_overflow__take(struct ps_overflow *o, uint64_t *ips, size_t max);
+const char *ps_overflow__name(const struct ps_overflow *o);
 struct ps_events *ps_events__parse(const char *spec, struct ps_event_error *err);
 void ps_events__free(struct ps_events *evs);
 size_t ps_events__count(const struct ps_events *evs);
@@ -287,12 +301,14 @@ local function region_error(level)
 end
 
 function Regions:start(name)
+  M.poll() -- a region boundary is a safe point for overflow handlers
   if lib.ps_region__begin(name) < 0 then region_error(2) end
   return self
 end
 
 function Regions:stop(name)
   if lib.ps_region__end(name) < 0 then region_error(2) end
+  M.poll()
   return self
 end
 
@@ -331,12 +347,103 @@ end
 
 -- perfscript.region(name, fn, ...) -> fn's results, fn(...) inside region name
 function M.region(name, fn, ...)
+  M.poll()
   if lib.ps_region__begin(name) < 0 then region_error(2) end
   local res = { pcall(fn, ...) }
   local rc = lib.ps_region__end(name)
   if not res[1] then error(res[2], 0) end
   if rc < 0 then region_error(2) end
+  M.poll()
   return unpack(res, 2)
+end
+
+-- Overflow signals, as perfmon.overflow/perfmon.poll in scripts
+-- (core/overflow.c): a sampling counter on the calling thread whose
+-- overflows arrive as a signal; LuaJIT cannot run in a signal handler, so
+-- the ips queue and handler(ov, ip) runs at perfscript.poll() or a region
+-- boundary. Live counters with a handler are kept in a table with weak
+-- keys: one the program drops is closed by the GC.
+local Overflow = {}
+Overflow.__index = Overflow
+local handlers = setmetatable({}, { __mode = "k" })
+local take_buf, ov_value = ffi.new("uint64_t[256]"), ffi.new("uint64_t[1]")
+
+local function ov_live(self)
+  if self.o == nil then error("attempt to use a closed overflow counter", 3) end
+  return self.o
+end
+local function ov_result(self, rc)
+  if rc < 0 then return nil, strerror(rc), -rc end
+  return self
+end
+
+function Overflow:start() return ov_result(self, lib.ps_overflow__start(ov_live(self))) end
+function Overflow:stop() return ov_result(self, lib.ps_overflow__stop(ov_live(self))) end
+function Overflow:refresh(n)
+  if type(n) ~= "number" or n < 1 then error("bad argument #1 to 'refresh' (refresh wants 1 or more overflows)", 2) end
+  return ov_result(self, lib.ps_overflow__refresh(ov_live(self), n))
+end
+function Overflow:set_period(p)
+  if type(p) ~= "number" or p < 1 then error("bad argument #1 to 'set_period' (a period is 1 or more events)", 2) end
+  return ov_result(self, lib.ps_overflow__set_period(ov_live(self), p))
+end
+function Overflow:read()
+  local rc = lib.ps_overflow__read(ov_live(self), ov_value)
+  if rc < 0 then return nil, strerror(rc), -rc end
+  return tonumber(ov_value[0])
+end
+function Overflow:overflows() return tonumber(lib.ps_overflow__count(ov_live(self))) end
+function Overflow:dropped() return tonumber(lib.ps_overflow__dropped(ov_live(self))) end
+function Overflow:name() return ffi.string(lib.ps_overflow__name(ov_live(self))) end
+-- ov:take() -> { ip, ... }: the queued ips (a counter with no handler)
+function Overflow:take()
+  local o, t = ov_live(self), {}
+  repeat
+    local n = tonumber(lib.ps_overflow__take(o, take_buf, 256))
+    for i = 0, n - 1 do t[#t + 1] = tonumber(take_buf[i]) end
+  until n == 0
+  return t
+end
+function Overflow:close()
+  if self.o ~= nil then
+    lib.ps_overflow__free(ffi.gc(self.o, nil))
+    self.o = nil
+  end
+end
+Overflow.__tostring = function(self)
+  if self.o == nil then return "perfscript.overflow (closed)" end
+  return ("perfscript.overflow '%s' (%d overflows)"):format(self:name(), self:overflows())
+end
+
+-- perfscript.overflow(spec [, handler]) -> overflow | nil, message
+function M.overflow(spec, handler)
+  if handler ~= nil and type(handler) ~= "function" then
+    error("bad argument #2 to 'overflow' (function expected)", 2)
+  end
+  local msg = ffi.new("char[512]")
+  local o = lib.ps_overflow__new(spec, nil, nil, msg, 512)
+  if o == nil then return nil, ffi.string(msg) end
+  local ov = setmetatable({ o = ffi.gc(o, lib.ps_overflow__free) }, Overflow)
+  if handler then handlers[ov] = handler end
+  return ov
+end
+
+-- perfscript.poll() -> handler calls made: run what the signals queued
+function M.poll()
+  local calls = 0
+  local pending = {}
+  for ov, fn in pairs(handlers) do pending[#pending + 1] = { ov, fn } end
+  for _, p in ipairs(pending) do
+    local ov, fn = p[1], p[2]
+    while ov.o ~= nil do
+      local n = tonumber(lib.ps_overflow__take(ov.o, take_buf, 256))
+      if n == 0 then break end
+      local ips = {}
+      for i = 0, n - 1 do ips[i + 1] = tonumber(take_buf[i]) end
+      for i = 1, n do fn(ov, ips[i]); calls = calls + 1 end
+    end
+  end
+  return calls
 end
 
 -- perfscript.time() -> ns: the sample clock (CLOCK_MONOTONIC), read in user space.

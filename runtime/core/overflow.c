@@ -271,11 +271,6 @@ static int ioctl_rc(int fd, unsigned long req, unsigned long arg)
 	return ioctl(fd, req, arg) < 0 ? -errno : 0;
 }
 
-int ps_overflow__start(struct ps_overflow *o)
-{
-	return o ? ioctl_rc(o->fd, PERF_EVENT_IOC_ENABLE, 0) : -EINVAL;
-}
-
 int ps_overflow__stop(struct ps_overflow *o)
 {
 	return o ? ioctl_rc(o->fd, PERF_EVENT_IOC_DISABLE, 0) : -EINVAL;
@@ -317,16 +312,36 @@ static int reopen(struct ps_overflow *o)
 	return 0;
 }
 
+/* A tracepoint its refresh limit disabled needs a new fd to count again. */
+static int revive(struct ps_overflow *o)
+{
+	int err = 0;
+
+	if (atomic_load(&o->limited) && o->attr.type == PERF_TYPE_TRACEPOINT)
+		err = reopen(o);
+	atomic_store(&o->limited, false);
+	return err;
+}
+
+int ps_overflow__start(struct ps_overflow *o)
+{
+	int err;
+
+	if (!o)
+		return -EINVAL;
+	if ((err = revive(o)) < 0)
+		return err;
+	return ioctl_rc(o->fd, PERF_EVENT_IOC_ENABLE, 0);
+}
+
 int ps_overflow__refresh(struct ps_overflow *o, int n)
 {
 	int err;
 
 	if (!o || n <= 0)
 		return -EINVAL;
-	if (atomic_load(&o->limited) && o->attr.type == PERF_TYPE_TRACEPOINT &&
-	    (err = reopen(o)) < 0)
+	if ((err = revive(o)) < 0)
 		return err;
-	atomic_store(&o->limited, false);
 	return ioctl_rc(o->fd, PERF_EVENT_IOC_REFRESH, (unsigned long)n);
 }
 

@@ -389,6 +389,8 @@ static const luaL_Reg module_funcs[] = {
     {"time_source", m_time_source},
     {"regions", ps_lua_regions__new},
     {"region", ps_lua_region__call},
+    {"overflow", ps_lua_overflow__new},
+    {"poll", ps_lua_overflow__poll_fn},
     {NULL, NULL},
 };
 
@@ -416,6 +418,7 @@ int ps_lua_perfmon__open(lua_State *L)
 
 	new_class(L, PS_COUNTER_MT, counter_meta, counter_methods, s);
 	new_class(L, PS_GROUP_MT, ps_lua_group__meta, ps_lua_group__methods, s);
+	ps_lua_overflow__register(L);
 	lua_pushglobaltable(L);
 	lua_pushlightuserdata(L, s);
 	luaL_setfuncs(L, ps_lua_seed__globals, 1);

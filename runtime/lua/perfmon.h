@@ -52,6 +52,13 @@ extern const luaL_Reg ps_lua_group__methods[], ps_lua_group__meta[];
 int ps_lua_group__new(lua_State *L);   /* perfmon.group(spec) */
 int ps_lua_regions__new(lua_State *L); /* perfmon.regions([spec]), lua/region.c */
 int ps_lua_region__call(lua_State *L); /* perfmon.region(name, fn, ...) */
+/* lua/overflow.c: perfmon.overflow(spec [, handler]) and perfmon.poll();
+ * ps_lua_overflow__poll runs the queued handlers (a safe point) and
+ * returns how many ran. */
+void ps_lua_overflow__register(lua_State *L); /* its metatable, at require */
+int ps_lua_overflow__new(lua_State *L);
+int ps_lua_overflow__poll_fn(lua_State *L);
+int ps_lua_overflow__poll(lua_State *L);
 
 /* lua/seed.c */
 extern const luaL_Reg ps_lua_seed__globals[];

@@ -5,7 +5,8 @@
  *   local r = perfmon.regions([spec])               the process's event set
  *   r:start(name)  r:stop(name)  r:read(name)  r:report([format])
  * Misuse (a bad name, an end that is not the innermost) raises; a set the
- * machine cannot count returns nil, message, like io.open.
+ * machine cannot count returns nil, message, like io.open. Each boundary
+ * is a safe point: queued overflow handlers run there (lua/overflow.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ static int r_start(lua_State *L)
 	int err;
 
 	luaL_checkudata(L, 1, PS_REGIONS_MT);
+	ps_lua_overflow__poll(L); /* a region boundary is a safe point */
 	if ((err = ps_region__begin(luaL_checkstring(L, 2))) < 0)
 		return fail_msg(L);
 	lua_settop(L, 1);
@@ -38,6 +40,7 @@ static int r_stop(lua_State *L)
 	luaL_checkudata(L, 1, PS_REGIONS_MT);
 	if ((err = ps_region__end(luaL_checkstring(L, 2))) < 0)
 		return fail_msg(L);
+	ps_lua_overflow__poll(L);
 	lua_settop(L, 1);
 	return 1;
 }
@@ -137,6 +140,7 @@ static int region_done(lua_State *L, int status, lua_KContext name_idx)
 		return lua_error(L); /* fn's error, the region closed */
 	if (err < 0)
 		return fail_msg(L);
+	ps_lua_overflow__poll(L);
 	return lua_gettop(L) - 2;
 }
 
@@ -148,6 +152,7 @@ int ps_lua_region__call(lua_State *L)
 	int err, status;
 
 	luaL_checktype(L, 2, LUA_TFUNCTION);
+	ps_lua_overflow__poll(L);
 	if ((err = ps_region__begin(name)) < 0)
 		return fail_msg(L);
 	lua_pushvalue(L, 2);

@@ -15,7 +15,7 @@ for k, v in pairs(perfmon) do
   if type(v) == "function" then out[#out + 1] = "perfmon." .. k end
 end
 local reg = debug.getregistry()
-for _, mt in ipairs({ "perfscript.counter", "perfscript.group", "perfscript.aggregate" }) do
+for _, mt in ipairs({ "perfscript.counter", "perfscript.group", "perfscript.aggregate", "perfscript.overflow" }) do
   for k in pairs(reg[mt].__index) do out[#out + 1] = (mt:match("%.(%w+)$")) .. ":" .. k end
 end
 table.sort(out)

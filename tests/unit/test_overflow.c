@@ -108,6 +108,10 @@ static void test_refresh(void)
 	tap_is_u64(s.n, 5, "2 more signals, exactly");
 	at = count_of(o);
 	tap_is_u64(at, 5000, "the count goes on from 3000 to 5000");
+	tap_is_u64(ps_overflow__start(o), 0, "start once the limit stopped it");
+	calls(10000);
+	tap_is_u64(s.n, 15, "it counts and signals again, with no limit: 10 more");
+	tap_is_u64(count_of(o), 15000, "the count goes on to 15000");
 	tap_is_u64(ps_overflow__refresh(o, 0), (uint64_t)-EINVAL, "refresh(0) is refused");
 	ps_overflow__free(o);
 }
