@@ -235,6 +235,9 @@ void ps_session__free(struct ps_session *s);
 enum ps_target_kind ps_session__target_kind(const struct ps_session *s);
 /* The command's or -p process's pid; 0 for self and CPUs without a command. */
 pid_t ps_session__target_pid(const struct ps_session *s);
+/* The pid of the process that made the session, taken when it was made (so
+ * that no later getpid() of ours shows in a counter of ourselves). */
+pid_t ps_session__self_pid(const struct ps_session *s);
 /* The CPUs of a system-wide target (-a: every online CPU, -C: the list),
  * sorted; returns how many, 0 for other targets. */
 int ps_session__target_cpus(const struct ps_session *s, const int **cpus);

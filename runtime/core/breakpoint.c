@@ -102,7 +102,7 @@ int ps_counter__resolve_bp(struct ps_session *s, uint32_t slot, char *msg, size_
 		err = ps_syms__lookup_exec(syms, exe, c->bp_symbol, &addr, near, sizeof(near));
 		snprintf(where, sizeof(where), "%s", exe);
 	} else {
-		pid = s->kind == PS_TARGET_SELF ? getpid() : s->pid;
+		pid = s->kind == PS_TARGET_SELF ? s->self : s->pid;
 		err = ps_syms__lookup(syms, pid, c->bp_symbol, &addr, near, sizeof(near));
 		if (s->kind == PS_TARGET_SELF)
 			snprintf(where, sizeof(where), "this process");

@@ -83,6 +83,7 @@ struct ps_session {
 
 	enum ps_target_kind kind;
 	pid_t pid;	  /* command child or -p pid; 0 otherwise */
+	pid_t self;	  /* our pid, taken at create: no later getpid() a self counter sees */
 	int pidfd;	  /* -1 when none */
 	bool has_command; /* a forked child we own (COMMAND, or CPUS with argv) */
 	bool own_group;	  /* the command leads its own process group */

@@ -154,6 +154,7 @@ struct ps_session *ps_session__create(const struct ps_target_opts *opts)
 		return NULL;
 	}
 	s->free_head = PS_NO_SLOT;
+	s->self = getpid();
 	s->tag = next_tag();
 	s->kind = opts->kind;
 	s->pidfd = s->go_fd = s->status_fd = -1;
@@ -223,6 +224,11 @@ void ps_session__free(struct ps_session *s)
 enum ps_target_kind ps_session__target_kind(const struct ps_session *s)
 {
 	return s ? s->kind : PS_TARGET_SELF;
+}
+
+pid_t ps_session__self_pid(const struct ps_session *s)
+{
+	return s ? s->self : 0;
 }
 
 pid_t ps_session__target_pid(const struct ps_session *s)

@@ -58,7 +58,8 @@ static struct ps_symbols *symbols(struct ps_script *sc)
 		if (st->syms && ps_session__target_kind(sc->session) != PS_TARGET_COMMAND) {
 			pid_t pid = ps_session__target_pid(sc->session);
 
-			ps_symbols__add_proc(st->syms, pid > 0 ? pid : getpid());
+			ps_symbols__add_proc(st->syms,
+					     pid > 0 ? pid : ps_session__self_pid(sc->session));
 		}
 	}
 	return st ? st->syms : NULL;

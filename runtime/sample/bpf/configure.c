@@ -67,7 +67,7 @@ int ps_bpf__fill_maps(const struct ps_session *s, const struct ps_counter *c,
 	} else if (s->kind == PS_TARGET_COMMAND && s->held) {
 		skel->bss->exec_tgid = (__u32)s->pid; /* joins at its exec (ps_exec) */
 	} else {
-		__u32 pid = (__u32)(s->pid > 0 ? s->pid : getpid());
+		__u32 pid = (__u32)(s->pid > 0 ? s->pid : s->self);
 
 		err = bpf_map__update_elem(skel->maps.ps_targets, &pid, sizeof(pid), &one, 1,
 					   BPF_ANY);
