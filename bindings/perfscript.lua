@@ -422,6 +422,10 @@ function M.overflow(spec, handler)
   end
   local msg = ffi.new("char[512]")
   local o = lib.ps_overflow__new(spec, nil, nil, msg, 512)
+  if o == nil and ffi.string(msg):match("^at most %d+ overflow counters") then
+    collectgarbage() -- counters the program dropped hold slots
+    o = lib.ps_overflow__new(spec, nil, nil, msg, 512)
+  end
   if o == nil then return nil, ffi.string(msg) end
   local ov = setmetatable({ o = ffi.gc(o, lib.ps_overflow__free) }, Overflow)
   if handler then handlers[ov] = handler end
@@ -435,12 +439,10 @@ function M.poll()
   for ov, fn in pairs(handlers) do pending[#pending + 1] = { ov, fn } end
   for _, p in ipairs(pending) do
     local ov, fn = p[1], p[2]
-    while ov.o ~= nil do
-      local n = tonumber(lib.ps_overflow__take(ov.o, take_buf, 256))
-      if n == 0 then break end
-      local ips = {}
-      for i = 0, n - 1 do ips[i + 1] = tonumber(take_buf[i]) end
-      for i = 1, n do fn(ov, ips[i]); calls = calls + 1 end
+    -- one at a time: after a handler's error the rest stay queued
+    while ov.o ~= nil and lib.ps_overflow__take(ov.o, take_buf, 1) == 1 do
+      fn(ov, tonumber(take_buf[0]))
+      calls = calls + 1
     end
   end
   return calls

@@ -190,7 +190,12 @@ int ps_lua_overflow__new(lua_State *L)
 	u = lua_newuserdatauv(L, sizeof(*u), 0);
 	u->o = NULL;
 	luaL_setmetatable(L, PS_OVERFLOW_MT);
-	if (!(o = ps_overflow__new(spec, NULL, NULL, msg, sizeof(msg))))
+	o = ps_overflow__new(spec, NULL, NULL, msg, sizeof(msg));
+	if (!o && errno == PS_ERR_LIMIT) { /* counters the script dropped hold slots */
+		lua_gc(L, LUA_GCCOLLECT);
+		o = ps_overflow__new(spec, NULL, NULL, msg, sizeof(msg));
+	}
+	if (!o)
 		return ps_lua__fail(L, false, msg, -errno);
 	u->o = o;
 	if (!lua_isnoneornil(L, 2)) {
@@ -220,19 +225,19 @@ int ps_lua_overflow__poll(lua_State *L)
 		n += 2;
 	}
 	for (int i = 1; i < n; i += 2) {
-		uint64_t ips[TAKE_CHUNK];
 		struct ov_ud *u;
-		size_t k;
+		uint64_t ip;
 
 		lua_rawgeti(L, t + 1, i + 1); /* the counter */
 		u = lua_touserdata(L, -1);
-		while (u && u->o && (k = ps_overflow__take(u->o, ips, TAKE_CHUNK)) > 0)
-			for (size_t j = 0; j < k; j++, calls++) {
-				lua_rawgeti(L, t + 1, i); /* the handler */
-				lua_pushvalue(L, -2);
-				lua_pushinteger(L, (lua_Integer)ips[j]);
-				lua_call(L, 2, 0);
-			}
+		/* one at a time: after a handler's error the rest stay queued */
+		while (u && u->o && ps_overflow__take(u->o, &ip, 1) == 1) {
+			lua_rawgeti(L, t + 1, i); /* the handler */
+			lua_pushvalue(L, -2);
+			lua_pushinteger(L, (lua_Integer)ip);
+			lua_call(L, 2, 0);
+			calls++;
+		}
 		lua_pop(L, 1);
 	}
 	lua_settop(L, top);
