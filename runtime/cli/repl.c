@@ -5,10 +5,13 @@
  * line (its callback interface, driven by the loop) and keeps history; from
  * a pipe, lines are read as they come, without prompts. As in lua(1), an
  * expression prints its value, and a chunk that is not complete yet asks for
- * more. After each chunk, counters it allocated are opened and started, as
- * the context is after begin probes. TAB completes Lua names, and event
- * names (what -l lists) inside a string. Ctrl-C drops the line being typed;
- * Ctrl-D or exit() ends the session, which runs the end probes.
+ * more; tables show one level deep with sorted keys (cli/show.c). After each chunk, counters it
+ * allocated are opened and started, as the context is after begin probes. TAB completes Lua names,
+ * and event names (what -l lists) inside a string, and after ':' or '.' the methods and fields of
+ * what the prefix names. Output of probes while a line is being typed goes above it: the prompt
+ * line is cleared, the output written, the prompt and the half-typed line drawn again. Ctrl-C drops
+ * the line being typed; Ctrl-D or exit() ends the session, which runs the
+ * end probes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,109 +36,103 @@ struct repl {
 	char *in; /* non-tty input not yet split into lines */
 	size_t inlen, incap;
 	bool tty;
+	int show;     /* registry ref of cli/show.c's function */
+	FILE *term;   /* the terminal's stdout, which libedit draws on */
+	bool editing; /* the prompt and the line being typed are on screen */
 };
 
-static struct repl repl;
+static struct repl repl = {.show = LUA_NOREF};
 
-/* ---- completion: Lua names outside strings, event names inside them ---- */
+/* ---- output above the line being typed ---- */
 
-static struct ps_event_list *event_names; /* what -l lists, loaded on first TAB */
-static char **cands;			  /* candidates of the completion under way */
-static size_t ncands, capcands, next_cand;
+/* stdout or stderr of a terminal session. While the prompt waits, what
+ * probes write goes out by whole lines: the prompt line is cleared, the
+ * lines written, the prompt and the half-typed line drawn again; the rest
+ * of a line waits for its newline (or for the prompt to go). */
+struct tty_out {
+	FILE *to;
+	char *held; /* a line not finished yet */
+	size_t n, cap;
+};
 
-static void cands_free(void)
+static struct tty_out tty_outs[2];
+
+static int put(FILE *to, const char *buf, size_t len)
 {
-	for (size_t i = 0; i < ncands; i++)
-		free(cands[i]);
-	free(cands);
-	cands = NULL;
-	ncands = capcands = next_cand = 0;
+	return len && fwrite(buf, 1, len, to) != len ? -1 : 0;
 }
 
-static void cand_add(const char *prefix, const char *name, const char *text)
+static ssize_t tty_write(void *cookie, const char *buf, size_t len)
 {
-	size_t pl = strlen(prefix), tl = strlen(text);
+	struct tty_out *t = cookie;
+	const char *nl;
+	size_t upto;
 
-	if (strncmp(text, prefix, pl < tl ? pl : tl) != 0)
-		return;
-	if (pl < tl && strncmp(text + pl, name, tl - pl) != 0)
-		return;
-	if (ps_array__reserve(&cands, &capcands, ncands + 1, sizeof(*cands)))
-		return;
-	if (asprintf(&cands[ncands], "%s%s", prefix, name) >= 0)
-		ncands++;
-}
-
-/* Fields of the table a dotted prefix names ("perfmon." -> perfmon's).
- * Protected: a strict _G's __index may raise, and a table's __index too. */
-static int lua_cands(lua_State *L)
-{
-	const char *text = lua_touserdata(L, 1);
-	const char *dot = strrchr(text, '.');
-	char prefix[128] = "";
-
-	lua_pushglobaltable(L);
-	if (dot && (size_t)(dot - text) < sizeof(prefix) - 1) {
-		char table[128];
-
-		snprintf(table, sizeof(table), "%.*s", (int)(dot - text), text);
-		memcpy(prefix, text, (size_t)(dot - text) + 1); /* "table." */
-		prefix[dot - text + 1] = '\0';
-		if (lua_getfield(L, -1, table) != LUA_TTABLE)
-			return 0;
-		lua_remove(L, -2);
+	if (!repl.editing) { /* nothing of ours on screen: straight through */
+		if (put(t->to, t->held, t->n) || put(t->to, buf, len))
+			return -1;
+		t->n = 0;
+		fflush(t->to);
+		return (ssize_t)len;
 	}
-	lua_pushnil(L);
-	while (lua_next(L, -2)) {
-		if (lua_type(L, -2) == LUA_TSTRING)
-			cand_add(prefix, lua_tostring(L, -2), text);
-		lua_pop(L, 1);
-	}
-	return 0;
+	if (ps_array__reserve(&t->held, &t->cap, t->n + len, 1))
+		return -1;
+	memcpy(t->held + t->n, buf, len);
+	t->n += len;
+	for (nl = NULL, upto = t->n; upto > 0 && !nl; upto--)
+		nl = t->held[upto - 1] == '\n' ? t->held + upto - 1 : NULL;
+	if (!nl)
+		return (ssize_t)len;
+	upto = (size_t)(nl - t->held) + 1;
+	fputs("\r\033[K", repl.term); /* the prompt line, cleared */
+	fflush(repl.term);
+	if (put(t->to, t->held, upto))
+		return -1;
+	fflush(t->to);
+	memmove(t->held, t->held + upto, t->n - upto);
+	t->n -= upto;
+	rl_forced_update_display(); /* prompt and line, on the fresh line */
+	return (ssize_t)len;
 }
 
-/* Whether the cursor is inside a string literal of the line. */
-static bool in_string(void)
+static int tty_close(void *cookie)
 {
-	char quote = 0;
+	struct tty_out *t = cookie;
+	int rc = put(t->to, t->held, t->n);
 
-	for (int i = 0; i < rl_point && rl_line_buffer[i]; i++) {
-		char c = rl_line_buffer[i];
-
-		if (quote && c == '\\')
-			i++;
-		else if (quote && c == quote)
-			quote = 0;
-		else if (!quote && (c == '"' || c == '\''))
-			quote = c;
-	}
-	return quote != 0;
+	fflush(t->to);
+	free(t->held);
+	*t = (struct tty_out){0};
+	return rc;
 }
 
-static char *complete_next(const char *text, int state)
+/* io.stdout or io.stderr (Lua's io library took the FILE * when the state
+ * was made) writes to `to` from now on, if it wrote to `from`. */
+static void io_retarget(lua_State *L, const char *name, FILE *from, FILE *to)
 {
-	if (state == 0) {
-		cands_free();
-		if (in_string()) {
-			if (!event_names)
-				event_names = ps_event_list__new(NULL);
-			for (size_t i = 0; event_names && i < ps_event_list__count(event_names);
-			     i++)
-				cand_add("", ps_event_list__entry(event_names, i)->name, text);
-		} else {
-			ps_lua__protect(repl_sc, lua_cands, (void *)text, PS_CALL_SILENT,
-					"completion");
-		}
+	int top = lua_gettop(L);
+	luaL_Stream *p;
+
+	lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+	if (lua_type(L, -1) == LUA_TTABLE && lua_getfield(L, -1, "io") == LUA_TTABLE &&
+	    lua_getfield(L, -1, name) == LUA_TUSERDATA) {
+		p = luaL_testudata(L, -1, LUA_FILEHANDLE);
+		if (p && p->f == from)
+			p->f = to;
 	}
-	return next_cand < ncands ? strdup(cands[next_cand++]) : NULL;
+	lua_settop(L, top);
 }
 
-static char **complete(const char *text, int start, int end)
+static FILE *tty_stream(struct tty_out *t, FILE *to, int mode)
 {
-	(void)start;
-	(void)end;
-	rl_completion_append_character = '\0';
-	return rl_completion_matches(text, complete_next);
+	cookie_io_functions_t io = {.write = tty_write, .close = tty_close};
+	FILE *f;
+
+	t->to = to;
+	f = fopencookie(t, "w", io);
+	if (f)
+		setvbuf(f, NULL, mode, BUFSIZ);
+	return f ? f : to;
 }
 
 /* Load the chunk: as "return CHUNK" first, so an expression prints. Returns
@@ -161,12 +158,15 @@ static bool incomplete(lua_State *L)
 	return msg && len >= 5 && strcmp(msg + len - 5, "<eof>") == 0;
 }
 
-/* Protected: print(...) of the results, as lua(1) does. */
+/* Protected: show the results (cli/show.c), else print(...) them. */
 static int print_all(lua_State *L)
 {
 	int n = lua_gettop(L);
 
-	lua_getglobal(L, "print");
+	if (lua_rawgeti(L, LUA_REGISTRYINDEX, repl.show) != LUA_TFUNCTION) {
+		lua_pop(L, 1);
+		lua_getglobal(L, "print");
+	}
 	lua_insert(L, 1);
 	lua_call(L, n, 0);
 	return 0;
@@ -227,6 +227,7 @@ static void on_line(char *line)
 {
 	struct ps_script *sc = repl_sc;
 
+	repl.editing = false;
 	if (!line) {
 		putchar('\n');
 		ps_lua_script__input_ended(sc);
@@ -236,7 +237,9 @@ static void on_line(char *line)
 	free(line);
 	if (!ps_lua_script__stopping(sc)) {
 		rl_callback_handler_remove();
+		fflush(stdout);
 		rl_callback_handler_install(prompt(), on_line);
+		repl.editing = true;
 	}
 }
 
@@ -295,30 +298,65 @@ static bool interrupt(void *ctx)
 	(void)ctx;
 	reset_chunk();
 	if (repl.tty) {
-		printf("\n");
+		repl.editing = false; /* the dropped line stays, the prompt goes below */
+		fputc('\n', repl.term ? repl.term : stdout);
+		fflush(repl.term ? repl.term : stdout);
 		rl_replace_line("", 0);
 		rl_callback_handler_remove();
 		rl_callback_handler_install(prompt(), on_line);
+		repl.editing = true;
 	}
 	return true;
 }
 
+/* cli/show.c's function into the registry, under protection. */
+static int load_show(lua_State *L)
+{
+	if (ps_cli_show__push(L) < 0)
+		return lua_error(L);
+	repl.show = luaL_ref(L, LUA_REGISTRYINDEX);
+	return 0;
+}
+
+static int show_init(lua_State *L)
+{
+	lua_pushcfunction(L, load_show);
+	if (lua_pcall(L, 0, 0, 0) == LUA_OK)
+		return 0;
+	lua_pop(L, 1);
+	return -1;
+}
+
 int ps_cli_repl__run(struct ps_script *sc)
 {
+	lua_State *L = ps_lua_script__state(sc);
+	FILE *saved_err = stderr;
+	int rc;
+
 	repl_sc = sc;
 	repl.tty = isatty(STDIN_FILENO);
 	ps_lua_script__on_interrupt(sc, interrupt, NULL);
 	if (ps_lua_script__args(sc, "-i", NULL, 0, NULL, 0) < 0 || ps_lua_script__start(sc) < 0)
 		return ps_lua_script__end(sc);
+	if (show_init(L) < 0)
+		fprintf(stderr, "perfscript: results show as print() shows them\n");
+	if (repl.tty && isatty(STDOUT_FILENO)) {
+		fflush(NULL);
+		repl.term = stdout;
+		rl_outstream = repl.term;
+		stdout = tty_stream(&tty_outs[0], repl.term, _IOLBF);
+		stderr = tty_stream(&tty_outs[1], saved_err, _IONBF);
+		io_retarget(L, "stdout", repl.term, stdout);
+		io_retarget(L, "stderr", saved_err, stderr);
+	}
 	if (repl.tty) {
 		printf("perfscript %s (Lua 5.4): Lua at the prompt; perfmon, probe() and the "
 		       "helpers are here.\nTAB completes names, and event names inside "
 		       "quotes. Ctrl-D or exit() ends the session.\n",
 		       PS_VERSION);
-		rl_attempted_completion_function = complete;
-		/* ':' and '.' belong to event and table names, not between words */
-		rl_completer_word_break_characters = " \t\n\"'(),=+*/<>{}[];";
+		ps_cli_complete__install(sc);
 		rl_callback_handler_install(prompt(), on_line);
+		repl.editing = true;
 	}
 	if (ps_loop__add_fd(ps_lua_script__loop(sc), STDIN_FILENO, EPOLLIN, on_stdin, sc) == 0) {
 		ps_loop__run(ps_lua_script__loop(sc));
@@ -328,14 +366,26 @@ int ps_cli_repl__run(struct ps_script *sc)
 		while (!ps_lua_script__stopping(sc) && read_pipe(sc) == 0)
 			;
 	}
+	if (repl.editing) { /* ended from inside (exit(), -T, an error): leave the line */
+		repl.editing = false;
+		fputc('\n', repl.term ? repl.term : stdout);
+	}
 	if (repl.tty)
 		rl_callback_handler_remove();
 	reset_chunk();
 	free(repl.in);
 	repl.in = NULL;
 	repl.inlen = repl.incap = 0;
-	cands_free();
-	ps_event_list__free(event_names);
-	event_names = NULL;
-	return ps_lua_script__end(sc);
+	ps_cli_complete__free();
+	rc = ps_lua_script__end(sc);
+	if (repl.term) { /* the end probes wrote through the cookies */
+		io_retarget(L, "stdout", stdout, repl.term);
+		io_retarget(L, "stderr", stderr, saved_err);
+		fclose(stdout);
+		fclose(stderr);
+		stdout = repl.term;
+		stderr = saved_err;
+		repl.term = NULL;
+	}
+	return rc;
 }

@@ -298,6 +298,28 @@ static int sample_index(lua_State *L)
 	return 1;
 }
 
+/* __fields: what a sample has, for the REPL's completion (cli/complete.c):
+ * { name = "field" | "method" }. */
+static void push_field_names(lua_State *L)
+{
+	static const char *const fields[] = {"ip",	  "pid",  "tid",  "time",    "cpu",
+					     "period",	  "addr", "user", "handle",  "name",
+					     "comm",	  "sym",  "dso",  "srcline", "values",
+					     "callchain", "args", "raw",  "retval"};
+	static const char *const methods[] = {"ustack", "kstack",      "folded",       "copy",
+					      "arg",	"user_string", "kernel_string"};
+
+	lua_createtable(L, 0, 26);
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		lua_pushliteral(L, "field");
+		lua_setfield(L, -2, fields[i]);
+	}
+	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+		lua_pushliteral(L, "method");
+		lua_setfield(L, -2, methods[i]);
+	}
+}
+
 static int sample_tostring(lua_State *L)
 {
 	struct sample_ud *u = luaL_checkudata(L, 1, SAMPLE_MT);
@@ -323,6 +345,8 @@ void ps_lua_sample_object__open(lua_State *L, struct ps_script *sc)
 	lua_setfield(L, -2, "__index");
 	lua_pushcfunction(L, sample_tostring);
 	lua_setfield(L, -2, "__tostring");
+	push_field_names(L);
+	lua_setfield(L, -2, "__fields");
 	lua_pop(L, 1);
 	/* the one object, made now (under protection) rather than in a sample
 	 * callback, where running out of memory would be a panic */

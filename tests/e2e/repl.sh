@@ -20,6 +20,21 @@ out=$("$PERFSCRIPT" -i -e 'x=1' 2>&1); is "$?" 2 "-i with -e is a usage error"
 out=$(printf 'print(perfmon.counter("cycels"))\n' | "$PERFSCRIPT" -i 2>&1)
 like "$out" "nil	unknown event 'cycels'" "-i: environment failures return nil, message as in scripts"
 
+# Results: tables one level deep, sorted keys, nested tables folded,
+# cycles harmless, long ones wrapped and cut; objects by their __tostring.
+out=$(printf '%s\n' '{1, 2, x = 1, ["a b"] = 2, t = {}, u = {1}}' 'local t = {}; t.self = t; return t' \
+	'local t = {}; for i = 1, 100 do t[i] = i end; return t' 'perfmon.counter("task-clock")' '"a", {}, 3' |
+	"$PERFSCRIPT" -i 2>&1)
+like "$out" '^\{ 1, 2, \["a b"\] = 2, t = \{\}, u = \{\.\.\.\}, x = 1 \}
+\{ self = \{\.\.\.\} \}
+\{
+  1, 2, 3, .*, 21,
+  22, .*
+  41, 42, 43, 44, 45, 46, 47, 48, 49, 50, \.\.\. 50 more
+\}
+perfscript.counter .task-clock.: [0-9]+
+a	\{\}	3$' "-i shows tables one level deep with sorted keys, cut at 50, objects by __tostring"
+
 if command -v tmux >/dev/null; then
 	s=ps-repl-$$
 	tmux new-session -d -s $s -x 150 -y 30 "$PERFSCRIPT -i; echo EXITED \$?; sleep 10"
@@ -73,8 +88,30 @@ $(sed 's/\./\\./g' <<<"$("$PERFSCRIPT" --version | sed 's/^perfscript \([^ ]*\).
 		"tty, strict _G: completion still works and the session goes on"
 	like "$screen" "end probe
 EXITED 0" "tty, strict _G: Ctrl-D ends the session with its end probes"
+	# Probe output while a line is half typed goes above it; TAB completes
+	# methods after ':' and fields after '.', from metatables.
+	s=ps-repl-above-$$
+	tmux new-session -d -s $s -x 150 -y 40 "$PERFSCRIPT -i; echo EXITED \$?; sleep 10"
+	sleep 0.5
+	send 'c = perfmon.counter("syscalls:sys_enter_getpid/period=1/")'
+	send 'probe("perfmon.sample(c)", function(s) last = s end); pid()'
+	tmux send-keys -t $s -l 'c:sta'; tmux send-keys -t $s Tab; sleep 0.3; send '()'
+	tmux send-keys -t $s -l 'last.callch'; tmux send-keys -t $s Tab; sleep 0.3
+	send ' -- completed'
+	tmux send-keys -t $s -l 'last:us'; tmux send-keys -t $s Tab; sleep 0.3; tmux send-keys -t $s C-u
+	send 'n = 0; probe("timer.ms(150)", function() n = n + 1; if n <= 3 then print("tick " .. n) end end)'
+	tmux send-keys -t $s -l 'half typed'; sleep 0.8
+	screen=$(tmux capture-pane -t $s -p)
+	tmux send-keys -t $s C-u; tmux send-keys -t $s C-d; sleep 0.5
+	tmux kill-session -t $s 2>/dev/null
+	like "$screen" "perfscript> c:start\(\)" "tty: TAB after ':' completes a counter's method"
+	like "$screen" "perfscript> last.callchain -- completed" "tty: TAB after '.' completes a sample's field"
+	like "$screen" $'tick 1\ntick 2\ntick 3\nperfscript> half typed *$' \
+		"tty: probe output goes above the half-typed line, which is drawn again"
+	! grep -q "typedtick\|> tick" <<<"$screen"; ok $? "tty: probe output never lands on the prompt line"
 else
-	for d in chunk expression completion ctrl-c timers ctrl-d strict-panic strict-completion strict-end; do
+	for d in chunk expression completion ctrl-c timers ctrl-d strict-panic strict-completion strict-end \
+		method-completion field-completion output-above output-not-on-prompt; do
 		skip "tmux is not installed" "tty: $d"
 	done
 fi
