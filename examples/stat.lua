@@ -5,7 +5,11 @@
 -- utilized" = task-clock / elapsed, "<not supported>" for events this
 -- machine cannot count, and the elapsed, user and sys seconds.
 -- --interval MS adds perf stat -I style reports (--csv, --json for -x/-j).
---   perfscript examples/stat.lua -c './app args' [--events EV,EV] [--interval MS [--csv|--json]]
+-- -r N runs the command N times and prints the means, each with the
+-- relative standard deviation of its mean, "( +- X% )", as perf stat -r:
+-- the first run is this session's, the others are perfscript runs of this
+-- script with --raw (one run's values as a Lua table), one after another.
+--   perfscript examples/stat.lua -c './app args' [--events EV,EV] [--interval MS [--csv|--json]] [-r N]
 -- (after "--", -e EV,EV works too: perfscript itself owns -e)
 local metrics = require "metrics"
 local interval = require "interval"
@@ -17,7 +21,11 @@ while arg[i] do
   elseif (a == "-e" or a == "--events") and arg[i + 1] then opts.events = arg[i + 1]; i = i + 1
   elseif a == "--csv" then opts.format = "csv"
   elseif a == "--json" then opts.format = "json"
-  else error(("stat.lua: bad argument '%s' (--events EVENTS, --interval MS, --csv, --json)"):format(a), 0)
+  elseif (a == "-r" or a == "--repeat") and math.tointeger(tonumber(arg[i + 1])) then
+    opts.runs = math.tointeger(tonumber(arg[i + 1])); i = i + 1
+    if opts.runs < 1 then error("stat.lua: -r wants 1 or more runs", 0) end
+  elseif a == "--raw" then opts.raw = true
+  else error(("stat.lua: bad argument '%s' (--events EVENTS, --interval MS, --csv, --json, -r N)"):format(a), 0)
   end
   i = i + 1
 end
@@ -38,7 +46,13 @@ local function event_metrics(list)
   return names
 end
 
+if opts.runs and opts.runs > 1 and not target_command() then
+  error("stat.lua: -r N repeats a command: give it one with -c 'CMD'", 0)
+end
+
 local set = metrics.open(opts.events and event_metrics(opts.events) or metrics.perf_stat)
+-- elapsed from the command's start, not from this script's
+probe("begin", function() set.t0 = set.clock() end)
 
 if opts.ms then
   -- each row's own event, read from its metric's group
@@ -71,7 +85,103 @@ local function children_times()
   return tonumber(fields[14]) / hz, tonumber(fields[15]) / hz
 end
 
+-- One run's values: { wall = ns, user = s, sys = s, rows = { [metric] = {
+-- [event] = value } or false } }, as --raw prints it for -r to load.
+local function this_run()
+  local rows, wall = set:read()
+  local run = { wall = wall, rows = {} }
+  run.user, run.sys = children_times()
+  for _, r in ipairs(rows) do
+    local v = false
+    if r.supported then
+      v = {}
+      for k, x in pairs(r.values) do if type(k) == "string" then v[k] = x end end
+    end
+    run.rows[r.name] = v
+  end
+  return run
+end
+
+local function serialize(x)
+  if type(x) == "table" then
+    local parts = {}
+    for k, v in pairs(x) do parts[#parts + 1] = ("[%s] = %s"):format(serialize(k), serialize(v)) end
+    return "{ " .. table.concat(parts, ", ") .. " }"
+  end
+  return type(x) == "string" and ("%q"):format(x) or tostring(x)
+end
+
+local function shell_quote(s) return "'" .. s:gsub("'", [['\'']]) .. "'" end
+
+-- Runs 2..N, each a perfscript run of this script with --raw; stops at
+-- the first that fails (Ctrl-C reaches the run under way and ends it).
+local function more_runs(runs)
+  local exe = io.popen("readlink /proc/" .. pid() .. "/exe"):read("l")
+  local tmp = os.tmpname()
+  local cmd = ("%s %s -c %s -- --raw%s > %s"):format(shell_quote(exe), shell_quote(arg[0]),
+    shell_quote(target_command()), opts.events and (" --events " .. shell_quote(opts.events)) or "",
+    shell_quote(tmp))
+  for _ = 2, opts.runs do
+    local ok = os.execute(cmd)
+    local f = io.open(tmp)
+    local chunk = f and f:read("a")
+    if f then f:close() end
+    local run = ok and chunk and load(chunk, "=run", "t", {})
+    if not run then
+      io.stderr:write(("stat.lua: run %d of %d failed; the means are of %d runs\n"):format(#runs + 1, opts.runs, #runs))
+      break
+    end
+    runs[#runs + 1] = run()
+  end
+  os.remove(tmp)
+end
+
+-- Mean and the standard deviation of the mean (perf's "noise") of f(run).
+local function mean_sd(runs, f)
+  local n, sum, sq = #runs, 0, 0
+  for _, r in ipairs(runs) do sum = sum + f(r) end
+  local mean = sum / n
+  for _, r in ipairs(runs) do sq = sq + (f(r) - mean) ^ 2 end
+  return mean, n > 1 and math.sqrt(sq / (n - 1) / n) or 0
+end
+
+local function noise(sd, mean)
+  return mean ~= 0 and sd ~= 0 and ("( +-%6.2f%% )"):format(100 * sd / mean) or ""
+end
+
+local function repeated_report(runs)
+  local lines = {}
+  for _, m in ipairs(set.list) do
+    local ev = m.def.event
+    if runs[1].rows[m.name] then
+      local values = {}
+      for e in pairs(runs[1].rows[m.name]) do
+        values[e] = mean_sd(runs, function(r) return r.rows[m.name] and r.rows[m.name][e] or 0 end)
+      end
+      local wall = mean_sd(runs, function(r) return r.wall end)
+      local mean, sd = mean_sd(runs, function(r) return r.rows[m.name] and r.rows[m.name][ev] or 0 end)
+      local row = metrics.stat_row(ev, mean, m.def.compute(values, wall), m.def.unit)
+      local tail = noise(sd, mean)
+      lines[#lines + 1] = (tail ~= "" and ("%-93s%s"):format(row, tail) or row) .. "\n"
+    else
+      lines[#lines + 1] = ("%18s      %s\n"):format(m.denied and "<not counted>" or "<not supported>", ev)
+    end
+  end
+  io.write(table.concat(lines), metrics.denials(set))
+  local mean, sd = mean_sd(runs, function(r) return r.wall / 1e9 end)
+  local digits = sd > 0 and math.max(0, 2 - math.floor(math.log(sd, 10))) or 9
+  printf(("\n %%17.%df +- %%.%df seconds time elapsed  %%s\n\n"):format(digits, digits), mean, sd, noise(sd, mean))
+end
+
 probe("end", function()
+  if opts.raw then print("return " .. serialize(this_run())); return end
+  if opts.runs and opts.runs > 1 then
+    local runs = { this_run() }
+    more_runs(runs)
+    printf("\n Performance counter stats for '%s' (%d runs):\n\n", target_command(), #runs)
+    repeated_report(runs)
+    return
+  end
   local _, wall = set:read()
   if target_command() then
     printf("\n Performance counter stats for '%s':\n\n", target_command())

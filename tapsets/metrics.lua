@@ -158,6 +158,16 @@ local function rate_text(x, unit)
   return ("%8.3f /sec"):format(x)
 end
 
+-- One row of perf stat's layout: event ev's count (task-clock in msec, a
+-- mean rounded) and the metric's value in `unit` after a "#"; no newline.
+function M.stat_row(ev, count, value, unit)
+  local c
+  if ev == "task-clock" or ev == "cpu-clock" then c = ("%18.2f msec"):format(count / 1e6)
+  else c = ("%18d     "):format(math.floor(count + 0.5)) end
+  local metric = value and rate_text(value, unit) or ""
+  return (("%s %-32s # %s"):format(c, ev, metric):gsub("%s+$", ""))
+end
+
 -- perf stat's layout: one row per metric that names an `event`, the
 -- event's count (task-clock in msec) and the metric after a "#".
 function Set:stat_report()
@@ -167,11 +177,7 @@ function Set:stat_report()
     if not r.supported then
       lines[#lines + 1] = ("%18s      %s\n"):format("<" .. r.text .. ">", ev)
     else
-      local v, count = r.values[ev]
-      if ev == "task-clock" or ev == "cpu-clock" then count = ("%18.2f msec"):format(v / 1e6)
-      else count = ("%18d     "):format(v) end
-      local metric = r.value and rate_text(r.value, r.unit) or ""
-      lines[#lines + 1] = (("%s %-32s # %s"):format(count, ev, metric):gsub("%s+$", "")) .. "\n"
+      lines[#lines + 1] = M.stat_row(ev, r.values[ev], r.value, r.unit) .. "\n"
     end
   end
   return table.concat(lines) .. M.denials(self)

@@ -70,6 +70,33 @@ fi
 out=$("$PERFSCRIPT" -a -T 0.2 "$EX/stat.lua" -- -e task-clock 2>&1)
 like "$out" "Performance counter stats for 'system wide':" "stat.lua -a: perf stat's 'system wide' title"
 
+# stat.lua -r N: the means of N runs with the noise of each, as perf stat -r.
+out=$("$PERFSCRIPT" "$EX/stat.lua" -c "$WORKLOAD getppid 10000" -- -r 5 -e syscalls:sys_enter_getppid,task-clock 2>&1)
+ok $? "stat.lua -r 5 runs"
+like "$out" "Performance counter stats for '.*workload getppid 10000' \(5 runs\):" "stat.lua -r: perf stat's title with the number of runs"
+like "$out" $'\n +10000 +syscalls:sys_enter_getppid +# +[0-9.]+ [KMG]?/sec\n' \
+	"stat.lua -r: an exact count has a mean of exactly 10000 and no noise"
+like "$out" $'\n +[0-9]+\\.[0-9]{2} msec task-clock +# +[0-9.]+ CPUs utilized +\\( \\+- +[0-9]+\\.[0-9]{2}% \\)\n' \
+	"stat.lua -r: task-clock's mean with its '( +- X% )'"
+col=$(awk '/msec task-clock/ { print index($0, "( +-") }' <<<"$out")
+is "$col" 94 "stat.lua -r: the noise in perf stat's column"
+like "$out" $'\n +[0-9]+\\.[0-9]+ \\+- [0-9]+\\.[0-9]+ seconds time elapsed  \\( \\+- +[0-9.]+% \\)' \
+	"stat.lua -r: the mean elapsed time +- its deviation"
+if command -v perf >/dev/null && perf stat -e task-clock true >/dev/null 2>&1; then
+	perf stat -r 5 -e syscalls:sys_enter_getppid,task-clock "$WORKLOAD" getppid 10000 2>"$TMP/perf-r.txt" >/dev/null
+	theirs=$(grep -E 'stats for|sys_enter_getppid|task-clock|elapsed' "$TMP/perf-r.txt" |
+		sed -E 's/[0-9]+\.[0-9]+/N/g; s/ +/ /g; s/# N [KMG]?\/sec/# R/; s/\(N runs\)/(5 runs)/; s/ +$//')
+	mine=$(grep -E 'stats for|sys_enter_getppid|task-clock|elapsed' <<<"$out" |
+		sed -E 's/[0-9]+\.[0-9]+/N/g; s/ +/ /g; s/# N [KMG]?\/sec/# R/; s/\(N runs\)/(5 runs)/; s/ +$//')
+	is "$mine" "$theirs" "stat.lua -r: the lines perf stat -r prints, numbers aside"
+else
+	skip "perf stat cannot count here" "stat.lua -r: the lines perf stat -r prints"
+fi
+out=$("$PERFSCRIPT" "$EX/stat.lua" -- -r 3 2>&1)
+like "$out" "stat.lua: -r N repeats a command: give it one with -c 'CMD'" "stat.lua -r without -c says what to add"
+out=$("$PERFSCRIPT" "$EX/stat.lua" -c true -- -r 0 2>&1)
+like "$out" "stat.lua: -r wants 1 or more runs" "stat.lua -r 0 is refused"
+
 # The same run, counted by perf stat and stat.lua both attached with -p.
 if ! command -v perf >/dev/null; then
 	skip "perf is not installed" "stat.lua agrees with perf stat"
