@@ -210,7 +210,9 @@ static int tracepoint_resolve(const struct ps_ev_ref *ref, struct ps_event *ev,
 		const char *env = getenv("PERFSCRIPT_TRACEFS");
 
 		return ps_ev__fail(err, PS_ERR_NOT_SUPPORTED, ref->column, ref->sys, toklen,
-				   "tracepoint '%.*s' at column %d: no tracefs (tried %s)",
+				   "tracepoint '%.*s' at column %d: no tracefs (tried %s); it is "
+				   "mounted for root when a tracepoint is named, or by hand: "
+				   "mount -t tracefs nodev " TRACEFS,
 				   (int)toklen, ref->sys, ref->column,
 				   env && *env ? env : TRACEFS " and " DEBUGFS_TRACING);
 	}
@@ -390,10 +392,11 @@ int ps_ev__tracepoint_glob(const struct ps_ev_ref *ref, struct ps_ev_tp **out, s
 				   "bad tracepoint name '%.*s' at column %d", (int)toklen, ref->sys,
 				   ref->column);
 	if (!(root = tracefs_root(&denied)))
-		return ps_ev__fail(err, PS_ERR_NOT_SUPPORTED, ref->column, ref->sys, toklen,
-				   "tracepoint glob '%.*s' at column %d: %s", (int)toklen, ref->sys,
-				   ref->column,
-				   denied ? "permission denied reading tracefs" : "no tracefs");
+		return ps_ev__fail(
+		    err, PS_ERR_NOT_SUPPORTED, ref->column, ref->sys, toklen,
+		    "tracepoint glob '%.*s' at column %d: %s", (int)toklen, ref->sys, ref->column,
+		    denied ? "permission denied reading tracefs"
+			   : "no tracefs (as root: mount -t tracefs nodev " TRACEFS ")");
 	snprintf(sglob, sizeof(sglob), "%.*s", (int)ref->sys_len, ref->sys);
 	snprintf(nglob, sizeof(nglob), "%.*s", (int)ref->name_len, ref->name);
 	r = walk_all(root, sglob, nglob, true, out, n);

@@ -140,6 +140,7 @@ like "$out" "unknown option 'pdi'" "a misspelt probe option is a Lua error"
 # Fallback: without CAP_BPF (and CAP_SYS_ADMIN) BPF is refused.
 if command -v setpriv >/dev/null; then
 	nobpf() { setpriv --bounding-set=-bpf,-sys_admin "$PERFSCRIPT" "$@"; }
+	tracefs_mount # without CAP_SYS_ADMIN perfscript cannot mount it
 	out=$(nobpf -e '
 c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
 local n = 0
@@ -154,6 +155,7 @@ probe("perfmon.sample(c)", function() end)' -c "$WORKLOAD getppid 10" 2>&1)
 	rc=$?
 	like "$out" "cannot load BPF program 'ps_tp' .*Operation not permitted" "--backend=bpf without BPF fails with the reason"
 	is "$rc" 1 "... and exit status 1"
+	tracefs_restore
 else
 	skip "setpriv is not installed" "BPF fallback tests"
 fi

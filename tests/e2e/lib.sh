@@ -8,6 +8,18 @@ TAP_FAILED=0
 TMP=$(mktemp -d /tmp/perfscript-e2e.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 
+# tracefs for a process that may not mount it (a root without
+# CAP_SYS_ADMIN): perfscript mounts it only for root, and a clean machine
+# may not have it mounted. tracefs_restore unmounts what tracefs_mount did.
+tracefs_mount() {
+	grep -q "^[^ ]* /sys/kernel/tracing tracefs " /proc/self/mounts && return 0
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null && TRACEFS_MOUNTED=1
+}
+tracefs_restore() {
+	[[ -n ${TRACEFS_MOUNTED-} ]] && umount /sys/kernel/tracing
+	TRACEFS_MOUNTED=
+}
+
 ok() { # cond-exit-status description
 	local rc=$1; shift
 	TAP_N=$((TAP_N + 1))
