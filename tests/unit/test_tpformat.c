@@ -147,7 +147,9 @@ static void test_real(void)
 
 	unsetenv("PERFSCRIPT_TRACEFS");
 	if (!d) {
-		tap_skip("tracefs not readable here (need root)", "every format of this machine");
+		tap_skip(errno == ENOENT ? "tracefs is not mounted at /sys/kernel/tracing"
+					 : "tracefs not readable here (need root)",
+			 "every format of this machine");
 		return;
 	}
 	while ((s = readdir(d))) {
