@@ -422,7 +422,7 @@ function M.overflow(spec, handler)
   end
   local msg = ffi.new("char[512]")
   local o = lib.ps_overflow__new(spec, nil, nil, msg, 512)
-  if o == nil and ffi.string(msg):match("^at most %d+ overflow counters") then
+  if o == nil and ffi.errno() == lib.PS_ERR_LIMIT then
     collectgarbage() -- counters the program dropped hold slots
     o = lib.ps_overflow__new(spec, nil, nil, msg, 512)
   end
@@ -434,6 +434,7 @@ end
 
 -- perfscript.poll() -> handler calls made: run what the signals queued
 function M.poll()
+  if next(handlers) == nil then return 0 end -- regions call this often
   local calls = 0
   local pending = {}
   for ov, fn in pairs(handlers) do pending[#pending + 1] = { ov, fn } end

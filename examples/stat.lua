@@ -85,12 +85,11 @@ local function children_times()
   return tonumber(fields[14]) / hz, tonumber(fields[15]) / hz
 end
 
--- One run's values: { wall = ns, user = s, sys = s, rows = { [metric] = {
--- [event] = value } or false } }, as --raw prints it for -r to load.
+-- One run's values: { wall = ns, rows = { [metric] = { [event] = value }
+-- or false } }, as --raw prints it for -r to load.
 local function this_run()
   local rows, wall = set:read()
   local run = { wall = wall, rows = {} }
-  run.user, run.sys = children_times()
   for _, r in ipairs(rows) do
     local v = false
     if r.supported then
@@ -113,22 +112,29 @@ end
 
 local function shell_quote(s) return "'" .. s:gsub("'", [['\'']]) .. "'" end
 
--- Runs 2..N, each a perfscript run of this script with --raw; stops at
--- the first that fails (Ctrl-C reaches the run under way and ends it).
+-- Runs 2..N, each a perfscript run of this script with --raw. The
+-- command's exit status does not matter, as with perf stat -r; a run that
+-- a signal ended (perfscript passes a Ctrl-C on to the run under way, which
+-- then exits 128+N) is left out and ends the repeats, as is one that
+-- printed no values.
 local function more_runs(runs)
-  local exe = io.popen("readlink /proc/" .. pid() .. "/exe"):read("l")
+  local link = io.popen("readlink /proc/" .. pid() .. "/exe") -- this very binary
+  local exe = link:read("l")
+  link:close()
   local tmp = os.tmpname()
   local cmd = ("%s %s -c %s -- --raw%s > %s"):format(shell_quote(exe), shell_quote(arg[0]),
     shell_quote(target_command()), opts.events and (" --events " .. shell_quote(opts.events)) or "",
     shell_quote(tmp))
   for _ = 2, opts.runs do
-    local ok = os.execute(cmd)
+    local _, how, code = os.execute(cmd)
     local f = io.open(tmp)
     local chunk = f and f:read("a")
     if f then f:close() end
-    local run = ok and chunk and load(chunk, "=run", "t", {})
-    if not run then
-      io.stderr:write(("stat.lua: run %d of %d failed; the means are of %d runs\n"):format(#runs + 1, opts.runs, #runs))
+    local run = chunk and chunk:match("^return ") and load(chunk, "=run", "t", {})
+    local signalled = how == "signal" or code == 128 + 2 or code == 128 + 15
+    if signalled or not run then
+      io.stderr:write(("stat.lua: run %d of %d %s; the means are of %d runs\n"):format(#runs + 1,
+        opts.runs, signalled and "was interrupted" or "failed", #runs))
       break
     end
     runs[#runs + 1] = run()
@@ -151,6 +157,7 @@ end
 
 local function repeated_report(runs)
   local lines = {}
+  local wall = mean_sd(runs, function(r) return r.wall end)
   for _, m in ipairs(set.list) do
     local ev = m.def.event
     if runs[1].rows[m.name] then
@@ -158,7 +165,6 @@ local function repeated_report(runs)
       for e in pairs(runs[1].rows[m.name]) do
         values[e] = mean_sd(runs, function(r) return r.rows[m.name] and r.rows[m.name][e] or 0 end)
       end
-      local wall = mean_sd(runs, function(r) return r.wall end)
       local mean, sd = mean_sd(runs, function(r) return r.rows[m.name] and r.rows[m.name][ev] or 0 end)
       local row = metrics.stat_row(ev, mean, m.def.compute(values, wall), m.def.unit)
       local tail = noise(sd, mean)

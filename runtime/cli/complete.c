@@ -37,9 +37,6 @@ static void cand_add(const char *prefix, const char *name, const char *text)
 		return;
 	if (pl < tl && strncmp(text + pl, name, tl - pl) != 0)
 		return;
-	for (size_t i = 0; i < ncands; i++) /* a method both in a table and its __index */
-		if (strncmp(cands[i], prefix, pl) == 0 && strcmp(cands[i] + pl, name) == 0)
-			return;
 	if (ps_array__reserve(&cands, &capcands, ncands + 1, sizeof(*cands)))
 		return;
 	if (asprintf(&cands[ncands], "%s%s", prefix, name) >= 0)
@@ -130,6 +127,27 @@ static bool in_string(void)
 	return quote != 0;
 }
 
+static int cand_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted, each once: a method can be in a table and in its __index too. */
+static void cands_unique(void)
+{
+	size_t k = 0;
+
+	if (ncands > 1)
+		qsort(cands, ncands, sizeof(*cands), cand_cmp);
+	for (size_t i = 0; i < ncands; i++) {
+		if (k && strcmp(cands[k - 1], cands[i]) == 0)
+			free(cands[i]);
+		else
+			cands[k++] = cands[i];
+	}
+	ncands = k;
+}
+
 static char *complete_next(const char *text, int state)
 {
 	if (state == 0) {
@@ -144,6 +162,7 @@ static char *complete_next(const char *text, int state)
 			ps_lua__protect(complete_sc, lua_cands, (void *)text, PS_CALL_SILENT,
 					"completion");
 		}
+		cands_unique();
 	}
 	return next_cand < ncands ? strdup(cands[next_cand++]) : NULL;
 }

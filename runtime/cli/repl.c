@@ -5,13 +5,14 @@
  * line (its callback interface, driven by the loop) and keeps history; from
  * a pipe, lines are read as they come, without prompts. As in lua(1), an
  * expression prints its value, and a chunk that is not complete yet asks for
- * more; tables show one level deep with sorted keys (cli/show.c). After each chunk, counters it
- * allocated are opened and started, as the context is after begin probes. TAB completes Lua names,
- * and event names (what -l lists) inside a string, and after ':' or '.' the methods and fields of
- * what the prefix names. Output of probes while a line is being typed goes above it: the prompt
- * line is cleared, the output written, the prompt and the half-typed line drawn again. Ctrl-C drops
- * the line being typed; Ctrl-D or exit() ends the session, which runs the
- * end probes.
+ * more; tables show one level deep with sorted keys (cli/show.c). After
+ * each chunk, counters it allocated are opened and started, as the context
+ * is after begin probes. TAB completes Lua names, methods and fields, and
+ * event names inside a string (cli/complete.c). What probes print while a
+ * line is being typed goes above it: the prompt line is cleared, the
+ * output written, the prompt and the half-typed line drawn again. Ctrl-C
+ * drops the line being typed; Ctrl-D or exit() ends the session, which
+ * runs the end probes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -42,6 +43,12 @@ struct repl {
 };
 
 static struct repl repl = {.show = LUA_NOREF};
+
+/* Where the REPL itself writes: the terminal under the cookie streams. */
+static FILE *screen(void)
+{
+	return repl.term ? repl.term : stdout;
+}
 
 /* ---- output above the line being typed ---- */
 
@@ -79,9 +86,7 @@ static ssize_t tty_write(void *cookie, const char *buf, size_t len)
 		return -1;
 	memcpy(t->held + t->n, buf, len);
 	t->n += len;
-	for (nl = NULL, upto = t->n; upto > 0 && !nl; upto--)
-		nl = t->held[upto - 1] == '\n' ? t->held + upto - 1 : NULL;
-	if (!nl)
+	if (!(nl = memrchr(t->held, '\n', t->n)))
 		return (ssize_t)len;
 	upto = (size_t)(nl - t->held) + 1;
 	fputs("\r\033[K", repl.term); /* the prompt line, cleared */
@@ -299,8 +304,8 @@ static bool interrupt(void *ctx)
 	reset_chunk();
 	if (repl.tty) {
 		repl.editing = false; /* the dropped line stays, the prompt goes below */
-		fputc('\n', repl.term ? repl.term : stdout);
-		fflush(repl.term ? repl.term : stdout);
+		fputc('\n', screen());
+		fflush(screen());
 		rl_replace_line("", 0);
 		rl_callback_handler_remove();
 		rl_callback_handler_install(prompt(), on_line);
@@ -309,22 +314,16 @@ static bool interrupt(void *ctx)
 	return true;
 }
 
-/* cli/show.c's function into the registry, under protection. */
-static int load_show(lua_State *L)
+/* cli/show.c's function, kept in the registry. */
+static void show_init(lua_State *L)
 {
-	if (ps_cli_show__push(L) < 0)
-		return lua_error(L);
-	repl.show = luaL_ref(L, LUA_REGISTRYINDEX);
-	return 0;
-}
-
-static int show_init(lua_State *L)
-{
-	lua_pushcfunction(L, load_show);
-	if (lua_pcall(L, 0, 0, 0) == LUA_OK)
-		return 0;
+	if (ps_cli_show__load(L) == LUA_OK && lua_pcall(L, 0, 1, 0) == LUA_OK) {
+		repl.show = luaL_ref(L, LUA_REGISTRYINDEX);
+		return;
+	}
+	fprintf(stderr, "perfscript: results show as print() shows them: %s\n",
+		lua_tostring(L, -1));
 	lua_pop(L, 1);
-	return -1;
 }
 
 int ps_cli_repl__run(struct ps_script *sc)
@@ -338,8 +337,7 @@ int ps_cli_repl__run(struct ps_script *sc)
 	ps_lua_script__on_interrupt(sc, interrupt, NULL);
 	if (ps_lua_script__args(sc, "-i", NULL, 0, NULL, 0) < 0 || ps_lua_script__start(sc) < 0)
 		return ps_lua_script__end(sc);
-	if (show_init(L) < 0)
-		fprintf(stderr, "perfscript: results show as print() shows them\n");
+	show_init(L);
 	if (repl.tty && isatty(STDOUT_FILENO)) {
 		fflush(NULL);
 		repl.term = stdout;
@@ -368,7 +366,7 @@ int ps_cli_repl__run(struct ps_script *sc)
 	}
 	if (repl.editing) { /* ended from inside (exit(), -T, an error): leave the line */
 		repl.editing = false;
-		fputc('\n', repl.term ? repl.term : stdout);
+		fputc('\n', screen());
 	}
 	if (repl.tty)
 		rl_callback_handler_remove();

@@ -11,9 +11,9 @@
  * ends otherwise; returns the exit status. */
 int ps_cli_repl__run(struct ps_script *sc);
 
-/* show.c: push the function the REPL shows results with (print-like, with
- * tables one level deep); 0, or -1 with the error pushed instead. */
-int ps_cli_show__push(lua_State *L);
+/* show.c: load the chunk that returns the function the REPL shows results
+ * with (print-like, tables one level deep); luaL_loadbuffer's status. */
+int ps_cli_show__load(lua_State *L);
 
 /* complete.c: TAB completion for libedit; free what it loaded. */
 void ps_cli_complete__install(struct ps_script *sc);

@@ -77,10 +77,7 @@ static const char show_lua[] =
     "  print(table.concat(out, '\\t'))\n"
     "end\n";
 
-int ps_cli_show__push(lua_State *L)
+int ps_cli_show__load(lua_State *L)
 {
-	if (luaL_loadbuffer(L, show_lua, sizeof(show_lua) - 1, "=show") != LUA_OK)
-		return -1;
-	lua_call(L, 0, 1);
-	return 0;
+	return luaL_loadbuffer(L, show_lua, sizeof(show_lua) - 1, "=show");
 }

@@ -244,7 +244,8 @@ struct ps_overflow *ps_overflow__new(const char *spec, ps_overflow_fn fn, void *
 	if (!err)
 		err = open_here(o, spec, msg, msglen);
 	if (!err && (err = enlist(o)) < 0)
-		snprintf(msg, msglen, "at most %d overflow counters may be alive at once",
+		snprintf(msg, msglen,
+			 "at most %d overflow counters may be alive at once: close one first",
 			 MAX_LIVE);
 	if (err) {
 		if (o->fd >= 0)

@@ -208,13 +208,15 @@ static int tracepoint_resolve(const struct ps_ev_ref *ref, struct ps_event *ev,
 				   (int)toklen, ref->sys, ref->column);
 	if (!root) {
 		const char *env = getenv("PERFSCRIPT_TRACEFS");
+		bool given = env && *env;
 
 		return ps_ev__fail(err, PS_ERR_NOT_SUPPORTED, ref->column, ref->sys, toklen,
-				   "tracepoint '%.*s' at column %d: no tracefs (tried %s); it is "
-				   "mounted for root when a tracepoint is named, or by hand: "
-				   "mount -t tracefs nodev " TRACEFS,
+				   "tracepoint '%.*s' at column %d: no tracefs (tried %s)%s",
 				   (int)toklen, ref->sys, ref->column,
-				   env && *env ? env : TRACEFS " and " DEBUGFS_TRACING);
+				   given ? env : TRACEFS " and " DEBUGFS_TRACING,
+				   given ? ""
+					 : "; it is mounted for root when a tracepoint is named, "
+					   "or by hand: mount -t tracefs nodev " TRACEFS);
 	}
 	if (snprintf(path, sizeof(path), "%s/events/%.*s/%.*s/id", root, (int)ref->sys_len,
 		     ref->sys, (int)ref->name_len, ref->name) >= (int)sizeof(path))

@@ -213,8 +213,18 @@ int ps_lua_overflow__poll(lua_State *L)
 {
 	int top = lua_gettop(L), t, n = 0, calls = 0;
 
-	push_handlers(L);
-	t = lua_gettop(L);
+	/* no counter with a handler: nothing is made (regions call this often) */
+	t = top + 1;
+	if (lua_getfield(L, LUA_REGISTRYINDEX, HANDLERS) == LUA_TTABLE) {
+		lua_pushnil(L);
+		n = lua_next(L, t);
+	}
+	lua_settop(L, t);
+	if (!n) {
+		lua_settop(L, top);
+		return 0;
+	}
+	n = 0;
 	/* copy the pairs first: a handler may close or make counters */
 	lua_newtable(L);
 	lua_pushnil(L);

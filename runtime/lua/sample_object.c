@@ -218,17 +218,23 @@ static int m_folded(lua_State *L)
 
 static int sample_index(lua_State *L);
 
+/* A sample's fields: those every sample has (what s:copy() copies), then
+ * those of some events only; and its methods. __fields lists both. */
+static const char *const fields[] = {
+    "ip",   "pid", "tid", "time",   "cpu",	 "period",  "addr", "user", "handle", "name",
+    "comm", "sym", "dso", "values", "callchain", "srcline", "args", "raw",  "retval"};
+#define COMMON_FIELDS 16
+static const char *const methods[] = {"ustack", "kstack",      "folded",       "copy",
+				      "arg",	"user_string", "kernel_string"};
+
 /* s:copy(): every field as a plain table that outlives the handler. */
 static int m_copy(lua_State *L)
 {
-	static const char *const fields[] = {
-	    "ip",     "pid",  "tid",  "time", "cpu", "period", "addr",	    "user",
-	    "handle", "name", "comm", "sym",  "dso", "values", "callchain", "srcline"};
 	struct ps_script *sc;
 
 	check_sample(L, &sc);
-	lua_createtable(L, 0, 16);
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+	lua_createtable(L, 0, COMMON_FIELDS);
+	for (size_t i = 0; i < COMMON_FIELDS; i++) {
 		lua_pushcfunction(L, sample_index);
 		lua_pushvalue(L, 1);
 		lua_pushstring(L, fields[i]);
@@ -302,13 +308,6 @@ static int sample_index(lua_State *L)
  * { name = "field" | "method" }. */
 static void push_field_names(lua_State *L)
 {
-	static const char *const fields[] = {"ip",	  "pid",  "tid",  "time",    "cpu",
-					     "period",	  "addr", "user", "handle",  "name",
-					     "comm",	  "sym",  "dso",  "srcline", "values",
-					     "callchain", "args", "raw",  "retval"};
-	static const char *const methods[] = {"ustack", "kstack",      "folded",       "copy",
-					      "arg",	"user_string", "kernel_string"};
-
 	lua_createtable(L, 0, 26);
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		lua_pushliteral(L, "field");

@@ -57,6 +57,21 @@ else
 	done
 fi
 
+# No tracefs mounted, and no right to mount it (a private mount namespace
+# without it, CAP_SYS_ADMIN dropped): the message says how to mount it.
+if need_root && command -v setpriv >/dev/null && unshare -m --propagation private true 2>/dev/null; then
+	out=$(unshare -m --propagation private bash -c 'umount /sys/kernel/tracing 2>/dev/null
+		umount /sys/kernel/debug/tracing 2>/dev/null
+		setpriv --bounding-set=-sys_admin "$1" -e "print(perfmon.counter(\"syscalls:sys_enter_getppid\"))"' _ "$PERFSCRIPT" 2>&1)
+	like "$out" "^nil	tracepoint 'syscalls:sys_enter_getppid' at column 1: no tracefs .*or by hand: mount -t tracefs nodev /sys/kernel/tracing" \
+		"no tracefs and no right to mount it: the message says how"
+	out=$(PERFSCRIPT_TRACEFS=$TMP/none "$PERFSCRIPT" -e 'print(perfmon.counter("syscalls:sys_enter_getppid"))' 2>&1)
+	like "$out" "no tracefs \(tried $TMP/none\)	" "PERFSCRIPT_TRACEFS without tracefs: only the directory given, no mount advice"
+else
+	skip "needs root, setpriv and unshare -m" "no tracefs: the message says how to mount it"
+	skip "needs root, setpriv and unshare -m" "PERFSCRIPT_TRACEFS without tracefs"
+fi
+
 # EMFILE: more fds than the limit allows.
 out=$(ulimit -n 40; "$PERFSCRIPT" -e 'for i = 1, 100 do perfmon_allocate_counter("task-clock") end' 2>&1); rc=$?
 is "$rc" 1 "too many counters for ulimit -n fails with exit 1"

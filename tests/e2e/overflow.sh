@@ -24,6 +24,12 @@ like "$out" "^nil	Invalid argument	22$" "set_period on a freq= counter: nil, mes
 out=$("$PS" -e 'local o = perfmon.overflow("task-clock/period=1000000/"); o:close(); o:close(); print(tostring(o)); o:start()' 2>&1)
 like "$out" "^perfscript.overflow \(closed\)" "closing twice is harmless; tostring says closed"
 like "$out" "attempt to use a closed overflow counter" "a closed counter raises"
+out=$("$PS" -e 'local o = perfmon.overflow("task-clock/period=1000000/"); o:refresh(0)' 2>&1)
+like "$out" "bad argument #1 to 'refresh' \(refresh wants 1 or more overflows\)" "refresh(0) raises"
+out=$("$PS" -e 'local keep = {}
+for i = 1, 64 do keep[i] = assert(perfmon.overflow("task-clock/period=1000000/")) end
+print(perfmon.overflow("task-clock/period=1000000/"))' 2>&1)
+like "$out" "^nil	at most 64 overflow counters may be alive at once: close one first" "a 65th live counter: nil and the limit"
 
 # task-clock needs no privilege: one overflow per ms of this thread's CPU.
 out=$("$PS" -e 'local n = 0

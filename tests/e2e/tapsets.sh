@@ -92,6 +92,16 @@ if command -v perf >/dev/null && perf stat -e task-clock true >/dev/null 2>&1; t
 else
 	skip "perf stat cannot count here" "stat.lua -r: the lines perf stat -r prints"
 fi
+# A failing command still counts; Ctrl-C ends the repeats with the runs done.
+out=$("$PERFSCRIPT" "$EX/stat.lua" -c false -- -r 3 -e task-clock 2>&1)
+like "$out" "stats for 'false' \(3 runs\)" "stat.lua -r: a command that exits 1 is still counted, 3 runs of 3"
+"$PERFSCRIPT" "$EX/stat.lua" -c "sleep 0.2" -- -r 20 -e task-clock >"$TMP/r.out" 2>&1 &
+ps_pid=$!
+sleep 0.9; kill -INT $ps_pid; wait $ps_pid
+out=$(cat "$TMP/r.out")
+like "$out" "stat.lua: run [0-9]+ of 20 was interrupted; the means are of [1-9][0-9]* runs" "stat.lua -r: Ctrl-C ends the repeats and says so"
+like "$out" "stats for 'sleep 0.2' \([1-9][0-9]* runs\)" "stat.lua -r: ... and reports the runs that ended"
+like "$out" "seconds time elapsed" "stat.lua -r: ... with the elapsed line"
 out=$("$PERFSCRIPT" "$EX/stat.lua" -- -r 3 2>&1)
 like "$out" "stat.lua: -r N repeats a command: give it one with -c 'CMD'" "stat.lua -r without -c says what to add"
 out=$("$PERFSCRIPT" "$EX/stat.lua" -c true -- -r 0 2>&1)
