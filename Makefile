@@ -23,7 +23,7 @@ LDFLAGS   ?=
 # event names come from libpfm4, the loop's HTTP listener is libmicrohttpd,
 # opened with dlopen by its soname when a listener is made (loop/http.c).
 CORE_LAYERS := base event symbols core sample sample/perf sample/bpf loop
-CORE_LIBS := -ldw -lelf -lbpf -lpfm -lstdc++ -ldl
+CORE_LIBS := -ldw -lelf -lbpf -lpfm -lstdc++ -ldl -lyaml -lcrypt
 MHD_SONAME := $(shell objdump -p "$$($(CC) -print-file-name=libmicrohttpd.so)" 2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')
 # BPF programs (runtime/sample/bpf/*.bpf.c): clang to BPF objects, bpftool to skeletons.
 CLANG     ?= clang
@@ -37,7 +37,7 @@ BPF_SKELS := $(BPF_SRCS:runtime/sample/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 DEPS := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang llvm \
 	libelf-dev zlib1g-dev libdw-dev g++ libstdc++-12-dev libpfm4-dev libedit-dev luajit libluajit-5.1-dev \
 	lua-busted lua-check linux-perf util-linux procps tmux clang-format systemtap-sdt-dev \
-	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev golang-go prometheus curl bpftrace strace
+	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libyaml-dev libcrypt-dev golang-go prometheus curl bpftrace strace
 
 ifeq ($(V),1)
 Q :=

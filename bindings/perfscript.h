@@ -832,15 +832,26 @@ struct ps_http_reply {
 typedef int (*ps_http_fn)(const struct ps_http_request *req, struct ps_http_reply *reply,
 			  void *ctx);
 
+struct ps_http_opts {
+	size_t sz;		  /* sizeof(struct ps_http_opts) */
+	const char *web_config;	  /* TLS and basic auth from this file (docs/fleet.md), or NULL */
+	unsigned max_connections; /* kept at once, 0: 64; a new one evicts the oldest idle */
+	unsigned idle_timeout_ms; /* a connection must send a whole request within this, 0: 10 s */
+};
+
 /* Listen on addr, "HOST:PORT", "[V6]:PORT" or ":PORT" (every address); port
- * 0 picks a free one. NULL + errno on failure, with msg saying why ("cannot
- * listen on 127.0.0.1:80: Address already in use"). */
+ * 0 picks a free one; opts may be NULL. NULL + errno on failure, with msg
+ * saying why ("cannot listen on 127.0.0.1:80: Address already in use"). */
 struct ps_http *ps_http__new(struct ps_loop *loop, const char *addr, ps_http_fn fn, void *ctx,
-			     char *msg, size_t msglen);
+			     const struct ps_http_opts *opts, char *msg, size_t msglen);
 /* Close the listener and its connections; NULL is fine. */
 void ps_http__free(struct ps_http *h);
-/* The port it listens on. */
+/* The port it listens on; -EINVAL for NULL. */
 int ps_http__port(const struct ps_http *h);
+/* Connections closed to make room or for sending no request in time. */
+uint64_t ps_http__evictions(const struct ps_http *h);
+/* Whether it speaks HTTPS (its web configuration has a certificate). */
+bool ps_http__tls(const struct ps_http *h);
 
 /* ------------------------------------------------------------------------
  * Time (runtime/core/clock.c): the clock samples are stamped with

@@ -8,7 +8,10 @@
 --   perfscript examples/exporter.lua --listen 127.0.0.1:9100 -a
 --   perfscript examples/exporter.lua --listen :9100 -p PID --events page-faults,context-switches
 -- Port 0 picks a free port; the line "listening on http://HOST:PORT/metrics"
--- on stdout says which.
+-- on stdout says which. The page shows the pids, commands and counts of
+-- what it watches and perfscript runs as root: listen on loopback or behind
+-- a firewall, or give it a web configuration file with TLS and users
+-- (--web.config.file FILE, the Prometheus exporters' format; docs/fleet.md).
 local om = require "openmetrics"
 
 local opts, i = {}, 1
@@ -16,7 +19,10 @@ while arg[i] do
   local a, v = arg[i], arg[i + 1]
   if a == "--listen" and v then opts.listen = v
   elseif a == "--events" and v then opts.events = v
-  else error(("exporter.lua: bad argument '%s' (--listen ADDR:PORT, --events LIST)"):format(a), 0)
+  elseif a == "--web.config.file" and v then opts.web_config = v
+  else
+    error(("exporter.lua: bad argument '%s' (--listen ADDR:PORT, --events LIST, --web.config.file FILE)")
+          :format(a), 0)
   end
   i = i + 2
 end
@@ -83,10 +89,11 @@ if #skipped > 0 then
   io.stderr:write(("exporter.lua: not counted here (no PMU support): %s\n"):format(table.concat(skipped, ", ")))
 end
 
-local server, err = reg:serve(opts.listen)
+local server, err = reg:serve(opts.listen, { web_config = opts.web_config })
 if not server then error("exporter.lua: " .. err, 0) end
 local host = opts.listen:match("^(.*):%d+$")
-printf("listening on http://%s:%d/metrics\n", (host == "" or host == nil) and "0.0.0.0" or host, server:port())
+printf("listening on %s://%s:%d/metrics\n", server:tls() and "https" or "http",
+       (host == "" or host == nil) and "0.0.0.0" or host, server:port())
 io.stdout:flush()
 
 probe("end", function()

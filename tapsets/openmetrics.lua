@@ -304,7 +304,9 @@ end
 function Registry:serve(addr, opts)
   opts = opts or {}
   local http = require "perfscript.http"
-  return http.listen(addr, function(req) return self:handle(req, opts.path) end)
+  return http.listen(addr, function(req) return self:handle(req, opts.path) end,
+                     { web_config = opts.web_config, max_connections = opts.max_connections,
+                       idle_timeout_ms = opts.idle_timeout_ms })
 end
 
 return M

@@ -1,19 +1,18 @@
 /*
  * http.c: a small HTTP listener on the event loop, for endpoints such as
- * an OpenMetrics /metrics page. libmicrohttpd does the HTTP; it runs in
- * its external epoll mode, with no thread of its own: its epoll fd is one
- * source of perfscript's loop and MHD_run() is called when it is readable,
- * so a request is parsed a piece at a time between sample drains and a
- * slow or stalled client never blocks delivery. Handlers run on the loop
- * thread. A timer drives MHD's connection timeouts only while a connection
- * is open, so an idle listener costs no wake-up at all. The listen socket
- * is made here (getaddrinfo, bind, listen) so that a refused address gets
- * the system's own reason. libmicrohttpd (and the TLS stack it brings: ten
- * libraries, 3 MB and 1.7 ms at every start-up) is loaded with dlopen when
- * the first listener is made, not linked: a session without one never
- * maps it.
+ * an OpenMetrics /metrics page. perfscript accepts the connections itself
+ * and hands each to libmicrohttpd (loop/http_serve.c), which runs in its
+ * external epoll mode with no thread of its own: its epoll fd is one source
+ * of the loop and MHD_run() is called when it is readable, so a request is
+ * parsed a piece at a time between sample drains and a slow client never
+ * blocks delivery. Accepting here is what keeps the listener answering
+ * under attack: at most `limit` connections are kept, and a new one evicts
+ * the oldest that is not being answered, so idle or trickling clients can
+ * fill the table but never shut well-behaved ones out; and a connection
+ * that has not sent a whole request within the idle time is closed, however
+ * slowly it trickles bytes. A timer runs only while connections are open,
+ * so an idle listener costs no wake-up at all.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -21,193 +20,210 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
-#include <microhttpd.h>
+#include "loop/http.h"
 
-#include "perfscript.h"
+#define DEFAULT_LIMIT	64
+#define DEFAULT_IDLE_MS 10000u
+#define ACCEPT_BATCH	32	   /* per wake-up, so the loop's other sources get their turn */
+#define PAUSE_NS	100000000u /* off the loop this long when no fd is left */
 
-#define CONN_TIMEOUT_S 10 /* a client that sends nothing for this long is dropped */
-#define CONN_LIMIT     64
-
-struct ps_http {
-	struct ps_loop *loop;
-	struct MHD_Daemon *mhd;
-	int epfd;  /* MHD's epoll fd, a source of the loop */
-	int timer; /* loop timer id while connections are open, else -1 */
-	int port;
-	bool running; /* inside MHD_run: a handler may free the listener */
-	bool doomed;  /* freed while running: done when MHD_run returns */
-	ps_http_fn fn;
-	void *ctx;
-};
-
-/* The calls used, resolved from the library at the first listener. */
-static struct {
-	__typeof__(MHD_start_daemon) *start_daemon;
-	__typeof__(MHD_stop_daemon) *stop_daemon;
-	__typeof__(MHD_get_daemon_info) *get_daemon_info;
-	__typeof__(MHD_get_timeout) *get_timeout;
-	__typeof__(MHD_run) *run;
-	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
-	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
-	__typeof__(MHD_add_response_header) *add_response_header;
-	__typeof__(MHD_queue_response) *queue_response;
-	__typeof__(MHD_destroy_response) *destroy_response;
-} mhd;
-
-/* Store dlsym(lib, name) into the function pointer at fp; false if missing. */
-static bool resolve(void *lib, const char *name, void *fp)
+uint64_t ps_http__now(void)
 {
-	void *sym = dlsym(lib, name);
+	struct timespec ts;
 
-	memcpy(fp, &sym, sizeof(sym));
-	return sym != NULL;
-}
-
-/* 0, or -ENOENT with msg naming the library and the package that has it. */
-static int load_mhd(char *msg, size_t msglen)
-{
-	static void *lib;
-
-	if (lib)
-		return 0;
-	if (!(lib = dlopen(PS_MHD_SONAME, RTLD_NOW | RTLD_LOCAL))) {
-		snprintf(msg, msglen,
-			 "cannot load %s for the HTTP listener: %s (install libmicrohttpd12)",
-			 PS_MHD_SONAME, dlerror());
-		return -ENOENT;
-	}
-	if (resolve(lib, "MHD_start_daemon", &mhd.start_daemon) &&
-	    resolve(lib, "MHD_stop_daemon", &mhd.stop_daemon) &&
-	    resolve(lib, "MHD_get_daemon_info", &mhd.get_daemon_info) &&
-	    resolve(lib, "MHD_get_timeout", &mhd.get_timeout) &&
-	    resolve(lib, "MHD_run", &mhd.run) &&
-	    resolve(lib, "MHD_lookup_connection_value", &mhd.lookup_connection_value) &&
-	    resolve(lib, "MHD_create_response_from_buffer", &mhd.create_response_from_buffer) &&
-	    resolve(lib, "MHD_add_response_header", &mhd.add_response_header) &&
-	    resolve(lib, "MHD_queue_response", &mhd.queue_response) &&
-	    resolve(lib, "MHD_destroy_response", &mhd.destroy_response))
-		return 0;
-	snprintf(msg, msglen, "cannot use %s for the HTTP listener: %s", PS_MHD_SONAME, dlerror());
-	dlclose(lib);
-	lib = NULL;
-	return -ENOENT;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static void destroy(struct ps_http *h);
+static int on_tick(struct ps_loop *loop, uint64_t expirations, void *ctx);
 
-static int on_timer(struct ps_loop *loop, uint64_t expirations, void *ctx);
-
-/* After MHD ran: keep a timer only while MHD has a timeout to keep. */
-static void sync_timer(struct ps_http *h)
+/* Shut a connection down; libmicrohttpd sees the end and closes it. */
+static void evict(struct ps_http *h, struct ps_http_conn *c)
 {
-	MHD_UNSIGNED_LONG_LONG timeout;
-	bool want = mhd.get_timeout(h->mhd, &timeout) == MHD_YES;
+	if (c->fd >= 0)
+		shutdown(c->fd, SHUT_RDWR);
+	c->evicted = true;
+	h->live--;
+	h->evictions++;
+}
 
-	if (want && h->timer < 0)
-		h->timer = ps_loop__add_timer(h->loop, 1000000000ull, on_timer, h);
-	else if (!want && h->timer >= 0) {
+/* Make room: evict the oldest connection that is not being answered. */
+static bool evict_oldest(struct ps_http *h)
+{
+	for (struct ps_http_conn *c = h->head; c; c = c->next)
+		if (!c->evicted && c->idle_since) {
+			evict(h, c);
+			return true;
+		}
+	return false;
+}
+
+/* Close connections that have had the idle time to send a request. */
+static void expire(struct ps_http *h)
+{
+	uint64_t now = ps_http__now();
+
+	for (struct ps_http_conn *c = h->head; c; c = c->next)
+		if (!c->evicted && c->idle_since && now - c->idle_since >= h->idle_ns)
+			evict(h, c);
+}
+
+/* Run libmicrohttpd, then keep a timer only while connections are open.
+ * false when a handler freed the listener: h is gone. */
+static bool run(struct ps_http *h)
+{
+	MHD_UNSIGNED_LONG_LONG wait;
+
+	/* MHD asks to run again at once (timeout 0) when it left work in its
+	 * buffers that no new epoll event will announce */
+	h->running = true;
+	for (int i = 0; i < 16; i++) {
+		ps_mhd.run(h->mhd);
+		if (h->doomed || ps_mhd.get_timeout(h->mhd, &wait) != MHD_YES || wait > 0)
+			break;
+	}
+	h->running = false;
+	if (h->doomed) {
+		destroy(h);
+		return false;
+	}
+	if (h->head && h->timer < 0)
+		h->timer = ps_loop__add_timer(h->loop, 250000000ull, on_tick, h);
+	else if (!h->head && h->timer >= 0) {
 		ps_loop__del_timer(h->loop, h->timer);
 		h->timer = -1;
 	}
+	return true;
 }
 
 static int on_ready(struct ps_loop *loop, int fd, uint32_t events, void *ctx)
 {
-	struct ps_http *h = ctx;
-
 	(void)loop;
 	(void)fd;
 	(void)events;
-	h->running = true;
-	mhd.run(h->mhd);
-	h->running = false;
-	if (h->doomed)
-		destroy(h);
-	else
-		sync_timer(h);
+	run(ctx);
 	return 0;
 }
 
-static int on_timer(struct ps_loop *loop, uint64_t expirations, void *ctx)
+static int on_tick(struct ps_loop *loop, uint64_t expirations, void *ctx)
 {
+	(void)loop;
 	(void)expirations;
-	return on_ready(loop, -1, 0, ctx);
+	expire(ctx);
+	run(ctx);
+	return 0;
 }
 
-static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *type,
-			       char *body, size_t len)
-{
-	struct MHD_Response *r = mhd.create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-	enum MHD_Result rc;
+static int on_accept(struct ps_loop *loop, int fd, uint32_t events, void *ctx);
 
-	if (!r) {
-		free(body);
-		return MHD_NO;
-	}
-	if (type)
-		mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	rc = mhd.queue_response(c, status, r);
-	mhd.destroy_response(r);
-	return rc;
+static int on_resume(struct ps_loop *loop, uint64_t expirations, void *ctx)
+{
+	struct ps_http *h = ctx;
+
+	(void)expirations;
+	ps_loop__del_timer(loop, h->pause_timer);
+	h->pause_timer = -1;
+	ps_loop__add_fd(loop, h->lfd, EPOLLIN, on_accept, h);
+	return 0;
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-				  const char *method, const char *version, const char *upload_data,
-				  size_t *upload_size, void **con_cls)
+/* No descriptor left to accept with: stop listening for a moment rather
+ * than spin on a listen socket that stays readable. */
+static void pause_accepting(struct ps_http *h)
 {
-	struct ps_http *h = cls;
-	struct ps_http_request req = {.method = method, .path = url};
-	struct ps_http_reply rep = {.status = 200};
-	int rc;
+	if (h->pause_timer >= 0)
+		return;
+	h->pause_timer = ps_loop__add_timer(h->loop, PAUSE_NS, on_resume, h);
+	if (h->pause_timer >= 0)
+		ps_loop__del_fd(h->loop, h->lfd);
+}
 
-	(void)version;
-	(void)upload_data;
-	(void)con_cls;
-	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-		if (*upload_size) {
-			*upload_size = 0; /* a body we do not want: drop it */
-			return MHD_YES;
+static int on_accept(struct ps_loop *loop, int lfd, uint32_t events, void *ctx)
+{
+	struct ps_http *h = ctx;
+	bool evicted = false;
+
+	(void)loop;
+	(void)events;
+	for (int i = 0; i < ACCEPT_BATCH; i++) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+		int fd = accept4(lfd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if ((errno == EMFILE || errno == ENFILE) && !evicted && evict_oldest(h)) {
+				if (!run(h)) /* closes it, giving its descriptor back */
+					return 0;
+				evicted = true;
+				continue;
+			}
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM)
+				pause_accepting(h);
+			break;
 		}
-		return respond(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
-			       strdup("only GET and HEAD\n"), strlen("only GET and HEAD\n"));
+		if (h->live >= h->limit)
+			evict_oldest(h); /* if all are busy, MHD's own limit is the bound */
+		/* MHD closes fd itself if it cannot take it */
+		ps_mhd.add_connection(h->mhd, fd, (struct sockaddr *)&ss, len);
 	}
-	req.accept = mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-	rc = h->doomed ? -ESHUTDOWN : h->fn(&req, &rep, h->ctx);
-	if (rc < 0) {
-		char msg[128];
-		int n = snprintf(msg, sizeof(msg), "perfscript: %s\n", ps_strerror(rc));
-
-		free(rep.body);
-		return respond(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
-			       strdup(msg), (size_t)n);
-	}
-	if (!rep.body) {
-		rep.body = strdup("");
-		rep.len = 0;
-	}
-	return respond(c, (unsigned)rep.status, rep.content_type, rep.body, rep.len);
+	run(h);
+	return 0;
 }
 
 /* "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" (every address) -> host, port. */
-static int split_addr(const char *addr, char *host, size_t hlen, char *port, size_t plen)
+static int split_addr(const char *addr, char *host, size_t hlen, char *port, size_t plen, char *msg,
+		      size_t msglen)
 {
-	const char *colon = strrchr(addr, ':');
+	const char *colon = strrchr(addr, ':'), *close = strchr(addr, ']');
+	bool bracketed = addr[0] == '[';
+	unsigned long p;
+	char *end;
 	size_t n;
 
-	if (!colon || !colon[1] || strlen(colon + 1) >= plen)
+	if (!colon || !colon[1] || (bracketed && (!close || colon < close))) {
+		snprintf(msg, msglen,
+			 "bad listen address '%s': the port is missing (want ADDR:PORT, "
+			 "[V6ADDR]:PORT or :PORT, e.g. 127.0.0.1:9100)",
+			 addr);
 		return -EINVAL;
+	}
+	errno = 0;
+	p = strtoul(colon + 1, &end, 10);
+	if (*end || errno || p > 65535 || colon[1] < '0' || colon[1] > '9') {
+		snprintf(msg, msglen,
+			 "bad listen address '%s': the port must be a number from 0 to 65535",
+			 addr);
+		return -EINVAL;
+	}
 	n = (size_t)(colon - addr);
-	if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']') {
+	if (bracketed) {
+		if (close + 1 != colon) {
+			snprintf(msg, msglen, "bad listen address '%s' (want [V6ADDR]:PORT)", addr);
+			return -EINVAL;
+		}
 		addr++;
 		n -= 2;
-	}
-	if (n >= hlen)
+	} else if (memchr(addr, ':', n)) {
+		snprintf(
+		    msg, msglen,
+		    "bad listen address '%s': write an IPv6 address in brackets, [V6ADDR]:PORT",
+		    addr);
 		return -EINVAL;
+	}
+	if (n >= hlen) {
+		snprintf(msg, msglen, "bad listen address '%s': the host name is too long", addr);
+		return -EINVAL;
+	}
 	memcpy(host, addr, n);
 	host[n] = '\0';
-	snprintf(port, plen, "%s", colon + 1);
+	snprintf(port, plen, "%lu", p);
 	return 0;
 }
 
@@ -220,11 +236,8 @@ static int listen_on(const char *addr, char *msg, size_t msglen)
 	char host[256], port[16];
 	int rc, fd = -1, one = 1;
 
-	if (split_addr(addr, host, sizeof(host), port, sizeof(port)) < 0) {
-		snprintf(msg, msglen,
-			 "bad listen address '%s' (want ADDR:PORT, e.g. 127.0.0.1:9100)", addr);
-		return -EINVAL;
-	}
+	if ((rc = split_addr(addr, host, sizeof(host), port, sizeof(port), msg, msglen)) < 0)
+		return rc;
 	rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
 	if (rc != 0) {
 		snprintf(msg, msglen, "cannot listen on %s: %s", addr, gai_strerror(rc));
@@ -233,7 +246,7 @@ static int listen_on(const char *addr, char *msg, size_t msglen)
 	rc = 0;
 	fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 64) < 0) {
+	    bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 128) < 0) {
 		rc = -errno;
 		snprintf(msg, msglen, "cannot listen on %s: %s", addr, strerror(errno));
 		if (fd >= 0)
@@ -255,58 +268,87 @@ static int bound_port(int fd)
 	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 }
 
+/* The listener's parts, in order; errno-style code on failure, with msg. */
+static int start(struct ps_http *h, const char *addr, const struct ps_http_opts *o, char *msg,
+		 size_t msglen)
+{
+	const union MHD_DaemonInfo *info;
+	int rc;
+
+	if ((rc = ps_mhd__load(msg, msglen)) < 0)
+		return -rc;
+	if (o && o->web_config && !(h->web = ps_webconfig__read(o->web_config, msg, msglen)))
+		return errno;
+	if ((h->lfd = listen_on(addr, msg, msglen)) < 0)
+		return -h->lfd;
+	h->port = bound_port(h->lfd);
+	if (!(h->mhd = ps_http__start_mhd(h, msg, msglen)))
+		return EIO;
+	info = ps_mhd.get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	h->epfd = info ? info->epoll_fd : -1;
+	if (h->epfd < 0 || (rc = ps_loop__add_fd(h->loop, h->epfd, EPOLLIN, on_ready, h)) < 0 ||
+	    (rc = ps_loop__add_fd(h->loop, h->lfd, EPOLLIN, on_accept, h)) < 0) {
+		rc = h->epfd < 0 ? -EINVAL : rc;
+		snprintf(msg, msglen, "cannot watch the HTTP server: %s", strerror(-rc));
+		return -rc;
+	}
+	return 0;
+}
+
 struct ps_http *ps_http__new(struct ps_loop *loop, const char *addr, ps_http_fn fn, void *ctx,
-			     char *msg, size_t msglen)
+			     const struct ps_http_opts *opts, char *msg, size_t msglen)
 {
 	struct ps_http *h = calloc(1, sizeof(*h));
-	const union MHD_DaemonInfo *info;
-	int fd, err = ENOMEM;
+	int err;
 
 	if (!h) {
 		snprintf(msg, msglen, "out of memory");
-		goto fail;
+		errno = ENOMEM;
+		return NULL;
 	}
-	*h = (struct ps_http){.loop = loop, .epfd = -1, .timer = -1, .fn = fn, .ctx = ctx};
-	if ((err = -load_mhd(msg, msglen)) != 0)
-		goto fail;
-	fd = listen_on(addr, msg, msglen);
-	if (fd < 0) {
-		err = -fd;
-		goto fail;
+	*h = (struct ps_http){.loop = loop,
+			      .lfd = -1,
+			      .epfd = -1,
+			      .timer = -1,
+			      .pause_timer = -1,
+			      .fn = fn,
+			      .ctx = ctx,
+			      .limit = DEFAULT_LIMIT,
+			      .idle_ns = DEFAULT_IDLE_MS * 1000000ull};
+	if (opts && opts->sz >= sizeof(*opts)) {
+		if (opts->max_connections)
+			h->limit = opts->max_connections;
+		if (opts->idle_timeout_ms)
+			h->idle_ns = opts->idle_timeout_ms * 1000000ull;
 	}
-	h->port = bound_port(fd);
-	h->mhd =
-	    mhd.start_daemon(MHD_USE_EPOLL, 0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET,
-			     fd, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT, MHD_OPTION_END);
-	if (!h->mhd) {
-		close(fd);
-		err = EIO;
-		snprintf(msg, msglen, "cannot start the HTTP server on %s (libmicrohttpd)", addr);
-		goto fail;
-	}
-	info = mhd.get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
-	h->epfd = info ? info->epoll_fd : -1;
-	if (h->epfd < 0 || (err = -ps_loop__add_fd(loop, h->epfd, EPOLLIN, on_ready, h)) != 0) {
-		snprintf(msg, msglen, "cannot watch the HTTP server: %s",
-			 strerror(err ? err : EINVAL));
-		goto fail;
+	if (!addr || !fn) {
+		snprintf(msg, msglen, "no address or no handler for the HTTP listener");
+		err = EINVAL;
+	} else
+		err = start(h, addr, opts, msg, msglen);
+	if (err) {
+		ps_http__free(h);
+		errno = err;
+		return NULL;
 	}
 	return h;
-fail:
-	ps_http__free(h);
-	errno = err ? err : EINVAL;
-	return NULL;
 }
 
 static void destroy(struct ps_http *h)
 {
 	if (h->timer >= 0)
 		ps_loop__del_timer(h->loop, h->timer);
+	if (h->pause_timer >= 0)
+		ps_loop__del_timer(h->loop, h->pause_timer);
+	else if (h->lfd >= 0)
+		ps_loop__del_fd(h->loop, h->lfd);
 	if (h->epfd >= 0)
 		ps_loop__del_fd(h->loop, h->epfd);
 	if (h->mhd)
-		mhd.stop_daemon(h->mhd); /* closes the listen socket and every connection */
+		ps_mhd.stop_daemon(h->mhd); /* closes every connection */
+	if (h->lfd >= 0)
+		close(h->lfd);
+	ps_webconfig__free(h->web);
 	free(h);
 }
 
@@ -322,5 +364,15 @@ void ps_http__free(struct ps_http *h)
 
 int ps_http__port(const struct ps_http *h)
 {
-	return h->port;
+	return h ? h->port : -EINVAL;
+}
+
+uint64_t ps_http__evictions(const struct ps_http *h)
+{
+	return h ? h->evictions : 0;
+}
+
+bool ps_http__tls(const struct ps_http *h)
+{
+	return h && h->web && ps_webconfig__cert(h->web);
 }

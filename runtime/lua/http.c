@@ -113,6 +113,22 @@ static int server_port(lua_State *L)
 	return 1;
 }
 
+static int server_evictions(lua_State *L)
+{
+	struct server_ud *u = check_server(L);
+
+	lua_pushinteger(L, (lua_Integer)ps_http__evictions(u->h));
+	return 1;
+}
+
+static int server_tls(lua_State *L)
+{
+	struct server_ud *u = check_server(L);
+
+	lua_pushboolean(L, ps_http__tls(u->h));
+	return 1;
+}
+
 static int server_tostring(lua_State *L)
 {
 	struct server_ud *u = check_server(L);
@@ -124,22 +140,51 @@ static int server_tostring(lua_State *L)
 	return 1;
 }
 
-/* http.listen(addr, handler) -> server, or nil, message, errno. */
+/* An unsigned option of the table at index 3 (0 when absent). */
+static unsigned opt_uint(lua_State *L, const char *name)
+{
+	lua_Integer v;
+
+	lua_getfield(L, 3, name);
+	if (lua_isnil(L, -1)) {
+		lua_pop(L, 1);
+		return 0;
+	}
+	v = lua_tointeger(L, -1);
+	if (!lua_isinteger(L, -1) || v < 1 || v > 1000000)
+		luaL_error(
+		    L, "bad option '%s' to 'listen' (a whole number from 1 to 1000000 expected)",
+		    name);
+	lua_pop(L, 1);
+	return (unsigned)v;
+}
+
+/* http.listen(addr, handler [, {web_config=, max_connections=,
+ * idle_timeout_ms=}]) -> server, or nil, message, errno. */
 static int l_listen(lua_State *L)
 {
 	const char *addr = luaL_checkstring(L, 1);
 	struct ps_script *sc = ps_lua_script__from(L);
+	struct ps_http_opts opts = {.sz = sizeof(opts)};
 	struct server_ud *u;
-	char msg[256];
+	char msg[512];
 
 	luaL_checktype(L, 2, LUA_TFUNCTION);
+	if (!lua_isnoneornil(L, 3)) {
+		luaL_checktype(L, 3, LUA_TTABLE);
+		lua_getfield(L, 3, "web_config");
+		opts.web_config = lua_isnil(L, -1) ? NULL : luaL_checkstring(L, -1);
+		lua_pop(L, 1); /* the string stays in the table */
+		opts.max_connections = opt_uint(L, "max_connections");
+		opts.idle_timeout_ms = opt_uint(L, "idle_timeout_ms");
+	}
 	u = lua_newuserdatauv(L, sizeof(*u), 0);
 	memset(u, 0, sizeof(*u));
 	u->sc = sc;
 	u->handler = u->self = LUA_NOREF;
 	luaL_setmetatable(L, SERVER_MT); /* closed until the listener exists */
 	snprintf(u->addr, sizeof(u->addr), "%s", addr);
-	u->h = ps_http__new(sc->loop, addr, on_request, u, msg, sizeof(msg));
+	u->h = ps_http__new(sc->loop, addr, on_request, u, &opts, msg, sizeof(msg));
 	if (!u->h) {
 		int err = errno;
 
@@ -165,6 +210,8 @@ static int open_http(lua_State *L)
 	static const luaL_Reg methods[] = {
 	    {"port", server_port},
 	    {"close", server_close},
+	    {"evictions", server_evictions},
+	    {"tls", server_tls},
 	    {NULL, NULL},
 	};
 

@@ -139,7 +139,7 @@ int main(void)
 	int port, stall;
 
 	signal(SIGPIPE, SIG_IGN);
-	s.h = ps_http__new(loop, "127.0.0.1:0", handler, &s, msg, sizeof(msg));
+	s.h = ps_http__new(loop, "127.0.0.1:0", handler, &s, NULL, msg, sizeof(msg));
 	if (!tap_ok(s.h != NULL, "listens on 127.0.0.1:0 (%s)", msg))
 		return 1;
 	port = ps_http__port(s.h);
@@ -165,18 +165,41 @@ int main(void)
 	s.fail = false;
 
 	{
-		struct ps_http *busy = ps_http__new(loop, "127.0.0.1:0", handler, &s, msg, 0);
+		struct ps_http *busy = ps_http__new(loop, "127.0.0.1:0", handler, &s, NULL, msg, 0);
 		char addr[32];
 
 		snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
 		ps_http__free(busy);
-		busy = ps_http__new(loop, addr, handler, &s, msg, sizeof(msg));
+		busy = ps_http__new(loop, addr, handler, &s, NULL, msg, sizeof(msg));
 		tap_ok(!busy && errno == EADDRINUSE && strstr(msg, "Address already in use"),
 		       "a busy port: EADDRINUSE, '%s'", msg);
-		busy = ps_http__new(loop, "nonsense", handler, &s, msg, sizeof(msg));
+		busy = ps_http__new(loop, "nonsense", handler, &s, NULL, msg, sizeof(msg));
 		tap_ok(!busy && errno == EINVAL && strstr(msg, "bad listen address 'nonsense'"),
 		       "a bad address: EINVAL, '%s'", msg);
 	}
+
+	{ /* a full table: each new connection evicts the oldest idle one */
+		struct ps_http_opts o = {.sz = sizeof(o), .max_connections = 4};
+		struct server s2 = {0};
+		int idle[8], p2;
+
+		s2.h = ps_http__new(loop, "127.0.0.1:0", handler, &s2, &o, msg, sizeof(msg));
+		p2 = ps_http__port(s2.h);
+		for (int i = 0; i < 8; i++)
+			idle[i] = connect_to(p2);
+		ask(loop, p2, "GET /full HTTP/1.0\r\n\r\n", &r);
+		tap_ok(strstr(r.line, " 200 OK") != NULL && ps_http__evictions(s2.h) >= 5,
+		       "8 idle connections to a table of 4, then a request: answered (%s), %llu "
+		       "evicted",
+		       r.line, (unsigned long long)ps_http__evictions(s2.h));
+		for (int i = 0; i < 8; i++)
+			close(idle[i]);
+		ps_http__free(s2.h);
+	}
+	tap_ok(ps_http__port(NULL) == -EINVAL && ps_http__evictions(NULL) == 0 &&
+		   !ps_http__tls(NULL),
+	       "NULL listener: port -EINVAL, no evictions, no TLS");
+	tap_ok(!ps_http__tls(s.h), "no web configuration: no TLS");
 
 	s.free_in_handler = true;
 	ask(loop, port, "GET /last HTTP/1.0\r\n\r\n", &r);
