@@ -3,38 +3,57 @@
  * map the JIT keeps, /tmp/perf-PID.map: one "START SIZE name" line per
  * piece of code, START and SIZE in hex, the name the rest of the line (the
  * format perf reads; LuaJIT, V8, the JVM's perf agents and others write it).
- * The file is read on the first address of the process that no mapped file
- * names, sorted by start address, and read again when it has changed (it
- * grows as the JIT compiles); a miss looks at the file at most every
- * PS_JIT_RECHECK_NS, so a profile full of unnamed anonymous addresses does
- * not stat it per sample. Where code was written twice at one address the
- * later line wins, as the JIT reused the memory.
+ *
+ * The file sits in a directory every user can write to and perfscript runs
+ * as root, so it is distrusted: it is opened without following a symlink
+ * and without blocking (a FIFO would hang the session), and read only when
+ * it is a regular file with one link, owned by the process's user or by
+ * root, as perf asks. At most PS_JIT_MAX_BYTES of it are read, lines longer
+ * than PS_JIT_MAX_LINE are skipped unread, so neither a sparse 2 GiB file
+ * nor a symlink to /dev/zero costs more than that much time and memory.
+ *
+ * It is read on the first address of the process that no mapped file names;
+ * as a JIT appends to it, only what was added since is read; a file that
+ * was replaced or shrank is read again whole, at most once a second. A miss
+ * looks at the file at most every PS_JIT_RECHECK_NS, so a profile full of
+ * unnamed anonymous addresses does not stat it per sample. Where code was
+ * written twice at one address the later line wins, as the JIT reused the
+ * memory.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/array.h"
 #include "symbols/internal.h"
 
 #define PS_JIT_RECHECK_NS 20000000ull
+#define PS_JIT_RELOAD_NS  1000000000ull
+#define PS_JIT_MAX_BYTES  (64u << 20)
+#define PS_JIT_MAX_LINE	  4096
 
 struct ps_jitsym {
 	uint64_t start, size;
-	const char *name; /* in ps_jitmap.names */
-	size_t order;	  /* line number: the later of two at one start wins */
+	size_t name;  /* offset in ps_jitmap.names */
+	size_t order; /* line number: the later of two at one start wins */
 };
 
 struct ps_jitmap {
 	char path[64];
+	uid_t uid; /* the process's user, or 0 when it was gone */
 	struct ps_jitsym *v;
-	size_t n;
+	size_t n, cap;
 	char *names;
+	size_t used, room;
+	bool sorted;
+	off_t parsed; /* bytes read up to the end of the last whole line */
 	struct stat st; /* of the file as read; st_ino 0: never read */
-	uint64_t checked_ns;
+	uint64_t checked_ns, loaded_ns;
 };
 
 static uint64_t now_ns(void)
@@ -54,55 +73,103 @@ static int jitsym_cmp(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Parse the whole file; the old table stays when it cannot be read. */
-static int load(struct ps_jitmap *j, const struct stat *st)
+/* The map, opened as distrust asks; an fd, or -errno. */
+static int open_map(const struct ps_jitmap *j, struct stat *st)
 {
-	FILE *f = fopen(j->path, "re");
-	struct ps_jitsym *v = NULL;
-	size_t n = 0, cap = 0, used = 0, room = 0;
-	char *names = NULL, *line = NULL;
-	size_t linecap = 0;
-	ssize_t len;
+	int fd = open(j->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
-	if (!f)
+	if (fd < 0)
 		return -errno;
-	while ((len = getline(&line, &linecap, f)) > 0) {
-		char *end, *name;
-		uint64_t start = strtoull(line, &end, 16), size;
-
-		size = strtoull(end, &name, 16);
-		if (name == end || *name != ' ' || !size)
-			continue; /* not a map line */
-		name++;
-		name[strcspn(name, "\n")] = '\0';
-		if (ps_array__reserve(&v, &cap, n + 1, sizeof(*v)) ||
-		    ps_array__reserve(&names, &room, used + strlen(name) + 1, 1))
-			goto nomem;
-		/* names may move while growing: keep offsets until the end */
-		v[n] = (struct ps_jitsym){.start = start, .size = size, .order = n};
-		v[n].name = (const char *)(uintptr_t)used;
-		memcpy(names + used, name, strlen(name) + 1);
-		used += strlen(name) + 1;
-		n++;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || st->st_nlink != 1 ||
+	    (st->st_uid != 0 && st->st_uid != j->uid)) {
+		close(fd);
+		return -EPERM;
 	}
-	for (size_t i = 0; i < n; i++)
-		v[i].name = names + (uintptr_t)v[i].name;
-	qsort(v, n, sizeof(*v), jitsym_cmp);
-	free(line);
-	fclose(f);
-	free(j->v);
-	free(j->names);
-	j->v = v;
-	j->n = n;
-	j->names = names;
-	j->st = *st;
+	return fd;
+}
+
+/* One "START SIZE name" line (without its newline) into the table. */
+static int add_line(struct ps_jitmap *j, char *line)
+{
+	char *end, *name;
+	uint64_t start = strtoull(line, &end, 16), size;
+	size_t len;
+
+	size = strtoull(end, &name, 16);
+	if (name == end || *name != ' ' || !size)
+		return 0; /* not a map line */
+	name++;
+	len = strlen(name);
+	if (ps_array__reserve(&j->v, &j->cap, j->n + 1, sizeof(*j->v)) ||
+	    ps_array__reserve(&j->names, &j->room, j->used + len + 1, 1))
+		return -ENOMEM;
+	j->v[j->n] = (struct ps_jitsym){.start = start, .size = size, .name = j->used, .order = j->n};
+	memcpy(j->names + j->used, name, len + 1);
+	j->used += len + 1;
+	j->n++;
+	j->sorted = false;
 	return 0;
-nomem:
-	free(line);
-	free(v);
-	free(names);
-	fclose(f);
-	return -ENOMEM;
+}
+
+/* Read whole lines from j->parsed up to limit; a line longer than
+ * PS_JIT_MAX_LINE is skipped without being kept. */
+static int read_lines(struct ps_jitmap *j, int fd, off_t limit)
+{
+	char buf[65536], line[PS_JIT_MAX_LINE + 1];
+	size_t len = 0;
+	bool too_long = false;
+	off_t at = j->parsed;
+
+	while (at < limit) {
+		size_t want = (size_t)(limit - at) < sizeof(buf) ? (size_t)(limit - at) : sizeof(buf);
+		ssize_t got = pread(fd, buf, want, at);
+
+		if (got <= 0)
+			return got < 0 ? -errno : 0;
+		for (ssize_t i = 0; i < got; i++) {
+			if (buf[i] != '\n') {
+				if (len < PS_JIT_MAX_LINE)
+					line[len++] = buf[i];
+				else
+					too_long = true;
+				continue;
+			}
+			line[len] = '\0';
+			if (!too_long && add_line(j, line) < 0)
+				return -ENOMEM;
+			len = 0;
+			too_long = false;
+			j->parsed = at + i + 1;
+		}
+		at += got;
+	}
+	return 0;
+}
+
+/* Read what is new in the file; everything again when it was replaced. */
+static void load(struct ps_jitmap *j, uint64_t now)
+{
+	struct stat st;
+	int fd;
+
+	if ((fd = open_map(j, &st)) < 0)
+		return;
+	if (st.st_ino != j->st.st_ino || st.st_dev != j->st.st_dev || st.st_size < j->parsed) {
+		if (j->loaded_ns && now - j->loaded_ns < PS_JIT_RELOAD_NS) {
+			close(fd);
+			return; /* replaced again so soon: keep what we have a while */
+		}
+		j->n = j->used = 0;
+		j->parsed = 0;
+		j->loaded_ns = now;
+	}
+	read_lines(j, fd, st.st_size < PS_JIT_MAX_BYTES ? st.st_size : PS_JIT_MAX_BYTES);
+	close(fd);
+	j->st = st;
+	if (!j->sorted) {
+		qsort(j->v, j->n, sizeof(*j->v), jitsym_cmp);
+		j->sorted = true;
+	}
 }
 
 /* Read the map again if the file changed since it was read. */
@@ -114,13 +181,13 @@ static void refresh(struct ps_jitmap *j)
 	if (j->checked_ns && now - j->checked_ns < PS_JIT_RECHECK_NS)
 		return;
 	j->checked_ns = now;
-	if (stat(j->path, &st) < 0)
+	if (lstat(j->path, &st) < 0)
 		return;
 	if (st.st_ino == j->st.st_ino && st.st_size == j->st.st_size &&
 	    st.st_mtim.tv_sec == j->st.st_mtim.tv_sec &&
 	    st.st_mtim.tv_nsec == j->st.st_mtim.tv_nsec)
 		return;
-	load(j, &st);
+	load(j, now);
 }
 
 /* The entry covering addr: the last one starting at or below it. */
@@ -141,17 +208,29 @@ static const struct ps_jitsym *find(const struct ps_jitmap *j, uint64_t addr)
 	return &j->v[lo - 1];
 }
 
+static struct ps_jitmap *jitmap_new(pid_t pid)
+{
+	struct ps_jitmap *j = calloc(1, sizeof(*j));
+	char proc[32];
+	struct stat st;
+
+	if (!j)
+		return NULL;
+	snprintf(j->path, sizeof(j->path), "/tmp/perf-%d.map", (int)pid);
+	/* /proc/PID belongs to the process's effective user (root when it is
+	 * not dumpable); a process already gone trusts root's maps only */
+	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
+	j->uid = stat(proc, &st) == 0 ? st.st_uid : 0;
+	return j;
+}
+
 int ps_jit__lookup(struct ps_proc *p, uint64_t addr, char *buf, size_t len, const char **dso)
 {
 	struct ps_jitmap *j = p->jit;
 	const struct ps_jitsym *s;
 
-	if (!j) {
-		j = p->jit = calloc(1, sizeof(*j));
-		if (!j)
-			return -ENOMEM;
-		snprintf(j->path, sizeof(j->path), "/tmp/perf-%d.map", (int)p->pid);
-	}
+	if (!j && !(j = p->jit = jitmap_new(p->pid)))
+		return -ENOMEM;
 	s = find(j, addr);
 	if (!s) {
 		refresh(j);
@@ -159,7 +238,7 @@ int ps_jit__lookup(struct ps_proc *p, uint64_t addr, char *buf, size_t len, cons
 	}
 	if (!s)
 		return -ENOENT;
-	snprintf(buf, len, "%s+0x%" PRIx64, s->name, addr - s->start);
+	snprintf(buf, len, "%s+0x%" PRIx64, j->names + s->name, addr - s->start);
 	*dso = j->path;
 	return 0;
 }

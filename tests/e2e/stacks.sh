@@ -124,7 +124,7 @@ if [[ $(uname -m) == x86_64 ]]; then
 c = perfmon_allocate_counter("cpu-clock/freq=999/")
 local p = require("profile").new()
 probe("perfmon.sample(c)", function(s) p:add(s) end)
-probe("end", function() print(target()); print(p:top(1)[1].key) end)' 2>&1)
+probe("end", function() print(target()); print(p:top(1)[1].key) end)' 2>&1 | grep -v '^ready ')
 	rm -f "/tmp/perf-$(head -1 <<<"$out").map"
 	is "$(sed -n 2p <<<"$out")" "jit_hot_loop" "code a JIT lists in its perf map is named"
 else

@@ -3,9 +3,10 @@
  * into anonymous memory (written, then made executable, as JITs do), lists
  * it in /tmp/perf-PID.map as "START SIZE jit_hot_loop", and calls it for
  * the milliseconds given (default 300). Like a real JIT it leaves the map
- * behind, for the profiler to read after it exited. On other architectures
- * it exits 77 (nothing to test).
- *   jit [MS]
+ * behind, for the profiler to read after it exited. With "nomap" it writes
+ * no map (a test puts something else there). It prints "ready PID" once its
+ * code is in place. On other architectures it exits 77 (nothing to test).
+ *   jit [MS [nomap]]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,11 +43,15 @@ int main(int argc, char **argv)
 	if (mprotect(mem, 4096, PROT_READ | PROT_EXEC))
 		return 1;
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
-	f = fopen(path, "w");
-	if (!f)
-		return 1;
-	fprintf(f, "%lx %zx jit_hot_loop\n", (unsigned long)mem + 64, sizeof(code));
-	fclose(f);
+	if (argc < 3 || strcmp(argv[2], "nomap") != 0) {
+		f = fopen(path, "w");
+		if (!f)
+			return 1;
+		fprintf(f, "%lx %zx jit_hot_loop\n", (unsigned long)mem + 64, sizeof(code));
+		fclose(f);
+	}
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
 	fn = (unsigned long (*)(unsigned long))((char *)mem + 64);
 	while (now_ms() < end)
 		sink += fn(1000000);
