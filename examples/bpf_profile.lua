@@ -23,9 +23,13 @@ probe("end", function()
     printf("%6d %5.1f%%  %s\n", rows[i].n, 100 * rows[i].n / total, leaf)
   end
   if folded_path then
-    local f = assert(io.open(folded_path, "w"))
-    for _, r in ipairs(rows) do f:write(r.stack, " ", r.n, "\n") end
-    f:close()
+    local lines = {}
+    for i, r in ipairs(rows) do lines[i] = ("%s %d\n"):format(r.stack, r.n) end
+    local ok, err = require("pprof").save(folded_path, table.concat(lines))
+    if not ok then
+      io.stderr:write("bpf_profile.lua: cannot write ", err, "\n")
+      return exit(1)
+    end
     printf("folded stacks written to %s\n", folded_path)
   end
   if stacks:dropped() > 0 then printf("(%d samples found the map full)\n", stacks:dropped()) end

@@ -58,6 +58,17 @@ if opts.base then
   if not base then error("profile.lua: --diff-base " .. err, 0) end
 end
 
+-- The output files are opened now, as perf record opens -o: a path that
+-- cannot be written fails in milliseconds, not after the whole run.
+local outputs = {}
+for _, k in ipairs { "folded", "pprof" } do
+  if opts[k] then
+    local f, err = io.open(opts[k], "wb")
+    if not f then error(("profile.lua: --%s %s"):format(k, err), 0) end
+    outputs[k] = f
+  end
+end
+
 -- Stacks when asked for, or when folded or pprof output needs them.
 local call_graph = opts.call_graph or ((opts.folded or opts.pprof or opts.base) and "fp")
 local term = call_graph and ("call-graph=" .. call_graph)
@@ -76,10 +87,13 @@ local p = require("profile").new{ stacks = opts.folded ~= nil and not base,
 
 probe("perfmon.sample(prof)", function(s) p:add(s) end)
 
-local function write(path, text)
-  local f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
+-- A result that cannot be written (a full disk) is reported and the
+-- session exits 1.
+local function saved(ok, err)
+  if not ok then
+    io.stderr:write("profile.lua: cannot write ", err, "\n")
+    exit(1)
+  end
 end
 
 probe("end", function()
@@ -93,10 +107,10 @@ probe("end", function()
     for _, r in ipairs(pprof.changes(t, base, opts.top)) do
       printf("%8d %8d %+8d  %s\n", r.base, r.new, r.delta, r.name)
     end
-    if opts.pprof then assert(pprof.write(pprof.diff(t, base), opts.pprof)) end
-    if opts.folded then write(opts.folded, pprof.diff_folded(t, base)) end
+    if opts.pprof then saved(pprof.write(pprof.diff(t, base), outputs.pprof, { name = opts.pprof })) end
+    if opts.folded then saved(pprof.save(outputs.folded, pprof.diff_folded(t, base), opts.folded)) end
   else
-    if opts.pprof then assert(pprof.write(t, opts.pprof)) end
-    if opts.folded then assert(p:write_folded(opts.folded)) end
+    if opts.pprof then saved(pprof.write(t, outputs.pprof, { name = opts.pprof })) end
+    if opts.folded then saved(p:write_folded(outputs.folded, opts.folded)) end
   end
 end)

@@ -201,26 +201,47 @@ function M.build(p, opts)
   return out
 end
 
--- Write a profile table (or a profile of the tapset, built with opts) to
--- path, gzip-compressed. true, or nil and a message.
-function M.write(prof, path, opts)
-  if not prof.sample_type then prof = M.build(prof, opts) end
-  local bytes = core().encode(prof)
-  local f, err = io.open(path, "wb")
-  if not f then return nil, err end
+-- Write bytes to dest, a path or a file opened for writing (closed here):
+-- true, or nil and a message naming the file. A failed flush at close (a
+-- full disk, /dev/full) is an error like a failed write.
+function M.save(dest, bytes, name)
+  local f, err = dest, nil
+  if io.type(dest) ~= "file" then
+    name = name or dest
+    f, err = io.open(dest, "wb")
+    if not f then return nil, err end
+  end
   local ok, werr = f:write(bytes)
-  f:close()
-  if not ok then return nil, werr end
+  local closed, cerr = f:close()
+  if not ok or not closed then return nil, ("%s: %s"):format(name or "output", werr or cerr) end
   return true
 end
 
--- Read a pprof profile (gzip-compressed or not): its table, or nil and a message.
-function M.read(path)
+-- Write a profile table (or a profile of the tapset, built with opts) to
+-- path (or an open file), gzip-compressed. true, or nil and a message.
+function M.write(prof, path, opts)
+  if not prof.sample_type then prof = M.build(prof, opts) end
+  return M.save(path, core().encode(prof), opts and opts.name)
+end
+
+local MAX_BYTES = 64 * 1024 * 1024
+
+-- Read a pprof profile (gzip-compressed or not) of at most max_bytes (64
+-- MiB), compressed or inflated: its table, or nil and a message.
+function M.read(path, max_bytes)
+  max_bytes = max_bytes or MAX_BYTES
   local f, err = io.open(path, "rb")
   if not f then return nil, err end
-  local bytes = f:read("a")
+  local size = f:seek("end")
+  if size and size > max_bytes then
+    f:close()
+    return nil, ("%s: larger than %d MiB"):format(path, max_bytes // (1024 * 1024))
+  end
+  f:seek("set")
+  local bytes, rerr = f:read(max_bytes + 1)
   f:close()
-  local t, derr = core().decode(bytes)
+  if not bytes then return nil, ("%s: %s"):format(path, rerr or "empty file") end
+  local t, derr = core().decode(bytes, max_bytes)
   if not t then return nil, ("%s: %s"):format(path, derr) end
   return t
 end

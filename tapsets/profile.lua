@@ -172,12 +172,10 @@ function Profile:folded()
   return table.concat(out)
 end
 
-function Profile:write_folded(path)
-  local f, err = io.open(path, "w")
-  if not f then return nil, err end
-  f:write(self:folded())
-  f:close()
-  return true
+-- To path, or to a file opened for writing (closed here): true, or nil and
+-- a message (a full disk included).
+function Profile:write_folded(path, name)
+  return require("pprof").save(path, self:folded(), name)
 end
 
 -- pprof (tapsets/pprof.lua), for a profile made with { pprof = true }:

@@ -233,7 +233,13 @@ static void watch_output(void)
  * full disk, -o /dev/full): flush, then check the stream and its close. */
 static int finish_output(int rc)
 {
-	int bad = fflush(stdout) != 0 || ferror(stdout) ? (output_errno ? output_errno : EIO) : 0;
+	int flushed, err, bad = 0;
+
+	errno = 0;
+	flushed = fflush(stdout);
+	err = errno;
+	if (flushed != 0 || ferror(stdout))
+		bad = output_errno ? output_errno : err ? err : EIO;
 
 	if (!bad && fclose(stdout) != 0 && errno != EBADF)
 		bad = output_errno ? output_errno : errno;
@@ -272,7 +278,7 @@ static int run(int argc, char **argv, bool out_closed)
 	const char *chunk;
 	int rc, first;
 	rc = ps_cli__parse_options(argc, argv, &o);
-	if (rc)
+	if (rc || o.answered)
 		return rc;
 	if (!o.repl)
 		watch_output(); /* writes to fd 1, so -o's dup2 below still applies */

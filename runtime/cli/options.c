@@ -284,10 +284,12 @@ int ps_cli__parse_options(int argc, char **argv, struct ps_cli_options *o)
 			break;
 		case 'V':
 			printf("perfscript %s (Lua 5.4)\n", PS_VERSION);
-			exit(0);
+			o->answered = true; /* main checks that it was written */
+			return 0;
 		case 'h':
 			fputs(ps_cli_usage, stdout);
-			exit(0);
+			o->answered = true;
+			return 0;
 		case 'N':
 			o->raw_names = true;
 			break;

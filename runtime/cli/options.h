@@ -17,6 +17,7 @@ struct ps_cli_options {
 	int nincludes;
 	pid_t pid;
 	bool system_wide, json, describe, repl, raw_names;
+	bool answered; /* --version or --help printed: nothing more to do */
 	int verbose;
 	double duration;
 	long ring_pages;

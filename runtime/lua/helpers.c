@@ -55,6 +55,8 @@ static int l_exit(lua_State *L)
 
 	/* a process exit status is 8 bits: exit(256) would look like success */
 	luaL_argcheck(L, status >= 0 && status <= 255, 1, "exit status must be 0 to 255");
+	if (!lua_isnoneornil(L, 1))
+		sc->exit_given = true;
 	ps_lua_script__exit(sc, (int)status);
 	return 0;
 }

@@ -30,6 +30,7 @@ struct ps_script {
 	bool ending;		      /* end probes are running or ran */
 	int errors;		      /* handler errors so far */
 	int exit_status;	      /* exit(N), the status when no error occurred */
+	bool exit_given;	      /* exit(N) named a status: it wins over the command's */
 	bool bpf_told;		      /* the BPF fallback notice was printed */
 	bool user_told;		      /* the user-space-only notice was printed */
 	char setup_error[512];	      /* why a probe could not be resolved at start */

@@ -25,7 +25,11 @@ typedef Perftools__Profiles__Function PprofFunction;
  * absolute stack index): freed by the GC with the table, even after an error. */
 void *ps_lua_pprof__alloc(lua_State *L, int anchor, size_t size);
 
-/* pprof.decode(bytes) -> profile table, or nil and a message (lua/pprof_decode.c). */
+/* The most a profile may inflate to, by default: a pprof file of a whole
+ * host for minutes is a few MiB. */
+#define PS_PPROF_MAX_BYTES (64 << 20)
+/* pprof.decode(bytes [, max_bytes]) -> profile table, or nil and a message
+ * (lua/pprof_decode.c). */
 int ps_lua_pprof__decode(lua_State *L);
 
 #endif

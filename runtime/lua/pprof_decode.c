@@ -32,11 +32,13 @@ static void pb_free(void *data, void *ptr)
 	(void)ptr; /* the userdata goes with the anchor table */
 }
 
-/* Inflate a gzip (or zlib) stream into a new Lua string (pushed). */
-static void push_gunzip(lua_State *L, const char *in, size_t n)
+/* Inflate a gzip (or zlib) stream of at most max bytes into a new Lua
+ * string (pushed): a small file may inflate a thousandfold. */
+static void push_gunzip(lua_State *L, const char *in, size_t n, size_t max)
 {
 	z_stream z = {0};
 	luaL_Buffer b;
+	size_t total = 0;
 	int rc;
 
 	if (inflateInit2(&z, 15 + 32) != Z_OK)
@@ -45,14 +47,20 @@ static void push_gunzip(lua_State *L, const char *in, size_t n)
 	z.next_in = (Bytef *)in;
 	z.avail_in = (uInt)n;
 	do {
-		char *out = luaL_prepbuffsize(&b, 1 << 16);
+		char *out = luaL_prepbuffsize(&b, 1 << 16); /* may raise: no zlib memory yet at risk */
 
 		z.next_out = (Bytef *)out;
 		z.avail_out = 1 << 16;
 		rc = inflate(&z, Z_NO_FLUSH);
+		total += (1 << 16) - z.avail_out;
 		luaL_addsize(&b, (1 << 16) - z.avail_out);
-	} while (rc == Z_OK);
+	} while (rc == Z_OK && total <= max);
 	inflateEnd(&z);
+	if (total > max)
+		luaL_error(L,
+			   "pprof: the profile inflates to more than %d MiB (raise the limit with "
+			   "pprof.read's max_bytes if it is real)",
+			   (int)(max >> 20));
 	if (rc != Z_STREAM_END)
 		luaL_error(L, "pprof: not a gzip-compressed profile (zlib: %s)",
 			   z.msg ? z.msg : "truncated");
@@ -219,16 +227,16 @@ static void push_profile(struct dec *d)
 	lua_setfield(L, -2, "comment");
 }
 
-/* Runs protected: the bytes at 1; returns the table. */
+/* Runs protected: the bytes at 1, the limit at 2; returns the table. */
 static int decode(lua_State *L)
 {
-	size_t n;
+	size_t n, max = (size_t)lua_tointeger(L, 2);
 	const char *bytes = luaL_checklstring(L, 1, &n);
 	struct dec d = {.L = L};
 	ProtobufCAllocator a = {.alloc = pb_alloc, .free = pb_free, .allocator_data = &d};
 
 	if (n >= 2 && (uint8_t)bytes[0] == 0x1f && (uint8_t)bytes[1] == 0x8b) {
-		push_gunzip(L, bytes, n);
+		push_gunzip(L, bytes, n, max);
 		bytes = lua_tolstring(L, -1, &n);
 	}
 	lua_newtable(L);
@@ -242,11 +250,15 @@ static int decode(lua_State *L)
 
 int ps_lua_pprof__decode(lua_State *L)
 {
+	lua_Integer max = luaL_optinteger(L, 2, PS_PPROF_MAX_BYTES);
+
 	luaL_checkstring(L, 1);
+	luaL_argcheck(L, max > 0, 2, "a positive size in bytes expected");
 	lua_settop(L, 1);
+	lua_pushinteger(L, max);
 	lua_pushcfunction(L, decode);
 	lua_insert(L, 1);
-	if (lua_pcall(L, 1, 1, 0) == LUA_OK)
+	if (lua_pcall(L, 2, 1, 0) == LUA_OK)
 		return 1;
 	lua_pushnil(L);
 	lua_insert(L, -2); /* nil, message */

@@ -273,13 +273,16 @@ void ps_lua_script__report_lost(struct ps_script *sc, ps_handle h)
 			name, (unsigned long long)st.throttled);
 }
 
-/* The exit status of perfscript: 1 after any error, else the command's. */
+/* The exit status of perfscript: 1 after any error, else what exit(N)
+ * named, else the command's. */
 static int final_status(struct ps_script *sc)
 {
 	int ws;
 
 	if (sc->errors)
 		return 1;
+	if (sc->exit_given)
+		return sc->exit_status;
 	if (ps_driver__target_exited(sc->driver, &ws) &&
 	    ps_session__target_kind(sc->session) != PS_TARGET_PID) {
 		if (WIFEXITED(ws))

@@ -109,4 +109,34 @@ like "$out" "none.pb.gz: No such file or directory" "a missing base is named"
 out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 10" --pprof "$TMP/x.pb.gz" --labels pid,cpu 2>&1)
 like "$out" "unknown label 'cpu' \(pid, tid, comm\)" "an unknown label is refused with the known ones"
 
+# A decompression bomb as the base: 1 MiB of gzip inflating to 1 GiB is
+# refused at the cap, with a small peak RSS, before the command runs.
+head -c 1073741824 /dev/zero | gzip -1 >"$TMP/bomb.pb.gz"
+out=$("$PERFSCRIPT" -e 'local t, err = require("pprof").read("'"$TMP/bomb.pb.gz"'")
+local f = io.open("/proc/self/status"); local st = f:read("a"); f:close()
+print(t, err, st:match("VmHWM:%s*(%d+)"))' 2>&1)
+like "$out" "^nil	.*bomb.pb.gz: pprof: the profile inflates to more than 64 MiB" "a base that inflates past 64 MiB is refused"
+rss=$(awk '{ print $NF }' <<<"$out")
+ok $(( rss < 200000 ? 0 : 1 )) "and reading it peaks at ${rss} kB, not the GiB it inflates to"
+out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 10" --diff-base "$TMP/bomb.pb.gz" 2>&1); rc=$?
+like "$rc $out" "^1 .*profile.lua: --diff-base .*inflates to more than 64 MiB" "profile.lua --diff-base refuses it, exit 1"
+
+# Results that cannot be written: an error and exit 1, never an empty file
+# and exit 0. Paths that cannot be opened fail before the command runs.
+for o in --pprof --folded; do
+	out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 10" $o /dev/full 2>&1); rc=$?
+	like "$rc $out" "^1 .*profile.lua: cannot write /dev/full: No space left on device" "profile.lua $o /dev/full: the full disk is reported, exit 1"
+	t0=$(date +%s%N)
+	out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 3000" $o /nonexistent/x 2>&1); rc=$?
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	like "$rc $out" "^1 .*profile.lua: $o /nonexistent/x: No such file or directory" "profile.lua $o into a missing folder fails"
+	ok $(( ms < 2000 ? 0 : 1 )) "before the 3 s command runs (${ms} ms)"
+done
+out=$("$PERFSCRIPT" "$EX/bpf_profile.lua" -c "$WORKLOAD spin 10" /dev/full 2>&1); rc=$?
+like "$rc $out" "^1 .*bpf_profile.lua: cannot write /dev/full: No space left on device" "bpf_profile.lua to /dev/full: reported, exit 1"
+for o in --version --help; do
+	out=$("$PERFSCRIPT" $o 2>&1 >/dev/full); rc=$?
+	is "$rc $out" "1 perfscript: cannot write to standard output: No space left on device" "perfscript $o >/dev/full: reported, exit 1"
+done
+
 done_testing
