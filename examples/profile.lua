@@ -63,8 +63,8 @@ end
 local outputs = {}
 for _, k in ipairs { "folded", "pprof" } do
   if opts[k] then
-    local f, err = io.open(opts[k], "wb")
-    if not f then error(("profile.lua: --%s %s"):format(k, err), 0) end
+    local f, oerr = io.open(opts[k], "wb")
+    if not f then error(("profile.lua: --%s %s"):format(k, oerr), 0) end
     outputs[k] = f
   end
 end

@@ -205,8 +205,9 @@ end
 -- true, or nil and a message naming the file. A failed flush at close (a
 -- full disk, /dev/full) is an error like a failed write.
 function M.save(dest, bytes, name)
-  local f, err = dest, nil
+  local f = dest
   if io.type(dest) ~= "file" then
+    local err
     name = name or dest
     f, err = io.open(dest, "wb")
     if not f then return nil, err end
