@@ -89,9 +89,9 @@ probe("perfmon.sample(prof)", function(s) p:add(s) end)
 
 -- A result that cannot be written (a full disk) is reported and the
 -- session exits 1.
-local function saved(ok, err)
+local function saved(ok, why)
   if not ok then
-    io.stderr:write("profile.lua: cannot write ", err, "\n")
+    io.stderr:write("profile.lua: cannot write ", why, "\n")
     exit(1)
   end
 end
