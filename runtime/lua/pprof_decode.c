@@ -47,7 +47,8 @@ static void push_gunzip(lua_State *L, const char *in, size_t n, size_t max)
 	z.next_in = (Bytef *)in;
 	z.avail_in = (uInt)n;
 	do {
-		char *out = luaL_prepbuffsize(&b, 1 << 16); /* may raise: no zlib memory yet at risk */
+		char *out =
+		    luaL_prepbuffsize(&b, 1 << 16); /* may raise: no zlib memory yet at risk */
 
 		z.next_out = (Bytef *)out;
 		z.avail_out = 1 << 16;

@@ -51,7 +51,7 @@ struct ps_jitmap {
 	char *names;
 	size_t used, room;
 	bool sorted;
-	off_t parsed; /* bytes read up to the end of the last whole line */
+	off_t parsed;	/* bytes read up to the end of the last whole line */
 	struct stat st; /* of the file as read; st_ino 0: never read */
 	uint64_t checked_ns, loaded_ns;
 };
@@ -103,7 +103,8 @@ static int add_line(struct ps_jitmap *j, char *line)
 	if (ps_array__reserve(&j->v, &j->cap, j->n + 1, sizeof(*j->v)) ||
 	    ps_array__reserve(&j->names, &j->room, j->used + len + 1, 1))
 		return -ENOMEM;
-	j->v[j->n] = (struct ps_jitsym){.start = start, .size = size, .name = j->used, .order = j->n};
+	j->v[j->n] =
+	    (struct ps_jitsym){.start = start, .size = size, .name = j->used, .order = j->n};
 	memcpy(j->names + j->used, name, len + 1);
 	j->used += len + 1;
 	j->n++;
@@ -121,7 +122,8 @@ static int read_lines(struct ps_jitmap *j, int fd, off_t limit)
 	off_t at = j->parsed;
 
 	while (at < limit) {
-		size_t want = (size_t)(limit - at) < sizeof(buf) ? (size_t)(limit - at) : sizeof(buf);
+		size_t want =
+		    (size_t)(limit - at) < sizeof(buf) ? (size_t)(limit - at) : sizeof(buf);
 		ssize_t got = pread(fd, buf, want, at);
 
 		if (got <= 0)
