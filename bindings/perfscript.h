@@ -59,7 +59,14 @@ struct ps_event_error {
 	char suggestion[64]; /* nearest known name, "" if none */
 	char message[320];   /* whole sentence, e.g. "unknown event 'cycels' at
 			      * column 1 (did you mean 'cycles'?)" */
+	unsigned needed;     /* -ENOSPC from ps_session__allocate: the handles it needs */
 };
+
+/* Check a string a binding is about to pass as const char *: 0, or
+ * -PS_ERR_SYNTAX with msg naming the column of a NUL byte inside its len
+ * bytes, which C would take for its end ("NUL byte at column 7 of the event
+ * string ..."). what names the string: "event string", "region name". */
+int ps_text__check(const char *s, size_t len, const char *what, char *msg, size_t msglen);
 
 struct ps_events; /* the events one string produces, in order */
 
@@ -263,8 +270,9 @@ typedef uint64_t ps_handle; /* non-zero; carries slot and generation */
 
 /* Reserve one counter per event of spec (nothing is opened). Writes the
  * handles in order (a group gives its leader first) and returns how many, or
- * a negative code with *err filled for a bad string, -ENOSPC when max is too
- * small, -PS_ERR_LIMIT past the session's counter limit. */
+ * a negative code with *err filled: for a bad string; -ENOSPC when max is
+ * too small, err->needed saying how many handles to pass; -PS_ERR_LIMIT past
+ * the session's counter limit. */
 int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *handles, size_t max,
 			 struct ps_event_error *err);
 /* Close and forget one counter. Freeing a leader frees its whole group. */
@@ -909,17 +917,33 @@ const char *ps_regions__message(void);
  * ps_overflow__count, __refresh, __set_period, __stop and __start, which
  * are ioctl()s and atomics. Without fn, each overflow's ip is queued (4096
  * at most; more are counted by ps_overflow__dropped) for the thread to take
- * at a safe point with ps_overflow__take: what perfscript's Lua and LuaJIT
- * handlers do.
+ * at a safe point with ps_overflow__take; and with ctx but no fn, the
+ * counter is polled: ps_overflow__next hands its ips out one at a time,
+ * with ctx, which is how perfscript's Lua and LuaJIT handlers run.
+ *
+ * A forked child shares each counter's open file with its parent: in the
+ * child, start, stop, refresh and set_period return -EPERM, and free
+ * closes the child's descriptor only, leaving the parent's counter as it
+ * was.
  */
 struct ps_overflow;
 typedef void (*ps_overflow_fn)(struct ps_overflow *o, uint64_t ip, void *ctx);
 
 /* The counter of spec on the calling thread, stopped; NULL + errno with msg
  * saying why (a string that is not one sampling event, an event this
- * thread may not count, more than 64 alive). */
+ * thread may not count, more than 64 alive: errno PS_ERR_LIMIT, after the
+ * thread's reclaim function, if any, had one chance to free some). */
 struct ps_overflow *ps_overflow__new(const char *spec, ps_overflow_fn fn, void *ctx, char *msg,
 				     size_t msglen);
+/* For the calling thread: fn(ctx) is called when ps_overflow__new finds 64
+ * counters alive, before it gives up: a binding frees the counters its
+ * program dropped there (a garbage collection). NULL turns it off. */
+void ps_overflow__set_reclaim(void (*fn)(void *ctx), void *ctx);
+/* One queued ip of a polled counter of the calling thread (made with ctx
+ * and no fn): the counter, its ctx in *ctx and the ip in *ip, or NULL when
+ * none has one. Handing out one at a time lets a handler's error leave the
+ * rest queued. */
+struct ps_overflow *ps_overflow__next(void **ctx, uint64_t *ip);
 /* Stop it, close it; a signal still queued for it is ignored. NULL is fine. */
 void ps_overflow__free(struct ps_overflow *o);
 /* Count and signal with no limit (a-mode's counting, i-mode's signals). */

@@ -18,7 +18,7 @@ typedef uint64_t ps_handle;
 struct ps_session;
 struct ps_events;
 struct ps_event_error {
-  int code; int column; char token[64]; char suggestion[64]; char message[320];
+  int code; int column; char token[64]; char suggestion[64]; char message[320]; unsigned needed;
 };
 enum ps_error {
   PS_ERR_SYNTAX = 4096, PS_ERR_UNKNOWN_EVENT, PS_ERR_UNKNOWN_TERM, PS_ERR_BAD_VALUE,
@@ -31,6 +31,7 @@ struct ps_target_opts {
 struct ps_value { uint64_t value, raw, enabled, running; };
 
 const char *ps_strerror(int err);
+int ps_text__check(const char *s, size_t len, const char *what, char *msg, size_t msglen);
 uint64_t ps_time(void);
 const char *ps_time_source(const char **why);
 
@@ -50,6 +51,8 @@ struct ps_overflow;
 typedef void (*ps_overflow_fn)(struct ps_overflow *o, uint64_t ip, void *ctx);
 struct ps_overflow *ps_overflow__new(const char *spec, ps_overflow_fn fn, void *ctx, char *msg,
                                      size_t msglen);
+void ps_overflow__set_reclaim(void (*fn)(void *ctx), void *ctx);
+struct ps_overflow *ps_overflow__next(void **ctx, uint64_t *ip);
 void ps_overflow__free(struct ps_overflow *o);
 int ps_overflow__start(struct ps_overflow *o);
 int ps_overflow__stop(struct ps_overflow *o);
@@ -85,63 +88,78 @@ bool ps_session__is_open(const struct ps_session *s, ps_handle h);
 ]]
 
 local lib = ffi.load(os.getenv("PERFSCRIPT_LIB") or "perfscript")
-local MAX = 256 -- handles tried first; a longer string is counted and retried
+local MAX = 256 -- handles tried first; a longer string says how many it needs
+local ENOSPC = 28
 
 local M = { version = "0.1.0" }
 
 local function strerror(rc) return ffi.string(lib.ps_strerror(rc)) end
 
+-- The string s unless it holds a NUL byte, which C would take for its end:
+-- then nil and the library's message (ps_text__check).
+local text_msg = ffi.new("char[256]")
+local function text_error(s, what)
+  local rc = lib.ps_text__check(s, #s, what, text_msg, 256)
+  if rc < 0 then return ffi.string(text_msg), -rc end
+end
+
+-- Misuse raises, as in the Lua 5.4 binding; an environment failure returns
+-- nil, message, errno.
+local PS_ERR_HANDLE = lib.PS_ERR_HANDLE
+local function closed(what, level) error("attempt to use a closed " .. what, level + 1) end
+
 -- A counter: one handle of a session. Reads return Lua numbers (exact below 2^53).
 local Counter = {}
 Counter.__index = Counter
 
+-- Whether handle h is a live counter of session pointer s.
+local function live(s, h) return s ~= nil and lib.ps_session__name(s, h) ~= nil end
+
+local function session_of(c, what)
+  if not live(c.s.ptr, c.h) then closed(what or "counter", 3) end
+  return c.s.ptr
+end
+
+local function checked(rc, what)
+  if rc >= 0 then return true end
+  if -rc == PS_ERR_HANDLE then closed(what, 3) end
+  return nil, strerror(rc), -rc
+end
+
+local open_msg = ffi.new("char[1024]")
 function Counter:start()
-  local msg = ffi.new("char[1024]")
-  local rc = 0
-  if not lib.ps_session__is_open(self.s.ptr, self.h) then
-    rc = lib.ps_session__open_counter(self.s.ptr, self.h, msg, 1024)
-  end
-  if rc == 0 then rc = lib.ps_session__start(self.s.ptr, self.h) end
+  local s, rc = session_of(self), 0
+  open_msg[0] = 0
+  if not lib.ps_session__is_open(s, self.h) then rc = lib.ps_session__open_counter(s, self.h, open_msg, 1024) end
+  if rc == 0 then rc = lib.ps_session__start(s, self.h) end
   if rc < 0 then
-    return nil, msg[0] ~= 0 and ffi.string(msg) or strerror(rc), -rc
+    if -rc == PS_ERR_HANDLE then closed(self.counters and "group" or "counter", 2) end
+    return nil, open_msg[0] ~= 0 and ffi.string(open_msg) or strerror(rc), -rc
   end
   return self
 end
 
--- A failed call: misuse (a closed counter or session) raises, like the Lua
--- binding's; an environment failure returns nil, message, errno.
-local PS_ERR_HANDLE = lib.PS_ERR_HANDLE
-local function failed(rc, what)
-  if -rc == PS_ERR_HANDLE then error("perfscript: " .. what .. ": the counter is closed", 3) end
-  return nil, "perfscript: " .. what .. ": " .. strerror(rc), -rc
-end
-
 function Counter:stop()
-  local rc = lib.ps_session__stop(self.s.ptr, self.h)
-  if rc < 0 then return failed(rc, "stop") end
+  local ok, msg, code = checked(lib.ps_session__stop(session_of(self), self.h), "counter")
+  if not ok then return nil, msg, code end
   return self
 end
 
 function Counter:reset()
-  local rc = lib.ps_session__reset(self.s.ptr, self.h)
-  if rc < 0 then return failed(rc, "reset") end
+  local ok, msg, code = checked(lib.ps_session__reset(session_of(self), self.h), "counter")
+  if not ok then return nil, msg, code end
   return self
 end
 
 function Counter:read()
   local v = self.s.val
-  local rc = lib.ps_session__read(self.s.ptr, self.h, v)
-  if rc < 0 then
-    if -rc == PS_ERR_HANDLE then error("perfscript: read: the counter is closed", 2) end
-    error("perfscript: read: " .. strerror(rc), 2)
-  end
+  local ok, msg, code = checked(lib.ps_session__read(session_of(self), self.h, v), "counter")
+  if not ok then return nil, msg, code end
   return tonumber(v.value), tonumber(v.enabled), tonumber(v.running), tonumber(v.raw)
 end
 
 function Counter:name()
-  local p = lib.ps_session__name(self.s.ptr, self.h)
-  if p == nil then error("perfscript: name: the counter is closed", 2) end
-  return ffi.string(p)
+  return ffi.string(lib.ps_session__name(session_of(self), self.h))
 end
 
 -- Closing twice, or after the session closed, is harmless.
@@ -150,60 +168,66 @@ function Counter:close()
 end
 
 Counter.__tostring = function(c)
-  local p = lib.ps_session__name(c.s.ptr, c.h)
-  if p == nil then return "perfscript.counter (closed)" end
-  return ("perfscript.counter '%s': %d"):format(ffi.string(p), (c:read()))
+  if not live(c.s.ptr, c.h) then return "perfscript.counter (closed)" end
+  return ("perfscript.counter '%s': %d"):format(c:name(), (c:read()))
 end
 
--- A group: counters opened and read together.
+-- A group: counters opened and read together. Closing one of its counters
+-- closes the group for reading: its values would no longer line up.
 local Group = {}
 Group.__index = Group
 
-function Group:start() return Counter.start(self.counters[1]) and self end
-function Group:stop() return Counter.stop(self) and self end
+local function group_of(g)
+  local s = g.s.ptr
+  if not live(s, g.h) then closed("group", 3) end
+  for _, c in ipairs(g.counters) do
+    if not live(s, c.h) then closed("group", 3) end
+  end
+  return s
+end
+
+function Group:start() group_of(self); return Counter.start(self) end
+function Group:stop() group_of(self); return Counter.stop(self) end
+function Group:close() Counter.close(self) end
 
 function Group:read()
-  local vals = ffi.new("struct ps_value[?]", #self.counters)
-  local n = lib.ps_session__read_group(self.s.ptr, self.h, vals, #self.counters)
-  if n < 0 then
-    if -n == PS_ERR_HANDLE then error("perfscript: read: the group is closed", 2) end
-    error("perfscript: read: " .. strerror(n), 2)
-  end
+  local s, n = group_of(self), #self.counters
+  local vals = ffi.new("struct ps_value[?]", n)
+  local rc = lib.ps_session__read_group(s, self.h, vals, n)
+  local ok, msg, code = checked(rc, "group")
+  if not ok then return nil, msg, code end
   local out = {}
-  for i = 0, n - 1 do
+  for i = 0, rc - 1 do
     out[i + 1] = tonumber(vals[i].value)
     out[self.counters[i + 1]:name()] = out[i + 1]
   end
   return out, tonumber(vals[0].enabled), tonumber(vals[0].running)
 end
 
+Group.__tostring = function(g)
+  if not live(g.s.ptr, g.h) then return "perfscript.group (closed)" end
+  return ("perfscript.group '%s' (%d counters)"):format(ffi.string(lib.ps_session__spec(g.s.ptr, g.h)),
+                                                        #g.counters)
+end
+
 -- A session: counters on one target (this process unless told otherwise).
 local Session = {}
 Session.__index = Session
 
--- How many events spec gives (when they did not fit in the first try).
-local function count_events(spec)
-  local evs = lib.ps_events__parse(spec, nil)
-  local n = tonumber(lib.ps_events__count(evs))
-  lib.ps_events__free(evs)
-  return n
-end
-
-local ENOSPC = 28
-
+-- The handles of spec's events, and how many; or nil, message, errno. The
+-- library says how many handles a long string needs, and whether it holds
+-- a NUL byte.
 local function allocate(self, spec)
-  if self.ptr == nil then error("perfscript: the session is closed", 3) end
-  if type(spec) == "string" and spec:find("\0", 1, true) then
-    -- C would see the string end there
-    return nil, ("NUL byte at column %d of the event string (it would end the string "
-                 .. "there; event strings are text)"):format(spec:find("\0", 1, true)), 22
-  end
+  if self.ptr == nil then closed("session", 3) end
+  if type(spec) ~= "string" then error("bad argument #1 (string expected, got " .. type(spec) .. ")", 3) end
+  local tmsg, tcode = text_error(spec, "event string")
+  if tmsg then return nil, tmsg, tcode end
   local err, cap = ffi.new("struct ps_event_error"), MAX
   local hs, n
   repeat
     hs = ffi.new("ps_handle[?]", cap)
     n = lib.ps_session__allocate(self.ptr, spec, hs, cap, err)
-    if n == -ENOSPC then cap = count_events(spec) end
+    cap = err.needed
   until n ~= -ENOSPC
   if n < 0 then
     return nil, err.message[0] ~= 0 and ffi.string(err.message) or strerror(n), -n
@@ -228,7 +252,7 @@ function Session:group(spec)
   for i = 0, n - 1 do g.counters[i + 1] = setmetatable({ s = self, h = hs[i] }, Counter) end
   if lib.ps_session__group(self.ptr, hs[0], hs, n) ~= n then
     lib.ps_session__free_counter(self.ptr, hs[0])
-    error("perfscript: group wants one group, e.g. '{task-clock,page-faults}'", 2)
+    error("bad argument #1 to 'group' (one group expected, e.g. '{task-clock,page-faults}')", 2)
   end
   return g
 end
@@ -260,6 +284,8 @@ end
 -- perfscript.parse(spec) -> { {name =, leader =}, ... } | nil, message, column:
 -- the events a string names, without opening anything.
 function M.parse(spec)
+  local tmsg = text_error(spec, "event string")
+  if tmsg then return nil, tmsg, #spec:match("^[^%z]*") + 1 end
   local err = ffi.new("struct ps_event_error")
   local evs = lib.ps_events__parse(spec, err)
   if evs == nil then return nil, ffi.string(err.message), err.column end
@@ -300,14 +326,25 @@ local function region_error(level)
   error(ffi.string(lib.ps_regions__message()), level + 1)
 end
 
+-- A region name C can take whole, or a raised error, as for the Lua 5.4 binding.
+local function region_name(name, fname)
+  if type(name) ~= "string" then
+    error(("bad argument #1 to '%s' (string expected, got %s)"):format(fname, type(name)), 3)
+  end
+  local msg = text_error(name, "region name")
+  if msg then error(("bad argument #1 to '%s' (%s)"):format(fname, msg), 3) end
+  return name
+end
+
 function Regions:start(name)
+  region_name(name, "start")
   M.poll() -- a region boundary is a safe point for overflow handlers
   if lib.ps_region__begin(name) < 0 then region_error(2) end
   return self
 end
 
 function Regions:stop(name)
-  if lib.ps_region__end(name) < 0 then region_error(2) end
+  if lib.ps_region__end(region_name(name, "stop")) < 0 then region_error(2) end
   M.poll()
   return self
 end
@@ -316,7 +353,7 @@ end
 local read_calls, read_vals = ffi.new("uint64_t[1]"), ffi.new("uint64_t[16]")
 local read_names = ffi.new("const char *[16]")
 function Regions:read(name)
-  local n = lib.ps_region__read(name, read_calls, read_vals, 16)
+  local n = lib.ps_region__read(region_name(name, "read"), read_calls, read_vals, 16)
   if n < 0 then return nil, ffi.string(lib.ps_regions__message()) end
   lib.ps_regions__events(read_names, 16)
   local t = { calls = tonumber(read_calls[0]) }
@@ -340,13 +377,19 @@ end
 -- perfscript.regions([spec]) -> regions | nil, message: spec, else
 -- $PERFSCRIPT_EVENTS, else task-clock.
 function M.regions(spec)
+  if spec ~= nil then
+    local tmsg, tcode = text_error(spec, "event string")
+    if tmsg then return nil, tmsg, tcode end
+  end
   local msg = ffi.new("char[512]")
-  if lib.ps_regions__init(spec, msg, 512) < 0 then return nil, ffi.string(msg) end
+  local rc = lib.ps_regions__init(spec, msg, 512)
+  if rc < 0 then return nil, ffi.string(msg), -rc end
   return regions_obj
 end
 
 -- perfscript.region(name, fn, ...) -> fn's results, fn(...) inside region name
 function M.region(name, fn, ...)
+  region_name(name, "region")
   M.poll()
   if lib.ps_region__begin(name) < 0 then region_error(2) end
   local res = { pcall(fn, ...) }
@@ -361,30 +404,39 @@ end
 -- (core/overflow.c): a sampling counter on the calling thread whose
 -- overflows arrive as a signal; LuaJIT cannot run in a signal handler, so
 -- the ips queue and handler(ov, ip) runs at perfscript.poll() or a region
--- boundary. Live counters with a handler are kept in a table with weak
--- keys: one the program drops is closed by the GC.
+-- boundary, as the library hands them out (ps_overflow__next). A counter
+-- with a handler is made with an id as its C context; the table of live
+-- ones by id has weak values: one the program drops is closed by the GC.
 local Overflow = {}
 Overflow.__index = Overflow
-local handlers = setmetatable({}, { __mode = "k" })
+local polled, next_id = setmetatable({}, { __mode = "v" }), 0
 local take_buf, ov_value = ffi.new("uint64_t[256]"), ffi.new("uint64_t[1]")
 
 local function ov_live(self)
-  if self.o == nil then error("attempt to use a closed overflow counter", 3) end
+  if self.o == nil then closed("overflow counter", 3) end
   return self.o
 end
 local function ov_result(self, rc)
   if rc < 0 then return nil, strerror(rc), -rc end
   return self
 end
+local function ov_count(v, fname, what)
+  if type(v) ~= "number" or v < 1 or v % 1 ~= 0 or v > 2147483647 then
+    error(("bad argument #1 to '%s' (%s)"):format(fname, what), 3)
+  end
+  return v
+end
 
 function Overflow:start() return ov_result(self, lib.ps_overflow__start(ov_live(self))) end
 function Overflow:stop() return ov_result(self, lib.ps_overflow__stop(ov_live(self))) end
 function Overflow:refresh(n)
-  if type(n) ~= "number" or n < 1 then error("bad argument #1 to 'refresh' (refresh wants 1 or more overflows)", 2) end
+  ov_count(n, "refresh", "refresh wants 1 or more overflows")
   return ov_result(self, lib.ps_overflow__refresh(ov_live(self), n))
 end
 function Overflow:set_period(p)
-  if type(p) ~= "number" or p < 1 then error("bad argument #1 to 'set_period' (a period is 1 or more events)", 2) end
+  if type(p) ~= "number" or p < 1 or p % 1 ~= 0 then
+    error("bad argument #1 to 'set_period' (a period is 1 or more events)", 2)
+  end
   return ov_result(self, lib.ps_overflow__set_period(ov_live(self), p))
 end
 function Overflow:read()
@@ -415,34 +467,44 @@ Overflow.__tostring = function(self)
   return ("perfscript.overflow '%s' (%d overflows)"):format(self:name(), self:overflows())
 end
 
--- perfscript.overflow(spec [, handler]) -> overflow | nil, message
+-- The library's last resort when 64 counters are alive: collect the ones
+-- the program dropped. A callback into LuaJIT is safe only from a C call
+-- the interpreter made, so M.overflow is kept out of compiled traces.
+local reclaim = ffi.cast("void (*)(void *)", function() collectgarbage() end)
+
+-- perfscript.overflow(spec [, handler]) -> overflow | nil, message, errno
 function M.overflow(spec, handler)
   if handler ~= nil and type(handler) ~= "function" then
     error("bad argument #2 to 'overflow' (function expected)", 2)
   end
-  local msg = ffi.new("char[512]")
-  local o = lib.ps_overflow__new(spec, nil, nil, msg, 512)
-  if o == nil and ffi.errno() == lib.PS_ERR_LIMIT then
-    collectgarbage() -- counters the program dropped hold slots
-    o = lib.ps_overflow__new(spec, nil, nil, msg, 512)
+  if type(spec) ~= "string" then error("bad argument #1 to 'overflow' (string expected)", 2) end
+  local tmsg, tcode = text_error(spec, "event string")
+  if tmsg then return nil, tmsg, tcode end
+  local msg, ctx = ffi.new("char[512]"), nil
+  if handler then
+    next_id = next_id + 1
+    ctx = ffi.cast("void *", next_id)
   end
-  if o == nil then return nil, ffi.string(msg) end
-  local ov = setmetatable({ o = ffi.gc(o, lib.ps_overflow__free) }, Overflow)
-  if handler then handlers[ov] = handler end
+  lib.ps_overflow__set_reclaim(reclaim, nil)
+  local o = lib.ps_overflow__new(spec, nil, ctx, msg, 512)
+  local err = ffi.errno()
+  lib.ps_overflow__set_reclaim(nil, nil)
+  if o == nil then return nil, ffi.string(msg), err end
+  local ov = setmetatable({ o = ffi.gc(o, lib.ps_overflow__free), fn = handler }, Overflow)
+  if handler then polled[next_id] = ov end
   return ov
 end
+jit.off(M.overflow)
 
--- perfscript.poll() -> handler calls made: run what the signals queued
+-- perfscript.poll() -> handler calls made: run what the signals queued, one
+-- at a time, so that after a handler's error the rest stay queued.
+local next_ctx, next_ip = ffi.new("void *[1]"), ffi.new("uint64_t[1]")
 function M.poll()
-  if next(handlers) == nil then return 0 end -- regions call this often
   local calls = 0
-  local pending = {}
-  for ov, fn in pairs(handlers) do pending[#pending + 1] = { ov, fn } end
-  for _, p in ipairs(pending) do
-    local ov, fn = p[1], p[2]
-    -- one at a time: after a handler's error the rest stay queued
-    while ov.o ~= nil and lib.ps_overflow__take(ov.o, take_buf, 1) == 1 do
-      fn(ov, tonumber(take_buf[0]))
+  while lib.ps_overflow__next(next_ctx, next_ip) ~= nil do
+    local ov = polled[tonumber(ffi.cast("uintptr_t", next_ctx[0]))]
+    if ov and ov.o ~= nil then -- else being collected: its ip goes with it
+      ov.fn(ov, tonumber(next_ip[0]))
       calls = calls + 1
     end
   end

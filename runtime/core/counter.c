@@ -192,19 +192,28 @@ int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *hand
 	size_t n, done = 0;
 	int ret = 0;
 
+	if (!err)
+		err = &local;
 	if (!s || !spec)
 		return -EINVAL;
-	evs = parse(spec, err ? err : &local, &ret);
+	evs = parse(spec, err, &ret);
 	if (!evs)
 		return ret;
 	n = ps_events__count(evs);
 	if (n == 0)
 		ret = -EINVAL;
-	else if (!handles || n > max)
+	else if (!handles || n > max) {
 		ret = -ENOSPC;
-	else if (s->live + n > PS_SESSION_MAX_COUNTERS)
+		err->needed = (unsigned)n;
+		snprintf(err->message, sizeof(err->message),
+			 "'%.100s' gives %zu events: pass room for %zu handles", spec, n, n);
+	} else if (s->live + n > PS_SESSION_MAX_COUNTERS) {
 		ret = -PS_ERR_LIMIT;
-	else if (!(slots = malloc(n * sizeof(*slots))))
+		snprintf(err->message, sizeof(err->message),
+			 "'%.100s' gives %zu events and the session already holds %zu counters: "
+			 "a session holds at most %u at once",
+			 spec, n, (size_t)s->live, PS_SESSION_MAX_COUNTERS);
+	} else if (!(slots = malloc(n * sizeof(*slots))))
 		ret = -ENOMEM;
 	while (!ret && done < n && !(ret = take_slot(s, &slots[done]))) {
 		ret = fill_slot(&s->slots[slots[done]], spec, evs, done);

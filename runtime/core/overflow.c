@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -34,7 +35,8 @@
 
 struct ps_overflow {
 	int fd;
-	pid_t tid;
+	pid_t tid, pid;	    /* the thread it counts, the process that made it */
+	const char *thread; /* &thread_mark of that thread */
 	struct perf_event_attr attr;
 	ps_overflow_fn fn;
 	void *ctx;
@@ -49,6 +51,23 @@ struct ps_overflow {
 
 static struct ps_overflow *_Atomic live[MAX_LIVE];
 static _Atomic bool installed;
+/* Per thread: what frees dropped counters when the table is full (a
+ * binding's garbage collector), and where ps_overflow__next looks first. */
+static _Thread_local void (*reclaim_fn)(void *ctx);
+static _Thread_local void *reclaim_ctx;
+static _Thread_local int next_cursor;
+/* The calling thread, without a gettid() per poll: the address of a
+ * thread-local is unique among live threads. */
+static _Thread_local char thread_mark;
+static _Atomic int npolled; /* live counters made with ctx and no fn */
+/* This process, kept rather than asked: a counter of getpid() calls must
+ * not count perfscript's own. A forked child learns its own. */
+static pid_t this_pid;
+
+static void after_fork(void)
+{
+	this_pid = getpid();
+}
 
 static uint64_t interrupted_ip(const void *uctx)
 {
@@ -116,6 +135,8 @@ static int install(void)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(ps_overflow__signal(), &sa, NULL) < 0)
 		return -errno;
+	this_pid = getpid();
+	pthread_atfork(NULL, NULL, after_fork);
 	atomic_store(&installed, true);
 	return 0;
 }
@@ -239,11 +260,17 @@ struct ps_overflow *ps_overflow__new(const char *spec, ps_overflow_fn fn, void *
 		errno = spec ? ENOMEM : EINVAL;
 		return NULL;
 	}
-	*o = (struct ps_overflow){.fd = -1, .fn = fn, .ctx = ctx, .tid = gettid()};
+	*o = (struct ps_overflow){
+	    .fd = -1, .fn = fn, .ctx = ctx, .tid = gettid(), .thread = &thread_mark};
 	err = parse_one(spec, &o->attr, o->name, sizeof(o->name), msg, msglen);
 	if (!err)
-		err = open_here(o, spec, msg, msglen);
-	if (!err && (err = enlist(o)) < 0)
+		err = open_here(o, spec, msg, msglen); /* installs the handler: this_pid is known */
+	o->pid = this_pid;
+	if (!err && (err = enlist(o)) < 0 && reclaim_fn) {
+		reclaim_fn(reclaim_ctx); /* counters the program dropped hold slots */
+		err = enlist(o);
+	}
+	if (err == -PS_ERR_LIMIT)
 		snprintf(msg, msglen,
 			 "at most %d overflow counters may be alive at once: close one first",
 			 MAX_LIVE);
@@ -254,15 +281,33 @@ struct ps_overflow *ps_overflow__new(const char *spec, ps_overflow_fn fn, void *
 		errno = -err;
 		return NULL;
 	}
+	if (!fn && ctx)
+		atomic_fetch_add(&npolled, 1);
 	return o;
+}
+
+void ps_overflow__set_reclaim(void (*fn)(void *ctx), void *ctx)
+{
+	reclaim_fn = fn;
+	reclaim_ctx = ctx;
+}
+
+/* A forked child shares the counter's open file with its parent: only the
+ * process that made it may stop, start or re-arm it. */
+static bool mine(const struct ps_overflow *o)
+{
+	return o->pid == this_pid;
 }
 
 void ps_overflow__free(struct ps_overflow *o)
 {
 	if (!o)
 		return;
-	ioctl(o->fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (mine(o)) /* a child's copy: closing its descriptor leaves the parent's counting */
+		ioctl(o->fd, PERF_EVENT_IOC_DISABLE, 0);
 	delist(o); /* a signal still queued for the fd finds no one */
+	if (!o->fn && o->ctx)
+		atomic_fetch_sub(&npolled, 1);
 	close(o->fd);
 	free(o);
 }
@@ -274,7 +319,9 @@ static int ioctl_rc(int fd, unsigned long req, unsigned long arg)
 
 int ps_overflow__stop(struct ps_overflow *o)
 {
-	return o ? ioctl_rc(o->fd, PERF_EVENT_IOC_DISABLE, 0) : -EINVAL;
+	if (!o)
+		return -EINVAL;
+	return mine(o) ? ioctl_rc(o->fd, PERF_EVENT_IOC_DISABLE, 0) : -EPERM;
 }
 
 int ps_overflow__read(struct ps_overflow *o, uint64_t *value)
@@ -330,6 +377,8 @@ int ps_overflow__start(struct ps_overflow *o)
 
 	if (!o)
 		return -EINVAL;
+	if (!mine(o))
+		return -EPERM;
 	if ((err = revive(o)) < 0)
 		return err;
 	return ioctl_rc(o->fd, PERF_EVENT_IOC_ENABLE, 0);
@@ -341,6 +390,8 @@ int ps_overflow__refresh(struct ps_overflow *o, int n)
 
 	if (!o || n <= 0)
 		return -EINVAL;
+	if (!mine(o))
+		return -EPERM;
 	if ((err = revive(o)) < 0)
 		return err;
 	return ioctl_rc(o->fd, PERF_EVENT_IOC_REFRESH, (unsigned long)n);
@@ -350,6 +401,8 @@ int ps_overflow__set_period(struct ps_overflow *o, uint64_t period)
 {
 	if (!o || !period || o->attr.freq)
 		return -EINVAL;
+	if (!mine(o))
+		return -EPERM;
 	if (ioctl(o->fd, PERF_EVENT_IOC_PERIOD, &period) < 0)
 		return -errno;
 	o->attr.sample_period = period;
@@ -379,6 +432,25 @@ size_t ps_overflow__take(struct ps_overflow *o, uint64_t *ips, size_t max)
 		ips[n++] = o->ips[tail++ % QUEUE_LEN];
 	atomic_store_explicit(&o->tail, tail, memory_order_release);
 	return n;
+}
+
+struct ps_overflow *ps_overflow__next(void **ctx, uint64_t *ip)
+{
+	if (atomic_load_explicit(&npolled, memory_order_relaxed) == 0)
+		return NULL; /* regions poll at every boundary: this is the common case */
+	for (int k = 0; k < MAX_LIVE; k++) {
+		int i = (next_cursor + k) % MAX_LIVE;
+		struct ps_overflow *o = atomic_load_explicit(&live[i], memory_order_acquire);
+
+		if (!o || o->fn || !o->ctx || o->thread != &thread_mark ||
+		    !ps_overflow__take(o, ip, 1))
+			continue;
+		next_cursor = i; /* the same counter first next time: its ips in order */
+		if (ctx)
+			*ctx = o->ctx;
+		return o;
+	}
+	return NULL;
 }
 
 const char *ps_overflow__name(const struct ps_overflow *o)

@@ -154,18 +154,28 @@ static const luaL_Reg meta[] = {
 };
 
 /* The registry's table of handlers, weak in its keys, on the stack. */
-static void push_handlers(lua_State *L)
+/* The registry's table of live counters by their C context (the userdata's
+ * address), with weak values: a counter the script drops is collected, and
+ * its __gc closes it. Its handler is the userdata's user value. */
+static void push_live(lua_State *L)
 {
 	if (lua_getfield(L, LUA_REGISTRYINDEX, HANDLERS) != LUA_TNIL)
 		return;
 	lua_pop(L, 1);
 	lua_newtable(L);
 	lua_createtable(L, 0, 1);
-	lua_pushliteral(L, "k");
+	lua_pushliteral(L, "v");
 	lua_setfield(L, -2, "__mode");
 	lua_setmetatable(L, -2);
 	lua_pushvalue(L, -1);
 	lua_setfield(L, LUA_REGISTRYINDEX, HANDLERS);
+}
+
+/* ps_overflow__new's last resort when 64 counters are alive: collect the
+ * ones the script dropped. */
+static void reclaim(void *ctx)
+{
+	lua_gc(ctx, LUA_GCCOLLECT);
 }
 
 void ps_lua_overflow__register(lua_State *L)
@@ -180,77 +190,58 @@ void ps_lua_overflow__register(lua_State *L)
 /* perfmon.overflow(spec [, handler]) -> overflow | nil, message, code */
 int ps_lua_overflow__new(lua_State *L)
 {
-	const char *spec = luaL_checkstring(L, 1);
+	size_t len;
+	const char *spec = luaL_checklstring(L, 1, &len);
+	bool polled = !lua_isnoneornil(L, 2);
 	char msg[512] = "";
 	struct ps_overflow *o;
 	struct ov_ud *u;
+	int rc;
 
-	if (!lua_isnoneornil(L, 2))
+	if (polled)
 		luaL_checktype(L, 2, LUA_TFUNCTION);
-	u = lua_newuserdatauv(L, sizeof(*u), 0);
+	if ((rc = ps_text__check(spec, len, "event string", msg, sizeof(msg))) < 0)
+		return ps_lua__fail(L, false, msg, rc);
+	u = lua_newuserdatauv(L, sizeof(*u), 1);
 	u->o = NULL;
 	luaL_setmetatable(L, PS_OVERFLOW_MT);
-	o = ps_overflow__new(spec, NULL, NULL, msg, sizeof(msg));
-	if (!o && errno == PS_ERR_LIMIT) { /* counters the script dropped hold slots */
-		lua_gc(L, LUA_GCCOLLECT);
-		o = ps_overflow__new(spec, NULL, NULL, msg, sizeof(msg));
-	}
+	ps_overflow__set_reclaim(reclaim, L);
+	o = ps_overflow__new(spec, NULL, polled ? u : NULL, msg, sizeof(msg));
+	ps_overflow__set_reclaim(NULL, NULL);
 	if (!o)
 		return ps_lua__fail(L, false, msg, -errno);
 	u->o = o;
-	if (!lua_isnoneornil(L, 2)) {
-		push_handlers(L);
-		lua_pushvalue(L, -2);
+	if (polled) {
 		lua_pushvalue(L, 2);
+		lua_setiuservalue(L, -2, 1);
+		push_live(L);
+		lua_pushlightuserdata(L, u);
+		lua_pushvalue(L, -3);
 		lua_rawset(L, -3);
 		lua_pop(L, 1);
 	}
 	return 1;
 }
 
-/* Run every live counter's handler once per queued overflow; how many ran. */
+/* Run the handler of each queued overflow, one at a time, so that after a
+ * handler's error the rest stay queued; how many ran. */
 int ps_lua_overflow__poll(lua_State *L)
 {
-	int top = lua_gettop(L), t, n = 0, calls = 0;
+	int top = lua_gettop(L), calls = 0;
+	void *ctx;
+	uint64_t ip;
 
-	/* no counter with a handler: nothing is made (regions call this often) */
-	t = top + 1;
-	if (lua_getfield(L, LUA_REGISTRYINDEX, HANDLERS) == LUA_TTABLE) {
-		lua_pushnil(L);
-		n = lua_next(L, t);
-	}
-	lua_settop(L, t);
-	if (!n) {
-		lua_settop(L, top);
-		return 0;
-	}
-	n = 0;
-	/* copy the pairs first: a handler may close or make counters */
-	lua_newtable(L);
-	lua_pushnil(L);
-	while (lua_next(L, t)) {
-		lua_rawseti(L, t + 1, n + 1); /* the handler at odd indexes */
-		lua_pushvalue(L, -1);
-		lua_rawseti(L, t + 1, n + 2); /* its counter after it */
-		n += 2;
-	}
-	for (int i = 1; i < n; i += 2) {
-		struct ov_ud *u;
-		uint64_t ip;
-
-		lua_rawgeti(L, t + 1, i + 1); /* the counter */
-		u = lua_touserdata(L, -1);
-		/* one at a time: after a handler's error the rest stay queued */
-		while (u && u->o && ps_overflow__take(u->o, &ip, 1) == 1) {
-			lua_rawgeti(L, t + 1, i); /* the handler */
-			lua_pushvalue(L, -2);
+	while (ps_overflow__next(&ctx, &ip)) {
+		push_live(L);
+		if (lua_rawgetp(L, -1, ctx) == LUA_TUSERDATA &&
+		    lua_getiuservalue(L, -1, 1) == LUA_TFUNCTION) {
+			lua_insert(L, -2); /* handler, counter */
 			lua_pushinteger(L, (lua_Integer)ip);
 			lua_call(L, 2, 0);
 			calls++;
-		}
-		lua_pop(L, 1);
+		} /* else being collected: its ip goes with it */
+		lua_settop(L, top);
 	}
-	lua_settop(L, top);
 	return calls;
 }
 

@@ -43,29 +43,13 @@ int ps_lua__fail(lua_State *L, bool zero, const char *msg, int rc)
 	return 3;
 }
 
-/* How many events spec gives (it parsed once already). */
-static size_t count_events(const char *spec)
-{
-	struct ps_events *evs = ps_events__parse(spec, NULL);
-	size_t n = ps_events__count(evs);
-
-	ps_events__free(evs);
-	return n;
-}
-
 const char *ps_lua__check_spec(lua_State *L, int arg, char *msg, size_t len, int *rc)
 {
 	size_t slen;
 	const char *spec = luaL_checklstring(L, arg, &slen);
 
-	if (strlen(spec) == slen)
-		return spec;
-	snprintf(msg, len,
-		 "NUL byte at column %zu of the event string (it would end the string there; "
-		 "event strings are text)",
-		 strlen(spec) + 1);
-	*rc = -PS_ERR_SYNTAX;
-	return NULL;
+	*rc = ps_text__check(spec, slen, "event string", msg, len);
+	return *rc < 0 ? NULL : spec;
 }
 
 int ps_lua__allocate(lua_State *L, int arg, ps_handle **hs, char *msg, size_t len)
@@ -84,18 +68,12 @@ int ps_lua__allocate(lua_State *L, int arg, ps_handle **hs, char *msg, size_t le
 		if (n != -ENOSPC)
 			break;
 		lua_pop(L, 1);
-		cap = count_events(spec);
+		cap = err.needed; /* the C call says how many it needs */
 	}
 	if (n >= 0)
 		return n;
 	lua_pop(L, 1);
-	if (n == -PS_ERR_LIMIT)
-		snprintf(msg, len,
-			 "'%s' gives %zu events and the session already holds %zu counters: a "
-			 "session holds at most %u at once",
-			 spec, count_events(spec), ps_session__count(s), PS_SESSION_MAX_COUNTERS);
-	else
-		snprintf(msg, len, "%s", err.message[0] ? err.message : ps_strerror(n));
+	snprintf(msg, len, "%s", err.message[0] ? err.message : ps_strerror(n));
 	/* the 0 a seed caller gets back may be used later: say then why it is 0 */
 	snprintf(ps_lua_script__from(L)->alloc_error, sizeof(ps_lua_script__from(L)->alloc_error),
 		 " (0 is what a failed allocation returns; the last one, of '%.120s', failed: "

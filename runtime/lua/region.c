@@ -21,13 +21,25 @@ static int fail_msg(lua_State *L)
 	return luaL_error(L, "%s", ps_regions__message());
 }
 
+/* The region name at arg; one with a NUL byte is refused, as C would cut it. */
+static const char *check_name(lua_State *L, int arg)
+{
+	size_t len;
+	const char *name = luaL_checklstring(L, arg, &len);
+	char msg[160];
+
+	if (ps_text__check(name, len, "region name", msg, sizeof(msg)) < 0)
+		luaL_argerror(L, arg, msg);
+	return name;
+}
+
 static int r_start(lua_State *L)
 {
 	int err;
 
 	luaL_checkudata(L, 1, PS_REGIONS_MT);
 	ps_lua_overflow__poll(L); /* a region boundary is a safe point */
-	if ((err = ps_region__begin(luaL_checkstring(L, 2))) < 0)
+	if ((err = ps_region__begin(check_name(L, 2))) < 0)
 		return fail_msg(L);
 	lua_settop(L, 1);
 	return 1;
@@ -38,7 +50,7 @@ static int r_stop(lua_State *L)
 	int err;
 
 	luaL_checkudata(L, 1, PS_REGIONS_MT);
-	if ((err = ps_region__end(luaL_checkstring(L, 2))) < 0)
+	if ((err = ps_region__end(check_name(L, 2))) < 0)
 		return fail_msg(L);
 	ps_lua_overflow__poll(L);
 	lua_settop(L, 1);
@@ -53,7 +65,7 @@ static int r_read(lua_State *L)
 	int n;
 
 	luaL_checkudata(L, 1, PS_REGIONS_MT);
-	n = ps_region__read(luaL_checkstring(L, 2), &calls, v, 16);
+	n = ps_region__read(check_name(L, 2), &calls, v, 16);
 	if (n < 0) {
 		luaL_pushfail(L);
 		lua_pushstring(L, ps_regions__message());
@@ -111,10 +123,13 @@ static const luaL_Reg methods[] = {
 /* perfmon.regions([spec]) -> regions | nil, message, code */
 int ps_lua_regions__new(lua_State *L)
 {
-	const char *spec = luaL_optstring(L, 1, NULL);
+	size_t len = 0;
+	const char *spec = luaL_optlstring(L, 1, NULL, &len);
 	char msg[512] = "";
-	int err = ps_regions__init(spec, msg, sizeof(msg));
+	int err = spec ? ps_text__check(spec, len, "event string", msg, sizeof(msg)) : 0;
 
+	if (!err)
+		err = ps_regions__init(spec, msg, sizeof(msg));
 	if (err < 0) {
 		luaL_pushfail(L);
 		lua_pushstring(L, msg);
@@ -148,7 +163,7 @@ static int region_done(lua_State *L, int status, lua_KContext name_idx)
  * the region ends also when fn raises, and the error goes on. */
 int ps_lua_region__call(lua_State *L)
 {
-	const char *name = luaL_checkstring(L, 1);
+	const char *name = check_name(L, 1);
 	int err, status;
 
 	luaL_checktype(L, 2, LUA_TFUNCTION);

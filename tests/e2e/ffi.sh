@@ -15,6 +15,20 @@ if ! command -v luajit >/dev/null; then
 	done_testing; exit
 fi
 export PERFSCRIPT_LIB="$ROOT/build/libperfscript.so" LUA_PATH="$ROOT/bindings/?.lua;$ROOT/tapsets/?.lua;;"
+
+# The binding's C declarations are the header's: same prototypes, same
+# struct layouts and enum values as the C compiler gives (tests/ffi_decls.lua),
+# and the check names a copy that drifted.
+out=$(cd "$ROOT" && luajit tests/ffi_decls.lua bindings/perfscript.lua bindings/perfscript.h 2>&1)
+like "$out" "^ffi: ok \([0-9]+ functions, [0-9]+ structs, [0-9]+ constants\)$" "the binding's declarations equal the header's ($out)"
+sed 's/^int ps_region__begin(const char \*name);/long ps_region__begin(const char *name);/;
+s/char suggestion\[64\]; char message\[320\]/char suggestion[64]; char message[256]/;
+s/PS_ERR_HANDLE, PS_ERR_NOT_SUPPORTED/PS_ERR_NOT_SUPPORTED, PS_ERR_HANDLE/' "$ROOT/bindings/perfscript.lua" >"$TMP/drift.lua"
+out=$(cd "$ROOT" && luajit tests/ffi_decls.lua "$TMP/drift.lua" bindings/perfscript.h 2>&1); rc=$?
+ok $(( rc != 0 ? 0 : 1 )) "a binding whose declarations drifted fails the check"
+like "$out" "ps_region__begin differs" "it names a prototype that differs"
+like "$out" "sizeof\(struct ps_event_error\) is [0-9]+ in the binding, [0-9]+ in the header" "a struct whose size differs"
+like "$out" "PS_ERR_HANDLE is 4101 in the binding, 4100 in the header" "an enum constant whose value differs"
 lj() { luajit -e "$1" 2>&1; }
 
 out=$(lj 'local p = require "perfscript"; local s = assert(p.session())
@@ -43,9 +57,9 @@ local d = assert(s:counter("page-faults")); s:close()
 print(tostring(d), pcall(d.read, d))
 print(pcall(s.counter, s, "task-clock"))')
 is "$out" "$(printf '%s\n%s\n%s' \
-	"perfscript.counter (closed)	false	perfscript: name: the counter is closed" \
-	"perfscript.counter (closed)	false	perfscript: read: the counter is closed" \
-	"false	perfscript: the session is closed")" "FFI: a closed counter or session raises, never a crash"
+	"perfscript.counter (closed)	false	attempt to use a closed counter" \
+	"perfscript.counter (closed)	false	attempt to use a closed counter" \
+	"false	attempt to use a closed session")" "FFI: a closed counter or session raises as in scripts, never a crash"
 out=$(lj 'local p = require "perfscript"; local s = assert(p.session())
 local t = { s:counter(("task-clock,"):rep(299) .. "task-clock") }
 print(#t, t[300]:name())')
@@ -67,6 +81,35 @@ else
 	skip "syscall tracepoints need root" "FFI: perfscript.measure counts exactly"
 	skip "syscall tracepoints need root" "FFI: a group reads coherently"
 fi
+
+# Groups: a start that fails says why; a group one of whose counters was
+# closed raises as a closed group does (its values would no longer line up).
+out=$(lj 'local p = require "perfscript"; local s = assert(p.session())
+local g = assert(s:group("{task-clock,no-such-thing}"))' 2>&1)
+like "$out" "unknown event 'no-such-thing'" "FFI: a bad group string gives the parser's message"
+out=$(lj 'local p = require "perfscript"; local s = assert(p.session())
+local g = assert(s:group("{task-clock,page-faults}")); assert(g:start())
+g.counters[2]:close()
+print(pcall(g.read, g)); print(pcall(g.stop, g)); print(tostring(g.counters[2]))
+local h = assert(s:group("{task-clock,page-faults}")); h:close(); print(pcall(h.start, h)); print(tostring(h))')
+is "$out" "$(printf '%s
+' "false	attempt to use a closed group" "false	attempt to use a closed group" \
+	"perfscript.counter (closed)" "false	attempt to use a closed group" "perfscript.group (closed)")" \
+	"FFI: a group with a closed counter, or closed itself, raises 'attempt to use a closed group'"
+if lj 'local p = require "perfscript"; local s = assert(p.session()); print(assert(s:counter("cycles")):start())' | grep -q "not supported"; then
+	out=$(lj 'local p = require "perfscript"; local s = assert(p.session())
+local g = assert(s:group("{task-clock,cycles}")); print(g:start())')
+	like "$out" "^nil	cannot open 'cycles': not supported by this machine's PMU.*	2$" \
+		"FFI: a group whose start fails returns nil, the reason and errno, as in scripts"
+else
+	skip "this machine has a hardware PMU" "FFI: a group whose start fails returns the reason"
+fi
+# Overflow counters the program drops are collected when 64 are alive: the
+# library calls back into LuaJIT's collector, no collectgarbage() needed.
+out=$(lj 'local p = require "perfscript"; collectgarbage("stop")
+for i = 1, 200 do assert(p.overflow("task-clock/period=1000000/", function() end)) end
+print("made 200")')
+is "$out" "made 200" "FFI: 200 overflow counters made and dropped, 64 alive at most (reclaimed by the library's callback)"
 
 out=$(lj 'local p = require "perfscript"; local e = assert(p.parse("{cycles,instructions}:u"))
 print(#e, e[2].name, e[2].leader)')

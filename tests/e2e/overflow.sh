@@ -110,8 +110,8 @@ o:set_period(250); o:start(); for i = 1, 1000 do ffi.C.getppid() end; o:stop()
 print(a, o:read(), #o:take(), o:overflows())
 print(p.overflow("task-clock"))' 2>&1)
 	is "$out" "3	1300	4	7
-nil	'task-clock' does not overflow: give it a period (e.g. 'task-clock/period=1000000/') or freq=" \
-		"LuaJIT: refresh(3) stops at 3 (count 300), set_period(250) gives 4 of 1000, errors as in scripts"
+nil	'task-clock' does not overflow: give it a period (e.g. 'task-clock/period=1000000/') or freq=	22" \
+		"LuaJIT: refresh(3) stops at 3 (count 300), set_period(250) gives 4 of 1000, errors as in scripts (nil, message, errno)"
 else
 	skip "luajit is not installed (make deps installs it)" "docs/ffi.md's example under LuaJIT"
 	skip "luajit is not installed (make deps installs it)" "LuaJIT refresh and set_period"

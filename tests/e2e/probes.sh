@@ -90,6 +90,31 @@ out=$("$PERFSCRIPT" -e 'print(perfmon.counter("task-clock\0,page-faults"))' 2>&1
 like "$out" "^nil	NUL byte at column 11 of the event string" "a NUL byte in the string is refused with its column"
 out=$("$PERFSCRIPT" -e 'print(perfmon_allocate_counter("cycles\0"))' 2>&1)
 like "$out" "^0	NUL byte at column 7" "perfmon_allocate_counter refuses it too"
+out=$("$PERFSCRIPT" -e 'print(perfmon.overflow("task-clock\0/period=1/"))
+print(perfmon.regions("task-clock\0:k"))
+print(pcall(perfmon.region, "a\0b", print))' 2>&1)
+is "$out" "nil	NUL byte at column 11 of the event string (it would end the string there)	4096
+nil	NUL byte at column 11 of the event string (it would end the string there)	4096
+false	bad argument #1 to 'perfmon.region' (NUL byte at column 2 of the region name (it would end the string there))" \
+	"perfmon.overflow, perfmon.regions and region names refuse a NUL byte with its column"
+if command -v luajit >/dev/null; then
+	ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+	out=$(PERFSCRIPT_LIB="$ROOT/build/libperfscript.so" LUA_PATH="$ROOT/bindings/?.lua;;" luajit -e '
+local p = require "perfscript"
+print(p.parse("task-clock\0:k"))
+print(p.overflow("task-clock\0/period=1/"))
+print(p.regions("task-clock\0:k"))
+print(pcall(p.region, "a\0b", print))
+print(assert(p.session()):counter("task-clock\0,page-faults"))' 2>&1)
+	is "$out" "nil	NUL byte at column 11 of the event string (it would end the string there)	11
+nil	NUL byte at column 11 of the event string (it would end the string there)	4096
+nil	NUL byte at column 11 of the event string (it would end the string there)	4096
+false	bad argument #1 to 'region' (NUL byte at column 2 of the region name (it would end the string there))
+nil	NUL byte at column 11 of the event string (it would end the string there)	4096" \
+		"LuaJIT: parse, overflow, regions, region names and counters refuse it with the same words"
+else
+	skip "luajit is not installed" "LuaJIT refuses NUL bytes"
+fi
 out=$("$PERFSCRIPT" -e 'local t = { perfmon.counter("syscalls:sys_enter_*") }
 local h = { perfmon_allocate_counter("syscalls:sys_exit_*") }
 local g = perfmon.group("{syscalls:sys_enter_*}")

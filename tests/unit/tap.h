@@ -52,17 +52,24 @@ __attribute__((format(printf, 1, 2), unused)) static void tap_diag(const char *f
 	putchar('\n');
 }
 
-#define tap_is_u64(got, want, ...)                                                              \
-	do {                                                                                    \
-		unsigned long long g_ = (got), w_ = (want);                                     \
-		if (!tap_ok(g_ == w_, __VA_ARGS__))                                             \
-			tap_diag("  got %llu (%#llx), want %llu (%#llx)", g_, g_, w_, w_);      \
+#define tap_is_u64(got, want, ...)                                                                 \
+	do {                                                                                       \
+		unsigned long long g_ = (got), w_ = (want);                                        \
+		if (!tap_ok(g_ == w_, __VA_ARGS__))                                                \
+			tap_diag("  got %llu (%#llx), want %llu (%#llx)", g_, g_, w_, w_);         \
 	} while (0)
 
-#define tap_is_str(got, want, ...)                                                              \
-	do {                                                                                    \
-		const char *g_ = (got), *w_ = (want);                                           \
-		if (!tap_ok(g_ && w_ && strcmp(g_, w_) == 0, __VA_ARGS__))                       \
+#define tap_is_i64(got, want, ...)                                                                 \
+	do {                                                                                       \
+		long long g_ = (got), w_ = (want);                                                 \
+		if (!tap_ok(g_ == w_, __VA_ARGS__))                                                \
+			tap_diag("  got %lld, want %lld", g_, w_);                                 \
+	} while (0)
+
+#define tap_is_str(got, want, ...)                                                                 \
+	do {                                                                                       \
+		const char *g_ = (got), *w_ = (want);                                              \
+		if (!tap_ok(g_ && w_ && strcmp(g_, w_) == 0, __VA_ARGS__))                         \
 			tap_diag("  got '%s', want '%s'", g_ ? g_ : "(null)", w_ ? w_ : "(null)"); \
 	} while (0)
 

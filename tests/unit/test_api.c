@@ -33,8 +33,9 @@ static void test_strerror(void)
 	ps_strerror(-EINVAL);
 	tap_ok(copy && !strcmp(unknown, copy),
 	       "ps_strerror: an unknown number's text survives the next call ('%s')", unknown);
-	tap_ok(strstr(ps_strerror(-PS_ERR_LIMIT), "as many counters as it may") != NULL,
-	       "the session's counter limit has its own code, not EMFILE's \"Too many open files\"");
+	tap_ok(
+	    strstr(ps_strerror(-PS_ERR_LIMIT), "as many counters as it may") != NULL,
+	    "the session's counter limit has its own code, not EMFILE's \"Too many open files\"");
 	tap_ok(!strcmp(ps_strerror(INT_MIN), "unknown error"), "ps_strerror(INT_MIN) is defined");
 	tap_ok(!strcmp(ps_strerror(-ENOENT), ps_strerror(ENOENT)) &&
 		   !strcmp(ps_strerror(ENOENT), "No such file or directory"),
@@ -115,9 +116,35 @@ static void test_null_events(void)
 	       "ps_symbols__*: NULL is -EINVAL");
 }
 
+/* What both bindings ask of C: a NUL byte found, room for a long string. */
+static void test_binding_policy(void)
+{
+	char msg[160] = "";
+	struct ps_target_opts o = {.sz = sizeof(o), .kind = PS_TARGET_SELF};
+	struct ps_session *s = ps_session__new(&o);
+	struct ps_event_error err = {0};
+	ps_handle hs[2];
+	int n;
+
+	tap_is_i64(ps_text__check("task-clock", 10, "event string", msg, sizeof(msg)), 0,
+		   "ps_text__check: a plain string is fine");
+	tap_is_i64(ps_text__check("cycles\0:k", 9, "event string", msg, sizeof(msg)),
+		   -PS_ERR_SYNTAX, "a NUL byte inside is -PS_ERR_SYNTAX");
+	tap_is_str(msg, "NUL byte at column 7 of the event string (it would end the string there)",
+		   "naming its column");
+	tap_is_i64(ps_text__check(NULL, 0, NULL, NULL, 0), -EINVAL, "NULL is -EINVAL");
+	n = ps_session__allocate(s, "task-clock,page-faults,minor-faults", hs, 2, &err);
+	tap_ok(n == -ENOSPC && err.needed == 3 && strstr(err.message, "3 events"),
+	       "too few handles: -ENOSPC, err.needed 3, '%s'", err.message);
+	n = ps_session__allocate(s, "task-clock,page-faults,minor-faults", NULL, 0, &err);
+	tap_ok(n == -ENOSPC && err.needed == 3, "no handles at all: how many it needs (3)");
+	ps_session__free(s);
+}
+
 int main(void)
 {
 	test_strerror();
+	test_binding_policy();
 	test_null_loop();
 	test_null_session();
 	test_closed_counter();

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "perfscript.h"
@@ -249,18 +250,116 @@ static void test_fds(void)
 	tap_is_u64(count_fds(), before, "no fd left behind");
 }
 
+/* The 64-counter limit: the thread's reclaim function gets one chance to
+ * free some, as a binding's garbage collector does. */
+static struct ps_overflow *held[64];
+static int reclaims;
+
+static void reclaim_one(void *ctx)
+{
+	(void)ctx;
+	reclaims++;
+	ps_overflow__free(held[0]);
+	held[0] = NULL;
+}
+
+static void test_limit(void)
+{
+	char msg[256] = "";
+	struct ps_overflow *o;
+	int made = 0;
+
+	for (int i = 0; i < 64; i++)
+		made += (held[i] = ps_overflow__new("task-clock/period=1000000/", NULL, NULL, NULL,
+						    0)) != NULL;
+	o = ps_overflow__new("task-clock/period=1000000/", NULL, NULL, msg, sizeof(msg));
+	tap_ok(made == 64 && !o && errno == PS_ERR_LIMIT && strstr(msg, "at most 64"),
+	       "a 65th live counter: PS_ERR_LIMIT, '%s'", msg);
+	ps_overflow__set_reclaim(reclaim_one, NULL);
+	o = ps_overflow__new("task-clock/period=1000000/", NULL, NULL, msg, sizeof(msg));
+	ps_overflow__set_reclaim(NULL, NULL);
+	tap_ok(o && reclaims == 1,
+	       "with a reclaim function that frees one, the 65th is made (%d call)", reclaims);
+	ps_overflow__free(o);
+	for (int i = 0; i < 64; i++)
+		ps_overflow__free(held[i]);
+}
+
+/* Polled counters (ctx, no fn): ps_overflow__next hands out one ip at a time. */
+static void test_next(void)
+{
+	int a_ctx, b_ctx;
+	struct ps_overflow *a = ps_overflow__new(GETPPID "/period=100/", NULL, &a_ctx, NULL, 0);
+	struct ps_overflow *b = ps_overflow__new(GETPPID "/period=250/", NULL, &b_ctx, NULL, 0);
+	struct ps_overflow *q = ps_overflow__new(GETPPID "/period=500/", NULL, NULL, NULL, 0);
+	int na = 0, nb = 0, other = 0;
+	void *ctx;
+	uint64_t ip;
+
+	ps_overflow__start(a);
+	ps_overflow__start(b);
+	ps_overflow__start(q);
+	calls(10000);
+	ps_overflow__stop(a);
+	ps_overflow__stop(b);
+	ps_overflow__stop(q);
+	for (struct ps_overflow *o; (o = ps_overflow__next(&ctx, &ip));) {
+		na += o == a && ctx == &a_ctx && ip;
+		nb += o == b && ctx == &b_ctx && ip;
+		other += o != a && o != b;
+	}
+	tap_ok(na == 100 && nb == 40 && other == 0,
+	       "ps_overflow__next hands out 100 + 40 ips of two polled counters (%d, %d), none of "
+	       "the unpolled one (%d)",
+	       na, nb, other);
+	tap_is_u64(ps_overflow__take(q, &ip, 1), 1, "whose ips stay queued for take");
+	ps_overflow__free(a);
+	ps_overflow__free(b);
+	ps_overflow__free(q);
+	tap_ok(ps_overflow__next(&ctx, &ip) == NULL, "none once freed");
+}
+
+/* A forked child's copy shares the parent's open file: freeing it, or
+ * trying to stop it, leaves the parent's counter counting. */
+static void test_fork(void)
+{
+	struct ps_overflow *o = ps_overflow__new(GETPPID "/period=1000/", NULL, NULL, NULL, 0);
+	int status = -1;
+	pid_t child;
+
+	ps_overflow__start(o);
+	child = fork();
+	if (child == 0) {
+		int rc = ps_overflow__stop(o);
+
+		ps_overflow__free(o);
+		_exit(rc == -EPERM ? 0 : 1);
+	}
+	waitpid(child, &status, 0);
+	calls(1000);
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "in a forked child, stop() is -EPERM and free() closes its copy only");
+	tap_is_u64(count_of(o), 1000,
+		   "the parent's counter counted all 1000 calls after the child freed it");
+	ps_overflow__free(o);
+}
+
 int main(void)
 {
 	test_errors();
 	test_task_clock();
 	test_fds();
+	test_limit();
 	if (geteuid() != 0) {
-		tap_skip("syscall tracepoints need root", "exact signals, threads, refresh, queue");
+		tap_skip("syscall tracepoints need root",
+			 "exact signals, threads, refresh, queue, next, fork");
 		return tap_done();
 	}
 	test_exact();
 	test_refresh();
 	test_threads();
 	test_queue();
+	test_next();
+	test_fork();
 	return tap_done();
 }
