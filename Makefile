@@ -188,6 +188,14 @@ check: deps
 	@$(MAKE) --no-print-directory tests-bin
 	@tests/run
 
+# The slow suites (tests/slow): the sanitizer builds (ASan/UBSan/LSan over
+# the CLI suites, ThreadSanitizer over the threaded C tests) and the
+# fuzzers. CI runs them after `make check`.
+check-slow: deps
+	@$(MAKE) --no-print-directory tests-bin
+	@tests/run --slow
+.PHONY: check-slow
+
 demo: deps
 	@$(MAKE) --no-print-directory all $(HELPERS)
 	./perfscript examples/counters.lua -c '$(BUILD)/tests/workload pages 20000'
@@ -202,6 +210,17 @@ asan:
 	$(MAKE) BUILD=build-asan BIN=build-asan/perfscript \
 		CFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer' \
 		LDFLAGS='-fsanitize=address,undefined' all
+
+# ThreadSanitizer builds of the C tests of what threads share (regions,
+# overflow signals, the loop, the HTTP listener): build-tsan/tests/test_*.
+# tests/slow/tsan.sh runs them. TSan does not model atomic_thread_fence;
+# the ring code's fences are paired with atomics it does model.
+TSAN_TESTS := region overflow loop http
+tsan:
+	$(Q)$(MAKE) --no-print-directory BUILD=build-tsan BIN=build-tsan/perfscript \
+		CFLAGS='-O1 -g -fsanitize=thread -Wno-tsan' \
+		$(TSAN_TESTS:%=build-tsan/tests/test_%)
+.PHONY: tsan
 
 # The event-string fuzzer (libFuzzer, ASan, UBSan): `make fuzz` builds it
 # and runs it from the seed corpus for FUZZ_SECONDS (default 60), or for
@@ -252,4 +271,4 @@ install: all
 	install -m 644 bindings/perfscript.lua $(DESTDIR)$(PREFIX)/share/lua/5.1/perfscript.lua
 
 clean:
-	rm -rf $(BUILD) build-asan perfscript
+	rm -rf $(BUILD) build-asan build-tsan perfscript

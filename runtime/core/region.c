@@ -224,20 +224,27 @@ static struct ps_region *find(struct ps_region_thread *t, const char *name, bool
 			return t->regions[i];
 	if (!add)
 		return NULL;
-	if (t->nregions == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 8;
-		struct ps_region **p = realloc(t->regions, cap * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		t->regions = p, t->cap = cap;
-	}
 	r = calloc(1, sizeof(*r) + t->n * sizeof(r->sum[0]));
 	if (!r || !(r->name = strdup(name))) {
 		free(r);
 		return NULL;
 	}
+	/* the report walks this array under the lock */
+	pthread_mutex_lock(&ps_regions_g.lock);
+	if (t->nregions == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 8;
+		struct ps_region **p = realloc(t->regions, cap * sizeof(*p));
+
+		if (!p) {
+			pthread_mutex_unlock(&ps_regions_g.lock);
+			free(r->name);
+			free(r);
+			return NULL;
+		}
+		t->regions = p, t->cap = cap;
+	}
 	t->regions[t->nregions++] = r;
+	pthread_mutex_unlock(&ps_regions_g.lock);
 	return r;
 }
 
@@ -279,7 +286,7 @@ static void add_delta(struct ps_region *r, size_t n, const struct ps_region_read
 
 		if (run && run < en)
 			d = (uint64_t)((unsigned __int128)d * en / run);
-		r->sum[i] += d;
+		ps_region__add(&r->sum[i], d);
 	}
 }
 
@@ -311,7 +318,7 @@ int ps_region__end(const char *name)
 		add_delta(r, t->n, &now);
 	}
 	r->active--;
-	r->calls++;
+	ps_region__add(&r->calls, 1);
 	t->depth--;
 	return 0;
 }
@@ -325,9 +332,9 @@ int ps_region__read(const char *name, uint64_t *calls, uint64_t *values, size_t 
 		return fail(-ENOENT, "regions: no region '%s' on this thread: %s",
 			    name ? name : "");
 	if (calls)
-		*calls = r->calls;
+		*calls = ps_region__get(&r->calls);
 	for (size_t i = 0; i < t->n && i < max; i++)
-		values[i] = r->sum[i];
+		values[i] = ps_region__get(&r->sum[i]);
 	return (int)t->n;
 }
 

@@ -52,6 +52,21 @@ struct ps_regions_global {
 
 extern struct ps_regions_global ps_regions_g;
 
+/* A region's calls and sums are written by its thread alone and read by
+ * the report from any thread: relaxed atomic loads and stores (plain moves
+ * on x86-64 and arm64) keep those reads whole and race-free without a lock
+ * at every boundary. Adding regions to a thread's array takes the lock the
+ * report holds. */
+static inline uint64_t ps_region__get(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static inline void ps_region__add(uint64_t *p, uint64_t d)
+{
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + d, __ATOMIC_RELAXED);
+}
+
 /* The calling thread's message buffer (what ps_regions__message returns). */
 char *ps_region__msgbuf(size_t *len);
 /* Open the set on the calling thread now: 0 or -errno, message set. */

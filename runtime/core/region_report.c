@@ -163,27 +163,27 @@ static void row(FILE *out, int kind, size_t width, const struct ps_region_thread
 		fputs(first ? "\n{\"region\":" : ",\n{\"region\":", out);
 		json_str(out, r->name);
 		fprintf(out, ",\"tid\":%d,\"calls\":%llu,\"values\":{", (int)t->tid,
-			(unsigned long long)r->calls);
+			(unsigned long long)ps_region__get(&r->calls));
 		for (size_t i = 0; i < g->n; i++) {
 			fputs(i ? "," : "", out);
 			json_str(out, ps_events__name(g->evs, i));
-			fprintf(out, ":%llu", (unsigned long long)r->sum[i]);
+			fprintf(out, ":%llu", (unsigned long long)ps_region__get(&r->sum[i]));
 		}
 		fputs("}}", out);
 		return;
 	}
 	if (kind == 1) {
 		csv(out, r->name);
-		fprintf(out, ",%d,%llu", (int)t->tid, (unsigned long long)r->calls);
+		fprintf(out, ",%d,%llu", (int)t->tid, (unsigned long long)ps_region__get(&r->calls));
 	} else {
 		fprintf(out, "%-*s %8d %10llu", (int)width, r->name, (int)t->tid,
-			(unsigned long long)r->calls);
+			(unsigned long long)ps_region__get(&r->calls));
 	}
 	for (size_t i = 0; i < g->n; i++)
 		if (kind == 1)
-			fprintf(out, ",%llu", (unsigned long long)r->sum[i]);
+			fprintf(out, ",%llu", (unsigned long long)ps_region__get(&r->sum[i]));
 		else
-			fprintf(out, " %*llu", col(i), (unsigned long long)r->sum[i]);
+			fprintf(out, " %*llu", col(i), (unsigned long long)ps_region__get(&r->sum[i]));
 	fputc('\n', out);
 }
 

@@ -6,7 +6,7 @@
  * events it returned, and the input read as a raw record of each tracepoint
  * event must decode within its bounds. Resolution runs against the fixture trees, with
  * libpfm4 forced to skx, so the run is the same on every machine and no
- * real sysfs is walked. Built and run by `make fuzz` and tests/e2e/fuzz.sh
+ * real sysfs is walked. Built and run by `make fuzz` and tests/slow/fuzz.sh
  * (clang -fsanitize=fuzzer,address,undefined).
  */
 #include <stdint.h>

@@ -1,7 +1,7 @@
 # asan.sh: the end-to-end suites that drive the runtime hardest, run again
 # on the sanitizer build (make asan: ASan, UBSan, LeakSanitizer). One TAP
 # line per suite: it passes and no sanitizer spoke.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../e2e/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 if ! make -s -C "$ROOT" asan >"$TMP/build.log" 2>&1; then
 	ok 1 "make asan builds"; sed 's/^/# /' "$TMP/build.log" | tail -20

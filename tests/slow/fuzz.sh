@@ -1,8 +1,8 @@
 # fuzz.sh: 30 seconds of the event-string fuzzer (tests/fuzz/fuzz_event.c,
 # libFuzzer with ASan and UBSan) from the seed corpus, and 15 seconds of the
-# ring and record fuzzer (tests/fuzz/fuzz_ring.c), in every `make check`.
+# ring and record fuzzer (tests/fuzz/fuzz_ring.c), in every `make check-slow`.
 # Skips, saying why, when clang cannot build a libFuzzer target here.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../e2e/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 2
 SECONDS_=${FUZZ_CHECK_SECONDS:-30}

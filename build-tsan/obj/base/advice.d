@@ -1,0 +1,2 @@
+build-tsan/obj/base/advice.o: runtime/base/advice.c runtime/base/advice.h
+runtime/base/advice.h:

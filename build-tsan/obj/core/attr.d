@@ -1,0 +1,5 @@
+build-tsan/obj/core/attr.o: runtime/core/attr.c runtime/core/internal.h \
+ bindings/perfscript.h runtime/core/sampler.h
+runtime/core/internal.h:
+bindings/perfscript.h:
+runtime/core/sampler.h:

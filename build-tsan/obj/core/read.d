@@ -1,0 +1,6 @@
+build-tsan/obj/core/read.o: runtime/core/read.c runtime/base/perf.h \
+ runtime/core/internal.h bindings/perfscript.h runtime/core/sampler.h
+runtime/base/perf.h:
+runtime/core/internal.h:
+bindings/perfscript.h:
+runtime/core/sampler.h:

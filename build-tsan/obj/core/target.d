@@ -1,0 +1,8 @@
+build-tsan/obj/core/target.o: runtime/core/target.c runtime/base/array.h \
+ runtime/base/cpus.h runtime/core/internal.h bindings/perfscript.h \
+ runtime/core/sampler.h
+runtime/base/array.h:
+runtime/base/cpus.h:
+runtime/core/internal.h:
+bindings/perfscript.h:
+runtime/core/sampler.h:

@@ -1,0 +1,6 @@
+build-tsan/obj/symbols/dso.o: runtime/symbols/dso.c runtime/base/array.h \
+ runtime/symbols/internal.h runtime/base/pidmap.h bindings/perfscript.h
+runtime/base/array.h:
+runtime/symbols/internal.h:
+runtime/base/pidmap.h:
+bindings/perfscript.h:

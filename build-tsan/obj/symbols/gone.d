@@ -1,0 +1,5 @@
+build-tsan/obj/symbols/gone.o: runtime/symbols/gone.c \
+ runtime/symbols/internal.h runtime/base/pidmap.h bindings/perfscript.h
+runtime/symbols/internal.h:
+runtime/base/pidmap.h:
+bindings/perfscript.h:

@@ -1,0 +1,6 @@
+build-tsan/obj/symbols/jit.o: runtime/symbols/jit.c runtime/base/array.h \
+ runtime/symbols/internal.h runtime/base/pidmap.h bindings/perfscript.h
+runtime/base/array.h:
+runtime/symbols/internal.h:
+runtime/base/pidmap.h:
+bindings/perfscript.h:

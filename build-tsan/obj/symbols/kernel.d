@@ -1,0 +1,7 @@
+build-tsan/obj/symbols/kernel.o: runtime/symbols/kernel.c \
+ runtime/base/array.h runtime/symbols/internal.h runtime/base/pidmap.h \
+ bindings/perfscript.h
+runtime/base/array.h:
+runtime/symbols/internal.h:
+runtime/base/pidmap.h:
+bindings/perfscript.h:

@@ -1,0 +1,5 @@
+build-tsan/obj/symbols/symbols.o: runtime/symbols/symbols.c \
+ runtime/symbols/internal.h runtime/base/pidmap.h bindings/perfscript.h
+runtime/symbols/internal.h:
+runtime/base/pidmap.h:
+bindings/perfscript.h:

@@ -1,0 +1,7 @@
+build-tsan/obj/symbols/unwind.o: runtime/symbols/unwind.c \
+ runtime/base/regs.h runtime/symbols/internal.h runtime/base/pidmap.h \
+ bindings/perfscript.h
+runtime/base/regs.h:
+runtime/symbols/internal.h:
+runtime/base/pidmap.h:
+bindings/perfscript.h:
