@@ -174,7 +174,8 @@ static void row(FILE *out, int kind, size_t width, const struct ps_region_thread
 	}
 	if (kind == 1) {
 		csv(out, r->name);
-		fprintf(out, ",%d,%llu", (int)t->tid, (unsigned long long)ps_region__get(&r->calls));
+		fprintf(out, ",%d,%llu", (int)t->tid,
+			(unsigned long long)ps_region__get(&r->calls));
 	} else {
 		fprintf(out, "%-*s %8d %10llu", (int)width, r->name, (int)t->tid,
 			(unsigned long long)ps_region__get(&r->calls));
@@ -183,7 +184,8 @@ static void row(FILE *out, int kind, size_t width, const struct ps_region_thread
 		if (kind == 1)
 			fprintf(out, ",%llu", (unsigned long long)ps_region__get(&r->sum[i]));
 		else
-			fprintf(out, " %*llu", col(i), (unsigned long long)ps_region__get(&r->sum[i]));
+			fprintf(out, " %*llu", col(i),
+				(unsigned long long)ps_region__get(&r->sum[i]));
 	fputc('\n', out);
 }
 

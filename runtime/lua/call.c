@@ -29,27 +29,41 @@ static int msghandler(lua_State *L)
 
 /* A signal's hook: every Lua instruction raises until the call that was
  * running returns to C (ps_lua__call clears it), so a script's own pcall
- * cannot swallow the interruption. */
+ * cannot swallow the interruption. A coroutine left suspended with the
+ * hook set finds the interruption over when it runs again: the hook goes. */
 static void interrupted(lua_State *L, lua_Debug *ar)
 {
 	struct ps_script *sc = ps_lua_script__from(L);
 
 	(void)ar;
+	if (!sc->hooked) {
+		lua_sethook(L, NULL, 0, 0);
+		return;
+	}
 	sc->hook_fired = true;
 	luaL_error(L, "interrupted");
 }
 
+void ps_lua__stop_thread(lua_State *T)
+{
+	lua_sethook(T, interrupted, LUA_MASKCOUNT, 1);
+}
+
 /* In the signal handler (loop/signals.c): note the signal and stop the Lua
- * code running now, as lua.c does (lua_sethook is async-signal-safe). The
- * end probes, once begun, are stopped only by a second signal. */
+ * code running now, as lua.c does (lua_sethook is async-signal-safe), on
+ * the coroutine that runs (lua/interrupt.c keeps track). The end probes,
+ * once begun, are stopped only by a second signal. */
 void ps_lua__on_signal(int signo, void *ctx)
 {
 	struct ps_script *sc = ctx;
+	lua_State *running = sc->running;
 
 	sc->signal_pending = signo;
 	if (sc->depth > 0 && !sc->ending) {
 		sc->hooked = true;
-		lua_sethook(sc->L, interrupted, LUA_MASKCOUNT, 1);
+		ps_lua__stop_thread(running ? running : sc->L);
+		if (running)
+			ps_lua__stop_thread(sc->L);
 	}
 }
 
@@ -111,9 +125,12 @@ int ps_lua__call(struct ps_script *sc, int nargs, int nresults, unsigned flags, 
 	}
 	sc->depth++;
 	rc = lua_pcall(L, nargs, nresults, base);
-	if (--sc->depth == 0 && sc->hooked) {
-		lua_sethook(L, NULL, 0, 0);
-		sc->hooked = false;
+	if (--sc->depth == 0) {
+		sc->running = NULL;
+		if (sc->hooked) {
+			lua_sethook(L, NULL, 0, 0);
+			sc->hooked = false;
+		}
 	}
 	if (rc == LUA_OK && !sc->hook_fired) {
 		lua_remove(L, base);

@@ -41,6 +41,7 @@ struct ps_script {
 	volatile sig_atomic_t hooked;	      /* the interrupting hook is set */
 	volatile sig_atomic_t hook_fired;     /* and raised in the running call */
 	volatile sig_atomic_t depth;	      /* calls into Lua under way */
+	lua_State *volatile running;	      /* the coroutine running, NULL: L (lua/interrupt.c) */
 	void *interrupt_ctx;
 	int listeners;	 /* open HTTP listeners (lua/http.c): the session goes on */
 	ps_handle *told; /* counters whose losses were reported */
@@ -56,6 +57,12 @@ struct ps_script {
 
 /* lua/call.c: the driver's on_signal (runs in the signal handler). */
 void ps_lua__on_signal(int signo, void *ctx);
+/* lua/call.c: make Lua thread T raise "interrupted" at its next
+ * instruction, while an interruption is under way. */
+void ps_lua__stop_thread(lua_State *T);
+/* lua/interrupt.c: coroutine.resume/wrap/close and setmetatable that let
+ * a signal stop coroutines and finalizers too. */
+void ps_lua_interrupt__open(lua_State *L);
 
 /* lua/perfmon.c: what to add to a message about handle 0, the handle of a
  * failed perfmon_allocate_counter: "" or "; the last ... failed: why". */

@@ -144,6 +144,7 @@ static int setup(lua_State *L)
 	luaL_openlibs(L);
 	lua_pushlightuserdata(L, sc);
 	lua_setfield(L, LUA_REGISTRYINDEX, SCRIPT_KEY);
+	ps_lua_interrupt__open(L);
 	add_default_paths(L);
 	/* -I directories first: each is prepended, so the last goes in first */
 	for (size_t i = sc->o.npaths; i-- > 0;)

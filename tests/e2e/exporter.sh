@@ -151,7 +151,7 @@ out=$("$PERFSCRIPT" "$EX/exporter.lua" -p $$ 2>&1); rc=$?
 ok $(( rc != 0 ? 0 : 1 )) "exporter.lua without --listen fails"
 like "$out" "--listen ADDR:PORT is needed" "and says what to add"
 out=$("$PERFSCRIPT" "$EX/exporter.lua" --listen nonsense -p $$ 2>&1)
-like "$out" "bad listen address 'nonsense' \(want ADDR:PORT" "a bad address is explained"
+like "$out" "bad listen address 'nonsense': the port is missing \(want ADDR:PORT" "a bad address is explained"
 "$PERFSCRIPT" -T 5 -e 'local s = assert(require("perfscript.http").listen("127.0.0.1:0", function() return "" end))
 print(s:port()); io.stdout:flush()' >"$TMP/busy.out" 2>&1 &
 busy=$!; pids+=($busy)

@@ -43,5 +43,24 @@ skip() { # reason description
 	TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $* # SKIP $why"
 }
 diag() { echo "# $*"; }
+# wait_for FILE REGEX [SECONDS]: until a line of FILE matches (default 10 s); 1 on timeout.
+wait_for() {
+	local i
+	for ((i = 0; i < ${3:-10} * 100; i++)); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		sleep 0.01
+	done
+	return 1
+}
+# tmux_wait SESSION REGEX [SECONDS]: until the pane shows text matching
+# REGEX (grep -E over the whole screen); 1 on timeout.
+tmux_wait() {
+	local i
+	for ((i = 0; i < ${3:-10} * 50; i++)); do
+		tmux capture-pane -t "$1" -p 2>/dev/null | grep -qzE "$2" && return 0
+		sleep 0.02
+	done
+	return 1
+}
 need_root() { [[ $(id -u) -eq 0 ]]; }
 done_testing() { echo "1..$TAP_N"; [[ $TAP_FAILED -eq 0 ]]; }

@@ -13,7 +13,12 @@ run_and_signal() {
 	local name=$1 sig=$2 delay=$3; shift 3
 	"$PERFSCRIPT" "$@" >"$TMP/out" 2>"$TMP/err" &
 	local pid=$! t0 ms rc
-	sleep "$delay"
+	if [[ $delay == ready ]]; then # the script prints "ready" before its loop
+		for _ in $(seq 500); do grep -q '^ready' "$TMP/out" && break; sleep 0.01; done
+		sleep 0.05
+	else
+		sleep "$delay"
+	fi
 	t0=$(date +%s%N)
 	kill -"$sig" $pid
 	for _ in $(seq 100); do kill -0 $pid 2>/dev/null || break; sleep 0.02; done
@@ -31,6 +36,23 @@ run_and_signal "a loop in begin" INT 0.3 -e "$endp"' probe("begin", function() w
 run_and_signal "a loop in a timer probe" TERM 0.3 -e "$endp"' probe("timer.ms(10)", function() while true do end end)'
 run_and_signal "a loop the script's pcall swallows" INT 0.3 -e "$endp"'
 probe("timer.ms(10)", function() while true do pcall(function() while true do end end) end end)'
+ready='print("ready"); io.stdout:flush();'
+run_and_signal "a loop in a coroutine" INT ready -e "$endp$ready"'
+local co = coroutine.create(function() while true do end end)
+print(coroutine.resume(co)); while true do end'
+run_and_signal "a wrapped coroutine resumed under pcall, again and again" TERM ready -e "$endp$ready"'
+while true do pcall(coroutine.wrap(function() while true do end end)) end'
+run_and_signal "a coroutine in a coroutine" HUP ready -e "$endp$ready"'
+coroutine.wrap(function() coroutine.wrap(function() while true do end end)() end)()'
+run_and_signal "a __gc finalizer" INT ready -e "$endp$ready"'
+setmetatable({}, { __gc = function() while true do end end }); collectgarbage()'
+run_and_signal "a __close of coroutine.close" INT ready -e "$endp"'
+local co = coroutine.create(function()
+  local x <close> = setmetatable({}, { __close = function() while true do end end })
+  coroutine.yield()
+end)
+coroutine.resume(co)'"$ready"'
+coroutine.close(co)'
 run_and_signal "a handler in os.execute" INT 0.5 -e "$endp"'
 probe("timer.ms(10)", function() os.execute("sleep 20") end)'
 if need_root; then
@@ -71,20 +93,30 @@ rc=${PIPESTATUS[0]}
 is "$rc/$(cat "$TMP/err")" "0/end ran" "| head -1: exit 0, the end probe ran, no error printed"
 pgrep -f '^sleep 31$' >/dev/null; is "$?" 1 "| head -1: the command is stopped"
 
-# The REPL: Ctrl-C stops a running chunk and the prompt comes back.
+# The REPL: Ctrl-C stops a running chunk, in a coroutine too, and the
+# prompt comes back.
 if command -v tmux >/dev/null; then
 	s=ps-sig-$$
 	tmux new-session -d -s $s -x 120 -y 20 "$PERFSCRIPT -i; echo EXITED \$?; sleep 10"
-	sleep 0.5
-	tmux send-keys -t $s -l 'while true do end'; tmux send-keys -t $s Enter; sleep 0.5
-	tmux send-keys -t $s C-c; sleep 0.5
-	tmux send-keys -t $s -l 'print(40 + 2)'; tmux send-keys -t $s Enter; sleep 0.5
+	tmux_wait $s 'perfscript> $'
+	tmux send-keys -t $s -l 'print("looping") while true do end'; tmux send-keys -t $s Enter
+	tmux_wait $s '^looping'
+	tmux send-keys -t $s C-c
+	tmux_wait $s 'interrupted'
+	tmux send-keys -t $s -l 'print("co") coroutine.wrap(function() while true do end end)()'; tmux send-keys -t $s Enter
+	tmux_wait $s '^co$'
+	tmux send-keys -t $s C-c
+	tmux_wait $s 'interrupted(.|\n)*interrupted'
+	tmux send-keys -t $s -l 'print(40 + 2)'; tmux send-keys -t $s Enter
+	tmux_wait $s $'\n42'
 	screen=$(tmux capture-pane -t $s -p)
 	tmux kill-session -t $s 2>/dev/null
 	like "$screen" "interrupted" "REPL: Ctrl-C interrupts a running chunk"
+	like "$screen" "co"$'\n'"(\\^C)?interrupted" "REPL: Ctrl-C interrupts a loop in a coroutine"
 	like "$screen" $'\n42' "REPL: the session goes on at the prompt"
 else
 	skip "tmux is not installed (make deps installs it)" "REPL: Ctrl-C interrupts a chunk"
+	skip "tmux is not installed (make deps installs it)" "REPL: Ctrl-C interrupts a coroutine"
 	skip "tmux is not installed (make deps installs it)" "REPL: the session goes on"
 fi
 

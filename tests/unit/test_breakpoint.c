@@ -33,7 +33,7 @@ static const char *workload;
 
 static struct ps_session *new_session(enum ps_target_kind kind, pid_t pid, char *const *argv)
 {
-	struct ps_target_opts o = { .sz = sizeof(o), .kind = kind, .pid = pid, .argv = argv };
+	struct ps_target_opts o = {.sz = sizeof(o), .kind = kind, .pid = pid, .argv = argv};
 
 	return ps_session__new(&o);
 }
@@ -70,20 +70,20 @@ static void test_lookup(void)
 	uint64_t addr = 0;
 
 	tap_ok(syms && ps_symbols__lookup(syms, getpid(), "ps_test_var", &addr) == 0 &&
-		       addr == (uintptr_t)&ps_test_var,
+		   addr == (uintptr_t)&ps_test_var,
 	       "lookup: a global variable of this binary is at its linked address");
 	addr = 0;
 	tap_ok(ps_symbols__lookup(syms, getpid(), "ps_session__new", &addr) == 0 &&
-		       addr == (uintptr_t)&ps_session__new,
+		   addr == (uintptr_t)&ps_session__new,
 	       "lookup: a function");
 	addr = 0;
 	tap_ok(ps_symbols__lookup(syms, getpid(), "environ", &addr) == 0 &&
-		       addr == (uintptr_t)&environ,
+		   addr == (uintptr_t)&environ,
 	       "lookup: a libc variable");
 	tap_ok(ps_symbols__lookup(syms, getpid(), "ps_no_such_symbol_zz", &addr) == -ENOENT,
 	       "lookup: an unknown name is -ENOENT");
 	tap_ok(ps_symbols__lookup(syms, getpid(), "", &addr) == -EINVAL &&
-		       ps_symbols__lookup(NULL, getpid(), "x", &addr) == -EINVAL,
+		   ps_symbols__lookup(NULL, getpid(), "x", &addr) == -EINVAL,
 	       "lookup: an empty name or NULL syms is -EINVAL");
 	ps_symbols__free(syms);
 }
@@ -160,8 +160,8 @@ static void test_pid(void)
 	bad = alloc1(s, "mem:poke_targte:w");
 	err = ps_session__open_counter(s, bad, msg, sizeof(msg));
 	snprintf(want, sizeof(want), "no symbol 'poke_targte' in process %d", (int)pid);
-	tap_ok(err == -ENOENT && strstr(msg, "cannot open 'mem:poke_targte:w'") && strstr(msg, want) &&
-		       strstr(msg, "(did you mean 'poke_target'?)"),
+	tap_ok(err == -ENOENT && strstr(msg, "cannot open 'mem:poke_targte:w'") &&
+		   strstr(msg, want) && strstr(msg, "(did you mean 'poke_target'?)"),
 	       "-p: an unknown symbol names the event, the process and the nearest name");
 	tap_diag("%s", msg);
 	h = alloc1(s, "mem:poke_target:w");
@@ -183,8 +183,8 @@ static void test_refusals(void)
 
 	tap_diag("%s", msg);
 	tap_ok(err == -ENOENT &&
-		       !strcmp(msg, "cannot open 'mem:ps_test_vra:w': no symbol 'ps_test_vra' in "
-				    "this process (did you mean 'ps_test_var'?)"),
+		   !strcmp(msg, "cannot open 'mem:ps_test_vra:w': no symbol 'ps_test_vra' in "
+				"this process (did you mean 'ps_test_var'?)"),
 	       "self: an unknown symbol is refused with a did-you-mean");
 	tap_ok(h && !ps_session__is_open(s, h), "and the counter stays closed");
 	ps_session__free(s);
@@ -195,7 +195,7 @@ static void test_refusals(void)
 	err = ps_session__open(s, msg, sizeof(msg));
 	tap_diag("%s", msg);
 	tap_ok(h && err == -EINVAL && strstr(msg, "cannot open 'mem:ps_test_var:w'") &&
-		       strstr(msg, "system-wide session has none"),
+		   strstr(msg, "system-wide session has none"),
 	       "-a: a symbol breakpoint is refused: no address space");
 	ps_session__free(s);
 }
@@ -216,14 +216,15 @@ static int elf_type(const char *path)
 
 static void test_command(void)
 {
-	char *argv[] = { (char *)workload, "poke", "10", NULL };
+	char *argv[] = {(char *)workload, "poke", "10", NULL};
 	struct ps_session *s;
 	char msg[512] = "";
 	ps_handle h;
 	int err;
 
 	if (elf_type(workload) != ET_DYN) {
-		tap_skip("the workload is not PIE here", "-c: a PIE command is refused before exec");
+		tap_skip("the workload is not PIE here",
+			 "-c: a PIE command is refused before exec");
 		return;
 	}
 	s = new_session(PS_TARGET_COMMAND, 0, argv);
@@ -231,9 +232,9 @@ static void test_command(void)
 	err = ps_session__open(s, msg, sizeof(msg));
 	tap_diag("%s", msg);
 	tap_ok(h && err == -EADDRNOTAVAIL &&
-		       !strcmp(msg, "cannot open 'mem:poke_target:w': symbol 'poke_target': the "
-				    "command's addresses are not known before exec (PIE); attach "
-				    "to the running process, or use a non-PIE build"),
+		   !strcmp(msg, "cannot open 'mem:poke_target:w': symbol 'poke_target': the "
+				"command's addresses are not known before exec (PIE); attach "
+				"to the running process, or use a non-PIE build"),
 	       "-c: a PIE command is refused before exec, saying what to do");
 	ps_session__free(s);
 }

@@ -41,22 +41,25 @@ int main(void)
 	tap_ok(e && !strcmp(e->group, "cache") && e->supported != -1,
 	       "cache events are listed and probed against the kernel");
 	e = find(l, "task-clock");
-	tap_ok(e && !strcmp(e->group, "software") && e->desc[0], "software events have descriptions");
+	tap_ok(e && !strcmp(e->group, "software") && e->desc[0],
+	       "software events have descriptions");
 	e = find(l, "sched:sched_switch");
 	tap_ok(e && !strcmp(e->group, "tracepoint"), "tracepoints come from tracefs");
 	tap_ok(find(l, "ftrace:function") && !find(l, "ftrace:bprint"),
 	       "a tracefs entry without an id (ftrace:bprint) is not listed");
 	e = find(l, "skx::INST_RETIRED:ANY_P");
-	tap_ok(e && e->supported != -1 && e->supported == find(l, "skx::INST_RETIRED:ALL")->supported,
+	tap_ok(e && e->supported != -1 &&
+		   e->supported == find(l, "skx::INST_RETIRED:ALL")->supported,
 	       "libpfm4 names are checked against the kernel, once per PMU (supported=%d)",
 	       e ? e->supported : -2);
 	e = find(l, "uncore_imc_0/cas_count_read/");
 	tap_ok(e && !strcmp(e->group, "pmu/uncore_imc_0") && strstr(e->desc, "MiB"),
 	       "sysfs aliases with their terms, scale and unit");
 	e = find(l, "skx::INST_RETIRED:ANY_P");
-	tap_ok(e && !strcmp(e->group, "libpfm4/skx") && e->desc[0], "libpfm4 unit masks, described");
+	tap_ok(e && !strcmp(e->group, "libpfm4/skx") && e->desc[0],
+	       "libpfm4 unit masks, described");
 	tap_ok(!strcmp(ps_event_list__entry(l, 0)->group, "hardware") &&
-		       !ps_event_list__entry(l, ps_event_list__count(l)),
+		   !ps_event_list__entry(l, ps_event_list__count(l)),
 	       "hardware first; out-of-range entry is NULL");
 	for (size_t i = 0; i < ps_event_list__count(l); i++) {
 		struct ps_events *evs;
@@ -87,7 +90,8 @@ int main(void)
 	       "a word without wildcards matches as a case-insensitive substring");
 	ps_event_list__free(l);
 	l = ps_event_list__new("software");
-	tap_ok(l && find(l, "page-faults") && !find(l, "cpu-cycles"), "a group name selects the group");
+	tap_ok(l && find(l, "page-faults") && !find(l, "cpu-cycles"),
+	       "a group name selects the group");
 	ps_event_list__free(l);
 	l = ps_event_list__new("zzzz-no-such");
 	tap_ok(l && ps_event_list__count(l) == 0, "a glob matching nothing gives an empty list");

@@ -13,7 +13,7 @@
 
 static struct ps_session *self(void)
 {
-	struct ps_target_opts t = { .sz = sizeof(t), .kind = PS_TARGET_SELF };
+	struct ps_target_opts t = {.sz = sizeof(t), .kind = PS_TARGET_SELF};
 
 	return ps_session__new(&t);
 }
@@ -22,7 +22,7 @@ static struct ps_session *self(void)
 static uint64_t kernel_read(struct ps_session *s, ps_handle h)
 {
 	const int *fds;
-	uint64_t buf[5] = { 0 };
+	uint64_t buf[5] = {0};
 
 	if (ps_session__fds(s, h, &fds) == 1 && read(fds[0], buf, sizeof(buf)) < 0)
 		return 0;
@@ -46,7 +46,8 @@ static void check(const char *spec, bool needs_pmu)
 	}
 	if (ps_session__open(s, msg, sizeof(msg)) < 0) {
 		if (needs_pmu)
-			tap_skip("no hardware PMU here: rdpmc needs a hardware counter", "%s reads with rdpmc", spec);
+			tap_skip("no hardware PMU here: rdpmc needs a hardware counter",
+				 "%s reads with rdpmc", spec);
 		else
 			tap_ok(0, "%s opens: %s", spec, msg);
 		ps_session__free(s);
@@ -63,9 +64,10 @@ static void check(const char *spec, bool needs_pmu)
 	ps_session__read(s, h, &v1);
 	k = kernel_read(s, h);
 	ps_session__read(s, h, &v2);
-	tap_ok(v1.raw > 0 && v1.raw <= k && k <= v2.raw, "%s: running reads bracket the kernel's "
-	       "(%llu <= %llu <= %llu)", spec, (unsigned long long)v1.raw, (unsigned long long)k,
-	       (unsigned long long)v2.raw);
+	tap_ok(v1.raw > 0 && v1.raw <= k && k <= v2.raw,
+	       "%s: running reads bracket the kernel's "
+	       "(%llu <= %llu <= %llu)",
+	       spec, (unsigned long long)v1.raw, (unsigned long long)k, (unsigned long long)v2.raw);
 	tap_ok(v1.running <= v1.enabled, "%s: running <= enabled", spec);
 	ps_session__stop(s, h); /* frozen: every read must agree */
 	ps_session__read(s, h, &v1);

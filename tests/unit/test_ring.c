@@ -20,30 +20,29 @@
 #include "sample/perf/ring.h"
 #include "tap.h"
 
-#define BASE                                                                               \
-	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |     \
+#define BASE                                                                                       \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
 	 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
-#define TRAILER                                                                            \
-	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
-#define EN PERF_FORMAT_TOTAL_TIME_ENABLED
-#define RUN PERF_FORMAT_TOTAL_TIME_RUNNING
+#define TRAILER (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+#define EN	PERF_FORMAT_TOTAL_TIME_ENABLED
+#define RUN	PERF_FORMAT_TOTAL_TIME_RUNNING
 
 /* The register masks and stack size the layouts below use: AX, SP, IP
  * (three words) for user registers, BX and IP for interrupt ones. */
 #define REGS_USER_MASK ((1ull << 0) | (1ull << 7) | (1ull << 8))
 #define REGS_INTR_MASK ((1ull << 1) | (1ull << 8))
-#define STACK_BYTES 32
+#define STACK_BYTES    32
 
 /* ps_record__sample for a counter with sample_type st and read_format rf. */
 static int decode(const struct perf_event_header *h, uint64_t st, uint64_t rf, struct ps_sample *s)
 {
 	struct perf_event_attr a = {
-		.sample_type = st,
-		.read_format = rf,
-		.sample_regs_user = REGS_USER_MASK,
-		.sample_regs_intr = REGS_INTR_MASK,
-		.sample_stack_user = STACK_BYTES,
-		.branch_sample_type = PERF_SAMPLE_BRANCH_HW_INDEX,
+	    .sample_type = st,
+	    .read_format = rf,
+	    .sample_regs_user = REGS_USER_MASK,
+	    .sample_regs_intr = REGS_INTR_MASK,
+	    .sample_stack_user = STACK_BYTES,
+	    .branch_sample_type = PERF_SAMPLE_BRANCH_HW_INDEX,
 	};
 
 	return ps_record__sample(h, &a, s);
@@ -90,7 +89,7 @@ struct rec {
 
 static void rec_start(struct rec *r, uint32_t type, uint16_t misc)
 {
-	struct perf_event_header h = { .type = type, .misc = misc };
+	struct perf_event_header h = {.type = type, .misc = misc};
 
 	memset(r, 0, sizeof(*r));
 	memcpy(&r->w[0], &h, sizeof(h));
@@ -134,8 +133,7 @@ static struct perf_event_header *exact(const struct perf_event_header *h, size_t
 }
 
 /* A sample as the kernel lays it out for st/rf, with recognisable values. */
-static struct perf_event_header *make_sample(struct rec *r, uint64_t st, uint64_t rf,
-					     uint64_t nr)
+static struct perf_event_header *make_sample(struct rec *r, uint64_t st, uint64_t rf, uint64_t nr)
 {
 	rec_start(r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
 	if (st & PERF_SAMPLE_IDENTIFIER)
@@ -185,8 +183,8 @@ static struct perf_event_header *make_sample(struct rec *r, uint64_t st, uint64_
 		rec_u64(r, 0x401100);
 	}
 	if (st & PERF_SAMPLE_RAW) {
-		unsigned char raw[16] = { 12, 0, 0, 0, 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h',
-					  'i', 'j', 'k', 'l' };
+		unsigned char raw[16] = {12,  0,   0,	0,   'a', 'b', 'c', 'd',
+					 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l'};
 
 		rec_bytes(r, raw, sizeof(raw));
 	}
@@ -198,9 +196,9 @@ static struct perf_event_header *make_sample(struct rec *r, uint64_t st, uint64_
 	}
 	if (st & PERF_SAMPLE_REGS_USER) {
 		rec_u64(r, PERF_SAMPLE_REGS_ABI_64);
-		rec_u64(r, 0xa0); /* AX */
+		rec_u64(r, 0xa0);	/* AX */
 		rec_u64(r, 0x7ffc0000); /* SP */
-		rec_u64(r, 0x401000); /* IP */
+		rec_u64(r, 0x401000);	/* IP */
 	}
 	if (st & PERF_SAMPLE_STACK_USER) { /* 32 bytes copied, 24 of them valid */
 		rec_u64(r, STACK_BYTES);
@@ -214,7 +212,7 @@ static struct perf_event_header *make_sample(struct rec *r, uint64_t st, uint64_
 		rec_u64(r, 0xdd);
 	if (st & PERF_SAMPLE_REGS_INTR) {
 		rec_u64(r, PERF_SAMPLE_REGS_ABI_64);
-		rec_u64(r, 0xb0b); /* BX */
+		rec_u64(r, 0xb0b);		   /* BX */
 		rec_u64(r, 0xffffffff81000000ull); /* IP */
 	}
 	return rec_end(r);
@@ -226,10 +224,12 @@ static const char *check_regs(const struct ps_sample *s, uint64_t st)
 	uint64_t v;
 
 	if (st & PERF_SAMPLE_REGS_USER) {
-		if (s->regs_user.abi != PERF_SAMPLE_REGS_ABI_64 || s->regs_user.mask != REGS_USER_MASK)
+		if (s->regs_user.abi != PERF_SAMPLE_REGS_ABI_64 ||
+		    s->regs_user.mask != REGS_USER_MASK)
 			return "user regs abi/mask";
-		if (ps_sample__reg(s, false, 0, &v) || v != 0xa0 || ps_sample__reg(s, false, 7, &v) ||
-		    v != 0x7ffc0000 || ps_sample__reg(s, false, 8, &v) || v != 0x401000)
+		if (ps_sample__reg(s, false, 0, &v) || v != 0xa0 ||
+		    ps_sample__reg(s, false, 7, &v) || v != 0x7ffc0000 ||
+		    ps_sample__reg(s, false, 8, &v) || v != 0x401000)
 			return "user regs";
 		if (ps_sample__reg(s, false, 1, &v) != -ENOENT)
 			return "a user register not sampled";
@@ -248,8 +248,9 @@ static const char *check_regs(const struct ps_sample *s, uint64_t st)
 		return "stack without STACK_USER";
 	}
 	if (st & PERF_SAMPLE_REGS_INTR) {
-		if (ps_sample__reg(s, true, 1, &v) || v != 0xb0b || ps_sample__reg(s, true, 8, &v) ||
-		    v != 0xffffffff81000000ull || ps_sample__reg(s, true, 0, &v) != -ENOENT)
+		if (ps_sample__reg(s, true, 1, &v) || v != 0xb0b ||
+		    ps_sample__reg(s, true, 8, &v) || v != 0xffffffff81000000ull ||
+		    ps_sample__reg(s, true, 0, &v) != -ENOENT)
 			return "intr regs";
 	} else if (s->regs_intr.regs) {
 		return "intr regs without REGS_INTR";
@@ -284,7 +285,8 @@ static const char *check_sample(const struct ps_sample *s, uint64_t st, uint64_t
 		for (uint64_t i = 0; i < members; i++) {
 			if (ps_sample__value(s, i, &v, &e, &run) != (int)members)
 				return "value count";
-			if (v != 10 + i || e != (rf & EN ? 5000u : 0) || run != (rf & RUN ? 4000u : 0))
+			if (v != 10 + i || e != (rf & EN ? 5000u : 0) ||
+			    run != (rf & RUN ? 4000u : 0))
 				return "value";
 		}
 		if (ps_sample__value(s, members, &v, NULL, NULL) != -ERANGE)
@@ -310,17 +312,17 @@ static const char *check_sample(const struct ps_sample *s, uint64_t st, uint64_t
 static void test_sample_types(void)
 {
 	static const uint64_t extra[] = {
-		0,
-		PERF_SAMPLE_CALLCHAIN,
-		PERF_SAMPLE_ADDR,
-		PERF_SAMPLE_RAW,
-		PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_ADDR | PERF_SAMPLE_RAW,
-		/* call-graph=dwarf */
-		PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+	    0,
+	    PERF_SAMPLE_CALLCHAIN,
+	    PERF_SAMPLE_ADDR,
+	    PERF_SAMPLE_RAW,
+	    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_ADDR | PERF_SAMPLE_RAW,
+	    /* call-graph=dwarf */
+	    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+	    PERF_SAMPLE_REGS_INTR,
+	    PERF_SAMPLE_RAW | PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER |
+		PERF_SAMPLE_STACK_USER | PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC |
 		PERF_SAMPLE_REGS_INTR,
-		PERF_SAMPLE_RAW | PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER |
-			PERF_SAMPLE_STACK_USER | PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC |
-			PERF_SAMPLE_REGS_INTR,
 	};
 	unsigned bad = 0, n = 0;
 
@@ -340,11 +342,12 @@ static void test_sample_types(void)
 				const char *why;
 
 				n++;
-				why = decode(c, st, f, &s) ? "decode failed" :
-									  check_sample(&s, st, f, 3);
+				why = decode(c, st, f, &s) ? "decode failed"
+							   : check_sample(&s, st, f, 3);
 				if (why && bad++ < 5)
 					tap_diag("sample_type %#llx read_format %#llx: %s",
-						 (unsigned long long)st, (unsigned long long)f, why);
+						 (unsigned long long)st, (unsigned long long)f,
+						 why);
 				/* every shorter size is a truncated record */
 				for (size_t sz = c->size - 8; sz >= 8 && !why; sz -= 8) {
 					struct perf_event_header *t = exact(h, sz);
@@ -355,13 +358,15 @@ static void test_sample_types(void)
 				}
 				if (why && bad++ < 5)
 					tap_diag("sample_type %#llx read_format %#llx: %s",
-						 (unsigned long long)st, (unsigned long long)f, why);
+						 (unsigned long long)st, (unsigned long long)f,
+						 why);
 				free(c);
 			}
 		}
 	}
-	tap_ok(bad == 0, "%u sample_type/read_format layouts decode, and every truncation of "
-			 "them is refused",
+	tap_ok(bad == 0,
+	       "%u sample_type/read_format layouts decode, and every truncation of "
+	       "them is refused",
 	       n);
 }
 
@@ -396,7 +401,7 @@ static void test_hostile_counts(void)
 	h = make_sample(&r, BASE, 0, 0);
 	c = exact(h, h->size);
 	tap_ok(decode(c, BASE | PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_CGROUP, 0, &s) == 0 &&
-		       s.ip == 0x401000,
+		   s.ip == 0x401000,
 	       "bits after REGS_INTR are skipped safely");
 	free(c);
 	/* words: header, the 6 BASE words, then the user stack's size */
@@ -427,8 +432,8 @@ static void test_hostile_counts(void)
 	h = rec_end(&r);
 	c = exact(h, h->size);
 	tap_ok(decode(c, BASE | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER, 0, &s) == 0 &&
-		       s.regs_user.abi == PERF_SAMPLE_REGS_ABI_NONE && !s.regs_user.regs &&
-		       !s.stack && ps_sample__reg(&s, false, 8, NULL) == -ENOENT,
+		   s.regs_user.abi == PERF_SAMPLE_REGS_ABI_NONE && !s.regs_user.regs && !s.stack &&
+		   ps_sample__reg(&s, false, 8, NULL) == -ENOENT,
 	       "ABI_NONE user registers and an empty stack decode to none");
 	free(c);
 }
@@ -498,8 +503,7 @@ static void test_wrap(void)
 	p = make_sample(&r, BASE, 0, 0);
 	img_put(&m, p, p->size);
 	ps_ring__begin(&m.r);
-	tap_ok(ps_ring__next(&m.r, &h) == 1 && decode(h, BASE, 0, &s) == 0 &&
-		       s.ip == 0x401000,
+	tap_ok(ps_ring__next(&m.r, &h) == 1 && decode(h, BASE, 0, &s) == 0 && s.ip == 0x401000,
 	       "a header split by the end of the ring is reassembled");
 	img_free(&m);
 }
@@ -568,8 +572,8 @@ static void test_other_records(void)
 	struct ps_record o;
 	struct perf_event_header *h, *c;
 	const char fname[] = "/usr/bin/workload";
-	const uint8_t bid[20] = { 0xab, 0xcd, 1, 2, 3, 4, 5, 6, 7, 8,
-				  9,    10,   11, 12, 13, 14, 15, 16, 17, 18 };
+	const uint8_t bid[20] = {0xab, 0xcd, 1,	 2,  3,	 4,  5,	 6,  7,	 8,
+				 9,    10,   11, 12, 13, 14, 15, 16, 17, 18};
 	uint64_t id;
 	int rc;
 
@@ -580,7 +584,8 @@ static void test_other_records(void)
 	rc = ps_record__other(h, TRAILER, &o);
 	tap_ok(rc == 0 && o.id == 42 && o.lost == 17 && o.pid == 200 && o.time == 999 && o.cpu == 1,
 	       "LOST: id, lost and trailer");
-	tap_ok(ps_record__identifier(h, &id) && id == 55, "the IDENTIFIER is the trailer's last u64");
+	tap_ok(ps_record__identifier(h, &id) && id == 55,
+	       "the IDENTIFIER is the trailer's last u64");
 
 	rec_start(&r, PERF_RECORD_LOST_SAMPLES, 0);
 	rec_u64(&r, 9);
@@ -605,7 +610,7 @@ static void test_other_records(void)
 	h = with_trailer(&r);
 	rc = ps_record__other(h, TRAILER, &o);
 	tap_ok(rc == 0 && o.pid == 300 && o.tid == 301 && !strcmp(o.comm, "workload") &&
-		       o.time == 999 && (o.misc & PERF_RECORD_MISC_COMM_EXEC),
+		   o.time == 999 && (o.misc & PERF_RECORD_MISC_COMM_EXEC),
 	       "COMM: pid, tid, name, exec flag, trailer");
 	memset((char *)h + 16, 'x', 16); /* no NUL before the trailer */
 	c = exact(h, h->size);
@@ -619,7 +624,7 @@ static void test_other_records(void)
 		rec_u64(&r, 0x2000);
 		rec_u64(&r, 0x1000);
 		if (b) {
-			uint8_t u[24] = { 20 };
+			uint8_t u[24] = {20};
 
 			memcpy(u + 4, bid, 20);
 			rec_bytes(&r, u, 24);
@@ -633,10 +638,10 @@ static void test_other_records(void)
 		h = with_trailer(&r);
 		rc = ps_record__other(h, TRAILER, &o);
 		tap_ok(rc == 0 && o.pid == 400 && o.addr == 0x400000 && o.len == 0x2000 &&
-			       o.pgoff == 0x1000 && o.prot == 5 && o.flags == 2 &&
-			       !strcmp(o.filename, fname) && o.id == 55 &&
-			       (b ? o.build_id_size == 20 && !memcmp(o.build_id, bid, 20) :
-				    o.build_id == NULL),
+			   o.pgoff == 0x1000 && o.prot == 5 && o.flags == 2 &&
+			   !strcmp(o.filename, fname) && o.id == 55 &&
+			   (b ? o.build_id_size == 20 && !memcmp(o.build_id, bid, 20)
+			      : o.build_id == NULL),
 		       "MMAP2 %s build id: fields, filename, trailer", b ? "with" : "without");
 		for (size_t sz = h->size - 8; sz >= 8; sz -= 8) {
 			c = exact(h, sz);
@@ -656,7 +661,7 @@ static void test_other_records(void)
 		h = with_trailer(&r);
 		rc = ps_record__other(h, TRAILER, &o);
 		tap_ok(rc == 0 && o.pid == 500 && o.ppid == 499 && o.tid == 501 && o.ptid == 498 &&
-			       o.time == 31337 && o.cpu == 1 && o.id == 55,
+			   o.time == 31337 && o.cpu == 1 && o.id == 55,
 		       "%s: pid, ppid, tid, ptid, time", e ? "EXIT" : "FORK");
 		c = exact(h, 32);
 		tap_ok(ps_record__other(c, TRAILER, &o) == -EBADMSG, "a truncated %s is refused",

@@ -28,20 +28,20 @@
 #include "tap.h"
 
 #define GETPPID "syscalls:sys_enter_getppid"
-#define MAXCPU 4096
+#define MAXCPU	4096
 
 static const char *workload;
 
 struct seen {
-	pid_t pid;              /* the command's pid: every sample must be from it */
+	pid_t pid; /* the command's pid: every sample must be from it */
 	uint64_t samples, wrong_pid, time_back, user_misc, bad_handle;
-	uint64_t user_ips;      /* samples with PERF_RECORD_MISC_USER */
+	uint64_t user_ips; /* samples with PERF_RECORD_MISC_USER */
 	uint64_t values, values_bad, member_sum;
 	uint64_t comm, mmap2, exit_, fork_, lost_recs;
 	bool comm_workload, mmap2_workload, exit_pid;
-	ps_handle want;         /* 0: any handle */
-	useconds_t nap;         /* sleep in each callback: a slow consumer */
-	uint64_t *last_time;    /* per CPU */
+	ps_handle want;	     /* 0: any handle */
+	useconds_t nap;	     /* sleep in each callback: a slow consumer */
+	uint64_t *last_time; /* per CPU */
 };
 
 static int on_sample(const struct ps_sample *s, void *ctx)
@@ -82,13 +82,13 @@ static int on_record(const struct ps_record *r, void *ctx)
 	switch (r->type) {
 	case PERF_RECORD_COMM:
 		w->comm++;
-		w->comm_workload |= r->comm && strcmp(r->comm, "workload") == 0 &&
-				    r->pid == (uint32_t)w->pid;
+		w->comm_workload |=
+		    r->comm && strcmp(r->comm, "workload") == 0 && r->pid == (uint32_t)w->pid;
 		break;
 	case PERF_RECORD_MMAP2:
 		w->mmap2++;
-		w->mmap2_workload |= r->filename && strstr(r->filename, "workload") &&
-				     r->pid == (uint32_t)w->pid;
+		w->mmap2_workload |=
+		    r->filename && strstr(r->filename, "workload") && r->pid == (uint32_t)w->pid;
 		break;
 	case PERF_RECORD_EXIT:
 		w->exit_++;
@@ -117,8 +117,8 @@ static void seen_init(struct seen *w, pid_t pid, ps_handle want)
 
 static void set_ops(struct ps_session *s, struct seen *w)
 {
-	struct ps_sample_ops ops = { .sz = sizeof(ops), .sample = on_sample,
-				     .record = on_record, .ctx = w };
+	struct ps_sample_ops ops = {
+	    .sz = sizeof(ops), .sample = on_sample, .record = on_record, .ctx = w};
 
 	ps_session__set_sample_ops(s, &ops);
 }
@@ -134,7 +134,7 @@ static int stop_at_3(const struct ps_sample *s, void *ctx)
 
 static struct ps_session *command(char **argv)
 {
-	struct ps_target_opts o = { .sz = sizeof(o), .kind = PS_TARGET_COMMAND, .argv = argv };
+	struct ps_target_opts o = {.sz = sizeof(o), .kind = PS_TARGET_COMMAND, .argv = argv};
 
 	return ps_session__new(&o);
 }
@@ -142,7 +142,7 @@ static struct ps_session *command(char **argv)
 /* The first handle spec gives (a group leader), or 0. */
 static ps_handle alloc_first(struct ps_session *s, const char *spec)
 {
-	ps_handle h[4] = { 0 };
+	ps_handle h[4] = {0};
 	struct ps_event_error e;
 	int n = ps_session__allocate(s, spec, h, 4, &e);
 
@@ -165,12 +165,12 @@ static int run_and_drain(struct ps_session *s, bool live_drain)
 		return -errno;
 	nfds = ps_session__poll_fds(s, &fds);
 	for (int i = 0; i < nfds && live_drain; i++) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
+		struct epoll_event ev = {.events = EPOLLIN, .data.fd = fds[i]};
 
 		epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
 	}
 	if (ps_session__target_pidfd(s) >= 0) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.fd = -1 };
+		struct epoll_event ev = {.events = EPOLLIN, .data.fd = -1};
 
 		epoll_ctl(ep, EPOLL_CTL_ADD, ps_session__target_pidfd(s), &ev);
 	}
@@ -211,11 +211,11 @@ static void test_exact(const char *spec, const char *n, uint64_t want, size_t pa
 {
 	/* With a period above 1 the task is pinned: each CPU's fd keeps its own
 	 * period, so a task that moved would leave a remainder on each CPU. */
-	char *argv[] = { (char *)workload, "getppid", (char *)n, NULL };
-	char *pinned[] = { "taskset", "-c", "0", (char *)workload, "getppid", (char *)n, NULL };
+	char *argv[] = {(char *)workload, "getppid", (char *)n, NULL};
+	char *pinned[] = {"taskset", "-c", "0", (char *)workload, "getppid", (char *)n, NULL};
 	struct ps_session *s = command(want == strtoull(n, NULL, 10) ? argv : pinned);
-	struct ps_sample_stats st = { 0 }, tot = { 0 };
-	struct ps_value v = { 0 };
+	struct ps_sample_stats st = {0}, tot = {0};
+	struct ps_value v = {0};
 	struct seen w;
 	ps_handle h;
 	char msg[512] = "";
@@ -259,9 +259,9 @@ static void test_exact(const char *spec, const char *n, uint64_t want, size_t pa
  * draining (a self session can): then delivered + lost is exact. */
 static void test_lost(void)
 {
-	struct ps_target_opts o = { .sz = sizeof(o), .kind = PS_TARGET_SELF };
+	struct ps_target_opts o = {.sz = sizeof(o), .kind = PS_TARGET_SELF};
 	struct ps_session *s = ps_session__new(&o);
-	struct ps_sample_stats st = { 0 }, tot = { 0 };
+	struct ps_sample_stats st = {0}, tot = {0};
 	const int n = 20000;
 	struct seen w;
 	ps_handle h;
@@ -272,8 +272,9 @@ static void test_lost(void)
 	h = alloc_first(s, GETPPID "/period=1/");
 	seen_init(&w, 0, h);
 	set_ops(s, &w);
-	tap_ok(ps_session__set_ring_pages(s, 3) == -EINVAL && ps_session__set_ring_pages(s, 0) ==
-		       -EINVAL && ps_session__set_ring_pages(s, 1) == 0,
+	tap_ok(ps_session__set_ring_pages(s, 3) == -EINVAL &&
+		   ps_session__set_ring_pages(s, 0) == -EINVAL &&
+		   ps_session__set_ring_pages(s, 1) == 0,
 	       "ring pages must be a power of two");
 	if (!tap_ok(ps_session__open(s, msg, sizeof(msg)) == 0, "1-page ring opens")) {
 		tap_diag("  %s", msg);
@@ -291,7 +292,8 @@ static void test_lost(void)
 	tap_ok(st.lost > 0, "a 1-page ring drained late loses samples (%llu lost)",
 	       (unsigned long long)st.lost);
 	tap_is_u64(w.samples + st.lost, n + 1, "delivered + lost == made");
-	tap_ok(w.lost_recs > 0 && tot.lost == st.lost, "LOST records reach ops->record, totals agree");
+	tap_ok(w.lost_recs > 0 && tot.lost == st.lost,
+	       "LOST records reach ops->record, totals agree");
 	ps_session__free(s);
 }
 
@@ -299,9 +301,9 @@ static void test_lost(void)
  * what it sees is still consistent. */
 static void test_slow_consumer(void)
 {
-	char *argv[] = { (char *)workload, "getppid", "20000", NULL };
+	char *argv[] = {(char *)workload, "getppid", "20000", NULL};
 	struct ps_session *s = command(argv);
-	struct ps_sample_stats st = { 0 };
+	struct ps_sample_stats st = {0};
 	struct seen w;
 	ps_handle h;
 
@@ -328,7 +330,8 @@ static void test_slow_consumer(void)
 /* Other tracepoints fire with the kernel's own registers. */
 static void test_kernel_misc(void)
 {
-	char *argv[] = { (char *)workload, "--fork", "sleep", "1", NULL }; /* the parent waits for the child */
+	char *argv[] = {(char *)workload, "--fork", "sleep", "1",
+			NULL}; /* the parent waits for the child */
 	struct ps_session *s = command(argv);
 	const char *spec = "sched:sched_process_exit/period=1/";
 	struct seen w;
@@ -352,7 +355,7 @@ static void test_kernel_misc(void)
 
 static void test_group_read(void)
 {
-	char *argv[] = { (char *)workload, "getppid", "100000", NULL };
+	char *argv[] = {(char *)workload, "getppid", "100000", NULL};
 	struct ps_session *s = command(argv);
 	const char *spec = "{" GETPPID "/period=1000/," GETPPID "}:S";
 	struct seen w;
@@ -388,11 +391,11 @@ static void test_group_read(void)
 
 static void test_user_ips(void)
 {
-	char *argv[] = { (char *)workload, "spin", "300", NULL };
+	char *argv[] = {(char *)workload, "spin", "300", NULL};
 	struct ps_session *s = command(argv);
 	const char *spec = "cpu-clock/freq=1000/";
 	struct seen w;
-	struct ps_value clock = { 0 };
+	struct ps_value clock = {0};
 	ps_handle h, tc;
 	double ms;
 
@@ -452,7 +455,7 @@ static void test_pid_threads(void)
 		return;
 	}
 	close(out[0]);
-	struct ps_target_opts o = { .sz = sizeof(o), .kind = PS_TARGET_PID, .pid = child };
+	struct ps_target_opts o = {.sz = sizeof(o), .kind = PS_TARGET_PID, .pid = child};
 
 	s = ps_session__new(&o);
 	h = s ? alloc_first(s, GETPPID "/period=1/") : 0;
@@ -478,9 +481,9 @@ static void test_pid_threads(void)
 /* drain() honours its budget and the callback's stop, and leaves the rest. */
 static void test_budget(void)
 {
-	struct ps_target_opts o = { .sz = sizeof(o), .kind = PS_TARGET_SELF };
+	struct ps_target_opts o = {.sz = sizeof(o), .kind = PS_TARGET_SELF};
 	struct ps_session *s = ps_session__new(&o);
-	struct ps_sample_ops stop = { .sz = sizeof(stop), .sample = stop_at_3 };
+	struct ps_sample_ops stop = {.sz = sizeof(stop), .sample = stop_at_3};
 	struct seen w;
 	const int *fds;
 	int nrings, got = 0, first = -1, k;
@@ -514,7 +517,8 @@ static void test_budget(void)
 	tap_ok(first == 10 && w.samples == 100 && got == 90,
 	       "a budget of 10 consumes 10 records at a time (%d, then %d, %llu samples)", first,
 	       got, (unsigned long long)w.samples);
-	tap_ok(ps_session__dispatch(s, -1, 0) == -EBADF, "dispatching an fd that is not ours is -EBADF");
+	tap_ok(ps_session__dispatch(s, -1, 0) == -EBADF,
+	       "dispatching an fd that is not ours is -EBADF");
 	ps_session__start(s, h);
 	for (int i = 0; i < 10; i++)
 		syscall(SYS_getppid);
@@ -524,8 +528,9 @@ static void test_budget(void)
 	k = 0;
 	for (int i = 0; i < nrings && k >= 0; i++)
 		k = ps_session__dispatch(s, fds[i], 0);
-	tap_ok(k == -ECANCELED && stop_seen == 3, "a callback's -ECANCELED stops the drain after "
-						  "its record (%d, %d seen)",
+	tap_ok(k == -ECANCELED && stop_seen == 3,
+	       "a callback's -ECANCELED stops the drain after "
+	       "its record (%d, %d seen)",
 	       k, stop_seen);
 	ps_session__free(s);
 }
@@ -534,9 +539,9 @@ static void test_budget(void)
  * other counter's samples alone; many open/free cycles leak no fd. */
 static void test_free_mid_session(void)
 {
-	struct ps_target_opts o = { .sz = sizeof(o), .kind = PS_TARGET_SELF };
+	struct ps_target_opts o = {.sz = sizeof(o), .kind = PS_TARGET_SELF};
 	struct ps_session *s = ps_session__new(&o);
-	struct ps_sample_stats st = { 0 };
+	struct ps_sample_stats st = {0};
 	struct seen w;
 	ps_handle a, b;
 	int before, rings;

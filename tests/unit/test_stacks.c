@@ -290,8 +290,7 @@ static void test_vdso(void)
 	}
 	syms = ps_symbols__new();
 	ps_symbols__resolve(syms, getpid(), addr + 4, false, buf, sizeof(buf), &dso);
-	tap_ok(!strcmp(buf, "__vdso_clock_gettime+0x4") &&
-		   dso && !strcmp(dso, "[vdso]"),
+	tap_ok(!strcmp(buf, "__vdso_clock_gettime+0x4") && dso && !strcmp(dso, "[vdso]"),
 	       "the vDSO resolves: %s in %s", buf, dso ? dso : "(null)");
 	ps_symbols__free(syms);
 }

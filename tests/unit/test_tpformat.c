@@ -33,28 +33,29 @@ static void test_sched_switch(void)
 	pid = ps_tp_format__find(f, "next_pid");
 	state = ps_tp_format__find(f, "prev_state");
 	tap_ok(prev && prev->kind == PS_TP_STRING && prev->offset == 8 && prev->size == 16 &&
-		       !strcmp(prev->type, "char"),
+		   !strcmp(prev->type, "char"),
 	       "prev_comm: char[16] at 8");
 	tap_ok(pid && pid->kind == PS_TP_INT && pid->size == 4 && pid->is_signed &&
-		       !strcmp(pid->type, "pid_t"),
+		   !strcmp(pid->type, "pid_t"),
 	       "next_pid: a signed 4-byte pid_t");
 	memcpy(rec + 8, "bash", 5);
 	memcpy(rec + 40, "0123456789abcdef", 16); /* next_comm fills its 16 bytes, no NUL */
 	rec[56] = 0xfe, rec[57] = 0xff, rec[58] = 0xff, rec[59] = 0xff; /* next_pid -2 */
-	rec[32] = 0x01; /* prev_state 1 */
+	rec[32] = 0x01;							/* prev_state 1 */
 	tap_ok(ps_tp_field__bytes(prev, rec, sizeof(rec), &p, &len) == 0 && len == 4 &&
-		       !memcmp(p, "bash", 4),
+		   !memcmp(p, "bash", 4),
 	       "a char[] string ends at its NUL");
 	tap_ok(ps_tp_field__bytes(ps_tp_format__find(f, "next_comm"), rec, sizeof(rec), &p, &len) ==
-			   0 &&
-		       len == 16,
+		       0 &&
+		   len == 16,
 	       "a char[] that fills its field ends at the field");
 	tap_ok(ps_tp_field__int(pid, rec, sizeof(rec), 0, &v) == 0 && v == -2,
 	       "a signed int is sign-extended");
 	tap_ok(ps_tp_field__int(state, rec, sizeof(rec), 0, &v) == 0 && v == 1, "a long");
 	tap_ok(ps_tp_field__int(pid, rec, 59, 0, &v) == -ERANGE,
 	       "a record too short for the field decodes to -ERANGE");
-	tap_ok(ps_tp_format__get("sched:sched_switch", NULL) == f, "formats are read once and kept");
+	tap_ok(ps_tp_format__get("sched:sched_switch", NULL) == f,
+	       "formats are read once and kept");
 }
 
 static void test_loc(void)
@@ -70,7 +71,7 @@ static void test_loc(void)
 	memcpy(rec + 12, &loc, 4);
 	memcpy(rec + 16, "timer", 6);
 	tap_ok(ps_tp_field__bytes(name, rec, sizeof(rec), &p, &len) == 0 && len == 5 &&
-		       !memcmp(p, "timer", 5),
+		   !memcmp(p, "timer", 5),
 	       "a __data_loc string from its offset and length");
 	loc = 6u << 16 | 30;
 	memcpy(rec + 12, &loc, 4);
@@ -84,7 +85,8 @@ static void test_kinds(void)
 	const struct ps_tp_field *msg = ps_tp_format__find(f, "msg"),
 				 *vals = ps_tp_format__find(f, "vals"),
 				 *small = ps_tp_format__find(f, "small"),
-				 *mac = ps_tp_format__find(f, "mac"), *ptr = ps_tp_format__find(f, "ptr"),
+				 *mac = ps_tp_format__find(f, "mac"),
+				 *ptr = ps_tp_format__find(f, "ptr"),
 				 *bar = ps_tp_format__find(f, "bar");
 	uint8_t rec[80] = {0};
 	uint32_t loc, u[2] = {7, 0xffffffff};
@@ -95,31 +97,30 @@ static void test_kinds(void)
 	if (!tap_ok(f && msg && vals && small && mac && ptr && bar, "a made-up format parses"))
 		return;
 	tap_ok(msg->kind == PS_TP_REL_LOC && vals->kind == PS_TP_DATA_LOC && !vals->is_string &&
-		       vals->elem_size == 4 && mac->kind == PS_TP_ARRAY && mac->count == 6 &&
-		       ptr->kind == PS_TP_INT && !strcmp(ptr->name, "ptr") &&
-		       bar->kind == PS_TP_OTHER,
+		   vals->elem_size == 4 && mac->kind == PS_TP_ARRAY && mac->count == 6 &&
+		   ptr->kind == PS_TP_INT && !strcmp(ptr->name, "ptr") && bar->kind == PS_TP_OTHER,
 	       "__rel_loc, __data_loc u32[], u8[6], char *, struct: each its kind");
 	loc = 3u << 16 | 32; /* relative to the end of the word at 8: byte 44 */
 	memcpy(rec + 8, &loc, 4);
 	memcpy(rec + 44, "hi", 3);
 	tap_ok(ps_tp_field__bytes(msg, rec, sizeof(rec), &p, &len) == 0 && len == 2 &&
-		       !memcmp(p, "hi", 2),
+		   !memcmp(p, "hi", 2),
 	       "a __rel_loc string, placed from the end of its word");
 	loc = 8u << 16 | 48;
 	memcpy(rec + 12, &loc, 4);
 	memcpy(rec + 48, u, 8);
 	tap_ok(ps_tp_field__count(vals, rec, sizeof(rec)) == 2 &&
-		       ps_tp_field__int(vals, rec, sizeof(rec), 1, &v) == 0 && v == 0xffffffff,
+		   ps_tp_field__int(vals, rec, sizeof(rec), 1, &v) == 0 && v == 0xffffffff,
 	       "a __data_loc u32[] holds 2 unsigned integers");
 	rec[16] = 0x80;
 	tap_ok(ps_tp_field__int(small, rec, sizeof(rec), 0, &v) == 0 && v == -128, "an s8 of -128");
 	rec[17 + 5] = 0xab;
 	tap_ok(ps_tp_field__count(mac, rec, sizeof(rec)) == 6 &&
-		       ps_tp_field__int(mac, rec, sizeof(rec), 5, &v) == 0 && v == 0xab &&
-		       ps_tp_field__int(mac, rec, sizeof(rec), 6, &v) == -ERANGE,
+		   ps_tp_field__int(mac, rec, sizeof(rec), 5, &v) == 0 && v == 0xab &&
+		   ps_tp_field__int(mac, rec, sizeof(rec), 6, &v) == -ERANGE,
 	       "u8[6]: six integers, and no seventh");
 	tap_ok(ps_tp_field__int(bar, rec, sizeof(rec), 0, &v) == -ERANGE &&
-		       ps_tp_field__bytes(bar, rec, sizeof(rec), &p, &len) == 0 && len == 12,
+		   ps_tp_field__bytes(bar, rec, sizeof(rec), &p, &len) == 0 && len == 12,
 	       "a struct is bytes, not an integer");
 }
 
@@ -130,10 +131,10 @@ static void test_errors(void)
 	tap_ok(!ps_tp_format__get("sched:no_such", &err) && err == -ENOENT,
 	       "no such tracepoint: -ENOENT");
 	tap_ok(!ps_tp_format__get("../x", &err) && err == -EINVAL &&
-		       !ps_tp_format__get("sched:../../x", &err) && !ps_tp_format__get(NULL, NULL),
+		   !ps_tp_format__get("sched:../../x", &err) && !ps_tp_format__get(NULL, NULL),
 	       "names that would walk the filesystem are refused");
 	tap_ok(ps_tp_format__count(NULL) == 0 && !ps_tp_format__field(NULL, 0) &&
-		       !ps_tp_format__find(NULL, "x") && ps_tp_field__count(NULL, "", 0) == 0,
+		   !ps_tp_format__find(NULL, "x") && ps_tp_field__count(NULL, "", 0) == 0,
 	       "NULL formats and fields answer nothing");
 }
 
@@ -155,8 +156,8 @@ static void test_real(void)
 	while ((s = readdir(d))) {
 		char dir[512];
 
-		if (s->d_name[0] == '.' || snprintf(dir, sizeof(dir), "%s/%s", root, s->d_name) >=
-						   (int)sizeof(dir) ||
+		if (s->d_name[0] == '.' ||
+		    snprintf(dir, sizeof(dir), "%s/%s", root, s->d_name) >= (int)sizeof(dir) ||
 		    !(e = opendir(dir)))
 			continue;
 		while ((t = readdir(e))) {
@@ -178,13 +179,14 @@ static void test_real(void)
 			lines += n;
 			fields += ps_tp_format__count(f);
 			if ((!f || ps_tp_format__count(f) != n) && bad++ < 5)
-				tap_diag("  %s: %zu of %zu fields", name, ps_tp_format__count(f), n);
+				tap_diag("  %s: %zu of %zu fields", name, ps_tp_format__count(f),
+					 n);
 		}
 		closedir(e);
 	}
 	closedir(d);
-	tap_ok(formats > 100 && bad == 0, "all %zu formats of this machine parse (%zu of %zu fields)",
-	       formats, fields, lines);
+	tap_ok(formats > 100 && bad == 0,
+	       "all %zu formats of this machine parse (%zu of %zu fields)", formats, fields, lines);
 }
 
 int main(void)
