@@ -165,13 +165,19 @@ static int gc_trampoline(lua_State *L)
  * trampoline first. */
 static int set_metatable(lua_State *L)
 {
-	if (lua_type(L, 2) == LUA_TTABLE && lua_getfield(L, 2, "__gc") == LUA_TFUNCTION &&
-	    !lua_iscfunction(L, -1)) {
-		lua_pushvalue(L, lua_upvalueindex(2));
-		lua_pushcclosure(L, gc_trampoline, 2);
-		lua_setfield(L, 2, "__gc");
-	} else
-		lua_pop(L, 1);
+	int t = lua_type(L, 2);
+
+	/* checked here, where Lua can name this function in the message */
+	luaL_checktype(L, 1, LUA_TTABLE);
+	luaL_argexpected(L, t == LUA_TNIL || t == LUA_TTABLE, 2, "nil or table");
+	if (t == LUA_TTABLE) {
+		if (lua_getfield(L, 2, "__gc") == LUA_TFUNCTION && !lua_iscfunction(L, -1)) {
+			lua_pushvalue(L, lua_upvalueindex(2));
+			lua_pushcclosure(L, gc_trampoline, 2);
+			lua_setfield(L, 2, "__gc");
+		} else
+			lua_pop(L, 1);
+	}
 	lua_pushvalue(L, lua_upvalueindex(1));
 	lua_insert(L, 1);
 	lua_call(L, lua_gettop(L) - 1, 1);
