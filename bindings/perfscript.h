@@ -264,6 +264,11 @@ int ps_session__signal(struct ps_session *s, int sig);
 
 typedef uint64_t ps_handle; /* non-zero; carries slot and generation */
 
+/* Events one string may give; past it the parser fails with PS_ERR_LIMIT.
+ * Enabling thousands of counters on perfscript itself takes the kernel
+ * seconds (its cost per counter grows with the counters the process has). */
+#define PS_EVENTS_MAX 16384u
+
 /* Counters a session may hold at once; ps_session__allocate gives -PS_ERR_LIMIT
  * past it. */
 #define PS_SESSION_MAX_COUNTERS (1u << 20)
@@ -288,6 +293,11 @@ int ps_session__check(const struct ps_session *s, ps_handle h);
  * event and what to do: "cannot open 'cycles:u': not supported by this
  * machine's PMU ...". */
 int ps_session__open(struct ps_session *s, char *msg, size_t msglen);
+/* While *flag is non-zero, ps_session__open stops between counters and
+ * returns -EINTR, closing what it opened (a signal handler sets the flag:
+ * enabling thousands of counters on this process takes the kernel seconds,
+ * quadratic in their number). NULL turns it off. */
+void ps_session__set_cancel(struct ps_session *s, const volatile int *flag);
 /* Same, for one counter (and its group). */
 int ps_session__open_counter(struct ps_session *s, ps_handle h, char *msg, size_t msglen);
 /* Whether a counter was opened for user space only because the kernel

@@ -60,7 +60,8 @@ static void release_slot(struct ps_session *s, uint32_t i)
 		s->hooks->release(s, i);
 	free(c->members);
 	free(c->rbuf);
-	free(c->spec);
+	if (c->spec && --c->spec->refs == 0)
+		free(c->spec);
 	free(c->name);
 	free(c->unit);
 	free(c->bp_symbol);
@@ -97,20 +98,22 @@ static int take_slot(struct ps_session *s, uint32_t *slot)
 	return 0;
 }
 
-/* Fill a fresh slot from event i of evs. 0 or -ENOMEM. */
-static int fill_slot(struct ps_counter *c, const char *spec, const struct ps_events *evs, size_t i)
+/* Fill a fresh slot from event i of evs, sharing spec. 0 or -ENOMEM. */
+static int fill_slot(struct ps_counter *c, struct ps_spec *spec, const struct ps_events *evs,
+		     size_t i)
 {
 	const char *unit = "", *sym, *tp;
 
 	c->attr = *ps_events__attr(evs, i);
 	c->cpu = ps_events__cpu(evs, i);
 	c->flags = ps_events__flags(evs, i);
-	c->spec = strdup(spec);
-	c->name = strdup(ps_events__name(evs, i) ? ps_events__name(evs, i) : spec);
+	c->spec = spec;
+	spec->refs++;
+	c->name = strdup(ps_events__name(evs, i) ? ps_events__name(evs, i) : spec->text);
 	c->scale = 1.0;
 	ps_events__scale(evs, i, &c->scale, &unit);
 	c->unit = strdup(unit ? unit : "");
-	if (!c->spec || !c->name || !c->unit)
+	if (!c->name || !c->unit)
 		return -ENOMEM;
 	sym = ps_events__bp_symbol(evs, i, &c->bp_offset);
 	if (sym && !(c->bp_symbol = strdup(sym)))
@@ -126,24 +129,29 @@ static int fill_slot(struct ps_counter *c, const char *spec, const struct ps_eve
 static int link_groups(struct ps_session *s, const struct ps_events *evs, const uint32_t *slots,
 		       size_t n)
 {
+	/* in passes, not a scan per leader: a string of n ungrouped events is
+	 * n leaders */
 	for (size_t i = 0; i < n; i++) {
 		size_t li = ps_events__leader(evs, i);
-		struct ps_counter *c = &s->slots[slots[i]];
 
 		if (li >= n || ps_events__leader(evs, li) != li)
 			return -EINVAL;
-		c->leader = slots[li];
-		if (li != i)
+		s->slots[slots[i]].leader = slots[li];
+		s->slots[slots[li]].nmembers++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ps_counter *c = &s->slots[slots[i]];
+
+		if (ps_events__leader(evs, i) != i)
 			continue;
-		for (size_t j = i; j < n; j++)
-			c->nmembers += ps_events__leader(evs, j) == i;
-		c->members = malloc(c->nmembers * sizeof(*c->members));
-		if (!c->members)
+		if (!(c->members = malloc(c->nmembers * sizeof(*c->members))))
 			return -ENOMEM;
 		c->nmembers = 0;
-		for (size_t j = i; j < n; j++)
-			if (ps_events__leader(evs, j) == i)
-				c->members[c->nmembers++] = slots[j];
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ps_counter *l = &s->slots[s->slots[slots[i]].leader];
+
+		l->members[l->nmembers++] = slots[i];
 	}
 	return 0;
 }
@@ -189,6 +197,7 @@ int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *hand
 	struct ps_event_error local;
 	struct ps_events *evs;
 	uint32_t *slots = NULL;
+	struct ps_spec *shared = NULL;
 	size_t n, done = 0;
 	int ret = 0;
 
@@ -213,10 +222,15 @@ int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *hand
 			 "'%.100s' gives %zu events and the session already holds %zu counters: "
 			 "a session holds at most %u at once",
 			 spec, n, (size_t)s->live, PS_SESSION_MAX_COUNTERS);
-	} else if (!(slots = malloc(n * sizeof(*slots))))
+	} else if (!(slots = malloc(n * sizeof(*slots))) ||
+		   !(shared = malloc(sizeof(*shared) + strlen(spec) + 1)))
 		ret = -ENOMEM;
+	if (shared) {
+		shared->refs = 1; /* ours, until the slots hold it */
+		strcpy(shared->text, spec);
+	}
 	while (!ret && done < n && !(ret = take_slot(s, &slots[done]))) {
-		ret = fill_slot(&s->slots[slots[done]], spec, evs, done);
+		ret = fill_slot(&s->slots[slots[done]], shared, evs, done);
 		done++; /* taken: released again on failure */
 	}
 	if (!ret)
@@ -227,6 +241,8 @@ int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *hand
 		for (size_t i = done; i-- > 0;)
 			release_slot(s, slots[i]);
 	free(slots);
+	if (shared && --shared->refs == 0)
+		free(shared);
 	ps_events__free(evs);
 	return ret < 0 ? ret : (int)n;
 }
@@ -291,7 +307,7 @@ const char *ps_session__spec(const struct ps_session *s, ps_handle h)
 {
 	struct ps_counter *c = ps_session__slot(s, h);
 
-	return c ? c->spec : NULL;
+	return c ? c->spec->text : NULL;
 }
 
 int ps_session__scale(const struct ps_session *s, ps_handle h, double *scale, const char **unit)

@@ -269,8 +269,22 @@ int ps_explain_open_error(const struct ps_open_failure *f, char *msg, size_t msg
 		add(&b, "the callchain depth is above kernel.perf_event_max_stack");
 		break;
 	case E2BIG:
-		add(&b, "this kernel does not know the attr size %u perfscript was built with",
-		    (unsigned)f->attr->size);
+		if (f->leader) { /* the group's read would pass the kernel's 16 KiB */
+			uint64_t rf = f->leader->read_format;
+			unsigned head = 8 + 8 * !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+					8 * !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING),
+				 entry = 8 + 8 * !!(rf & PERF_FORMAT_ID) +
+					 8 * !!(rf & PERF_FORMAT_LOST);
+
+			add(&b,
+			    "the group is too large: the kernel reads a group in at most 16 KiB, "
+			    "which holds %u events with this read format; split it into groups of "
+			    "at most %u",
+			    (16384 - head) / entry, (16384 - head) / entry);
+		} else
+			add(&b,
+			    "this kernel does not know the attr size %u perfscript was built with",
+			    (unsigned)f->attr->size);
 		break;
 	default:
 		add(&b, "%s", strerror(f->err));

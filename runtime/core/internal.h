@@ -21,6 +21,13 @@
 #define PS_HANDLE_TAG_SHIFT 48
 #define PS_NO_SLOT	    UINT32_MAX
 
+/* The string a set of counters was allocated from: one copy, however many
+ * events it gives (a copy per event made 8000 events cost 700 MB). */
+struct ps_spec {
+	size_t refs;
+	char text[];
+};
+
 struct ps_counter {
 	/* Hot fields first: ps_session__read touches only these. */
 	uint32_t gen;	/* this life of the slot; part of the handle */
@@ -44,7 +51,7 @@ struct ps_counter {
 	uint64_t *rbuf;	   /* leader only: scratch for one group read() */
 	size_t rbuf_words;
 	uint32_t next_free;	     /* free-list link while !live */
-	char *spec;		     /* the string it was allocated from */
+	struct ps_spec *spec;	     /* the string it was allocated from, shared by its events */
 	char *name;		     /* display name from the parser */
 	double scale;		     /* sysfs .scale of the event (1.0 without one)... */
 	char *unit;		     /* ...and its .unit ("" without one) */
@@ -95,6 +102,7 @@ struct ps_session {
 	char *argv0;   /* the command as given to execvp (breakpoints on its symbols) */
 	int *cpus;     /* CPUS target: the CPU list */
 	int ncpus;
+	const volatile int *cancel;	      /* ps_session__set_cancel */
 	struct ps_sampler *sampler;	      /* overflow delivery (sample/), NULL: none */
 	const struct ps_sampler_hooks *hooks; /* how the core calls it */
 };

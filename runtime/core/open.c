@@ -233,7 +233,12 @@ static int finish(struct opening *o, char *msg, size_t msglen)
 			return err;
 		c->open = true;
 		c->group_fmt = !o->drop_group && (c->attr.read_format & PERF_FORMAT_GROUP);
-		if (s->kind == PS_TARGET_SELF && c->nfds == 1 && !c->group_fmt && !c->sampling)
+		/* only a hardware counter ever has an index to rdpmc: a page for a
+		 * software event would only cost an mmap, which the kernel makes
+		 * each counter of the process hear of (quadratic in their number) */
+		if (s->kind == PS_TARGET_SELF && c->nfds == 1 && !c->group_fmt && !c->sampling &&
+		    c->attr.type != PERF_TYPE_SOFTWARE && c->attr.type != PERF_TYPE_TRACEPOINT &&
+		    c->attr.type != PERF_TYPE_BREAKPOINT)
 			ps_counter__map_user_page(c);
 		/* members run with their leader unless stopped; the leader is enabled later */
 		c->running = m > 0 && !c->stopped;
@@ -426,6 +431,10 @@ int ps_session__open(struct ps_session *s, char *msg, size_t msglen)
 		 * whole context again. */
 		if (!c->live || c->leader != i || c->open || c->open_failed)
 			continue;
+		if (s->cancel && *s->cancel) {
+			err = -EINTR;
+			goto cleanup;
+		}
 		err = open_leader(s, i, opened, &n, msg, msglen);
 		if (err) {
 			c->open_failed = true; /* reported now; a later open skips it */
@@ -433,11 +442,13 @@ int ps_session__open(struct ps_session *s, char *msg, size_t msglen)
 		}
 	}
 	for (uint32_t k = 0; k < n; k++) {
-		err = enable_opened(s, opened[k]);
+		err = s->cancel && *s->cancel ? -EINTR : enable_opened(s, opened[k]);
 		if (err)
 			goto cleanup;
 	}
 cleanup:
+	if (err == -EINTR && msg && msglen)
+		snprintf(msg, msglen, "interrupted while opening counters");
 	if (err) {
 		if (msg && msglen && !msg[0])
 			snprintf(msg, msglen, "cannot enable counters: %s", ps_strerror(err));

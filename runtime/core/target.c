@@ -191,6 +191,12 @@ struct ps_session *ps_session__create(const struct ps_target_opts *opts)
 	return s;
 }
 
+void ps_session__set_cancel(struct ps_session *s, const volatile int *flag)
+{
+	if (s)
+		s->cancel = flag;
+}
+
 void ps_session__free(struct ps_session *s)
 {
 	int saved = errno;

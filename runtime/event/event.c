@@ -248,6 +248,11 @@ static int push_event(struct parser *p, struct ps_event *ev)
 {
 	struct ps_events *evs = p->evs;
 
+	if (evs->n >= PS_EVENTS_MAX)
+		return ps_ev__fail(p->err, PS_ERR_LIMIT, col(p->pos), NULL, 0,
+				   "more than %u events in one string (at column %d): split it, or "
+				   "narrow its globs",
+				   PS_EVENTS_MAX, col(p->pos));
 	if (ps_array__reserve(&evs->ev, &evs->cap, evs->n + 1, sizeof(*evs->ev)))
 		return ps_ev__nomem(p->err);
 	evs->ev[evs->n++] = *ev;

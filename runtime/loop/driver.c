@@ -63,6 +63,7 @@ struct ps_driver *ps_driver__new(struct ps_session *s, struct ps_loop *loop,
 		return NULL;
 	}
 	d->s = s;
+	ps_session__set_cancel(s, &d->nasync); /* a signal stops a long open */
 	d->loop = loop;
 	d->sigfd = -1;
 	if (opts)
@@ -88,6 +89,7 @@ void ps_driver__free(struct ps_driver *d)
 	if (!d)
 		return;
 	ps_driver__release_signals(d);
+	ps_session__set_cancel(d->s, NULL);
 	ps_session__set_sample_ops(d->s, NULL);
 	ps_driver__free_comms(d);
 	ps_driver__free_confs(d);

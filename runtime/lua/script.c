@@ -173,6 +173,12 @@ int ps_lua_script__start(struct ps_script *sc)
 		return -1;
 	}
 	if (ps_driver__start(sc->driver, msg, sizeof(msg)) < 0) {
+		if (ps_driver__signalled(sc->driver)) { /* a signal stopped the open: no error */
+			if (sc->o.verbose)
+				fprintf(stderr, "perfscript: %s\n", msg);
+			ps_driver__take_signal(sc->driver);
+			return -1;
+		}
 		fprintf(stderr, "perfscript: %s\n", msg);
 		sc->errors++;
 		return -1;

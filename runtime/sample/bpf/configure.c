@@ -92,7 +92,7 @@ uint32_t ps_bpf__cfg_flags(const struct ps_session *s, const struct ps_counter *
 	if (c->attr.type == PERF_TYPE_TRACEPOINT)
 		f |= s->kind == PS_TARGET_CPUS ? PS_BPF_F_TGT_CPUS : PS_BPF_F_TGT_TREE;
 	/* perf samples syscalls:* at the user registers the syscall saved */
-	if (c->attr.type == PERF_TYPE_TRACEPOINT && !strncmp(c->spec, "syscalls:", 9))
+	if (c->attr.type == PERF_TYPE_TRACEPOINT && !strncmp(c->spec->text, "syscalls:", 9))
 		f |= PS_BPF_F_USER_REGS;
 	return f;
 }
