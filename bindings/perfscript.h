@@ -816,7 +816,10 @@ const char *ps_driver__stop_text(const struct ps_driver *d);
  * signal ended the session. Returns what ps_session__flush returned, or 0. */
 int ps_driver__finish(struct ps_driver *d);
 /* A command still running is sent SIGTERM, then SIGKILL after a second, and
- * reaped. */
+ * reaped; so are the processes it left (outside a terminal, its process
+ * group; in one, its descendants and, as the process that forked it is
+ * their subreaper, every child of that process). Zombies are not waited
+ * for. */
 void ps_driver__end(struct ps_driver *d);
 /* Whether the command or process exited during the session, with its wait
  * status (meaningful for a command only). */

@@ -21,6 +21,18 @@
 #define PS_HANDLE_TAG_SHIFT 48
 #define PS_NO_SLOT	    UINT32_MAX
 
+/* A process of the command, by pid and start time (core/tree.c). */
+struct ps_tree_proc {
+	pid_t pid;
+	unsigned long long start;
+};
+
+/* core/tree.c: whether a live (not zombie) process is in group pgid; send
+ * sig (0: none) to every live process of the command and of those seen
+ * before, 0 if any was live, else -ESRCH. */
+bool ps_tree__group_alive(pid_t pgid);
+int ps_tree__signal(struct ps_session *s, int sig);
+
 /* The string a set of counters was allocated from: one copy, however many
  * events it gives (a copy per event made 8000 events cost 700 MB). */
 struct ps_spec {
@@ -102,7 +114,9 @@ struct ps_session {
 	char *argv0;   /* the command as given to execvp (breakpoints on its symbols) */
 	int *cpus;     /* CPUS target: the CPU list */
 	int ncpus;
-	const volatile int *cancel;	      /* ps_session__set_cancel */
+	const volatile int *cancel; /* ps_session__set_cancel */
+	struct ps_tree_proc *tree;  /* the command's processes seen (core/tree.c) */
+	size_t ntree, captree;
 	struct ps_sampler *sampler;	      /* overflow delivery (sample/), NULL: none */
 	const struct ps_sampler_hooks *hooks; /* how the core calls it */
 };

@@ -119,6 +119,9 @@ static int fork_command(struct ps_session *s, char *const *argv)
 	}
 	if (group)
 		setpgid(pid, pid); /* as the child does: whichever runs first */
+	/* what the command leaves behind when it exits comes to us, not to
+	 * init: core/tree.c can still stop it and reap it */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	s->own_group = group;
 	s->pid = pid;
 	s->argv0 = strdup(argv[0]); /* NULL on ENOMEM only costs symbol breakpoints */
@@ -223,6 +226,7 @@ void ps_session__free(struct ps_session *s)
 		close(s->pidfd);
 	free(s->cpus);
 	free(s->argv0);
+	free(s->tree);
 	free(s);
 	errno = saved;
 }
@@ -308,45 +312,23 @@ int ps_session__reap(struct ps_session *s, int *wstatus)
 	return 0;
 }
 
-/* Send sig to pid and, depth first, to the children /proc lists for each of
- * its threads (a best effort: a process forked meanwhile may escape). */
-static void signal_tree(pid_t pid, int sig, int depth)
-{
-	char path[64], line[4096];
-	struct dirent *de;
-	DIR *d;
-
-	kill(pid, sig);
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if (depth > 64 || !(d = opendir(path)))
-		return;
-	while ((de = readdir(d))) {
-		FILE *f;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)pid, de->d_name);
-		if (!(f = fopen(path, "re")))
-			continue;
-		while (fscanf(f, "%4095s", line) == 1)
-			signal_tree((pid_t)strtol(line, NULL, 10), sig, depth + 1);
-		fclose(f);
-	}
-	closedir(d);
-}
-
 int ps_session__signal(struct ps_session *s, int sig)
 {
 	if (!s)
 		return -EINVAL;
 	if (!s->has_command)
 		return -ECHILD;
-	if (s->own_group) /* the group outlives its reaped leader while members remain */
-		return killpg(s->pid, sig) < 0 ? -errno : 0;
+	if (!s->own_group)
+		return ps_tree__signal(s, sig);
+	/* the group outlives its reaped leader while members remain; members
+	 * it orphaned are ours to reap (we are their subreaper), the leader is
+	 * ps_session__reap's */
 	if (s->reaped)
-		return -ESRCH;
-	signal_tree(s->pid, sig, 0);
-	return 0;
+		while (waitpid(-s->pid, NULL, WNOHANG) > 0)
+			;
+	if (sig == 0) /* a zombie nobody reaps is not "left" */
+		return ps_tree__group_alive(s->pid) ? 0 : -ESRCH;
+	return killpg(s->pid, sig) < 0 ? -errno : 0;
 }
 
 /* Every thread of s->pid, from /proc/PID/task. */

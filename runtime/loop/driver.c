@@ -313,6 +313,8 @@ void ps_driver__end(struct ps_driver *d)
 			return;
 		usleep(10000);
 	}
+	say(d, "the command (pid %d) or its processes are still there a second later: SIGKILL",
+	    (int)pid);
 	ps_session__signal(d->s, SIGKILL);
 	while (ps_session__reap(d->s, &ws) == -EAGAIN)
 		usleep(1000);

@@ -58,9 +58,29 @@ if command -v script >/dev/null; then
 	m=$((mark + 8))
 	out=$(printf 'typed\n' | script -qec "$PERFSCRIPT -e 'x = 1' -c 'head -1'" /dev/null 2>&1 | tr -d '\r')
 	like "$out" "typed" "in a terminal: the command reads the terminal"
+	# a job the command left that ignores SIGTERM and SIGHUP: handed to perfscript (its
+	# subreaper) when the command exits, and killed a second later, as
+	# outside a terminal
+	m=$((mark + 9))
+	script -qec "$PERFSCRIPT -e 'x = 1' -c \"sh -c 'trap \\\"\\\" TERM HUP; sleep $m & exit 0'\"" /dev/null >/dev/null 2>&1
+	gone $m; ok $? "in a terminal: a job that ignores SIGTERM is killed a second later"
 else
 	skip "script(1) is not installed (util-linux)" "the command in a terminal's foreground"
 	skip "script(1) is not installed (util-linux)" "the command reads the terminal"
+	skip "script(1) is not installed (util-linux)" "a job that ignores SIGTERM, in a terminal"
+fi
+m=$((mark + 10))
+"$PERFSCRIPT" -e 'x = 1' -c "sh -c 'trap \"\" TERM; sleep $m & exit 0'" >/dev/null 2>&1
+gone $m; ok $? "outside a terminal: a job that ignores SIGTERM is killed a second later"
+
+# A zombie left in the command's group, whose parent left the group and
+# never reaps it: nothing is left to stop, so no SIGTERM, no second's wait.
+if command -v python3 >/dev/null; then
+	out=$("$PERFSCRIPT" -v -e 'x = 1' -c "python3 $(dirname "$0")/zombie.py" 2>&1)
+	! grep -qE "SIGTERM|SIGKILL" <<<"$out"
+	ok $? "a zombie in the command's group is not waited for or signalled"
+else
+	skip "python3 is not installed" "a zombie in the command's group"
 fi
 
 done_testing
