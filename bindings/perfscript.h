@@ -62,6 +62,13 @@ struct ps_event_error {
 	unsigned needed;     /* -ENOSPC from ps_session__allocate: the handles it needs */
 };
 
+/* tracefs where none is mounted, for a process that may mount it (root):
+ * in a mount namespace of this process's own, so it goes with the process
+ * however it dies and no other process sees it. 1 when mounted, 0 when
+ * tracefs is there already (or $PERFSCRIPT_TRACEFS names one), -errno with
+ * msg saying which step failed. The process must not have threads yet. */
+int ps_tracefs__mount_private(char *msg, size_t msglen);
+
 /* Check a string a binding is about to pass as const char *: 0, or
  * -PS_ERR_SYNTAX with msg naming the column of a NUL byte inside its len
  * bytes, which C would take for its end ("NUL byte at column 7 of the event

@@ -270,6 +270,25 @@ static bool hold_std_fds(void)
 	return out_closed;
 }
 
+/* tracefs for root where none is mounted: in perfscript's own mount
+ * namespace, so it goes with perfscript however it dies. After the -c
+ * command is forked (it stays in the machine's namespace), before threads. */
+static void private_tracefs(bool verbose)
+{
+	char msg[256] = "";
+	int rc;
+
+	if (geteuid() != 0)
+		return;
+	rc = ps_tracefs__mount_private(msg, sizeof(msg));
+	if (verbose && rc > 0)
+		fprintf(stderr,
+			"perfscript: tracefs mounted at /sys/kernel/tracing in perfscript's "
+			"own mount namespace\n");
+	else if (verbose && rc < 0)
+		fprintf(stderr, "perfscript: no tracefs: %s\n", msg);
+}
+
 static int run(int argc, char **argv, bool out_closed)
 {
 	struct ps_cli_options o = {0};
@@ -283,6 +302,8 @@ static int run(int argc, char **argv, bool out_closed)
 	if (!o.repl)
 		watch_output(); /* writes to fd 1, so -o's dup2 below still applies */
 	first = optind;
+	if (o.describe || o.list)
+		private_tracefs(o.verbose);
 	if (o.describe) {
 		if (first + 1 != argc)
 			return ps_cli__die_usage("%s", "--describe wants one event string, e.g. "
@@ -306,6 +327,7 @@ static int run(int argc, char **argv, bool out_closed)
 	session = make_session(&o);
 	if (!session)
 		return 1;
+	private_tracefs(o.verbose);
 	if (o.ring_pages && (rc = ps_session__set_ring_pages(session, (size_t)o.ring_pages)) < 0) {
 		fprintf(stderr, "perfscript: -b %ld: %s\n", o.ring_pages, ps_strerror(rc));
 		ps_session__free(session);

@@ -2,9 +2,9 @@
  * tracepoint.c: resolves `subsystem:event` names to PERF_TYPE_TRACEPOINT
  * attrs by reading the event's id from tracefs (events/SUBSYS/EVENT/id). The
  * tracefs root is $PERFSCRIPT_TRACEFS when set (tests point it at a fixture
- * tree), else /sys/kernel/tracing, else /sys/kernel/debug/tracing; when
- * neither is mounted, a tracepoint is named and we are root, tracefs is
- * mounted at /sys/kernel/tracing, as perf does, and unmounted at exit. An unknown name gets a
+ * tree), else /sys/kernel/tracing, else /sys/kernel/debug/tracing. Parsing
+ * mounts nothing: ps_tracefs__mount_private (event/tracefs.c) is the
+ * explicit call that does, for the command line. An unknown name gets a
  * did-you-mean among the subsystem's events, or among the subsystems. A name with glob characters
  * (sched:*, syscalls:sys_enter_*) is expanded here into every match, in sorted order, and the same
  * walk lists all tracepoints for -l.
@@ -15,7 +15,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,20 +40,9 @@ static bool has_events_dir(const char *root, bool *denied)
 	return false;
 }
 
-static void unmount_tracefs(void)
+/* The tracefs root to use, or NULL when there is none. */
+static const char *tracefs_root(bool *denied)
 {
-	/* lazily: a tracepoint fd stays valid, and so does anyone else's open file */
-	umount2(TRACEFS, MNT_DETACH);
-}
-
-/* The tracefs root to use, or NULL when there is none. With mount set, a
- * tracefs that is not mounted is mounted (root only, as perf does) and
- * unmounted again when the process exits: perfscript leaves the machine
- * as it found it. Without, nothing is mounted: asking whether a word is a
- * subsystem is no reason to. */
-static const char *tracefs_root_mount(bool *denied, bool mount_it)
-{
-	static bool mounted;
 	const char *env = getenv("PERFSCRIPT_TRACEFS");
 
 	if (env && *env) /* explicit: never fall back to the real one */
@@ -63,21 +51,7 @@ static const char *tracefs_root_mount(bool *denied, bool mount_it)
 		return TRACEFS;
 	if (has_events_dir(DEBUGFS_TRACING, denied))
 		return DEBUGFS_TRACING;
-	if (*denied || !mount_it || mounted)
-		return NULL;
-	/* Only root may mount; a failure just leaves us without tracepoints. */
-	if (geteuid() == 0 && mount("nodev", TRACEFS, "tracefs", 0, NULL) == 0) {
-		mounted = true;
-		atexit(unmount_tracefs);
-		if (has_events_dir(TRACEFS, denied))
-			return TRACEFS;
-	}
 	return NULL;
-}
-
-static const char *tracefs_root(bool *denied)
-{
-	return tracefs_root_mount(denied, true);
 }
 
 static bool is_dir_entry(const char *dir, const struct dirent *de)
@@ -215,7 +189,7 @@ static int tracepoint_resolve(const struct ps_ev_ref *ref, struct ps_event *ev,
 				   (int)toklen, ref->sys, ref->column,
 				   given ? env : TRACEFS " and " DEBUGFS_TRACING,
 				   given ? ""
-					 : "; it is mounted for root when a tracepoint is named, "
+					 : "; perfscript mounts it for itself when run as root, "
 					   "or by hand: mount -t tracefs nodev " TRACEFS);
 	}
 	if (snprintf(path, sizeof(path), "%s/events/%.*s/%.*s/id", root, (int)ref->sys_len,
@@ -271,7 +245,7 @@ bool ps_ev__tracepoint_subsys(const char *sys, size_t len)
 	bool denied = false;
 	const char *root;
 
-	if (!ps_ev__safe_component(sys, len) || !(root = tracefs_root_mount(&denied, false)))
+	if (!ps_ev__safe_component(sys, len) || !(root = tracefs_root(&denied)))
 		return false;
 	if (snprintf(path, sizeof(path), "%s/events/%.*s", root, (int)len, sys) >=
 	    (int)sizeof(path))

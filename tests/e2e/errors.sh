@@ -57,6 +57,36 @@ else
 	done
 fi
 
+# No tracefs mounted: a root perfscript mounts it in a mount namespace of
+# its own, so nothing is left mounted however it dies, and no other process
+# sees it (the test runs in a private namespace of its own, where it first
+# unmounts tracefs).
+if need_root && unshare -m --propagation private true 2>/dev/null; then
+	out=$(unshare -m --propagation private bash -c '
+umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/tracing 2>/dev/null
+n() { grep -c " /sys/kernel/tracing tracefs " /proc/self/mounts; }
+echo "before $(n)"
+"$1" -e '"'"'c = assert(perfmon.counter("syscalls:sys_enter_getppid")); print("inside", c:read())'"'"'
+echo "after exit $(n)"
+for sig in KILL QUIT; do
+	env --default-signal=QUIT "$1" -e '"'"'c = perfmon.counter("syscalls:sys_enter_getppid"); c:start(); print("ready"); io.stdout:flush(); while true do end'"'"' >"$2/loop.out" 2>&1 &
+	p=$!
+	for _ in $(seq 200); do grep -q ready "$2/loop.out" && break; sleep 0.01; done
+	inner=$(grep -c " /sys/kernel/tracing tracefs " /proc/$p/mounts)
+	kill -$sig $p; wait $p 2>/dev/null
+	echo "SIG$sig inside $inner after $(n)"
+done' _ "$PERFSCRIPT" "$TMP" 2>&1)
+	like "$out" "before 0" "with tracefs unmounted"
+	like "$out" $'\ninside	0	' "a root perfscript counts a tracepoint"
+	like "$out" $'\nafter exit 0\n' "and leaves no tracefs mounted when it exits"
+	like "$out" $'\nSIGKILL inside 1 after 0\n' "killed by SIGKILL: tracefs was mounted for it alone, and goes with it"
+	like "$out" $'\nSIGQUIT inside 1 after 0' "killed by SIGQUIT: the same"
+else
+	for d in "with tracefs unmounted" "counts a tracepoint" "no tracefs left after exit" "after SIGKILL" "after SIGQUIT"; do
+		skip "needs root and unshare -m" "$d"
+	done
+fi
+
 # No tracefs mounted, and no right to mount it (a private mount namespace
 # without it, CAP_SYS_ADMIN dropped): the message says how to mount it.
 if need_root && command -v setpriv >/dev/null && unshare -m --propagation private true 2>/dev/null; then
