@@ -213,6 +213,9 @@ struct ps_event_list;
 struct ps_event_list *ps_event_list__new(const char *glob);
 void ps_event_list__free(struct ps_event_list *l);
 size_t ps_event_list__count(const struct ps_event_list *l);
+/* Why a kind of event is missing from the list (tracefs unreadable or not
+ * mounted), or NULL. */
+const char *ps_event_list__missing(const struct ps_event_list *l);
 const struct ps_event_list_entry *ps_event_list__entry(const struct ps_event_list *l, size_t i);
 /* Text (a heading per group, then "  name  description") or a JSON array. */
 int ps_event_list__print(const struct ps_event_list *l, FILE *out, bool json);

@@ -32,6 +32,7 @@ struct ps_value { uint64_t value, raw, enabled, running; };
 
 const char *ps_strerror(int err);
 int ps_text__check(const char *s, size_t len, const char *what, char *msg, size_t msglen);
+int ps_tracefs__mount_private(char *msg, size_t msglen);
 uint64_t ps_time(void);
 const char *ps_time_source(const char **why);
 
@@ -420,23 +421,24 @@ local function ov_result(self, rc)
   if rc < 0 then return nil, strerror(rc), -rc end
   return self
 end
-local function ov_count(v, fname, what)
-  if type(v) ~= "number" or v < 1 or v % 1 ~= 0 or v > 2147483647 then
-    error(("bad argument #1 to '%s' (%s)"):format(fname, what), 3)
-  end
+-- An integer argument, with the Lua 5.4 binding's words for what is wrong.
+local function ov_integer(v, fname, ok, what)
+  local why = type(v) ~= "number" and ("number expected, got " .. type(v))
+              or v % 1 ~= 0 and "number has no integer representation"
+              or not ok(v) and what
+  if why then error(("bad argument #1 to '%s' (%s)"):format(fname, why), 3) end
   return v
 end
 
 function Overflow:start() return ov_result(self, lib.ps_overflow__start(ov_live(self))) end
 function Overflow:stop() return ov_result(self, lib.ps_overflow__stop(ov_live(self))) end
 function Overflow:refresh(n)
-  ov_count(n, "refresh", "refresh wants 1 or more overflows")
+  ov_integer(n, "refresh", function(v) return v >= 1 and v <= 2147483647 end,
+             "refresh wants 1 to 2147483647 overflows")
   return ov_result(self, lib.ps_overflow__refresh(ov_live(self), n))
 end
 function Overflow:set_period(p)
-  if type(p) ~= "number" or p < 1 or p % 1 ~= 0 then
-    error("bad argument #1 to 'set_period' (a period is 1 or more events)", 2)
-  end
+  ov_integer(p, "set_period", function(v) return v >= 1 end, "a period is 1 or more events")
   return ov_result(self, lib.ps_overflow__set_period(ov_live(self), p))
 end
 function Overflow:read()
@@ -509,6 +511,16 @@ function M.poll()
     end
   end
   return calls
+end
+
+-- perfscript.mount_tracefs() -> true (mounted), false (there already) | nil,
+-- message, errno: tracefs for a root program on a machine without it, in a
+-- mount namespace of the program's own (call it before starting threads).
+function M.mount_tracefs()
+  local msg = ffi.new("char[256]")
+  local rc = lib.ps_tracefs__mount_private(msg, 256)
+  if rc < 0 then return nil, ffi.string(msg), -rc end
+  return rc > 0
 end
 
 -- perfscript.time() -> ns: the sample clock (CLOCK_MONOTONIC), read in user space.

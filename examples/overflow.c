@@ -47,6 +47,9 @@ int main(int argc, char **argv)
 	uint64_t count = 0;
 	char msg[512];
 
+	/* a tracepoint needs tracefs: where none is mounted, root gets one of
+	 * its own (gone with the process), before any thread starts */
+	ps_tracefs__mount_private(NULL, 0);
 	if (!(o = ps_overflow__new(spec, on_overflow, NULL, msg, sizeof(msg)))) {
 		fprintf(stderr, "overflow: %s\n", msg);
 		return 1;

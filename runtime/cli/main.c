@@ -59,8 +59,12 @@ static int list_events(const char *glob, bool json)
 		return 1;
 	}
 	rc = ps_event_list__print(l, stdout, json);
-	if (!json && glob && ps_event_list__count(l) == 0)
-		fprintf(stderr, "perfscript: no event matches '%s'\n", glob);
+	if (!json && glob && ps_event_list__count(l) == 0) {
+		const char *why = ps_event_list__missing(l);
+
+		fprintf(stderr, "perfscript: no event matches '%s'%s%s\n", glob, why ? "; " : "",
+			why ? why : "");
+	}
 	ps_event_list__free(l);
 	return rc < 0 ? 1 : 0;
 }
@@ -357,8 +361,8 @@ static int run(int argc, char **argv, bool out_closed)
 		return 1;
 	}
 	rc = o.repl ? ps_cli_repl__run(sc)
-		    : ps_lua_script__run(sc, chunk, o.code != NULL, argv + first, argc - first,
-					 argv, 1);
+		    : ps_lua_script__run(sc, o.code ? o.chunks : &chunk, o.code ? o.nchunks : 1,
+					 o.code != NULL, argv + first, argc - first, argv, 1);
 	ps_lua_script__free(sc);
 	ps_session__free(session);
 	return rc;

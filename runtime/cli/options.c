@@ -105,6 +105,20 @@ oom:
 	return NULL;
 }
 
+bool ps_cli__quotes_closed(const char *cmd)
+{
+	char quote = 0;
+
+	if (strpbrk(cmd, "|&;<>()$`\\*?[]{}~#=\n"))
+		return true; /* the shell's to judge */
+	for (const char *p = cmd; *p; p++)
+		if (!quote && (*p == '\'' || *p == '"'))
+			quote = *p;
+		else if (quote && *p == quote)
+			quote = 0;
+	return quote == 0;
+}
+
 /* Options with a value, and flags, as getopt's string spells them. */
 static const char short_opts[] = "+e:c:p:aC:T:I:o:b:vhli";
 
@@ -192,6 +206,13 @@ static int checked_option(int c, const char *arg, struct ps_cli_options *o)
 	char *end;
 
 	switch (c) {
+	case 'c':
+		if (!arg[strspn(arg, " \t")])
+			return ps_cli__die_usage("-c wants a command, got '%s'", arg);
+		if (!ps_cli__quotes_closed(arg))
+			return ps_cli__die_usage("-c: a quote is left open in '%s'", arg);
+		o->command = arg;
+		return 0;
 	case 'p':
 		errno = 0;
 		o->pid = (pid_t)strtol(arg, &end, 10);
@@ -252,11 +273,11 @@ int ps_cli__parse_options(int argc, char **argv, struct ps_cli_options *o)
 
 	while ((c = getopt_long(argc, argv, short_opts, longs, NULL)) != -1) {
 		switch (c) {
-		case 'e':
-			o->code = optarg;
-			break;
-		case 'c':
-			o->command = optarg;
+		case 'e': /* several run in order, each its own chunk, as lua(1) does */
+			if (o->nchunks == (int)(sizeof(o->chunks) / sizeof(o->chunks[0])))
+				return ps_cli__die_usage("too many -e chunks (at most %s)", "32");
+			o->chunks[o->nchunks++] = optarg;
+			o->code = o->chunks[0];
 			break;
 		case 'a':
 			o->system_wide = true;

@@ -13,6 +13,8 @@
 /* What the command line asked for. */
 struct ps_cli_options {
 	const char *code, *command, *cpus, *output;
+	const char *chunks[32]; /* every -e, in order (code is the first) */
+	int nchunks;
 	const char *includes[32];
 	int nincludes;
 	pid_t pid;
@@ -24,6 +26,10 @@ struct ps_cli_options {
 	enum ps_backend backend;
 	bool list; /* -l */
 };
+
+/* Whether every quote of a -c string is closed (one with shell syntax is
+ * left to /bin/sh). */
+bool ps_cli__quotes_closed(const char *cmd);
 
 /* perfscript --help's text. */
 extern const char ps_cli_usage[];

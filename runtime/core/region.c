@@ -265,8 +265,13 @@ int ps_region__begin(const char *name)
 		return fail(-EINVAL, "%s%s", "regions: a region needs a name: ");
 	if (!(t = thread_state(&err)))
 		return err;
-	if (t->depth == PS_REGION_MAX_DEPTH)
-		return fail(-PS_ERR_LIMIT, "regions: '%s' nests deeper than 64: %s", name);
+	if (t->depth == PS_REGION_MAX_DEPTH) {
+		snprintf(last_msg, sizeof(last_msg),
+			 "regions: '%s' would be the 65th open region of this thread: regions nest "
+			 "at most 64 deep (end one first)",
+			 name);
+		return -PS_ERR_LIMIT;
+	}
 	if (!(r = find(t, name, true)))
 		return fail(-ENOMEM, "regions: '%s': %s", name);
 	if (r->active++ == 0 && (err = read_set(t, &r->start)) < 0) {

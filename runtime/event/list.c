@@ -23,6 +23,7 @@
 #include "event/event.h"
 
 struct ps_event_list {
+	int tp_err; /* why tracepoints are not listed: -EACCES, -ENOENT, or 0 */
 	struct ps_event_list_entry *e;
 	size_t n, cap;
 	const char *glob;
@@ -111,8 +112,9 @@ static int add_tracepoints(struct ps_event_list *l)
 	size_t n;
 	int r = 0;
 
-	/* No tracefs (or no permission) just means no tracepoint group. */
-	if (ps_ev__tracepoint_all(&tp, &n) < 0)
+	/* No tracefs (or no permission) means no tracepoint group, and a
+	 * reason to give when a glob matched nothing */
+	if ((l->tp_err = ps_ev__tracepoint_all(&tp, &n)) < 0)
 		return 0;
 	for (size_t i = 0; i < n && r == 0; i++)
 		if (wanted(l, "tracepoint", tp[i].name))
@@ -246,6 +248,18 @@ void ps_event_list__free(struct ps_event_list *l)
 	}
 	free(l->e);
 	free(l);
+}
+
+const char *ps_event_list__missing(const struct ps_event_list *l)
+{
+	if (!l || !l->tp_err)
+		return NULL;
+	return l->tp_err == -EACCES
+		   ? "tracepoints are not listed: permission denied reading tracefs "
+		     "(tracepoints need root, or read access to tracefs and a "
+		     "perf_event_paranoid of -1)"
+		   : "tracepoints are not listed: no tracefs is mounted (as root: mount -t "
+		     "tracefs nodev /sys/kernel/tracing)";
 }
 
 size_t ps_event_list__count(const struct ps_event_list *l)

@@ -189,8 +189,9 @@ static int tracepoint_resolve(const struct ps_ev_ref *ref, struct ps_event *ev,
 				   (int)toklen, ref->sys, ref->column,
 				   given ? env : TRACEFS " and " DEBUGFS_TRACING,
 				   given ? ""
-					 : "; perfscript mounts it for itself when run as root, "
-					   "or by hand: mount -t tracefs nodev " TRACEFS);
+					 : "; as root, perfscript mounts it for itself (a program "
+					   "on the library: ps_tracefs__mount_private), or by "
+					   "hand: mount -t tracefs nodev " TRACEFS);
 	}
 	if (snprintf(path, sizeof(path), "%s/events/%.*s/%.*s/id", root, (int)ref->sys_len,
 		     ref->sys, (int)ref->name_len, ref->name) >= (int)sizeof(path))

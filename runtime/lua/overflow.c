@@ -59,7 +59,7 @@ static int ov_refresh(lua_State *L)
 	struct ov_ud *u = check_live(L);
 	lua_Integer n = luaL_checkinteger(L, 2);
 
-	luaL_argcheck(L, n > 0 && n <= 0x7fffffff, 2, "refresh wants 1 or more overflows");
+	luaL_argcheck(L, n > 0 && n <= 0x7fffffff, 2, "refresh wants 1 to 2147483647 overflows");
 	return result(L, ps_overflow__refresh(u->o, (int)n));
 }
 

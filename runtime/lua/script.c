@@ -222,33 +222,50 @@ int ps_lua_script__args(struct ps_script *sc, const char *script, char **args, i
 	return ps_lua_setup__args(sc, &a);
 }
 
-int ps_lua_script__run(struct ps_script *sc, const char *chunk, bool is_code, char **args,
-		       int nargs, char **pre, int npre)
+/* Load and call one main chunk with the script arguments; 0, -1 when it
+ * failed, -2 when it could not be loaded (nothing of it ran). */
+static int main_chunk(struct ps_script *sc, const char *chunk, bool is_code, char **args, int nargs)
 {
 	lua_State *L = sc->L;
-	int rc;
+	int rc = is_code ? luaL_loadbuffer(L, chunk, strlen(chunk), "=(command line)")
+			 : luaL_loadfile(L, chunk);
 
-	if (ps_lua_script__args(sc, is_code ? "-e" : chunk, args, nargs, pre, npre) < 0)
-		return 1;
-	rc = is_code ? luaL_loadbuffer(L, chunk, strlen(chunk), "=(command line)")
-		     : luaL_loadfile(L, chunk);
 	if (rc != LUA_OK) {
 		fprintf(stderr, "perfscript: %s\n", lua_tostring(L, -1));
 		lua_pop(L, 1);
-		return 1;
+		sc->errors++;
+		return -2;
 	}
 	if (!lua_checkstack(L, nargs + 1)) {
 		fprintf(stderr, "perfscript: too many script arguments\n");
-		return 1;
+		lua_pop(L, 1);
+		sc->errors++;
+		return -2;
 	}
 	for (int i = 0; i < nargs; i++)
 		lua_pushstring(L, args[i]);
-	if (ps_lua__call(sc, nargs, 0, 0, "main chunk") == 0 && !ps_lua_script__stopping(sc)) {
-		ps_lua_phase__run(sc, PS_PHASE_BEGIN, NULL);
-		if (!ps_lua_script__stopping(sc) && !sc->errors && ps_lua_script__start(sc) == 0 &&
-		    !ps_lua_script__stopping(sc) && has_event_source(sc))
-			ps_driver__run(sc->driver);
+	return ps_lua__call(sc, nargs, 0, 0, "main chunk");
+}
+
+int ps_lua_script__run(struct ps_script *sc, const char *const *chunks, int nchunks, bool is_code,
+		       char **args, int nargs, char **pre, int npre)
+{
+	if (ps_lua_script__args(sc, is_code ? "-e" : chunks[0], args, nargs, pre, npre) < 0)
+		return 1;
+	/* each -e is its own chunk, run in order, as lua(1) runs them; a chunk
+	 * that cannot be loaded stops before anything runs */
+	for (int i = 0; i < nchunks; i++) {
+		int rc = main_chunk(sc, chunks[i], is_code, args, nargs);
+
+		if (rc == -2 && i == 0)
+			return 1; /* nothing ran: no end probes to run either */
+		if (rc < 0 || ps_lua_script__stopping(sc))
+			return ps_lua_script__end(sc);
 	}
+	ps_lua_phase__run(sc, PS_PHASE_BEGIN, NULL);
+	if (!ps_lua_script__stopping(sc) && !sc->errors && ps_lua_script__start(sc) == 0 &&
+	    !ps_lua_script__stopping(sc) && has_event_source(sc))
+		ps_driver__run(sc->driver);
 	return ps_lua_script__end(sc);
 }
 

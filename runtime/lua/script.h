@@ -30,11 +30,12 @@ struct ps_script_opts {
 /* A script on session (not owned); NULL + errno (the reason printed). */
 struct ps_script *ps_lua_script__new(struct ps_session *session, const struct ps_script_opts *o);
 void ps_lua_script__free(struct ps_script *sc);
-/* Load and run the main chunk (file, or code when is_code) with the script
- * arguments, then begin probes, the session, end probes. pre[0..npre) are
- * arg[-npre..-1] (the interpreter's own arguments). Returns the exit status. */
-int ps_lua_script__run(struct ps_script *sc, const char *chunk, bool is_code, char **args,
-		       int nargs, char **pre, int npre);
+/* Load and run the main chunks (a file, or code when is_code: each -e its
+ * own chunk, in order) with the script arguments, then begin probes, the
+ * session, end probes. pre[0..npre) are arg[-npre..-1] (the interpreter's
+ * own arguments). Returns the exit status. */
+int ps_lua_script__run(struct ps_script *sc, const char *const *chunks, int nchunks, bool is_code,
+		       char **args, int nargs, char **pre, int npre);
 
 /* Set the global arg as lua(1) does: arg[0] script, arg[1..nargs] args,
  * arg[-npre..-1] pre. 0, or -1 (reported). */

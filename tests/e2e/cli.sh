@@ -109,4 +109,26 @@ is "$rc/$(cat "$TMP/closed.txt")" "0/written" "with standard output closed, -o F
 out=$("$PERFSCRIPT" -e 'print("lost")' 2>&1 >&-)
 like "$out" "standard output is closed: the script's output is discarded \(give -o FILE\)" "a closed standard output is said, not silent"
 
+# Messages (issue 21): several -e run in order, each its own chunk, as
+# lua(1) runs them; a -c string with an open quote or nothing in it is a
+# usage error (exit 2), never run as something else.
+out=$("$PERFSCRIPT" -e 'local x = 1; print("first", x)' -e 'print("second", x)' 2>&1)
+is "$out" "first	1
+second	nil" "-e twice: both chunks run, in order, each its own chunk"
+out=$("$PERFSCRIPT" -e 'probe("end", function() print("end ran") end)' -e 'x = (' 2>&1); rc=$?
+like "$rc $out" "^1 perfscript: \(command line\):1: unexpected symbol near <eof>.*end ran" \
+	"a second -e that does not compile: reported, the first one's end probe still runs, exit 1"
+out=$("$PERFSCRIPT" -c '"unterminated' -e 'x = 1' 2>&1); rc=$?
+like "$rc $out" "^2 perfscript: -c: a quote is left open in '\"unterminated'" "-c with an open quote: refused, exit 2"
+out=$("$PERFSCRIPT" -c '' -e 'x = 1' 2>&1); rc=$?
+like "$rc $out" "^2 perfscript: -c wants a command, got ''" "-c '': a usage error, exit 2"
+if need_root && command -v setpriv >/dev/null && unshare -m --propagation private true 2>/dev/null; then
+	cp "$PERFSCRIPT" "$TMP/ps"; chmod 755 "$TMP" "$TMP/ps"
+	out=$(unshare -m --propagation private bash -c 'mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+setpriv --reuid=65534 --regid=65534 --clear-groups "$1" -l "sched:*"' _ "$TMP/ps" 2>&1)
+	like "$out" "no event matches 'sched:\*'; tracepoints are not listed: permission denied reading tracefs" \
+		"as nobody, -l 'sched:*' says tracefs was not readable, not only that nothing matched"
+else
+	skip "needs root, setpriv and unshare -m" "-l as nobody says permission denied"
+fi
 done_testing

@@ -25,7 +25,21 @@ out=$("$PS" -e 'local o = perfmon.overflow("task-clock/period=1000000/"); o:clos
 like "$out" "^perfscript.overflow \(closed\)" "closing twice is harmless; tostring says closed"
 like "$out" "attempt to use a closed overflow counter" "a closed counter raises"
 out=$("$PS" -e 'local o = perfmon.overflow("task-clock/period=1000000/"); o:refresh(0)' 2>&1)
-like "$out" "bad argument #1 to 'refresh' \(refresh wants 1 or more overflows\)" "refresh(0) raises"
+like "$out" "bad argument #1 to 'refresh' \(refresh wants 1 to 2147483647 overflows\)" "refresh(0) raises"
+out=$("$PS" -e 'local o = perfmon.overflow("task-clock/period=1000000/"); print(pcall(o.refresh, o, 2^31))
+print(pcall(o.refresh, o, 1.5))' 2>&1)
+is "$out" "false	bad argument #2 to '?' (refresh wants 1 to 2147483647 overflows)
+false	bad argument #2 to '?' (number has no integer representation)" "refresh(2^31) and refresh(1.5) say exactly what is wrong"
+if command -v luajit >/dev/null; then
+	out=$(PERFSCRIPT_LIB="$ROOT/build/libperfscript.so" LUA_PATH="$ROOT/bindings/?.lua;;" luajit -e '
+local o = require("perfscript").overflow("task-clock/period=1000000/")
+print(pcall(o.refresh, o, 2^31)); print(pcall(o.refresh, o, 1.5)); print(pcall(o.set_period, o, "x"))' 2>&1)
+	is "$out" "false	bad argument #1 to 'refresh' (refresh wants 1 to 2147483647 overflows)
+false	bad argument #1 to 'refresh' (number has no integer representation)
+false	bad argument #1 to 'set_period' (number expected, got string)" "LuaJIT: the same words"
+else
+	skip "luajit is not installed" "LuaJIT refresh messages"
+fi
 out=$("$PS" -e 'local keep = {}
 for i = 1, 64 do keep[i] = assert(perfmon.overflow("task-clock/period=1000000/")) end
 print(perfmon.overflow("task-clock/period=1000000/"))' 2>&1)
@@ -102,7 +116,7 @@ if command -v luajit >/dev/null; then
 	echo 'assert(n == 100, n); print("ok")' >>"$TMP/ffi.lua"
 	out=$(luajit "$TMP/ffi.lua" 2>&1); is "$out" ok "docs/ffi.md's example under LuaJIT: 100 calls for 10000 getppid"
 	out=$(luajit -e 'local p, ffi = require "perfscript", require "ffi"
-ffi.cdef "int getppid(void);"
+ffi.cdef "int getppid(void);"; p.mount_tracefs()
 local o = assert(p.overflow("syscalls:sys_enter_getppid/period=100/"))
 o:refresh(3); for i = 1, 1000 do ffi.C.getppid() end
 local a = #o:take()
@@ -120,7 +134,7 @@ fi
 # examples/overflow.c: a C handler in the signal handler, re-armed each time.
 mkdir -p "$ROOT/build/tests"
 if cc -Wall -I"$ROOT/bindings" -o "$ROOT/build/tests/overflow_example" "$ROOT/examples/overflow.c" \
-	"$ROOT/build/libperfscript.a" -ldw -lelf -lbpf -lpfm -lstdc++ -ldl -lm -lpthread 2>&1; then
+	"$ROOT/build/libperfscript.a" -ldw -lelf -lbpf -lpfm -lstdc++ -ldl -lyaml -lcrypt -lm -lpthread 2>&1; then
 	out=$("$ROOT/build/tests/overflow_example" 2>&1)
 	read -r hits _ _ _ _ count _ <<<"$out"; count=${count%,}
 	ok $([[ $hits -ge 95 && $hits -le 101 && $((hits - count / 1000000)) -ge -1 && $((hits - count / 1000000)) -le 1 ]]; echo $?) \
