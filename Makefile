@@ -65,7 +65,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 # Real programs for the stack and symbol tests (tests/progs/), built as
 # distributions build: -O2, no frame pointers; libhot.so is stripped.
-PROGS     := $(addprefix $(BUILD)/tests/,chain clockspin cxxprog inline jit usehot libhot.so)
+PROGS     := $(addprefix $(BUILD)/tests/,chain clockspin cxxprog inline jit usehot libhot.so manystacks)
 PROG_CFLAGS := -O2 -g -fomit-frame-pointer
 HELPERS   := $(BUILD)/tests/workload $(PROGS)
 
@@ -136,6 +136,11 @@ $(BUILD)/tests/%: tests/progs/%.c
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 $(PROG_CFLAGS) -o $@ $<
+
+$(BUILD)/tests/manystacks: tests/progs/manystacks.c
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -o $@ $<
 
 $(BUILD)/tests/cxxprog: tests/progs/cxxprog.cc
 	$(call msg,CXX,$<)

@@ -621,6 +621,30 @@ struct ps_symbols;
 struct ps_symbols *ps_symbols__new(void); /* NULL + errno */
 void ps_symbols__free(struct ps_symbols *syms);
 
+/* What the symbolizer holds for the files it read (their images, counted
+ * by resident pages; symbol tables; cached answers; line tables) and for
+ * processes that exited (their mappings) is kept under a budget in bytes:
+ * the oldest exited processes no sample named go first, then the least
+ * recently used files.
+ * ps_symbols__trim gives memory back until it fits in three quarters of
+ * the budget; call it where no string or frame it handed out is still in
+ * use (perfscript's Lua binding does, between samples, at most once a
+ * second). How many files it gave back. 0 bytes sets the default, 128
+ * MiB. */
+void ps_symbols__set_budget(struct ps_symbols *syms, size_t bytes);
+size_t ps_symbols__trim(struct ps_symbols *syms);
+
+struct ps_symbols_stats {
+	size_t sz;	      /* sizeof(struct ps_symbols_stats) */
+	size_t files;	      /* files seen */
+	size_t files_open;    /* of them, read and holding memory */
+	size_t bytes, budget; /* what they hold; the budget */
+	uint64_t evictions;   /* files given back to stay within it */
+	size_t processes;     /* processes known (live, and recently exited) */
+	size_t unwinders;     /* processes with a DWARF unwinder (at most 64) */
+};
+int ps_symbols__stats(struct ps_symbols *syms, struct ps_symbols_stats *st);
+
 /* Names as the symbol tables have them (raw) or readable (the default): C++
  * names through the C++ runtime's __cxa_demangle, as c++filt prints them,
  * legacy Rust names without their hash. Changing it forgets cached answers. */

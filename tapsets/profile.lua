@@ -58,7 +58,7 @@ function M.new(opts)
                            sort = sort, inline = opts.inline and true or false,
                            fold_opts = { inline = opts.inline and true or false } }, Profile)
   if opts.pprof then
-    p.chains, p.chain_period, p.pprof_labels, p.symbolize = {}, 0, {}, opts.symbolize
+    p.chains, p.periods, p.chain_period, p.pprof_labels, p.symbolize = {}, {}, 0, {}, opts.symbolize
     for _, l in ipairs(opts.labels or {}) do
       if l ~= "pid" and l ~= "tid" and l ~= "comm" then
         error(("profile.new: unknown label '%s' (pid, tid, comm)"):format(tostring(l)), 2)

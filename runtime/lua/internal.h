@@ -130,7 +130,13 @@ void ps_lua_sample_object__free(struct ps_script *sc);
 
 /* lua/sample_stack.c: a sample's stacks and source lines. */
 /* s.callchain: addresses, kernel frames then user frames, innermost first. */
+/* lua/sample_object.c: keep the symbolizer within its budget (at most once
+ * a second), where no answer it gave is in use. */
+void ps_lua_sample_object__trim(struct ps_script *sc);
 void ps_lua_sample_stack__callchain(lua_State *L, struct ps_script *sc, const struct ps_sample *s);
+/* s:packed(): the callchain's addresses as one string, 8 bytes each in the
+ * host's order, leaf first, zeros left out: a cheap table key. */
+void ps_lua_sample_stack__packed(lua_State *L, struct ps_script *sc, const struct ps_sample *s);
 /* s:ustack(opts) or s:kstack(opts): names, innermost first; opts (a table at
  * opts_idx, or none) may ask for inline frames. */
 void ps_lua_sample_stack__chain(lua_State *L, struct ps_script *sc, const struct ps_sample *s,

@@ -5,15 +5,16 @@
  * format keeps string-table indices (the encoder builds the table, the
  * decoder resolves it):
  *   { sample_type = { {type = "samples", unit = "count"}, ... },
- *     sample = { {location_id = {...}, value = {...}, label = {...}}, ... },
+ *     sample = { {location_id = {...} or packed, value = {...}, label = {...}}, ... },
  *     mapping = {...}, location = {...}, ["function"] = {...},
  *     period_type = {type =, unit =}, period =, time_nanos =, ... }
  * The tapset (tapsets/profile.lua) does the profiling and the symbols; this
  * file only turns the table into bytes with protobuf-c's code generated from
  * lua/profile.proto, gzip-compressed with zlib, and back
- * (lua/pprof_decode.c). Every array handed to protobuf-c is a Lua userdata
- * anchored in one table on the stack, so a bad field can raise at any point
- * without leaking.
+ * (lua/pprof_decode.c). Every array handed to protobuf-c comes from blocks
+ * of Lua userdata anchored in one table on the stack, so a bad field can
+ * raise at any point without leaking. A sample's location_id may be a list
+ * or a packed string of ids (the tapset packs them: no table per sample).
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -34,12 +35,39 @@ struct enc {
 	char where[96]; /* the element being encoded, for messages */
 };
 
+/* Allocations come from 256 KiB blocks, userdata kept in the anchor table
+ * (the current one also at anchor[0]): a malformed profile raises with
+ * nothing to free by hand, and a profile of 100k samples costs a few
+ * blocks, not 400k userdata. */
+#define PPROF_BLOCK (256u << 10)
+
+struct block {
+	size_t used, cap;
+	_Alignas(16) unsigned char data[];
+};
+
 void *ps_lua_pprof__alloc(lua_State *L, int anchor, size_t size)
 {
-	void *p = lua_newuserdatauv(L, size ? size : 1, 0);
+	struct block *b;
+	void *p;
 
-	memset(p, 0, size ? size : 1);
-	lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
+	size = size ? (size + 15) & ~(size_t)15 : 16;
+	lua_rawgeti(L, anchor, 0);
+	b = lua_touserdata(L, -1);
+	lua_pop(L, 1);
+	if (!b || b->cap - b->used < size) {
+		size_t cap = size > PPROF_BLOCK ? size : PPROF_BLOCK;
+
+		b = lua_newuserdatauv(L, sizeof(*b) + cap, 0);
+		b->used = 0;
+		b->cap = cap;
+		lua_pushvalue(L, -1);
+		lua_rawseti(L, anchor, 0);
+		lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
+	}
+	p = b->data + b->used;
+	b->used += size;
+	memset(p, 0, size);
 	return p;
 }
 
@@ -132,16 +160,13 @@ static bool get_bool(struct enc *e, int t, const char *field)
 	return v;
 }
 
-/* Push t[field], which must be a table (or nil: an empty one); returns its length. */
+/* Push t[field], which must be a table (or nil: none); returns its length. */
 static size_t get_list(struct enc *e, int t, const char *field)
 {
 	int type = lua_getfield(e->L, t, field);
 
-	if (type == LUA_TNIL) {
-		lua_pop(e->L, 1);
-		lua_newtable(e->L);
-		return 0;
-	}
+	if (type == LUA_TNIL)
+		return 0; /* the nil stays, to be popped as a list would be */
 	if (type != LUA_TTABLE)
 		bad(e, field, "table");
 	return (size_t)lua_rawlen(e->L, -1);
@@ -156,11 +181,25 @@ static void list_elem(struct enc *e, const char *list, size_t i)
 			   luaL_typename(e->L, -1));
 }
 
-/* An array of integers t[field] (uint64 ids or int64 values). */
+/* An array of integers t[field] (uint64 ids or int64 values): a list, or
+ * a string of 8-byte integers in the host's order (string.pack("=j...")). */
 static int64_t *get_ints(struct enc *e, int t, const char *field, size_t *n)
 {
 	int64_t *v;
 
+	if (lua_getfield(e->L, t, field) == LUA_TSTRING) {
+		size_t len;
+		const char *packed = lua_tolstring(e->L, -1, &len);
+
+		if (len % sizeof(*v))
+			bad(e, field, "string of 8-byte integers");
+		*n = len / sizeof(*v);
+		v = alloc(e, *n, sizeof(*v));
+		memcpy(v, packed, len);
+		lua_pop(e->L, 1);
+		return v;
+	}
+	lua_pop(e->L, 1);
 	*n = get_list(e, t, field);
 	v = alloc(e, *n, sizeof(*v));
 	for (size_t i = 0; i < *n; i++) {

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <lauxlib.h>
@@ -26,6 +27,7 @@ struct ps_sample_state {
 	uint32_t seen_pid;	 /* the last pid handed to ps_symbols__seen */
 	uint64_t seq;		 /* samples pushed so far */
 	uint64_t unwound_seq;	 /* the sample uips belongs to (seq starts at 1) */
+	time_t trimmed;		 /* when the symbolizer last kept to its budget */
 	int nuips;
 	uint64_t uips[PS_LUA_MAX_USTACK];
 };
@@ -216,6 +218,15 @@ static int m_folded(lua_State *L)
 	return 1;
 }
 
+static int m_packed(lua_State *L)
+{
+	struct ps_script *sc;
+	const struct ps_sample *s = check_sample(L, &sc);
+
+	ps_lua_sample_stack__packed(L, sc, s);
+	return 1;
+}
+
 static int sample_index(lua_State *L);
 
 /* A sample's fields: those every sample has (what s:copy() copies), then
@@ -224,8 +235,8 @@ static const char *const fields[] = {
     "ip",   "pid", "tid", "time",   "cpu",	 "period",  "addr", "user", "handle", "name",
     "comm", "sym", "dso", "values", "callchain", "srcline", "args", "raw",  "retval"};
 #define COMMON_FIELDS 16
-static const char *const methods[] = {"ustack", "kstack",      "folded",       "copy",
-				      "arg",	"user_string", "kernel_string"};
+static const char *const methods[] = {"ustack", "kstack", "folded",	 "packed",
+				      "copy",	"arg",	  "user_string", "kernel_string"};
 
 /* s:copy(): every field as a plain table that outlives the handler. */
 static int m_copy(lua_State *L)
@@ -294,13 +305,16 @@ static int sample_index(lua_State *L)
 		lua_pushcfunction(L, m_kstack);
 	else if (IS(k, len, "copy"))
 		lua_pushcfunction(L, m_copy);
+	else if (IS(k, len, "packed"))
+		lua_pushcfunction(L, m_packed);
 	else if (!ps_lua_sample_args__index(L, sc, s, k))
-		return luaL_error(L,
-				  "a sample has no field '%s' (fields: ip pid tid time cpu "
-				  "period addr user handle name comm sym dso srcline values "
-				  "callchain args raw retval; methods: ustack kstack folded copy "
-				  "arg user_string kernel_string)",
-				  k);
+		return luaL_error(
+		    L,
+		    "a sample has no field '%s' (fields: ip pid tid time cpu "
+		    "period addr user handle name comm sym dso srcline values "
+		    "callchain args raw retval; methods: ustack kstack folded packed copy "
+		    "arg user_string kernel_string)",
+		    k);
 	return 1;
 }
 
@@ -375,10 +389,26 @@ void ps_lua_sample_object__push(struct ps_script *sc, const struct ps_sample *s)
 	lua_rawgeti(sc->L, LUA_REGISTRYINDEX, st ? st->ref : LUA_NOREF);
 }
 
+void ps_lua_sample_object__trim(struct ps_script *sc)
+{
+	struct ps_sample_state *st = sc->sample_state;
+	struct timespec now;
+
+	if (!st || !st->syms)
+		return;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	if (now.tv_sec == st->trimmed)
+		return;
+	st->trimmed = now.tv_sec;
+	ps_symbols__trim(st->syms);
+}
+
 void ps_lua_sample_object__release(struct ps_script *sc)
 {
 	if (sc->sample_state)
 		sc->sample_state->cur = NULL;
+	/* no name or frame handed out is in use between samples */
+	ps_lua_sample_object__trim(sc);
 }
 
 const struct ps_sample *ps_lua_sample_object__current(const struct ps_script *sc)

@@ -139,6 +139,20 @@ void ps_lua_sample_stack__callchain(lua_State *L, struct ps_script *sc, const st
 	}
 }
 
+void ps_lua_sample_stack__packed(lua_State *L, struct ps_script *sc, const struct ps_sample *s)
+{
+	static struct frame f[MAX_FRAMES];
+	static uint64_t out[MAX_FRAMES];
+	int n = frames_of(sc, s, f, MAX_FRAMES), k = 0;
+
+	for (int i = 0; i < n; i++)
+		if (f[i].addr) /* a walk's zero ends say nothing */
+			out[k++] = f[i].addr;
+	if (k == 0)
+		out[k++] = s->ip;
+	lua_pushlstring(L, (const char *)out, (size_t)k * sizeof(out[0]));
+}
+
 void ps_lua_sample_stack__chain(lua_State *L, struct ps_script *sc, const struct ps_sample *s,
 				bool kernel, int opts_idx)
 {
@@ -240,6 +254,8 @@ static int l_symbolize(lua_State *L)
 	struct frame fr = {.addr = (uint64_t)luaL_checkinteger(L, 2),
 			   .kernel = lua_toboolean(L, 3)};
 	const char *dso = "";
+
+	ps_lua_sample_object__trim(sc); /* the last call's answers are Lua strings now */
 	char buf[NAME_MAX_LEN];
 	bool resolved = name_of(sc, (pid_t)luaL_checkinteger(L, 1), &fr, buf, sizeof(buf), &dso);
 
@@ -276,7 +292,8 @@ static int l_frames(lua_State *L)
 	pid_t pid = (pid_t)luaL_checkinteger(L, 1);
 	struct frame fr = {.addr = (uint64_t)luaL_checkinteger(L, 2),
 			   .kernel = lua_toboolean(L, 3)};
-	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
+	struct ps_symbols *syms =
+	    (ps_lua_sample_object__trim(sc), ps_lua_sample_object__symbols(sc));
 	const struct ps_srcframe *sf = NULL;
 	int n = !fr.kernel && syms ? ps_symbols__srcframes(syms, pid, fr.addr, &sf) : 0;
 	const char *dso = "";
@@ -323,6 +340,37 @@ static int l_ordered(lua_State *L)
 	return 1;
 }
 
+/* perfmon.symbols([budget_bytes]) -> { files, files_open, bytes, budget,
+ * evictions, processes, unwinders }: what the symbolizer holds, and a new
+ * budget for it when given. */
+static int l_symbols(lua_State *L)
+{
+	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
+	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
+	struct ps_symbols_stats st = {.sz = sizeof(st)};
+
+	if (!lua_isnoneornil(L, 1)) {
+		lua_Integer b = luaL_checkinteger(L, 1);
+
+		luaL_argcheck(L, b >= (1 << 20), 1, "a budget of at least 1 MiB (1048576 bytes)");
+		ps_symbols__set_budget(syms, (size_t)b);
+		ps_symbols__trim(syms);
+	}
+	if (ps_symbols__stats(syms, &st) < 0)
+		return luaL_error(L, "perfmon.symbols: out of memory");
+	lua_createtable(L, 0, 7);
+#define FIELD(name) (lua_pushinteger(L, (lua_Integer)st.name), lua_setfield(L, -2, #name))
+	FIELD(files);
+	FIELD(files_open);
+	FIELD(bytes);
+	FIELD(budget);
+	FIELD(evictions);
+	FIELD(processes);
+	FIELD(unwinders);
+#undef FIELD
+	return 1;
+}
+
 void ps_lua_sample_stack__open(lua_State *L, struct ps_script *sc)
 {
 	if (lua_getglobal(L, "perfmon") == LUA_TTABLE) {
@@ -338,6 +386,9 @@ void ps_lua_sample_stack__open(lua_State *L, struct ps_script *sc)
 		lua_pushlightuserdata(L, sc);
 		lua_pushcclosure(L, l_frames, 1);
 		lua_setfield(L, -2, "frames");
+		lua_pushlightuserdata(L, sc);
+		lua_pushcclosure(L, l_symbols, 1);
+		lua_setfield(L, -2, "symbols");
 	}
 	lua_pop(L, 1);
 }

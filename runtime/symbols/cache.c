@@ -43,6 +43,7 @@ void *ps_arena__alloc(struct ps_arena *a, size_t n)
 		b->size = size;
 		b->next = a->head;
 		a->head = b;
+		a->bytes += sizeof(*b) + size;
 	}
 	b->used += n;
 	return b->data + b->used - n;
@@ -67,6 +68,12 @@ void ps_arena__free(struct ps_arena *a)
 		free(b);
 	}
 	a->head = NULL;
+	a->bytes = 0;
+}
+
+size_t ps_addr_cache__bytes(const struct ps_addr_cache *c)
+{
+	return c->nslots * sizeof(struct ps_cache_slot);
 }
 
 static inline size_t slot_of(uint64_t key, size_t mask)

@@ -377,6 +377,7 @@ int ps_dso__open(struct ps_dso *d, struct ps_dso **real)
 	if (!d->usable)
 		return -ENOENT;
 	*real = d->same ? d->same : d;
+	(*real)->used = d->used = ++d->owner->tick;
 	return 0;
 }
 

@@ -18,6 +18,10 @@
 #define PS_GONE_RECENT	4096
 #define PS_GONE_SAMPLED 16384
 
+/* Under a memory budget (symbols/budget.c), exited processes no sample
+ * named go before their time, oldest first; those a sample named stay,
+ * bounded by PS_GONE_SAMPLED. */
+
 /* Append e; when the FIFO is full, its oldest entry goes to *out and 1 is
  * returned. Without memory for the FIFO nothing is kept track of (the
  * process then stays: a leak only where memory is short anyway). */
@@ -59,6 +63,59 @@ void ps_procs__exited(struct ps_symbols *syms, pid_t pid)
 		return;
 	if (p)
 		ps_procs__drop(syms, p);
+}
+
+static size_t proc_bytes(const struct ps_proc *p)
+{
+	return sizeof(*p) + p->cap * sizeof(*p->maps) + 64; /* its pidmap entry and heap headers */
+}
+
+/* Each valid entry of f, oldest first, to fn; stop when fn says so. */
+static void each_gone(struct ps_symbols *syms, struct ps_gone_fifo *f, size_t cap,
+		      bool (*fn)(struct ps_symbols *syms, struct ps_proc *p, void *ctx), void *ctx)
+{
+	for (size_t i = 0; f->v && i < f->n; i++) {
+		struct ps_proc *p = still(syms, f->v[(f->head + i) % cap]);
+
+		if (p && !fn(syms, p, ctx))
+			break;
+	}
+}
+
+static bool add_bytes(struct ps_symbols *syms, struct ps_proc *p, void *ctx)
+{
+	(void)syms;
+	*(size_t *)ctx += proc_bytes(p);
+	return true;
+}
+
+size_t ps_procs__gone_bytes(struct ps_symbols *syms)
+{
+	size_t n = 0;
+
+	each_gone(syms, &syms->recent, PS_GONE_RECENT, add_bytes, &n);
+	each_gone(syms, &syms->sampled, PS_GONE_SAMPLED, add_bytes, &n);
+	return n;
+}
+
+static bool shed_one(struct ps_symbols *syms, struct ps_proc *p, void *ctx)
+{
+	size_t *want = ctx, b = proc_bytes(p);
+
+	if (p->sampled) /* a profile may hold its addresses: the count bounds those */
+		return true;
+	ps_procs__drop(syms, p); /* its FIFO entry is now stale, and skipped */
+	*want = *want > b ? *want - b : 0;
+	return *want > 0;
+}
+
+size_t ps_procs__shed(struct ps_symbols *syms, size_t want)
+{
+	size_t left = want;
+
+	if (left)
+		each_gone(syms, &syms->recent, PS_GONE_RECENT, shed_one, &left);
+	return want - left;
 }
 
 void ps_procs__free_gone(struct ps_symbols *syms)

@@ -31,6 +31,7 @@
  * one by one. */
 struct ps_arena {
 	struct ps_arena_block *head;
+	size_t bytes; /* in all its blocks */
 };
 void *ps_arena__alloc(struct ps_arena *a, size_t n); /* 8-aligned; NULL on ENOMEM */
 char *ps_arena__strdup(struct ps_arena *a, const char *s);
@@ -45,6 +46,7 @@ struct ps_addr_cache {
 /* true with *v set when addr is in the cache. */
 bool ps_addr_cache__get(const struct ps_addr_cache *c, uint64_t addr, const void **v);
 void ps_addr_cache__put(struct ps_addr_cache *c, uint64_t addr, const void *v);
+size_t ps_addr_cache__bytes(const struct ps_addr_cache *c);
 /* The value in slot i (0 <= i < nslots), NULL for an empty one: to free them. */
 const void *ps_addr_cache__value(const struct ps_addr_cache *c, size_t i);
 void ps_addr_cache__free(struct ps_addr_cache *c);
@@ -101,6 +103,8 @@ struct ps_dso {
 	struct ps_addr_cache cache;  /* address -> "func+0x1a" (or ps_no_symbol) */
 	struct ps_dwarf *dwarf;	     /* lines and inline frames, NULL until asked */
 	struct ps_arena arena;
+	size_t names_size;
+	uint64_t used; /* ps_dsos.tick when last opened for an answer (symbols/budget.c) */
 };
 
 /* Every ps_dso a ps_symbols has seen, and the settings they follow. */
@@ -109,6 +113,9 @@ struct ps_dsos {
 	size_t n, cap;
 	struct ps_dso *vdso; /* the kernel's vDSO image, read once from our own process */
 	bool raw_names;	     /* no demangling */
+	uint64_t tick;	     /* bumped per ps_dso__open: recency for the LRU */
+	size_t budget;	     /* bytes the files' tables and images may hold (0: default) */
+	uint64_t evictions;
 };
 
 /* The ps_dso for path (opened as open_path, which differs from path for a
@@ -152,6 +159,14 @@ void ps_dso_names__free(struct ps_dso_names *t);
 /* symbols/demangle.c: the readable form of a C++ (Itanium) or legacy Rust
  * name, malloc'd; NULL when name is not mangled or does not demangle. */
 char *ps_demangle(const char *name);
+
+/* symbols/budget.c: what dso's tables, caches and image hold now, its
+ * image counted by the pages resident; give them back (the file opens again
+ * at its next use; files sharing its tables by build id go back with it). */
+size_t ps_dso__bytes(const struct ps_dso *dso);
+void ps_dso__evict(struct ps_dso *dso);
+/* symbols/srcline.c: what its caches hold. */
+size_t ps_dwarf__bytes(const struct ps_dwarf *d);
 
 /* symbols/srcline.c: the source frames at a link-time address of dso
  * (inlined functions innermost first, then the one holding them); the count,
@@ -218,6 +233,10 @@ void ps_procs__drop(struct ps_symbols *syms, struct ps_proc *p);
 /* symbols/gone.c: pid's process exited; older exited ones may go. */
 void ps_procs__exited(struct ps_symbols *syms, pid_t pid);
 void ps_procs__free_gone(struct ps_symbols *syms);
+/* symbols/gone.c: what the exited processes kept hold; drop the oldest of
+ * them no sample named until about want bytes are freed (what was freed). */
+size_t ps_procs__gone_bytes(struct ps_symbols *syms);
+size_t ps_procs__shed(struct ps_symbols *syms, size_t want);
 /* The mapping holding addr, or NULL. */
 struct ps_map *ps_proc__lookup(struct ps_proc *p, uint64_t addr);
 /* Whether m's file-to-module adjustment is known (computed once). */
@@ -236,6 +255,7 @@ struct ps_dso *ps_syms__file(struct ps_symbols *syms, const char *path);
 /* symbols/unwind.c */
 void ps_unwinder__free(struct ps_symbols *syms, struct ps_unwinder *uw);
 void ps_unwinders__free(struct ps_symbols *syms);
+size_t ps_unwinders__count(const struct ps_unwinders *l);
 
 /* symbols/jit.c: "name+0x10" for addr from /tmp/perf-PID.map (re-read when
  * it grows), with *dso the map's path; -ENOENT when the map has no entry. */

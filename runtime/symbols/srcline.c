@@ -59,6 +59,14 @@ void ps_dwarf__free(struct ps_dwarf *d)
 	free(d);
 }
 
+size_t ps_dwarf__bytes(const struct ps_dwarf *d)
+{
+	if (!d)
+		return 0;
+	return sizeof(*d) + d->arena.bytes + ps_addr_cache__bytes(&d->cache) +
+	       ps_addr_cache__bytes(&d->shown) + ps_addr_cache__bytes(&d->units);
+}
+
 static struct ps_dwarf *dwarf_of(struct ps_dso *real)
 {
 	struct ps_dwarf *d = real->dwarf;

@@ -151,6 +151,11 @@ void ps_unwinder__free(struct ps_symbols *syms, struct ps_unwinder *uw)
 	free(uw);
 }
 
+size_t ps_unwinders__count(const struct ps_unwinders *l)
+{
+	return l->n;
+}
+
 void ps_unwinders__free(struct ps_symbols *syms)
 {
 	while (syms->unwinders && syms->unwinders->head)

@@ -58,6 +58,7 @@ static int copy_names(struct ps_dso *d, size_t total)
 	if (!p)
 		return -ENOMEM;
 	d->names = p;
+	d->names_size = total;
 	for (size_t i = 0; i < d->nsyms; i++) {
 		size_t len = strcspn(d->syms[i].name, "@");
 

@@ -503,6 +503,37 @@ static void test_unknown(void)
 	tap_ok(1, "ps_symbols__free(NULL)");
 }
 
+/* The budget: with 1 MiB, trim gives files back, and they answer the same
+ * when asked again (they open anew). */
+static void test_budget(void)
+{
+	struct ps_symbols *syms = ps_symbols__new();
+	struct ps_symbols_stats st = {.sz = sizeof(st)};
+	uint64_t libc = (uint64_t)(uintptr_t)&getpid + 2, self = (uint64_t)(uintptr_t)&test_budget;
+	char a[256], b[256], c[256], d[256];
+	size_t evicted;
+
+	ps_symbols__add_proc(syms, getpid());
+	ps_symbols__resolve(syms, getpid(), libc, false, a, sizeof(a), NULL);
+	ps_symbols__resolve(syms, getpid(), self, false, b, sizeof(b), NULL);
+	ps_symbols__stats(syms, &st);
+	tap_ok(st.files_open >= 2 && st.bytes > (1u << 20) && st.budget == 128u << 20,
+	       "two files read: %zu of %zu open, %zu bytes, budget %zu", st.files_open, st.files,
+	       st.bytes, st.budget);
+	tap_is_u64(ps_symbols__trim(syms), 0, "under the default budget, trim gives nothing back");
+	ps_symbols__set_budget(syms, 1u << 20);
+	evicted = ps_symbols__trim(syms);
+	ps_symbols__stats(syms, &st);
+	tap_ok(evicted >= 1 && st.evictions == evicted && st.bytes <= 3u << 18,
+	       "at 1 MiB, trim gives %zu files back: %zu bytes left", evicted, st.bytes);
+	ps_symbols__resolve(syms, getpid(), libc, false, c, sizeof(c), NULL);
+	ps_symbols__resolve(syms, getpid(), self, false, d, sizeof(d), NULL);
+	tap_ok(!strcmp(a, c) && !strcmp(b, d), "and they answer the same after: %s, %s", c, d);
+	ps_symbols__free(syms);
+	tap_ok(ps_symbols__stats(NULL, &st) == -EINVAL && ps_symbols__trim(NULL) == 0,
+	       "NULL: stats -EINVAL, trim 0");
+}
+
 int main(void)
 {
 	const char *workload = getenv("WORKLOAD");
@@ -514,6 +545,7 @@ int main(void)
 	else
 		tap_skip("no workload helper (make build/tests/workload)", "workload symbols");
 	test_self();
+	test_budget();
 	test_kernel();
 	test_unknown();
 	return tap_done();

@@ -1,0 +1,167 @@
+/*
+ * budget.c: the symbolizer's memory, bounded in bytes. What it keeps per
+ * file (the file's image, mapped; its symbol table and names; the cached
+ * answers and their text; line tables and inline frames) is what a long
+ * system-wide session accumulates as new binaries come and go, so the files
+ * are kept in least-recently-used order under a budget: ps_symbols__trim,
+ * called where no answer given out is still in use, gives the oldest
+ * files' memory back until the rest fits in three quarters of the budget.
+ * A file given back opens again at its next use, at the cost of reading it
+ * again. The mappings kept of processes that exited (so that samples taken
+ * before their exit still name their code) count too, and go first, oldest
+ * first. An image counts by its pages that are resident (mincore), which is
+ * what it adds to the process's RSS; the unwinders' Dwfls, which hold
+ * images, are dropped before any image is (they are rebuilt at the next
+ * sample of their process).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "symbols/internal.h"
+
+#define PS_SYMBOLS_BUDGET_DEFAULT (128u << 20)
+
+static size_t resident(const void *image, size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (size + page - 1) / page, in = 0;
+	unsigned char vec[4096];
+
+	for (size_t at = 0; at < n; at += sizeof(vec)) {
+		size_t k = n - at < sizeof(vec) ? n - at : sizeof(vec);
+
+		if (mincore((char *)image + at * page, k * page, vec) < 0)
+			return size; /* cannot tell: count it all */
+		for (size_t i = 0; i < k; i++)
+			in += vec[i] & 1;
+	}
+	return in * page;
+}
+
+size_t ps_dso__bytes(const struct ps_dso *d)
+{
+	size_t n = d->arena.bytes + ps_addr_cache__bytes(&d->cache) + ps_dwarf__bytes(d->dwarf) +
+		   d->nsyms * sizeof(*d->syms) + d->names_size + d->nloads * sizeof(*d->loads);
+
+	if (d->image)
+		n += d->image_mapped ? resident(d->image, d->image_size) : d->image_size;
+	return n;
+}
+
+/* Back to "not opened yet", keeping what names the file. */
+static void give_back(struct ps_dso *d)
+{
+	ps_arena__free(&d->arena);
+	ps_addr_cache__free(&d->cache);
+	ps_dwarf__free(d->dwarf);
+	ps_dso_names__free(d->byname);
+	if (d->image_mapped)
+		munmap(d->image, d->image_size);
+	else
+		free(d->image);
+	free(d->syms);
+	free(d->names);
+	free(d->loads);
+	d->dwarf = NULL;
+	d->byname = NULL;
+	d->image = NULL;
+	d->syms = NULL;
+	d->names = NULL;
+	d->loads = NULL;
+	d->image_size = d->nsyms = d->names_size = d->nloads = 0;
+	d->image_mapped = d->opened = d->usable = false;
+	d->same = NULL;
+}
+
+void ps_dso__evict(struct ps_dso *d)
+{
+	struct ps_dsos *dsos = d->owner;
+
+	for (size_t i = 0; i < dsos->n; i++)
+		if (dsos->v[i]->same == d)
+			give_back(dsos->v[i]);
+	give_back(d);
+	dsos->evictions++;
+}
+
+static int by_use(const void *a, const void *b)
+{
+	const struct ps_dso *x = *(struct ps_dso *const *)a, *y = *(struct ps_dso *const *)b;
+
+	return x->used < y->used ? -1 : x->used > y->used;
+}
+
+/* Every file's bytes, and the files that hold some (not the vDSO, which is
+ * read once from our own process and small). */
+static size_t total(struct ps_symbols *syms, struct ps_dso **held, size_t *nheld)
+{
+	struct ps_dsos *dsos = &syms->dsos;
+	size_t sum = 0;
+
+	*nheld = 0;
+	for (size_t i = 0; i < dsos->n; i++) {
+		struct ps_dso *d = dsos->v[i];
+
+		if (!d->opened || d->same)
+			continue; /* a file sharing another's tables holds nothing itself */
+		sum += ps_dso__bytes(d);
+		if (held && d != dsos->vdso)
+			held[(*nheld)++] = d;
+	}
+	return sum;
+}
+
+size_t ps_symbols__trim(struct ps_symbols *syms)
+{
+	size_t budget, sum, n, evicted = 0;
+	struct ps_dso **held;
+
+	if (!syms)
+		return 0;
+	budget = syms->dsos.budget ? syms->dsos.budget : PS_SYMBOLS_BUDGET_DEFAULT;
+	sum = total(syms, NULL, &n) + ps_procs__gone_bytes(syms);
+	if (sum <= budget)
+		return 0;
+	sum -= ps_procs__shed(syms, sum - budget / 4 * 3);
+	if (sum <= budget / 4 * 3 || !(held = malloc(syms->dsos.n * sizeof(*held))))
+		return 0;
+	sum = total(syms, held, &n);
+	qsort(held, n, sizeof(*held), by_use);
+	ps_unwinders__free(syms); /* their Dwfls hold images */
+	for (size_t i = 0; i < n && sum > budget / 4 * 3; i++) {
+		size_t b = ps_dso__bytes(held[i]);
+
+		ps_dso__evict(held[i]);
+		sum = sum > b ? sum - b : 0;
+		evicted++;
+	}
+	free(held);
+	return evicted;
+}
+
+void ps_symbols__set_budget(struct ps_symbols *syms, size_t bytes)
+{
+	if (syms)
+		syms->dsos.budget = bytes;
+}
+
+int ps_symbols__stats(struct ps_symbols *syms, struct ps_symbols_stats *st)
+{
+	size_t n = 0;
+
+	if (!syms || !st || st->sz < sizeof(*st))
+		return -EINVAL;
+	*st = (struct ps_symbols_stats){.sz = sizeof(*st)};
+	for (size_t i = 0; i < syms->dsos.n; i++)
+		n += syms->dsos.v[i]->opened && !syms->dsos.v[i]->same;
+	st->files = syms->dsos.n;
+	st->files_open = n;
+	st->bytes = total(syms, NULL, &n) + ps_procs__gone_bytes(syms);
+	st->budget = syms->dsos.budget ? syms->dsos.budget : PS_SYMBOLS_BUDGET_DEFAULT;
+	st->evictions = syms->dsos.evictions;
+	st->processes = syms->procs.n;
+	st->unwinders = syms->unwinders ? ps_unwinders__count(syms->unwinders) : 0;
+	return 0;
+}

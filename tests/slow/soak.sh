@@ -1,0 +1,52 @@
+# soak.sh: a system-wide profile with DWARF stacks at 1 kHz per CPU for 60 s
+# while short-lived processes of many binaries come and go (gzip, xz, sort,
+# perl, ls, the stack-heavy test program), each sample folded into its
+# stack's names, with the symbolizer's budget set to 16 MiB. Its memory
+# must level off: what the symbolizer holds stays within the budget at
+# every check (files given back: there are evictions), and the RSS outside
+# Lua's heap grows less than 16 MiB over the second half. Every figure goes
+# to the log.
+source "$(dirname "$0")/../e2e/lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=$ROOT/build/tests
+SECS=${SOAK_SECONDS:-60}
+if ! need_root; then
+	skip "a system-wide profile needs root" "soak: memory levels off"
+	done_testing; exit
+fi
+churn() {
+	while :; do
+		gzip -c "$PERFSCRIPT" >/dev/null
+		xz -1 -c /etc/services >/dev/null 2>&1
+		sort /etc/services >/dev/null
+		perl -e '1 for 1..100000' 2>/dev/null
+		ls -R /usr/share/doc >/dev/null 2>&1
+		"$B/manystacks" 0.2
+	done
+}
+churn &
+churner=$!
+trap 'kill $churner 2>/dev/null; pkill -P $churner 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+"$PERFSCRIPT" -a -T "$SECS" -e '
+perfmon.symbols(16 * 1024 * 1024)
+c = perfmon.counter("cpu-clock/freq=1000,call-graph=dwarf/")
+local n, bytes = 0, 0
+probe("perfmon.sample(c)", function(s) n = n + 1; bytes = bytes + #s:folded() end)
+local t0 = os.time()
+probe("timer.s(5)", function()
+  local f = io.open("/proc/self/status"); local st = f:read("a"); f:close()
+  local y = perfmon.symbols()
+  local rss, lua = tonumber(st:match("VmRSS:%s*(%d+)")), math.floor(collectgarbage("count"))
+  print(os.time() - t0, rss - lua, y.bytes, y.budget, y.evictions, y.processes, n, bytes // n)
+  io.stdout:flush()
+end)' >"$TMP/soak.log" 2>&1
+rc=$?
+is "$rc" 0 "a ${SECS} s system-wide DWARF profile with processes coming and going runs to its end"
+diag "seconds rss_outside_lua_kb symbolizer_bytes budget evictions processes samples folded_bytes_avg"
+sed 's/^/# /' "$TMP/soak.log"
+over=$(awk '$3 > $4 * 1.25 { n++ } END { print n + 0 }' "$TMP/soak.log")
+is "$over" 0 "what the symbolizer holds stays within its 16 MiB budget (a quarter over at most, between trims)"
+ok $(( $(awk 'END { print $5 }' "$TMP/soak.log") > 0 ? 0 : 1 )) "files were given back to keep to it"
+half=$(awk -v s="$SECS" '$1 >= s / 2 && !a { a = $2 } { b = $2 } END { print b - a }' "$TMP/soak.log")
+ok $(( half < 16384 ? 0 : 1 )) "the RSS outside Lua's heap grows ${half} kB over the second half (less than 16 MiB)"
+done_testing
