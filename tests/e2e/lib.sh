@@ -52,12 +52,12 @@ wait_for() {
 	done
 	return 1
 }
-# tmux_wait SESSION REGEX [SECONDS]: until the pane shows text matching
-# REGEX (grep -E over the whole screen); 1 on timeout.
+# tmux_wait SESSION REGEX [COUNT]: until COUNT (default 1) lines of the
+# pane match REGEX (grep -E, line by line), within 10 s; 1 on timeout.
 tmux_wait() {
 	local i
-	for ((i = 0; i < ${3:-10} * 50; i++)); do
-		tmux capture-pane -t "$1" -p 2>/dev/null | grep -qzE "$2" && return 0
+	for ((i = 0; i < 500; i++)); do
+		(($(tmux capture-pane -t "$1" -p 2>/dev/null | grep -cE "$2") >= ${3:-1})) && return 0
 		sleep 0.02
 	done
 	return 1

@@ -98,7 +98,7 @@ pgrep -f '^sleep 31$' >/dev/null; is "$?" 1 "| head -1: the command is stopped"
 if command -v tmux >/dev/null; then
 	s=ps-sig-$$
 	tmux new-session -d -s $s -x 120 -y 20 "$PERFSCRIPT -i; echo EXITED \$?; sleep 10"
-	tmux_wait $s 'perfscript> $'
+	tmux_wait $s '^perfscript> *$'
 	tmux send-keys -t $s -l 'print("looping") while true do end'; tmux send-keys -t $s Enter
 	tmux_wait $s '^looping'
 	tmux send-keys -t $s C-c
@@ -106,9 +106,9 @@ if command -v tmux >/dev/null; then
 	tmux send-keys -t $s -l 'print("co") coroutine.wrap(function() while true do end end)()'; tmux send-keys -t $s Enter
 	tmux_wait $s '^co$'
 	tmux send-keys -t $s C-c
-	tmux_wait $s 'interrupted(.|\n)*interrupted'
+	tmux_wait $s 'interrupted' 2
 	tmux send-keys -t $s -l 'print(40 + 2)'; tmux send-keys -t $s Enter
-	tmux_wait $s $'\n42'
+	tmux_wait $s '^42$'
 	screen=$(tmux capture-pane -t $s -p)
 	tmux kill-session -t $s 2>/dev/null
 	like "$screen" "interrupted" "REPL: Ctrl-C interrupts a running chunk"
