@@ -55,6 +55,7 @@ wait_for() {
 # tmux_wait SESSION REGEX [COUNT]: until COUNT (default 1) lines of the
 # pane match REGEX (grep -E, line by line), within 10 s; 1 on timeout.
 tmux_wait() {
+	[[ -n ${TMUX_DEBUG-} ]] && echo "# wait $2 x${3:-1} at $(date +%s.%N | cut -c7-13)" >&2
 	local i
 	for ((i = 0; i < 500; i++)); do
 		(($(tmux capture-pane -t "$1" -p 2>/dev/null | grep -cE "$2") >= ${3:-1})) && return 0

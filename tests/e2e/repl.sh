@@ -36,23 +36,41 @@ perfscript.counter .task-clock.: [0-9]+
 a	\{\}	3$' "-i shows tables one level deep with sorted keys, cut at 50, objects by __tostring"
 
 if command -v tmux >/dev/null; then
-	s=ps-repl-$$
-	tmux new-session -d -s $s -x 150 -y 30 "$PERFSCRIPT -i; echo EXITED \$?; sleep 10"
-	send() { tmux send-keys -t $s -l "$1"; tmux send-keys -t $s Enter; sleep 0.3; }
-	sleep 0.5
+	# Each step waits for what it makes appear (a new prompt, a completion,
+	# output), never a fixed time.
+	nlines() { tmux capture-pane -t $s -p | grep -cE "$1"; }
+	send() { # LINE: type it, Enter, and wait for the next prompt
+		local n; n=$(nlines '^perfscript>')
+		tmux send-keys -t $s -l "$1"; tmux send-keys -t $s Enter
+		tmux_wait $s '^perfscript>' $((n + 1))
+	}
+	sendc() { # LINE: a line that continues a chunk: wait for the next ">>"
+		local n; n=$(nlines '^ *>>')
+		tmux send-keys -t $s -l "$1"; tmux send-keys -t $s Enter
+		tmux_wait $s '^ *>>' $((n + 1))
+	}
+	tab() { tmux send-keys -t $s -l "$1"; tmux send-keys -t $s Tab; tmux_wait $s "$2"; } # TEXT WAIT-REGEX
+	start() { # NAME ROWS
+		s=$1-$$
+		tmux new-session -d -s $s -x 150 -y "$2" "$PERFSCRIPT -i; echo EXITED \$?; sleep 10"
+		tmux_wait $s '^perfscript> *$'
+	}
+	start ps-repl 30
 	send 'c = perfmon.counter("task-clock")'
-	send 'for i = 1, 2 do'
-	send 'print(i * 10)'
+	sendc 'for i = 1, 2 do'
+	sendc 'print(i * 10)'
 	send 'end'
 	send 'c:read() > 0'
-	tmux send-keys -t $s -l 'perfmon.cou'; tmux send-keys -t $s Tab; sleep 0.3
-	tmux send-keys -t $s -l '("syscalls:sys_enter_getpp'; tmux send-keys -t $s Tab; sleep 1
+	tab 'perfmon.cou' 'perfscript> perfmon\.counter *$'
+	tab '("syscalls:sys_enter_getpp' 'sys_enter_getppid *$'
 	send '"):name()'
-	tmux send-keys -t $s -l 'unfinished('; tmux send-keys -t $s C-c; sleep 0.3
+	n=$(nlines '^perfscript>')
+	tmux send-keys -t $s -l 'unfinished('; tmux send-keys -t $s C-c
+	tmux_wait $s '^perfscript>' $((n + 1))
 	send 'probe("timer.ms(200)", function() print("tick") end)'
 	send 'probe("end", function() print("end probe") end)'
-	sleep 0.6
-	tmux send-keys -t $s C-d; sleep 0.5
+	tmux_wait $s '^tick' 2
+	tmux send-keys -t $s C-d; tmux_wait $s '^EXITED'
 	screen=$(tmux capture-pane -t $s -p)
 	tmux kill-session -t $s 2>/dev/null
 	like "$screen" "perfscript> for i = 1, 2 do
@@ -70,16 +88,14 @@ syscalls:sys_enter_getppid" "tty: TAB completes Lua names, and event names insid
 EXITED 0" "tty: Ctrl-D ends the session with its end probes"
 	# TAB completion on a strict _G: looking the table up raises, completion
 	# finds nothing and the session goes on (it died with a Lua panic).
-	s=ps-repl-strict-$$
-	tmux new-session -d -s $s -x 150 -y 30 "$PERFSCRIPT -i; echo EXITED \$?; sleep 10"
-	sleep 0.5
-	send 'setmetatable(_G, {__index = function(_, k) error("undefined " .. k, 2) end})'
-	tmux send-keys -t $s -l 'nosuch.fie'; tmux send-keys -t $s Tab; sleep 0.3
+	start ps-repl-strict 30
+	send 'local _ = setmetatable(_G, {__index = function(_, k) error("undefined " .. k, 2) end})'
+	tmux send-keys -t $s -l 'nosuch.fie'; tmux send-keys -t $s Tab
 	tmux send-keys -t $s C-u
-	tmux send-keys -t $s -l 'perfmon.ver'; tmux send-keys -t $s Tab; sleep 0.3
-	tmux send-keys -t $s Enter; sleep 0.3
+	tab 'perfmon.ver' 'perfscript> perfmon\.version *$'
+	n=$(nlines '^perfscript>'); tmux send-keys -t $s Enter; tmux_wait $s '^perfscript>' $((n + 1))
 	send 'probe("end", function() print("end probe") end)'
-	tmux send-keys -t $s C-d; sleep 0.5
+	tmux send-keys -t $s C-d; tmux_wait $s '^EXITED'
 	screen=$(tmux capture-pane -t $s -p)
 	tmux kill-session -t $s 2>/dev/null
 	! grep -q PANIC <<<"$screen"; ok $? "tty, strict _G: TAB on an undefined table does not panic"
@@ -90,19 +106,20 @@ $(sed 's/\./\\./g' <<<"$("$PERFSCRIPT" --version | sed 's/^perfscript \([^ ]*\).
 EXITED 0" "tty, strict _G: Ctrl-D ends the session with its end probes"
 	# Probe output while a line is half typed goes above it; TAB completes
 	# methods after ':' and fields after '.', from metatables.
-	s=ps-repl-above-$$
-	tmux new-session -d -s $s -x 150 -y 40 "$PERFSCRIPT -i; echo EXITED \$?; sleep 10"
-	sleep 0.5
+	start ps-repl-above 40
 	send 'c = perfmon.counter("syscalls:sys_enter_getpid/period=1/")'
 	send 'probe("perfmon.sample(c)", function(s) last = s end); pid()'
-	tmux send-keys -t $s -l 'c:sta'; tmux send-keys -t $s Tab; sleep 0.3; send '()'
-	tmux send-keys -t $s -l 'last.callch'; tmux send-keys -t $s Tab; sleep 0.3
+	tab 'c:sta' 'perfscript> c:start *$'; send '()'
+	tab 'last.callch' 'perfscript> last\.callchain *$'
 	send ' -- completed'
-	tmux send-keys -t $s -l 'last:us'; tmux send-keys -t $s Tab; sleep 0.3; tmux send-keys -t $s C-u
+	# two methods start so (ustack, user_string): nothing to add, nothing breaks
+	tmux send-keys -t $s -l 'last:us'; tmux send-keys -t $s Tab; tmux send-keys -t $s C-u
 	send 'n = 0; probe("timer.ms(150)", function() n = n + 1; if n <= 3 then print("tick " .. n) end end)'
-	tmux send-keys -t $s -l 'half typed'; sleep 0.8
+	tmux send-keys -t $s -l 'half typed'
+	tmux_wait $s '^tick 3'
+	tmux_wait $s '^perfscript> half typed *$'
 	screen=$(tmux capture-pane -t $s -p)
-	tmux send-keys -t $s C-u; tmux send-keys -t $s C-d; sleep 0.5
+	tmux send-keys -t $s C-u; tmux send-keys -t $s C-d; tmux_wait $s '^EXITED'
 	tmux kill-session -t $s 2>/dev/null
 	like "$screen" "perfscript> c:start\(\)" "tty: TAB after ':' completes a counter's method"
 	like "$screen" "perfscript> last.callchain -- completed" "tty: TAB after '.' completes a sample's field"
