@@ -189,20 +189,22 @@ deps:
 tests-bin: all $(UNIT_BINS) $(HELPERS)
 .PHONY: tests-bin
 
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+
 check: deps
-	@$(MAKE) --no-print-directory tests-bin
+	@$(MAKE) --no-print-directory -j$(NPROC) tests-bin
 	@tests/run
 
 # The slow suites (tests/slow): the sanitizer builds (ASan/UBSan/LSan over
 # the CLI suites, ThreadSanitizer over the threaded C tests) and the
 # fuzzers. CI runs them after `make check`.
 check-slow: deps
-	@$(MAKE) --no-print-directory tests-bin
+	@$(MAKE) --no-print-directory -j$(NPROC) tests-bin
 	@tests/run --slow
 .PHONY: check-slow
 
 demo: deps
-	@$(MAKE) --no-print-directory all $(HELPERS)
+	@$(MAKE) --no-print-directory -j$(NPROC) all $(HELPERS)
 	./perfscript examples/counters.lua -c '$(BUILD)/tests/workload pages 20000'
 
 bench: deps

@@ -65,23 +65,42 @@ like "$om" $'\n# EOF\n?$' "OpenMetrics: the page ends with # EOF"
 is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/nothing")" 404 "another path is 404"
 is "$(curl -s -o /dev/null -w '%{http_code}' -X POST -d x "$url")" 405 "POST is 405"
 
-# A real Prometheus scrapes it every second; its query API has the series.
+# A real Prometheus scrapes it every second, and a second exporter over
+# TLS with basic auth (a web configuration file); its query API has both.
+tls=""
+if command -v openssl >/dev/null && command -v python3 >/dev/null; then
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/key.pem" -out "$TMP/cert.pem" -days 2 \
+		-subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1
+	hash=$(python3 -W ignore -c 'import crypt; print(crypt.crypt("s3cret", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1024)))')
+	printf 'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\nbasic_auth_users:\n  prom: %s\n' \
+		"$hash" >"$TMP/web.yml"
+	"$PERFSCRIPT" "$EX/exporter.lua" --listen 127.0.0.1:0 -p $$ --events task-clock \
+		--web.config.file "$TMP/web.yml" >"$TMP/tls.out" 2>&1 &
+	pids+=($!)
+	tport=$(wait_line "$TMP/tls.out" '^listening on https' | sed 's/.*:\([0-9]*\)\/metrics$/\1/')
+	tls="
+  - job_name: perfscript-tls
+    scheme: https
+    tls_config: { ca_file: \"$TMP/cert.pem\" }
+    basic_auth: { username: prom, password: s3cret }
+    static_configs: [ { targets: [\"127.0.0.1:$tport\"] } ]"
+fi
 if ! command -v prometheus >/dev/null; then
-	skip "prometheus is not installed (Debian's prometheus package)" "Prometheus scrapes the exporter"
+	for d in "answers a query" "has the getppid count" "the target is up" "no scrape error" \
+		"task-clock seconds" "over TLS with basic auth" "its target is https"; do
+		skip "prometheus is not installed (Debian's prometheus package)" "Prometheus $d"
+	done
 else
-	cat >"$TMP/prom.yml" <<EOF
-global: { scrape_interval: 1s, scrape_timeout: 1s }
-scrape_configs:
-  - job_name: perfscript
-    static_configs: [ { targets: ["127.0.0.1:$port"] } ]
-EOF
+	printf '%s\n' "global: { scrape_interval: 1s, scrape_timeout: 1s }" "scrape_configs:" \
+		"  - job_name: perfscript" "    static_configs: [ { targets: [\"127.0.0.1:$port\"] } ]$tls" \
+		>"$TMP/prom.yml"
 	for try in 1 2 3 4 5; do
 		pport=$((20000 + RANDOM % 40000))
 		prometheus --config.file="$TMP/prom.yml" --storage.tsdb.path="$TMP/prom-data" \
 			--web.listen-address="127.0.0.1:$pport" >"$TMP/prom.log" 2>&1 &
 		prom=$!; pids+=($prom)
-		sleep 1
-		kill -0 $prom 2>/dev/null && break
+		wait_line "$TMP/prom.log" 'Server is ready|address already in use' >/dev/null
+		kill -0 $prom 2>/dev/null && ! grep -q 'address already in use' "$TMP/prom.log" && break
 	done
 	query() { curl -s "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1"; }
 	got=""
@@ -91,14 +110,27 @@ EOF
 		sleep 0.5
 	done
 	like "$got" '"status":"success"' "Prometheus answers a query"
-	like "$got" "\"__name__\":\"perfscript_events_total\".*\"comm\":\"workload\".*\"pid\":\"$wl\".*\"value\":\\[[0-9.]+,\"$N\"\\]" \
+	like "$got" "\"__name__\":\"perfscript_events_total\".*\"comm\":\"workload\".*\"pid\":\"$wl\".*\"value\":\\[[0-9.]+,\"$N\"\]" \
 		"Prometheus has perfscript_events_total for the getppid event: $N"
 	got=$(query 'up{job="perfscript"}')
 	like "$got" '"value":\[[0-9.]+,"1"\]' "the scrape target is up"
 	got=$(curl -s "http://127.0.0.1:$pport/api/v1/targets")
-	like "$got" '"lastError":""' "the last scrape had no error"
-	got=$(query 'perfscript_event_seconds_total{event="task-clock"} > 0')
+	like "$got" '"job":"perfscript".*"lastError":""|"lastError":"".*"job":"perfscript"' "the last scrape had no error"
+	got=$(query 'perfscript_event_seconds_total{event="task-clock",job="perfscript"} > 0')
 	like "$got" '"event":"task-clock"' "task-clock seconds arrive as a counter"
+	if [[ -n $tls ]]; then
+		for ((i = 0; i < 60; i++)); do
+			got=$(query 'up{job="perfscript-tls"} == 1')
+			[[ $got == *'"value"'* ]] && break
+			sleep 0.5
+		done
+		like "$got" '"job":"perfscript-tls"' "a real Prometheus scrapes an exporter over TLS with basic auth"
+		got=$(curl -s "http://127.0.0.1:$pport/api/v1/targets")
+		like "$got" '"scrapeUrl":"https://127.0.0.1:'"$tport"'/metrics"' "its target is https"
+	else
+		skip "openssl or python3 is missing (a certificate, a bcrypt hash)" "Prometheus over TLS with basic auth"
+		skip "openssl or python3 is missing" "its target is https"
+	fi
 	kill $prom; wait $prom 2>/dev/null
 fi
 kill -USR2 $wl; wait $wl

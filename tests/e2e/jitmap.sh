@@ -28,7 +28,7 @@ wait_line() {
 	done
 	return 1
 }
-# A root profile of every CPU for 1 s: the JIT's hottest name, the
+# A root profile of every CPU for 0.5 s: the JIT's hottest name, the
 # session's peak RSS in kB, and how long it took.
 PROFILE='c = perfmon_allocate_counter("cpu-clock/freq=499/")
 local p = require("profile").new()
@@ -40,7 +40,7 @@ probe("end", function()
 end)'
 profile() { # JIT-PID
 	local t0=$SECONDS out
-	out=$(timeout -s KILL 20 "$PERFSCRIPT" -a -T 1 -e "JP = $1; $PROFILE" 2>&1)
+	out=$(timeout -s KILL 20 "$PERFSCRIPT" -a -T 0.5 -e "JP = $1; $PROFILE" 2>&1)
 	echo "$out $((SECONDS - t0)) rc=$?"
 }
 start_jit() { # [nomap]: a JIT of nobody's; sets $jp
@@ -58,7 +58,7 @@ start_jit nomap
 map=/tmp/perf-$jp.map
 as_nobody mkfifo "$map"
 read -r key rss secs rc < <(profile "$jp")
-ok $(( secs <= 5 ? 0 : 1 )) "a FIFO at the map: the 1 s session ends in ${secs} s, not hung"
+ok $(( secs <= 5 ? 0 : 1 )) "a FIFO at the map: the 0.5 s session ends in ${secs} s, not hung"
 like "$key" '^(\[anon\]|0x)' "and the code stays unnamed ($key)"
 rm -f "$map"; as_nobody ln -s /dev/zero "$map"
 read -r key rss secs rc < <(profile "$jp")

@@ -21,9 +21,7 @@ if ! command -v luacheck >/dev/null; then
 	skip "luacheck is not installed (make deps installs lua-check)" "luacheck"
 	done_testing; exit
 fi
-for f in examples/*.lua tapsets/*.lua tests/spec/*.lua tests/busted.lua; do
-	[[ -e $f ]] || continue
-	out=$(luacheck --no-color -q "$f" 2>&1); ok $? "luacheck $f"
-	[[ -n $out ]] && printf '%s\n' "$out" | sed 's/^/# /'
-done
+files=(examples/*.lua tapsets/*.lua tests/spec/*.lua tests/busted.lua)
+out=$(luacheck --no-color -q "${files[@]}" 2>&1); ok $? "luacheck: ${#files[@]} Lua files (examples, tapsets, specs)"
+[[ -n $out ]] && printf '%s\n' "$out" | sed 's/^/# /'
 done_testing

@@ -4,8 +4,8 @@
 # headers, and after oversized requests (which get 414/431 at once); a
 # connection that sends no whole request is closed after the idle time.
 # With a web configuration file (the Prometheus exporters' format) it
-# speaks TLS and asks for a bcrypt-checked user: curl and a real Prometheus
-# scrape it that way. Bad configuration files are refused with their line.
+# speaks TLS and asks for a bcrypt-checked user: curl scrapes it that way
+# (and a real Prometheus, in exporter.sh). Bad configuration files are refused with their line.
 source "$(dirname "$0")/lib.sh"
 EX=$(cd "$(dirname "$0")/../../examples" && pwd)
 ATTACK=$(dirname "$0")/attack.py
@@ -87,37 +87,8 @@ codes=$(for i in $(seq 12); do c -u "prom:guess$i" "$url"; echo; done | sort | u
 like "$codes" "503" "twelve guesses in a row: some are told to retry later (503) ($codes)"
 is "$(c -u prom:s3cret "$url")" 200 "the remembered password still gets in during the guessing"
 
-if ! command -v prometheus >/dev/null; then
-	skip "prometheus is not installed (Debian's prometheus package)" "Prometheus scrapes over TLS with basic auth"
-else
-	cat >"$TMP/prom.yml" <<EOF
-global: { scrape_interval: 1s, scrape_timeout: 1s }
-scrape_configs:
-  - job_name: perfscript
-    scheme: https
-    tls_config: { ca_file: "$TMP/cert.pem" }
-    basic_auth: { username: prom, password: s3cret }
-    static_configs: [ { targets: ["127.0.0.1:$port"] } ]
-EOF
-	for try in 1 2 3 4 5; do
-		pport=$((20000 + RANDOM % 40000))
-		prometheus --config.file="$TMP/prom.yml" --storage.tsdb.path="$TMP/prom-data" \
-			--web.listen-address="127.0.0.1:$pport" >"$TMP/prom.log" 2>&1 &
-		prom=$!; pids+=($prom)
-		wait_line "$TMP/prom.log" 'Server is ready|Starting TSDB' >/dev/null
-		kill -0 $prom 2>/dev/null && break
-	done
-	got=""
-	for ((i = 0; i < 60; i++)); do
-		got=$(curl -s "http://127.0.0.1:$pport/api/v1/query" --data-urlencode 'query=perfscript_event_seconds_total{event="task-clock"}')
-		[[ $got == *task-clock* ]] && break
-		sleep 0.5
-	done
-	like "$got" '"event":"task-clock"' "a real Prometheus scrapes it over TLS with basic auth"
-	got=$(curl -s "http://127.0.0.1:$pport/api/v1/targets")
-	like "$got" '"scrapeUrl":"https://127.0.0.1:'"$port"'/metrics".*"lastError":""' "its target is https and its last scrape had no error"
-	kill $prom; wait $prom 2>/dev/null
-fi
+# (A real Prometheus scraping over TLS with basic auth: tests/e2e/exporter.sh,
+# which starts one Prometheus for both of its checks.)
 
 # Configuration files that cannot be honoured are refused, naming the line.
 bad() { # FILE-TEXT REGEX DESCRIPTION
