@@ -22,7 +22,7 @@ LDFLAGS   ?=
 # with elfutils, the in-kernel path loads its programs with libbpf, vendor
 # event names come from libpfm4, the loop's HTTP listener is libmicrohttpd,
 # opened with dlopen by its soname when a listener is made (loop/http.c).
-CORE_LAYERS := base event symbols core sample sample/perf sample/bpf loop
+CORE_LAYERS := base event symbols core sample sample/perf sample/bpf session loop
 CORE_LIBS := -ldw -lelf -lbpf -lpfm -lstdc++ -ldl -lyaml -lcrypt
 MHD_SONAME := $(shell objdump -p "$$($(CC) -print-file-name=libmicrohttpd.so)" 2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')
 # BPF programs (runtime/sample/bpf/*.bpf.c): clang to BPF objects, bpftool to skeletons.

@@ -1,59 +1,119 @@
 #!/usr/bin/env bash
 # layers.sh: checks that runtime/ keeps its layers. Each folder is a layer,
-# lowest first: base event symbols core sample loop lua cli (sample/perf and
-# sample/bpf belong to sample). A file may include only headers of its own
-# layer or below, written "layer/file.h" (a bare "file.h" must sit in the
-# file's own folder; perfscript.h and the generated *.skel.h and *.pb-c.h
-# are always allowed), and an object may call only functions defined in its
-# own layer or below (nm over BUILD/obj). Prints one line per violation and
-# exits 1 if any.
-#   tests/layers.sh [BUILD]      (make lint runs it; needs a built tree)
+# lowest first: base event symbols core sample, then the two sampling
+# backends sample/perf and sample/bpf side by side (siblings: neither may
+# use the other), then session (the sampler that picks a backend per
+# counter, and the public session it makes), loop, lua, cli. A file may include only headers of its
+# own layer or below, written "layer/file.h" or <layer/file.h> (a bare
+# "file.h" must sit in the file's own folder; perfscript.h and the
+# generated *.skel.h and *.pb-c.h are always allowed), and an object may
+# call only functions defined in its own layer or below (nm over
+# BUILD/obj). lua.h and the other Lua headers belong to lua/ and cli/ only,
+# and libperfscript.so (everything below lua/) imports no lua_ or luaL_
+# symbol. Prints one line per violation and exits 1 if any.
+#   tests/layers.sh [BUILD [ROOT]]   (make lint runs it; needs a built tree)
+# ROOT is the tree whose runtime/ is checked (default: this one);
+# tests/e2e/lint.sh points it at seeded violations.
 cd "$(dirname "$0")/.." || exit 2
 build=${1:-build}
-layers=(base event symbols core sample loop lua cli)
-rank() { # path-or-layer -> its rank, or -1
-	local l=${1#runtime/}
-	l=${l%%/*}
-	for i in "${!layers[@]}"; do [[ ${layers[$i]} == "$l" ]] && { echo "$i"; return; }; done
+root=${2:-.}
+layers=(base event symbols core sample sample/perf sample/bpf session loop lua cli)
+ranks=(0 1 2 3 4 5 5 6 7 8 9)
+
+# The layer of a path below runtime/ (or of an object below BUILD/obj):
+# the longest layer name that prefixes it.
+layer_of() {
+	local p=${1#runtime/} best=""
+	for l in "${layers[@]}"; do
+		[[ $p == "$l"/* && ${#l} -gt ${#best} ]] && best=$l
+	done
+	echo "$best"
+}
+rank_of() { # layer -> rank, or -1
+	for i in "${!layers[@]}"; do [[ ${layers[$i]} == "$1" ]] && { echo "${ranks[$i]}"; return; }; done
 	echo -1
 }
 bad=0
 say() { echo "layers: $*"; bad=$((bad + 1)); }
+# Whether layer a may use layer b: b at a lower rank, or b is a itself.
+may_use() {
+	local ra rb
+	[[ $1 == "$2" ]] && return 0
+	ra=$(rank_of "$1"); rb=$(rank_of "$2")
+	((rb < ra))
+}
 
-for f in $(find runtime -name '*.[ch]' | sort); do
-	r=$(rank "$f")
-	((r < 0)) && { say "$f: not in a layer folder (${layers[*]})"; continue; }
-	while IFS= read -r inc; do
+for f in $(cd "$root" && find runtime -name '*.[ch]' | sort); do
+	l=$(layer_of "$f")
+	[[ -z $l ]] && { say "$f: not in a layer folder (${layers[*]})"; continue; }
+	while IFS= read -r line; do
+		inc=${line#*[\"<]}; inc=${inc%%[\">]*}
 		case $inc in
 		perfscript.h | *.skel.h | *.pb-c.h) continue ;;
-		*/*) ir=$(rank "$inc")
-			((ir < 0)) && say "$f: includes \"$inc\", which is in no layer"
-			((ir > r)) && say "$f: includes \"$inc\" from a higher layer" ;;
-		*) [[ -f $(dirname "$f")/$inc ]] || say "$f: includes \"$inc\": name its layer (\"layer/$inc\")" ;;
+		lua.h | lauxlib.h | lualib.h | luaconf.h)
+			[[ $l == lua || $l == cli ]] || say "$f: includes <$inc>: Lua belongs to lua/ and cli/ only"
+			continue ;;
 		esac
-	done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
+		if [[ $line == *\<* ]]; then # a system header, unless it names a project one
+			[[ -f $root/runtime/$inc ]] || continue
+		fi
+		if [[ $inc == */* ]]; then
+			il=$(layer_of "runtime/$inc")
+			if [[ -z $il ]]; then
+				say "$f: includes \"$inc\", which is in no layer"
+			elif ! may_use "$l" "$il"; then
+				if [[ $(rank_of "$il") == $(rank_of "$l") ]]; then
+					say "$f: includes \"$inc\" from a sibling layer ($il)"
+				else
+					say "$f: includes \"$inc\" from a higher layer ($il)"
+				fi
+			fi
+		elif [[ ! -f $root/$(dirname "$f")/$inc ]]; then
+			say "$f: includes \"$inc\": name its layer (\"layer/$inc\")"
+		fi
+	done < <(grep -E '^#include ["<]' "$root/$f")
 done
 
 # Calls: every undefined symbol of an object must be defined at its layer or below.
 if [[ -d $build/obj ]]; then
 	declare -A where
 	# objects of sources that still exist (a moved file leaves a stale one)
-	objs=$(cd "$build/obj" && find . -name '*.o' | sed 's|^\./||' | sort |
-		while read -r o; do [[ -f runtime/${o%.o}.c ]] && echo "$o"; done)
+	objs=$(find "$build/obj" -name '*.o' | sed "s|^$build/obj/||" | sort |
+		while read -r o; do [[ -f $root/runtime/${o%.o}.c ]] && echo "$o"; done)
+	[[ -n $objs ]] || say "$build/obj has no object of a source in $root/runtime: build first (make)"
 	for o in $objs; do
 		while read -r sym; do where[$sym]=$o; done < <(nm --defined-only -g "$build/obj/$o" | awk '{print $3}')
 	done
+	n=0
 	for o in $objs; do
-		r=$(rank "$o")
+		l=$(layer_of "runtime/$o")
+		n=$((n + 1))
 		while read -r sym; do
 			d=${where[$sym]:-}
-			[[ -z $d ]] && continue
-			dr=$(rank "$d")
-			((dr > r)) && say "runtime/${o%.o}.c calls $sym, defined in runtime/${d%.o}.c (a higher layer)"
+			if [[ -z $d ]]; then
+				[[ $sym == lua_* || $sym == luaL_* ]] && [[ $l != lua && $l != cli ]] &&
+					say "runtime/${o%.o}.c calls $sym: Lua belongs to lua/ and cli/ only"
+				continue
+			fi
+			dl=$(layer_of "runtime/$d")
+			may_use "$l" "$dl" && continue
+			if [[ $(rank_of "$dl") == $(rank_of "$l") ]]; then
+				say "runtime/${o%.o}.c calls $sym, defined in runtime/${d%.o}.c (a sibling layer, $dl)"
+			else
+				say "runtime/${o%.o}.c calls $sym, defined in runtime/${d%.o}.c (a higher layer, $dl)"
+			fi
 		done < <(nm -u "$build/obj/$o" | awk '{print $2}')
 	done
 else
 	say "$build/obj is missing: build first (make)"
 fi
-((bad == 0)) && echo "layers: ok"
+
+# The shared library: the layers below lua/ only.
+lib=$build/libperfscript.so
+if [[ -f $lib ]]; then
+	for sym in $(nm -D --undefined-only "$lib" | awk '{print $2}' | grep -E '^luaL?_'); do
+		say "$lib imports $sym: the library must know nothing of Lua"
+	done
+fi
+((bad == 0)) && echo "layers: ok (${n:-0} objects)"
 ((bad == 0))

@@ -130,7 +130,7 @@ struct ps_position {
 };
 
 /* core/target.c: a session on its target with no sampler yet; the public
- * ps_session__new (sample/sampler.c) gives it one. NULL + errno. */
+ * ps_session__new (session/sampler.c) gives it one. NULL + errno. */
 struct ps_session *ps_session__create(const struct ps_target_opts *opts);
 /* core/target.c: the positions a counter with cpu= term `cpu` (or -1) opens on;
  * per_cpu (sampling) gives every (task, CPU) pair. *pos is malloc'd;

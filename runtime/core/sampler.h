@@ -3,7 +3,7 @@
  * The core knows no ring and no BPF: it keeps one pointer to the session's
  * sampler (runtime/sample/, a layer up) and calls it through these hooks at
  * the points of a sampling counter's life; the sampler installs them when
- * it makes the session (sample/sampler.c). Callbacks flow up, data flows
+ * it makes the session (session/sampler.c). Callbacks flow up, data flows
  * down. Every hook gets the session and the counter's slot; the sampler
  * keeps what it needs per counter behind ps_counter.sampled.
  */

@@ -53,7 +53,7 @@ static int deliver_sample(struct ps_sampler *m, const struct ps_delivery *d)
 	if (!c)
 		return 0; /* a freed counter's leftovers */
 	/* filters asked for in the kernel that the perf ring serves: same rules here */
-	if (d->from == &ps_perf_backend && c->conf.configured && !ps_filter__keep(c, d->sample))
+	if (d->from->filters_in_user && c->conf.configured && !ps_filter__keep(c, d->sample))
 		return 0;
 	c->st.samples++;
 	m->total.samples++;

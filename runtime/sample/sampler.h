@@ -2,7 +2,8 @@
  * sampler.h: the sampler, the one way overflow samples and side-band records
  * of a session reach the user. It sits on the counter core (which calls it
  * through core/sampler.h's hooks) and serves each sampling counter through
- * one of its backends, each a small ops table: the perf ring (sample/perf/:
+ * one of its backends (which one: session/sampler.c, the layer above
+ * them), each a small ops table: the perf ring (sample/perf/:
  * one mmap ring per CPU, every record decoded in user space) and BPF
  * (sample/bpf/: a program on the counter's fds that filters, aggregates or
  * forwards through a BPF ring buffer). The perf ring backend is always
@@ -32,6 +33,8 @@ struct ps_sampler;
  * backend does not need are NULL. Counter hooks get the counter's slot. */
 struct ps_backend_ops {
 	const char *name; /* "perf", "bpf" */
+	bool
+	    filters_in_user; /* the filters a counter asked of the kernel are applied on delivery */
 	/* A sampling counter's attr, at allocation (what its fds need). */
 	void (*prepare)(struct ps_sampler *m, uint32_t slot, struct perf_event_attr *a);
 	/* Before a group with a sampling member opens on pos[]. */
@@ -125,7 +128,7 @@ static inline struct ps_sampled *ps_sampler__counter(const struct ps_sampler *m,
 }
 
 /* Data pages per ring, and the bytes after which a source wakes its poller:
- * a quarter of it (sample/sampler.c). */
+ * a quarter of it (sample/watch.c). */
 size_t ps_sampler__ring_pages(const struct ps_sampler *m);
 uint32_t ps_sampler__wakeup_bytes(const struct ps_sampler *m);
 /* Add fd to the poll set, drained by backend; 0 or -ENOMEM. */

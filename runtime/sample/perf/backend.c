@@ -471,6 +471,7 @@ static int perf_drain(struct ps_sampler *m, int fd, size_t budget)
 
 const struct ps_backend_ops ps_perf_backend = {
     .name = "perf",
+    .filters_in_user = true,
     .prepare = perf_prepare,
     .will_open = perf_will_open,
     .fd_opened = perf_fd_opened,
