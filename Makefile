@@ -34,10 +34,14 @@ BPF_SRCS  := $(wildcard runtime/sample/bpf/*.bpf.c)
 BPF_SKELS := $(BPF_SRCS:runtime/sample/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 
 # Debian packages of DESIGN.md section 4, and what the tests compare against.
-DEPS := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang llvm \
-	libelf-dev zlib1g-dev libdw-dev g++ libstdc++-12-dev libpfm4-dev libedit-dev luajit libluajit-5.1-dev \
-	lua-busted lua-check linux-perf util-linux procps tmux clang-format systemtap-sdt-dev \
-	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libyaml-dev libcrypt-dev golang-go prometheus curl bpftrace strace
+# What building and running need (make demo, make install)...
+DEPS_BUILD := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang llvm \
+	libelf-dev zlib1g-dev libdw-dev g++ libstdc++-12-dev libpfm4-dev libedit-dev \
+	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libyaml-dev libcrypt-dev
+# ...and what the tests use besides (make check): the LuaJIT binding's
+# runtime, busted and luacheck, and the peers perfscript is compared with.
+DEPS_TEST := luajit libluajit-5.1-dev lua-busted lua-check linux-perf util-linux procps tmux \
+	clang-format systemtap-sdt-dev golang-go prometheus curl bpftrace strace openssl python3
 
 ifeq ($(V),1)
 Q :=
@@ -177,28 +181,42 @@ $(BPF_LOADER): $(BPF_SKELS)
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 # Install what is missing (as root, from Debian's archive only).
-deps:
-	@missing=$$(for p in $(DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+# Install what is missing (as root, from Debian's archive only). Without
+# root, missing build packages stop here with their names; missing test
+# peers only mean their checks are skipped, each saying why.
+define install_missing
+	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
-		echo "  DEPS    installing:" $$missing; \
-		if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root to install:" $$missing >&2; exit 1; fi; \
-		apt-get update -qq >/dev/null && \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+		if [ "$$(id -u)" != 0 ]; then \
+			echo "make: not root, cannot install:" $$missing >&2; \
+			[ "$(2)" = test ] && echo "make: the checks that need them will be skipped" >&2 || exit 2; \
+		else \
+			echo "  DEPS    installing:" $$missing; \
+			apt-get update -qq >/dev/null && \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+		fi; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(DEPS_BUILD),build)
+deps-test: deps
+	$(call install_missing,$(DEPS_TEST),test)
+.PHONY: deps deps-test
 
 tests-bin: all $(UNIT_BINS) $(HELPERS)
 .PHONY: tests-bin
 
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 
-check: deps
+check: deps-test
 	@$(MAKE) --no-print-directory -j$(NPROC) tests-bin
 	@tests/run
 
 # The slow suites (tests/slow): the sanitizer builds (ASan/UBSan/LSan over
 # the CLI suites, ThreadSanitizer over the threaded C tests) and the
 # fuzzers. CI runs them after `make check`.
-check-slow: deps
+check-slow: deps-test
 	@$(MAKE) --no-print-directory -j$(NPROC) tests-bin
 	@tests/run --slow
 .PHONY: check-slow
@@ -207,7 +225,7 @@ demo: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all $(HELPERS)
 	./perfscript examples/counters.lua -c '$(BUILD)/tests/workload pages 20000'
 
-bench: deps
+bench: deps-test
 	@$(MAKE) --no-print-directory all $(HELPERS)
 	@bench/run
 
