@@ -12,7 +12,9 @@ LUA_LIBS   := $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
 
 WARN      := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 CFLAGS    ?= -O2 -g
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Ibindings -Iruntime \
+# Paths inside the binary are relative to the tree: no build directory in it.
+PREFIX_MAP := -ffile-prefix-map=$(CURDIR)=.
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(PREFIX_MAP) -Ibindings -Iruntime \
 	-DPS_TAPSET_DIR='"$(PREFIX)/share/perfscript/tapsets"' \
 	-DPS_MHD_SONAME='"$(or $(MHD_SONAME),libmicrohttpd.so.12)"'
 LDFLAGS   ?=
@@ -41,7 +43,8 @@ DEPS_BUILD := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang 
 # ...and what the tests use besides (make check): the LuaJIT binding's
 # runtime, busted and luacheck, and the peers perfscript is compared with.
 DEPS_TEST := luajit libluajit-5.1-dev lua-busted lua-check linux-perf util-linux procps tmux \
-	clang-format systemtap-sdt-dev golang-go prometheus curl bpftrace strace openssl python3
+	clang-format systemtap-sdt-dev golang-go prometheus curl bpftrace strace openssl python3 \
+	linux-libc-dev-arm64-cross
 
 ifeq ($(V),1)
 Q :=
@@ -107,7 +110,7 @@ $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: runtime/lua/%.proto
 # Generated code: built with our flags but without the warnings it was not written for.
 $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(call msg,CC,$<)
-	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(CFLAGS) -I$(BUILD)/gen -c -o $@ $<
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(CFLAGS) $(PREFIX_MAP) -I$(BUILD)/gen -c -o $@ $<
 
 $(BUILD)/obj/lua/pprof.o $(BUILD)/obj/lua/pprof_decode.o: $(GEN_SRCS:.c=.h)
 $(BUILD)/obj/lua/pprof.o $(BUILD)/obj/lua/pprof_decode.o: ALL_CFLAGS += -I$(BUILD)/gen
@@ -164,7 +167,7 @@ $(BUILD)/tests/usehot: tests/progs/usehot.c $(BUILD)/tests/libhot.so
 $(BUILD)/bpf/%.bpf.o: runtime/sample/bpf/%.bpf.c runtime/sample/bpf/ps_bpf.h
 	$(call msg,BPF,$<)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -target bpf -g -O2 -D__TARGET_ARCH_$(BPF_ARCH) \
+	$(Q)$(CLANG) -target bpf -g -O2 -D__TARGET_ARCH_$(BPF_ARCH) $(PREFIX_MAP) \
 		$(if $(MULTIARCH),-I/usr/include/$(MULTIARCH)) -Iruntime/sample/bpf -c -o $@ $<
 
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
@@ -276,8 +279,18 @@ fuzz: $(BUILD)/fuzz/fuzz_event $(BUILD)/fuzz/fuzz_ring
 		$(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS))
 .PHONY: fuzz
 
-# Lua style, C layout (.clang-format) and the layers of runtime/ (tests/layers.sh).
-lint: all
+# The BPF programs build for arm64 too (its UAPI headers: Debian's
+# linux-libc-dev-arm64-cross), though the tests run where we are.
+bpf-arm64: $(BPF_SRCS) runtime/sample/bpf/ps_bpf.h
+	$(call msg,BPF,arm64)
+	$(Q)mkdir -p $(BUILD)/bpf-arm64
+	$(Q)for f in $(BPF_SRCS); do $(CLANG) -target bpf -g -O2 -D__TARGET_ARCH_arm64 \
+		-I/usr/aarch64-linux-gnu/include -Iruntime/sample/bpf -c -o $(BUILD)/bpf-arm64/$$(basename $$f .c).o $$f || exit 1; done
+.PHONY: bpf-arm64
+
+# Lua style, C layout (.clang-format), the layers of runtime/
+# (tests/layers.sh), sizes, and the BPF programs' arm64 build.
+lint: all bpf-arm64
 	luacheck --no-color -q tapsets examples tests/spec
 	clang-format --dry-run --Werror $(wildcard runtime/*/*.[ch] runtime/*/*/*.[ch] bindings/*.h)
 	tests/layers.sh $(BUILD)

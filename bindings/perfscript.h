@@ -9,6 +9,15 @@
  * Conventions: functions return 0 (or a count) on success and a negative
  * errno or negative PS_ERR_* code on failure; constructors return NULL and set
  * errno. Every __free() accepts NULL.
+ *
+ * Threads: an object (a session, a loop, a driver, a symbolizer, an event
+ * list, an HTTP listener) is used by one thread at a time: its caller
+ * serializes. Different objects may be used by different threads at once:
+ * what they share in the process (what the kernel was found to support,
+ * sysfs, tracefs and libpfm4 tables, libbpf's log, kept per loading thread)
+ * is locked. Code regions are made for any thread (each counts its own),
+ * overflow counters for the thread that made them; strings returned are
+ * valid as each call says. Signal handlers: ps_overflow__* as listed there.
  */
 #ifndef PERFSCRIPT_H
 #define PERFSCRIPT_H
@@ -601,6 +610,10 @@ int ps_session__aggregate_clear(struct ps_session *s, ps_handle h);
 int ps_session__aggregate_dropped(const struct ps_session *s, ps_handle h, uint64_t *dropped);
 /* Show libbpf's log (and the verifier's) on stderr. Process-wide. */
 void ps_bpf__set_verbose(bool on);
+/* Whether the print function libbpf had before perfscript's (libbpf's
+ * default, or a host program's) also gets libbpf's messages: yes unless
+ * turned off (perfscript's command line does: its errors say what matters). */
+void ps_bpf__chain_print(bool on);
 
 /* ------------------------------------------------------------------------
  * Symbols (runtime/symbols/). Turns sampled addresses into "func+0x1a",

@@ -338,6 +338,7 @@ static int run(int argc, char **argv, bool out_closed)
 		return 2;
 	}
 	ps_session__set_backend(session, o.backend);
+	ps_bpf__chain_print(false); /* a fallback's line says what libbpf's warnings would */
 	if (o.verbose)
 		ps_bpf__set_verbose(true); /* libbpf's log, the verifier's included */
 	if (out_closed && !o.output)

@@ -12,6 +12,7 @@
  * accepts as written.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,10 @@ struct ps_event_list {
 	bool wild;
 };
 
-/* 0 not asked yet, 1 opened, 2 refused, 3 cannot tell (no permission). */
+/* What the kernel said, asked once per process (under seen_lock: two
+ * threads may list at once): 0 not asked yet, 1 opened, 2 refused, 3
+ * cannot tell (no permission). */
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned char hw_seen[PERF_COUNT_HW_MAX];
 static unsigned char cache_seen[PERF_COUNT_HW_CACHE_MAX][PERF_COUNT_HW_CACHE_OP_MAX]
 			       [PERF_COUNT_HW_CACHE_RESULT_MAX];
@@ -47,6 +51,7 @@ static int probe_kernel(uint32_t type, uint64_t config)
 		slot = &cache_seen[config & 0xff][(config >> 8) & 0xff][(config >> 16) & 0xff];
 	else
 		return -1;
+	pthread_mutex_lock(&seen_lock);
 	if (!*slot) {
 		a.disabled = 1;
 		a.exclude_kernel = 1; /* allowed at perf_event_paranoid <= 2 */
@@ -59,7 +64,9 @@ static int probe_kernel(uint32_t type, uint64_t config)
 			*slot = errno == EACCES || errno == EPERM || errno == EMFILE ? 3 : 2;
 		}
 	}
-	return *slot == 1 ? 1 : *slot == 2 ? 0 : -1;
+	fd = *slot;
+	pthread_mutex_unlock(&seen_lock);
+	return fd == 1 ? 1 : fd == 2 ? 0 : -1;
 }
 
 static bool wanted(const struct ps_event_list *l, const char *group, const char *name)
@@ -172,23 +179,32 @@ static int pfm_supported(const char *pmu, const char *name)
 	struct perf_event_attr a;
 	unsigned i;
 	long fd;
+	int r;
 
+	pthread_mutex_lock(&seen_lock);
 	for (i = 0; i < nseen; i++)
-		if (!strcmp(seen[i], pmu))
-			return answer[i];
+		if (!strcmp(seen[i], pmu)) {
+			r = answer[i];
+			pthread_mutex_unlock(&seen_lock);
+			return r;
+		}
+	pthread_mutex_unlock(&seen_lock);
 	if (!(evs = ps_events__parse(name, NULL)))
 		return -1;
 	a = *ps_events__attr(evs, 0);
 	ps_events__free(evs);
 	a.exclude_kernel = a.exclude_hv = 1; /* allowed at perf_event_paranoid <= 2 */
 	fd = ps_perf__open(&a, 0, -1, -1);
+	r = fd >= 0 ? 1 : errno == EACCES || errno == EPERM || errno == EMFILE ? -1 : 0;
 	if (fd >= 0)
 		close((int)fd);
-	if (nseen == sizeof(answer)) /* more PMUs than any machine has: no cache */
-		return fd >= 0 ? 1 : -1;
-	snprintf(seen[nseen], sizeof(seen[0]), "%s", pmu);
-	answer[nseen] = fd >= 0 ? 1 : errno == EACCES || errno == EPERM || errno == EMFILE ? -1 : 0;
-	return answer[nseen++];
+	pthread_mutex_lock(&seen_lock);
+	if (nseen < sizeof(answer)) { /* more PMUs than any machine has: no cache */
+		snprintf(seen[nseen], sizeof(seen[0]), "%s", pmu);
+		answer[nseen++] = (signed char)r;
+	}
+	pthread_mutex_unlock(&seen_lock);
+	return r;
 }
 
 static int add_pfm(const struct ps_ev_pfm_entry *p, void *ctx)

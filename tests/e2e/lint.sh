@@ -41,6 +41,13 @@ like "$out" "runtime/event/inc.c: includes \"loop/internal.h\" from a higher lay
 like "$out" "runtime/core/lua_in_core.h: includes <lua.h>: Lua belongs to lua/ and cli/ only" "it names lua.h included below lua/"
 like "$out" "libperfscript.so imports lua_pushnil: the library must know nothing of Lua" "it names a Lua import of the library"
 out=$(tests/sizes.sh 2>&1); ok $? "no runtime/ C file over 500 lines, no function over 80"
+is "$(strings perfscript build/libperfscript.so | grep -c "$PWD")" 0 "no build path ($PWD) inside perfscript or libperfscript.so"
+if [[ -d /usr/aarch64-linux-gnu/include/asm ]]; then
+	out=$(make -s bpf-arm64 2>&1); ok $? "the BPF programs build for arm64 too"
+	[[ -n $out ]] && printf '%s\n' "$out" | head -10 | sed 's/^/# /'
+else
+	skip "no arm64 UAPI headers (Debian's linux-libc-dev-arm64-cross)" "the BPF programs build for arm64"
+fi
 printf '%s\n' "$out" | sed 's/^/# /'
 out=$(tests/sizes.sh 400 60 2>&1); [[ $out == *"sizes: runtime/"*"()"* && $out == *" lines (at most 400"* ]]
 ok $? "tests/sizes.sh names the file and the function over a limit (checked at 400 and 60)"

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bpf/libbpf.h>
+
 #include "perfscript.h"
 #include "session_util.h"
 #include "tap.h"
@@ -141,9 +143,38 @@ static void test_binding_policy(void)
 	ps_session__free(s);
 }
 
+/* libbpf's print function of the host program still gets libbpf's
+ * messages once perfscript installs its own. */
+static int host_prints;
+
+static int host_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level, (void)fmt, (void)ap;
+	host_prints++;
+	return 0;
+}
+
+static void test_libbpf_chain(void)
+{
+	struct bpf_object *obj;
+
+	libbpf_set_print(host_print);
+	ps_bpf__set_verbose(false); /* installs perfscript's print function */
+	obj = bpf_object__open_file("/nonexistent/ps.bpf.o", NULL);
+	tap_ok(!obj && host_prints > 0,
+	       "a host program's libbpf print function still gets libbpf's messages (%d)",
+	       host_prints);
+	host_prints = 0;
+	ps_bpf__chain_print(false);
+	bpf_object__open_file("/nonexistent/ps.bpf.o", NULL);
+	tap_ok(host_prints == 0, "and none once ps_bpf__chain_print(false)");
+	ps_bpf__chain_print(true);
+}
+
 int main(void)
 {
 	test_strerror();
+	test_libbpf_chain();
 	test_binding_policy();
 	test_null_loop();
 	test_null_session();

@@ -67,7 +67,7 @@ static long list_keys(int fd, size_t ksz, void **out)
 /* Hand every key of count map fd to fn, with its stacks. */
 static int read_counts(struct ps_bpf_counter *b, uint32_t fields, int fd, ps_agg_fn fn, void *ctx)
 {
-	static uint64_t ustack[PS_BPF_STACK_DEPTH], kstack[PS_BPF_STACK_DEPTH];
+	uint64_t ustack[PS_BPF_STACK_DEPTH], kstack[PS_BPF_STACK_DEPTH]; /* 2 KiB, per call */
 	struct ps_agg_key *keys = NULL;
 	long n = list_keys(fd, sizeof(*keys), (void **)&keys);
 	int err = 0;

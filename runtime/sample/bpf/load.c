@@ -9,6 +9,7 @@
  * sample/bpf/forward.c; aggregation maps are read in sample/bpf/aggregate.c.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,16 +26,28 @@
 #include "sample/bpf/internal.h"
 #include "ps_sample.skel.h"
 
-static bool log_verbose;
-static bool log_installed;
-static char log_tail[4096]; /* the end of libbpf's output since the last load */
-static size_t log_len;
+/* libbpf's messages: shown under -v, and the end of each load's kept (per
+ * thread: libbpf prints from the thread that loads) for the error message.
+ * The print function a host program had set gets every message too. */
+static _Atomic bool log_verbose;
+static _Atomic bool log_chain = true;
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+static libbpf_print_fn_t log_prev;
+static _Thread_local char log_tail[4096]; /* the end of libbpf's output since the last load */
+static _Thread_local size_t log_len;
 
 static int log_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	char line[2048];
 	int n;
 
+	if (log_prev && log_chain) {
+		va_list copy;
+
+		va_copy(copy, ap);
+		log_prev(level, fmt, copy);
+		va_end(copy);
+	}
 	n = vsnprintf(line, sizeof(line), fmt, ap);
 	if (n < 0)
 		return 0;
@@ -57,17 +70,25 @@ static int log_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return n;
 }
 
+static void log_set(void)
+{
+	log_prev = libbpf_set_print(log_print);
+}
+
 static void log_install(void)
 {
-	if (!log_installed) {
-		libbpf_set_print(log_print);
-		log_installed = true;
-	}
+	pthread_once(&log_once, log_set);
 }
 
 void ps_bpf__set_verbose(bool on)
 {
 	log_verbose = on;
+	log_install();
+}
+
+void ps_bpf__chain_print(bool on)
+{
+	log_chain = on;
 	log_install();
 }
 

@@ -119,11 +119,32 @@ struct {
 	__array(values, struct counts_map);
 } ps_counts SEC(".maps");
 
-/* Only the fields we read, relocated against the running kernel (CO-RE). */
+/* The registers a sample reads, per architecture: the perf event's copy
+ * of the interrupted ones (the UAPI's bpf_user_pt_regs_t), and the task's
+ * saved user registers (the kernel's struct pt_regs; only the fields we
+ * read, relocated against the running kernel: CO-RE). A user-mode ip is
+ * ring 3 on x86-64, EL0 on arm64. */
+#if defined(__TARGET_ARCH_x86)
 struct pt_regs___ps {
 	unsigned long ip;
 	unsigned long cs;
 } __attribute__((preserve_access_index));
+#define PERF_IP(r)   ((r)->rip)
+#define PERF_USER(r) (((r)->cs & 3) == 3)
+#define TASK_IP(r)   BPF_CORE_READ(r, ip)
+#define TASK_USER(r) ((BPF_CORE_READ(r, cs) & 3) == 3)
+#elif defined(__TARGET_ARCH_arm64)
+struct pt_regs___ps {
+	unsigned long pc;
+	unsigned long pstate;
+} __attribute__((preserve_access_index));
+#define PERF_IP(r)   ((r)->pc)
+#define PERF_USER(r) (((r)->pstate & 0xf) == 0)
+#define TASK_IP(r)   BPF_CORE_READ(r, pc)
+#define TASK_USER(r) ((BPF_CORE_READ(r, pstate) & 0xf) == 0)
+#else
+#error "ps_sample.bpf.c: registers for x86 and arm64 only (-D__TARGET_ARCH_x86 or _arm64)"
+#endif
 
 struct task_struct___ps {
 	int pid, tgid;
@@ -369,8 +390,8 @@ static __always_inline int handle(void *ctx, __u64 ip, __u32 user, __u64 period,
 SEC("perf_event")
 int ps_perf(struct bpf_perf_event_data *ctx)
 {
-	return handle(ctx, ctx->regs.rip, (ctx->regs.cs & 3) == 3, ctx->sample_period, ctx->addr,
-		      0);
+	return handle(ctx, PERF_IP(&ctx->regs), PERF_USER(&ctx->regs), ctx->sample_period,
+		      ctx->addr, 0);
 }
 
 SEC("tracepoint")
@@ -390,8 +411,8 @@ int ps_tp(void *ctx)
 		struct pt_regs___ps *regs;
 
 		regs = (struct pt_regs___ps *)bpf_task_pt_regs(bpf_get_current_task_btf());
-		ip = BPF_CORE_READ(regs, ip);
-		handle(ctx, ip, (BPF_CORE_READ(regs, cs) & 3) == 3, 0, 0, 1);
+		ip = TASK_IP(regs);
+		handle(ctx, ip, TASK_USER(regs), 0, 0, 1);
 		return 1;
 	}
 	bpf_get_stack(ctx, &ip, sizeof(ip), 0);
