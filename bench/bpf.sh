@@ -33,6 +33,17 @@ run_ms() { local t0; t0=$(now_ns); "$@" >/dev/null 2>&1; echo $(( ($(now_ns) - t
 bare_ms() { for _ in 1 2 3; do run_ms "$W" getppid "$N"; done | median; }
 # wait until FILE contains WORD (a tracer says it is attached), at most 10 s
 wait_for() { for _ in $(seq 100); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+# The workload's time while PID (a tracer) runs: nothing when the tracer is
+# not alive both before and after the window, so a figure taken without it
+# is never printed as one taken under it.
+failed=0
+under() { # PID NAME
+	local ms
+	if ! kill -0 "$1" 2>/dev/null; then echo "  $2 exited before its window: no figure" >&2; failed=1; return; fi
+	ms=$(bare_ms)
+	if ! kill -0 "$1" 2>/dev/null; then echo "  $2 exited during its window: no figure" >&2; failed=1; return; fi
+	echo "$ms"
+}
 
 echo "in-kernel path (bench/bpf.sh, $N getppid() calls)"
 base=$(bare_ms)
@@ -46,17 +57,17 @@ probe("timer.ms(20)", function() if not told then print("attached"); io.stdout:f
 probe("end", function() local n = 0; for _, v in pairs(a:read()) do n = n + v end; print("counted", n) end)' >"$log" 2>&1 &
 pspid=$!
 wait_for "$log" attached || echo "  perfscript did not start: $(cat "$log")"
-ps_ms=$(bare_ms)
+ps_ms=$(under $pspid perfscript)
 kill -INT $pspid; wait $pspid
 echo "  under perfscript aggregate by pid      $ps_ms ms ($(grep counted "$log" | cut -f2) counted)"
 if command -v bpftrace >/dev/null; then
 	bpftrace -e 'tracepoint:syscalls:sys_enter_getppid { @[pid] = count(); }' >"$log" 2>&1 &
 	btpid=$!
 	wait_for "$log" "Attaching" && sleep 0.5
-	bt_ms=$(bare_ms)
+	bt_ms=$(under $btpid bpftrace)
 	kill -INT $btpid; wait $btpid
-	echo "  under bpftrace @[pid] = count()        $bt_ms ms"
-	awk -v b="$base" -v p="$ps_ms" -v t="$bt_ms" 'BEGIN {
+	echo "  under bpftrace @[pid] = count()        ${bt_ms:-no figure} ms"
+	[[ -n $ps_ms && -n $bt_ms ]] && awk -v b="$base" -v p="$ps_ms" -v t="$bt_ms" 'BEGIN {
 		ps = p / b; bt = t / b; r = ps / bt
 		printf "  slowdown perfscript %.2fx, bpftrace %.2fx: ratio %.2f (target <= 1.0: %s)\n",
 			ps, bt, r, (r <= 1.0 ? "met" : "MISSED") }'
@@ -103,7 +114,7 @@ perfmon_create_context()
 print("attached"); io.stdout:flush()' >"$log" 2>&1 &
 pspid=$!
 wait_for "$log" attached || echo "  perfscript did not start: $(cat "$log")"
-un_ps=$(bare_ms)
+un_ps=$(under $pspid perfscript)
 kill -INT $pspid; wait $pspid
 un_base=$(bare_ms)
 perf_un=""
@@ -111,7 +122,7 @@ if command -v perf >/dev/null; then
 	perf record -q -o /dev/null -e syscalls:sys_enter_getppid -p $target >"$log" 2>&1 &
 	pfpid=$!
 	sleep 1
-	perf_un=$(bare_ms)
+	perf_un=$(under $pfpid "perf record")
 	kill -INT $pfpid; wait $pfpid
 fi
 bt_un=""
@@ -119,7 +130,7 @@ if command -v bpftrace >/dev/null; then
 	bpftrace -e "tracepoint:syscalls:sys_enter_getppid /pid == $target/ { @ = count(); }" >"$log" 2>&1 &
 	btpid=$!
 	wait_for "$log" "Attaching" && sleep 0.5
-	bt_un=$(bare_ms)
+	bt_un=$(under $btpid bpftrace)
 	kill -INT $btpid; wait $btpid
 fi
 kill $target; wait $target 2>/dev/null
@@ -128,9 +139,10 @@ echo "  unrelated getppid loop bare            $un_base ms"
 echo "  ... while perfscript -p samples another process on the BPF path  $un_ps ms"
 [[ -n $perf_un ]] && echo "  ... while perf record -p does the same  $perf_un ms"
 [[ -n $bt_un ]] && echo "  ... while bpftrace counts another pid's hits  $bt_un ms"
-awk -v b="$un_base" -v p="$un_ps" -v f="${perf_un:-0}" -v t="${bt_un:-0}" 'BEGIN {
+[[ -n $un_ps ]] && awk -v b="$un_base" -v p="$un_ps" -v f="${perf_un:-0}" -v t="${bt_un:-0}" 'BEGIN {
 	r = p / b
 	printf "  unrelated slowdown: perfscript %.2fx", r
 	if (f > 0) printf ", perf record %.2fx", f / b
 	if (t > 0) printf ", bpftrace /pid == X/ %.2fx", t / b
 	printf " (target <= 1.5x: %s; goal 1.05x)\n", (r <= 1.5 ? "met" : "MISSED") }'
+exit $failed

@@ -46,7 +46,7 @@ echo
 echo "sampling"
 [ "$EUID" = 0 ] || skip "not root (syscall tracepoints on a command need root)"
 command -v perf >/dev/null || skip "perf not installed (the comparisons need it)"
-[ -r "$TPDIR/id" ] || skip "no $TP tracepoint (tracefs not mounted?)"
+[ -r "$TPDIR/id" ] || die "no $TP tracepoint: tracefs is not mounted (bench/run mounts it as root)"
 [ -x "$PS" ] || die "$PS not built (run make first)"
 [ -x "$W" ] || die "$W not built (run make tests-bin)"
 mkdir -p "$B"

@@ -118,10 +118,15 @@ n=$(sed -n 's/.*addresses=\([0-9]*\).*/\1/p' "$T/sym")
 rate=$(sed -n 's/.*per_s=\([0-9]*\).*/\1/p' "$T/sym")
 row "ps_symbols: name + inline frames + line" "$rate /s" "($(cat "$T/sym"); target >= 100000 /s: $(atleast "$rate" 100000))"
 if command -v addr2line >/dev/null; then
+	# like for like: both whole processes, start-up and DWARF reading
+	# included, both outputs to a file
+	run "$B/symbolize" "$BIN" "$T/addrs"
+	ps_whole=$(calc %.0f "$n / $wall")
 	run addr2line -f -i -e "$BIN" <"$T/addrs"
 	a2l=$(calc %.0f "$n / $wall")
-	row "addr2line -f -i" "$a2l /s" "($n addresses in $wall s)"
-	row "ratio ps_symbols / addr2line" "$(calc %.1f "$rate / $a2l")x" ""
+	row "ps_symbols, whole process" "$ps_whole /s" "(start-up and file reading included)"
+	row "addr2line -f -i, whole process" "$a2l /s" "($n addresses in $wall s)"
+	row "ratio ps_symbols / addr2line" "$(calc %.1f "$ps_whole / $a2l")x" "(whole processes, like for like)"
 else
 	echo "  addr2line not installed: not compared"
 fi
