@@ -12,7 +12,7 @@ mkdir -p "$B"
 if [ ! -x "$B/self" ] || [ bench/self.c -nt "$B/self" ] || [ build/libperfscript.a -nt "$B/self" ]; then
 	"$CC" -O2 -std=gnu11 -Wall -Wextra -Ibindings -o "$B/self" bench/self.c \
 		build/libperfscript.a \
-		-ldw -lelf -lbpf -lpfm -lstdc++ -ldl -lyaml -lcrypt -lm -lpthread || { echo "bench/self.sh: cannot build self" >&2; exit 1; }
+		-ldw -lelf -lbpf -lpfm -liberty -ldl -lyaml -lcrypt -lm -lpthread || { echo "bench/self.sh: cannot build self" >&2; exit 1; }
 fi
 field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p"; }
 verdict() { awk -v v="$1" -v t="$2" 'BEGIN {print (v <= t) ? "met" : "MISSED"}'; }

@@ -108,7 +108,7 @@ row "ratio of whole jobs, window included" "${r}x" "(per 100k samples: perfscrip
 if [ ! -x "$B/symbolize" ] || [ bench/symbolize.c -nt "$B/symbolize" ] ||
 	[ build/libperfscript.a -nt "$B/symbolize" ]; then
 	"$CC" -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Ibindings -o "$B/symbolize" bench/symbolize.c \
-		build/libperfscript.a -ldw -lelf -lbpf -lpfm -lstdc++ -ldl -lyaml -lcrypt || die "cannot build symbolize"
+		build/libperfscript.a -ldw -lelf -lbpf -lpfm -liberty -ldl -lyaml -lcrypt || die "cannot build symbolize"
 fi
 echo
 BIN=${STACKS_BIN:-$PS}
@@ -134,7 +134,7 @@ fi
 # ---- 3. time order: the latency it adds ----
 if [ ! -x "$B/order" ] || [ bench/order.c -nt "$B/order" ] || [ build/libperfscript.a -nt "$B/order" ]; then
 	"$CC" -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Ibindings -o "$B/order" bench/order.c \
-		build/libperfscript.a -ldw -lelf -lbpf -lpfm -lstdc++ -ldl -lyaml -lcrypt -lz -lm || die "cannot build order"
+		build/libperfscript.a -ldw -lelf -lbpf -lpfm -liberty -ldl -lyaml -lcrypt -lz -lm || die "cannot build order"
 fi
 echo
 echo "time order: cpu-clock at 1 kHz on a thread hopping between CPUs (workload hop), latency from"

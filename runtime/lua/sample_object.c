@@ -28,6 +28,7 @@ struct ps_sample_state {
 	uint64_t seq;		 /* samples pushed so far */
 	uint64_t unwound_seq;	 /* the sample uips belongs to (seq starts at 1) */
 	time_t trimmed;		 /* when the symbolizer last kept to its budget */
+	unsigned trim_calls;	 /* checks of the clock are every 1024th */
 	int nuips;
 	uint64_t uips[PS_LUA_MAX_USTACK];
 };
@@ -394,8 +395,8 @@ void ps_lua_sample_object__trim(struct ps_script *sc)
 	struct ps_sample_state *st = sc->sample_state;
 	struct timespec now;
 
-	if (!st || !st->syms)
-		return;
+	if (!st || !st->syms || ++st->trim_calls % 1024)
+		return; /* a clock read per sample would cost more than a trim */
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
 	if (now.tv_sec == st->trimmed)
 		return;

@@ -299,8 +299,10 @@ static int read_headers(struct ps_dso *d, Elf *elf)
 		first = false;
 		if (ph->p_vaddr + ph->p_memsz > d->high)
 			d->high = ph->p_vaddr + ph->p_memsz;
-		d->loads[d->nloads++] = (struct ps_load){
-		    .offset = ph->p_offset, .filesz = ph->p_filesz, .vaddr = ph->p_vaddr};
+		d->loads[d->nloads++] = (struct ps_load){.offset = ph->p_offset,
+							 .filesz = ph->p_filesz,
+							 .vaddr = ph->p_vaddr,
+							 .exec = (ph->p_flags & PF_X) != 0};
 	}
 	idlen = dwelf_elf_gnu_build_id(elf, &id);
 	if (idlen > 0 && (size_t)idlen <= sizeof(d->build_id)) {
@@ -389,15 +391,21 @@ int ps_dso__offset_adjust(struct ps_dso *dso, uint64_t pgoff, int64_t *adj)
 	if (err)
 		return err;
 	/* pgoff is page-aligned and p_offset need not be: the mapping of a
-	 * segment starts at p_offset rounded down to a page. */
-	for (size_t i = 0; i < dso->nloads; i++) {
-		const struct ps_load *l = &dso->loads[i];
-		uint64_t first = l->offset & ~(uint64_t)0xfff;
+	 * segment starts at p_offset rounded down to a page. A page may hold
+	 * the end of one segment and the start of the next (lld packs them:
+	 * its read-only and executable segments often share page 0), so two
+	 * segments can cover pgoff; the symbolizer tracks executable mappings
+	 * only, and the executable segment is the one mapped there. */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < dso->nloads; i++) {
+			const struct ps_load *l = &dso->loads[i];
+			uint64_t first = l->offset & ~(uint64_t)0xfff;
 
-		if (pgoff >= first && pgoff < l->offset + l->filesz) {
+			if ((pass == 0 && !l->exec) || pgoff < first ||
+			    pgoff >= l->offset + l->filesz)
+				continue;
 			*adj = (int64_t)(l->vaddr - l->offset);
 			return 0;
 		}
-	}
 	return -ENOENT;
 }

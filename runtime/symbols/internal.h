@@ -56,6 +56,7 @@ void ps_addr_cache__free(struct ps_addr_cache *c);
 struct ps_load {
 	uint64_t offset, filesz; /* p_offset, p_filesz */
 	uint64_t vaddr;		 /* p_vaddr */
+	bool exec;		 /* PF_X */
 };
 
 struct ps_fsym {
@@ -156,8 +157,8 @@ const char *ps_dso__show(struct ps_dso *dso, const char *name);
 struct ps_dso_names **ps_dso__byname(struct ps_dso *dso);
 void ps_dso_names__free(struct ps_dso_names *t);
 
-/* symbols/demangle.c: the readable form of a C++ (Itanium) or legacy Rust
- * name, malloc'd; NULL when name is not mangled or does not demangle. */
+/* symbols/demangle.c: the readable form of a C++ (Itanium) or Rust (legacy
+ * or v0) name, malloc'd; NULL when name is not mangled or does not demangle. */
 char *ps_demangle(const char *name);
 
 /* symbols/budget.c: what dso's tables, caches and image hold now, its

@@ -134,7 +134,7 @@ fi
 # examples/overflow.c: a C handler in the signal handler, re-armed each time.
 mkdir -p "$ROOT/build/tests"
 if cc -Wall -I"$ROOT/bindings" -o "$ROOT/build/tests/overflow_example" "$ROOT/examples/overflow.c" \
-	"$ROOT/build/libperfscript.a" -ldw -lelf -lbpf -lpfm -lstdc++ -ldl -lyaml -lcrypt -lm -lpthread 2>&1; then
+	"$ROOT/build/libperfscript.a" -ldw -lelf -lbpf -lpfm -liberty -ldl -lyaml -lcrypt -lm -lpthread 2>&1; then
 	out=$("$ROOT/build/tests/overflow_example" 2>&1)
 	read -r hits _ _ _ _ count _ <<<"$out"; count=${count%,}
 	ok $([[ $hits -ge 95 && $hits -le 101 && $((hits - count / 1000000)) -ge -1 && $((hits - count / 1000000)) -le 1 ]]; echo $?) \

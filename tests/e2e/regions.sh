@@ -111,7 +111,7 @@ ok $? "examples/regions.lua runs"
 like "$out" "fill: [1-9][0-9]* page faults" "examples/regions.lua reads a region"
 like "$(grep '^sum ' <<<"$out")" "^sum +[0-9]+ +3 +[1-9][0-9]* +0$" "examples/regions.lua: sum ran 3 times, no page faults, at exit"
 if cc -I"$ROOT/bindings" -o "$ROOT/build/tests/regions_example" "$ROOT/examples/regions.c" "$ROOT/build/libperfscript.a" \
-	-ldw -lelf -lbpf -lpfm -lstdc++ -ldl -lyaml -lcrypt -lm -lpthread 2>&1; then
+	-ldw -lelf -lbpf -lpfm -liberty -ldl -lyaml -lcrypt -lm -lpthread 2>&1; then
 	out=$(PERFSCRIPT_EVENTS=task-clock,page-faults PERFSCRIPT_REPORT=csv "$ROOT/build/tests/regions_example" 2>&1)
 	like "$(grep '^scan,' <<<"$out")" "^scan,[0-9]+,3,[1-9][0-9]*,0$" "examples/regions.c: scan 3 times, no page faults"
 	like "$(grep '^alloc,' <<<"$out")" "^alloc,[0-9]+,1,[1-9][0-9]*,[0-9]{4,}$" "examples/regions.c: alloc faults its 64 MB in"

@@ -1,0 +1,60 @@
+# toolchains.sh: names and stacks of programs other toolchains build, each
+# built here from tests/progs: C linked by lld (clang's and many
+# distributions' linker, which packs the end of one segment and the start
+# of the next into one file page), a GNU-ld program calling a library lld
+# linked, and Rust as rustc builds it (rust-lld, v0 names for std). With
+# DWARF stacks, at least 99% of the hot function's samples reach main
+# through the known chain, every name readable (no _R or 17h...E hash
+# names).
+source "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+P=$ROOT/tests/progs
+PROFILE=("$PERFSCRIPT" "$ROOT/examples/profile.lua")
+CC=${CC:-cc}
+
+share() { # folded-file leaf path -> "with total": samples ending in leaf, and with path in them
+	awk -v leaf="$2" -v path="$3" '{
+		n = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+		if (s !~ (";" leaf "$")) next
+		total += n; if (index(s, path)) with += n
+	} END { print with + 0, total + 0 }' "$1"
+}
+check() { # name folded leaf path
+	local with total
+	read -r with total < <(share "$2" "$3" "$4")
+	ok $(( total >= 100 && with * 100 >= total * 99 ? 0 : 1 )) \
+		"$1: $with of $total samples of $3 reach main through $4 (>= 99%)"
+}
+
+if ! command -v ld.lld >/dev/null; then
+	skip "lld is not installed (Debian's lld)" "C linked by lld"
+	skip "lld is not installed (Debian's lld)" "a GNU-ld program on an lld library"
+else
+	"$CC" -O2 -g -fomit-frame-pointer -fuse-ld=lld -o "$TMP/chain-lld" "$P/chain.c"
+	readelf -lW "$TMP/chain-lld" | awk '$1 == "LOAD" { n++ } END { exit n < 2 }'
+	"${PROFILE[@]}" -c "$TMP/chain-lld 600" --call-graph dwarf --folded "$TMP/c.folded" >/dev/null 2>&1
+	check "C linked by lld" "$TMP/c.folded" chain_leaf "main;chain_outer;chain_middle;chain_leaf"
+	"$CC" -O2 -g -fomit-frame-pointer -shared -fPIC -fuse-ld=lld -Wl,-soname,libhot.so \
+		-o "$TMP/libhot.so" "$P/libhot.c"
+	"$CC" -O2 -g -fomit-frame-pointer -o "$TMP/usehot" "$P/usehot.c" -L"$TMP" -lhot '-Wl,-rpath,$ORIGIN'
+	"${PROFILE[@]}" -c "$TMP/usehot 600" --call-graph dwarf --folded "$TMP/h.folded" >/dev/null 2>&1
+	read -r with total < <(share "$TMP/h.folded" "hidden_work" "main;hot_lib_entry;hidden_work")
+	ok $(( total >= 100 && with * 100 >= total * 99 ? 0 : 1 )) \
+		"a GNU-ld program on an lld library: $with of $total samples in the library reach main (>= 99%)"
+fi
+
+if ! command -v rustc >/dev/null; then
+	skip "rustc is not installed" "Rust (rust-lld, v0 names)"
+	skip "rustc is not installed" "Rust names demangled"
+else
+	rustc -C opt-level=2 -g -o "$TMP/rchain" "$P/rchain.rs" 2>"$TMP/rustc.err"
+	"${PROFILE[@]}" -c "$TMP/rchain 600" --call-graph dwarf --folded "$TMP/r.folded" --top 30 >"$TMP/r.top" 2>&1
+	check "Rust as rustc links it" "$TMP/r.folded" "rchain::hot_leaf" \
+		"main;std::rt::lang_start_internal;"
+	read -r with total < <(share "$TMP/r.folded" "rchain::hot_leaf" \
+		"rchain::main;rchain::outer;rchain::Worker::middle;rchain::inner_generic;rchain::hot_leaf")
+	ok $(( total > 0 && with * 100 >= total * 99 ? 0 : 1 )) "Rust: the chain is named frame by frame ($with of $total)"
+	bad=$(cat "$TMP/r.folded" "$TMP/r.top" | grep -cE '(^|;| )_R[A-Za-z0-9_]+|17h[0-9a-f]{16}E')
+	is "$bad" 0 "Rust: no v0 (_R...) or legacy hash (17h...E) name in any row or frame"
+fi
+done_testing
