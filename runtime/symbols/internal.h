@@ -169,6 +169,14 @@ void ps_dso__evict(struct ps_dso *dso);
 /* symbols/srcline.c: what its caches hold. */
 size_t ps_dwarf__bytes(const struct ps_dwarf *d);
 
+/* symbols/cuindex.c: the compilation unit holding a link-time address,
+ * from the units' own ranges (for files with no .debug_aranges, as Go
+ * writes them); the index is built at the first call into *r. */
+struct ps_cu_ranges;
+bool ps_cu_ranges__find(struct ps_cu_ranges **r, Dwarf *dbg, uint64_t addr, Dwarf_Die *cu);
+size_t ps_cu_ranges__bytes(const struct ps_cu_ranges *r);
+void ps_cu_ranges__free(struct ps_cu_ranges *r);
+
 /* symbols/srcline.c: the source frames at a link-time address of dso
  * (inlined functions innermost first, then the one holding them); the count,
  * 0 without DWARF for it, or -ENOMEM. Cached per file and address. */

@@ -34,6 +34,8 @@ struct ps_dwarf {
 	struct ps_addr_cache shown; /* a linkage name's address -> its demangled form */
 	struct ps_addr_cache units; /* a unit's DIE offset -> its struct cu_index */
 	struct ps_arena arena;
+	struct ps_cu_ranges *cus; /* units by their ranges, when the file has no aranges */
+	bool no_aranges;	  /* libdw found no unit for an address once */
 };
 
 struct frames {
@@ -56,6 +58,7 @@ void ps_dwarf__free(struct ps_dwarf *d)
 	ps_addr_cache__free(&d->cache);
 	ps_addr_cache__free(&d->shown);
 	ps_arena__free(&d->arena);
+	ps_cu_ranges__free(d->cus);
 	free(d);
 }
 
@@ -64,7 +67,8 @@ size_t ps_dwarf__bytes(const struct ps_dwarf *d)
 	if (!d)
 		return 0;
 	return sizeof(*d) + d->arena.bytes + ps_addr_cache__bytes(&d->cache) +
-	       ps_addr_cache__bytes(&d->shown) + ps_addr_cache__bytes(&d->units);
+	       ps_addr_cache__bytes(&d->shown) + ps_addr_cache__bytes(&d->units) +
+	       ps_cu_ranges__bytes(d->cus);
 }
 
 static struct ps_dwarf *dwarf_of(struct ps_dso *real)
@@ -318,20 +322,42 @@ static struct cu_index *cu_index_of(struct ps_dwarf *d, Dwarf_Die *cu)
 	return x;
 }
 
+/* The unit holding addr, and its line, when libdw finds none (no
+ * .debug_aranges): through the units' own ranges. */
+static Dwarf_Die *unit_by_ranges(struct ps_dwarf *d, uint64_t addr, Dwarf_Die *mem,
+				 Dwarf_Addr *bias, const char **file, int *lineno)
+{
+	Dwarf *dbg = dwfl_module_getdwarf(d->mod, bias);
+	Dwarf_Line *l;
+
+	if (!dbg || !ps_cu_ranges__find(&d->cus, dbg, addr - *bias, mem))
+		return NULL;
+	d->no_aranges = true;
+	if ((l = dwarf_getsrc_die(mem, addr - *bias))) {
+		*file = dwarf_linesrc(l, NULL, NULL);
+		dwarf_lineno(l, lineno);
+	}
+	return mem;
+}
+
 /* Compute the frames at addr into f (room for PS_MAX_INLINE + 1). */
 static int compute(struct ps_dso *real, struct ps_dwarf *d, uint64_t addr, struct ps_srcframe *f)
 {
 	Dwarf_Addr bias = 0;
-	Dwarf_Die *cu = dwfl_module_addrdie(d->mod, addr, &bias);
-	Dwfl_Line *l = dwfl_module_getsrc(d->mod, addr);
-	struct cu_index *x = cu ? cu_index_of(d, cu) : NULL;
+	Dwarf_Die mem, *cu = d->no_aranges ? NULL : dwfl_module_addrdie(d->mod, addr, &bias);
+	Dwfl_Line *l = cu ? dwfl_module_getsrc(d->mod, addr) : NULL;
 	const char *file = NULL;
 	int lineno = 0, n = 0;
-	int32_t k = x ? innermost(x, addr - bias) : -1;
+	struct cu_index *x;
+	int32_t k;
 	uint32_t line;
 
 	if (l)
 		file = dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL);
+	else if (!cu)
+		cu = unit_by_ranges(d, addr, &mem, &bias, &file, &lineno);
+	x = cu ? cu_index_of(d, cu) : NULL;
+	k = x ? innermost(x, addr - bias) : -1;
 	line = lineno > 0 ? (uint32_t)lineno : 0;
 	for (; k >= 0 && n <= PS_MAX_INLINE; k = x->nodes[k].parent) {
 		struct node *nd = &x->nodes[k];

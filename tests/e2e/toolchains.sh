@@ -57,4 +57,20 @@ else
 	bad=$(cat "$TMP/r.folded" "$TMP/r.top" | grep -cE '(^|;| )_R[A-Za-z0-9_]+|17h[0-9a-f]{16}E')
 	is "$bad" 0 "Rust: no v0 (_R...) or legacy hash (17h...E) name in any row or frame"
 fi
+# Go writes no .debug_aranges: source lines come from its units' ranges.
+if ! command -v go >/dev/null; then
+	skip "go is not installed (golang-go)" "Go source lines"
+	skip "go is not installed (golang-go)" "Go source lines as perf's"
+else
+	(cd "$TMP" && cp "$P/gohot/main.go" . && GOFLAGS=-mod=mod GOCACHE="$TMP/gocache" go build -o gohot main.go)
+	"${PROFILE[@]}" -c "$TMP/gohot 500" --lines --top 3 >"$TMP/go.top" 2>&1
+	mapfile -t rows < <(sed -n 's/^ *[0-9]\+ \+[0-9.]\+%  //p' "$TMP/go.top")
+	like "${rows[0]} ${rows[1]}" "^main\.go:1[67] main\.go:1[67]$" "Go: --lines names the loop's lines, main.go:16 and 17 (${rows[*]:0:2})"
+	if command -v perf >/dev/null && perf record -q -F 999 -o "$TMP/go.data" "$TMP/gohot" 500 >/dev/null 2>&1; then
+		top=$(perf report -i "$TMP/go.data" --stdio --sort srcline 2>/dev/null | awk '!/^#/ && NF { print $2; exit }')
+		like "${rows[0]} ${rows[1]}" "(^| )$top( |$)" "Go: perf report --sort srcline's top line ($top) is one of perfscript's top two"
+	else
+		skip "perf is not installed or cannot sample" "Go source lines as perf's"
+	fi
+fi
 done_testing
