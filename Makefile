@@ -39,12 +39,12 @@ BPF_SKELS := $(BPF_SRCS:runtime/sample/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 # What building and running need (make demo, make install)...
 DEPS_BUILD := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang llvm \
 	libelf-dev zlib1g-dev libdw-dev g++ libstdc++-12-dev libpfm4-dev libedit-dev \
-	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libyaml-dev libcrypt-dev libiberty-dev
+	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libyaml-dev libcrypt-dev libiberty-dev libdebuginfod-dev
 # ...and what the tests use besides (make check): the LuaJIT binding's
 # runtime, busted and luacheck, and the peers perfscript is compared with.
 DEPS_TEST := luajit libluajit-5.1-dev lua-busted lua-check linux-perf util-linux procps tmux \
 	clang-format systemtap-sdt-dev golang-go prometheus curl bpftrace strace openssl python3 \
-	linux-libc-dev-arm64-cross lld
+	linux-libc-dev-arm64-cross lld debuginfod
 
 ifeq ($(V),1)
 Q :=

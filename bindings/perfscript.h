@@ -647,6 +647,15 @@ void ps_symbols__free(struct ps_symbols *syms);
 void ps_symbols__set_budget(struct ps_symbols *syms, size_t bytes);
 size_t ps_symbols__trim(struct ps_symbols *syms);
 
+/* Stripped files (no symbol table, no local debug file) are asked of the
+ * debuginfod servers $DEBUGINFOD_URLS names, by build id, on a thread of
+ * their own; answers take effect at the next trim. ps_symbols__settle
+ * waits for answers still coming, within wait_s seconds for the whole
+ * session (2 unless set; 0 waits not at all, a negative wait_s asks no
+ * server). */
+void ps_symbols__set_debuginfod(struct ps_symbols *syms, double wait_s);
+void ps_symbols__settle(struct ps_symbols *syms);
+
 struct ps_symbols_stats {
 	size_t sz;	      /* sizeof(struct ps_symbols_stats) */
 	size_t files;	      /* files seen */

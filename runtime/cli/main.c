@@ -355,7 +355,9 @@ static int run(int argc, char **argv, bool out_closed)
 							 .command = o.command,
 							 .paths = o.includes,
 							 .npaths = (size_t)o.nincludes,
-							 .raw_names = o.raw_names});
+							 .raw_names = o.raw_names,
+							 .debuginfod_set = o.debuginfod_set,
+							 .debuginfod_wait = o.debuginfod_wait});
 	if (!sc) {
 		fprintf(stderr, "perfscript: cannot start Lua: %s\n", strerror(errno));
 		ps_session__free(session);

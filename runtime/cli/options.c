@@ -38,6 +38,9 @@ const char ps_cli_usage[] =
     "      --backend=auto|bpf|perf  how sampling counters deliver overflows: BPF\n"
     "                        programs in the kernel or the perf ring (default auto)\n"
     "      --no-demangle     show C++ and Rust names as the symbol tables spell them\n"
+    "      --debuginfod-wait SECONDS  how long the session may wait, in all, for\n"
+    "                        debug files of stripped binaries from $DEBUGINFOD_URLS\n"
+    "                        (default 2; 0: use only what arrives meanwhile; -1: ask none)\n"
     "      --describe SPEC   print the perf_event_attr fields SPEC sets\n"
     "      --json            with --describe or -l: a JSON array\n"
     "      --version         print the version\n"
@@ -137,6 +140,10 @@ static bool is_our_option(const char *arg, bool *takes_next)
 			*takes_next = !arg[9];
 			return true;
 		}
+		if (!strncmp(arg, "--debuginfod-wait", 17) && (arg[17] == '=' || !arg[17])) {
+			*takes_next = !arg[17];
+			return true;
+		}
 		for (size_t i = 0; i < sizeof(longs) / sizeof(longs[0]); i++)
 			if (!strcmp(arg, longs[i]))
 				return true;
@@ -227,6 +234,15 @@ static int checked_option(int c, const char *arg, struct ps_cli_options *o)
 						 "(e.g. 2.5), got '%s'",
 						 arg);
 		return 0;
+	case 'W':
+		o->debuginfod_wait = strtod(arg, &end);
+		o->debuginfod_set = true;
+		if (end == arg || *end || !(o->debuginfod_wait >= -1 && o->debuginfod_wait <= 3600))
+			return ps_cli__die_usage(
+			    "--debuginfod-wait wants seconds from 0 to 3600, or -1 "
+			    "to ask no server; got '%s'",
+			    arg);
+		return 0;
 	case 'b':
 		errno = 0;
 		o->ring_pages = strtol(arg, &end, 10);
@@ -267,6 +283,7 @@ int ps_cli__parse_options(int argc, char **argv, struct ps_cli_options *o)
 	    {"help", no_argument, NULL, 'h'},
 	    {"backend", required_argument, NULL, 'B'},
 	    {"no-demangle", no_argument, NULL, 'N'},
+	    {"debuginfod-wait", required_argument, NULL, 'W'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c, rc;

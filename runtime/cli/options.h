@@ -22,6 +22,8 @@ struct ps_cli_options {
 	bool answered; /* --version or --help printed: nothing more to do */
 	int verbose;
 	double duration;
+	double debuginfod_wait; /* --debuginfod-wait, when debuginfod_set */
+	bool debuginfod_set;
 	long ring_pages;
 	enum ps_backend backend;
 	bool list; /* -l */

@@ -133,6 +133,9 @@ void ps_lua_sample_object__free(struct ps_script *sc);
 /* lua/sample_object.c: keep the symbolizer within its budget (at most once
  * a second), where no answer it gave is in use. */
 void ps_lua_sample_object__trim(struct ps_script *sc);
+/* lua/sample_object.c: before the end probes, the debug files still coming
+ * from debuginfod, within the session's wait. */
+void ps_lua_sample_object__settle(struct ps_script *sc);
 void ps_lua_sample_stack__callchain(lua_State *L, struct ps_script *sc, const struct ps_sample *s);
 /* s:packed(): the callchain's addresses as one string, 8 bytes each in the
  * host's order, leaf first, zeros left out: a cheap table key. */

@@ -58,6 +58,8 @@ static struct ps_symbols *symbols(struct ps_script *sc)
 	if (st && !st->syms) {
 		st->syms = ps_symbols__new();
 		ps_symbols__set_raw_names(st->syms, st->raw_names);
+		if (sc->o.debuginfod_set)
+			ps_symbols__set_debuginfod(st->syms, sc->o.debuginfod_wait);
 		if (st->syms && ps_session__target_kind(sc->session) != PS_TARGET_COMMAND) {
 			pid_t pid = ps_session__target_pid(sc->session);
 
@@ -402,6 +404,12 @@ void ps_lua_sample_object__trim(struct ps_script *sc)
 		return;
 	st->trimmed = now.tv_sec;
 	ps_symbols__trim(st->syms);
+}
+
+void ps_lua_sample_object__settle(struct ps_script *sc)
+{
+	if (sc->sample_state && sc->sample_state->syms)
+		ps_symbols__settle(sc->sample_state->syms);
 }
 
 void ps_lua_sample_object__release(struct ps_script *sc)

@@ -323,7 +323,8 @@ int ps_lua_script__end(struct ps_script *sc)
 {
 	ps_driver__finish(sc->driver); /* what the target left in the rings, before end */
 	ps_lua_probe__stop(sc);
-	sc->ending = true; /* from here only a second signal stops a probe */
+	ps_lua_sample_object__settle(sc); /* debug files on their way, for the reports */
+	sc->ending = true;		  /* from here only a second signal stops a probe */
 	sc->signal_pending = 0;
 	if (sc->o.verbose)
 		fprintf(stderr, "perfscript: session ended: %s\n",

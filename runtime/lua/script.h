@@ -24,7 +24,9 @@ struct ps_script_opts {
 	const char *command;	  /* the target command as the user wrote it, or NULL */
 	const char *const *paths; /* tapset directories searched first, in order */
 	size_t npaths;
-	bool raw_names; /* symbol names as the tables spell them, not demangled */
+	bool raw_names;		/* symbol names as the tables spell them, not demangled */
+	bool debuginfod_set;	/* else the symbolizer's default (2 s) */
+	double debuginfod_wait; /* ps_symbols__set_debuginfod's wait_s */
 };
 
 /* A script on session (not owned); NULL + errno (the reason printed). */

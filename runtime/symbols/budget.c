@@ -120,6 +120,7 @@ size_t ps_symbols__trim(struct ps_symbols *syms)
 
 	if (!syms)
 		return 0;
+	ps_debuginfod__apply(&syms->dsos); /* a safe point: answered files reopen */
 	budget = syms->dsos.budget ? syms->dsos.budget : PS_SYMBOLS_BUDGET_DEFAULT;
 	sum = total(syms, NULL, &n) + ps_procs__gone_bytes(syms);
 	if (sum <= budget)
@@ -139,6 +140,21 @@ size_t ps_symbols__trim(struct ps_symbols *syms)
 	}
 	free(held);
 	return evicted;
+}
+
+void ps_symbols__set_debuginfod(struct ps_symbols *syms, double wait_s)
+{
+	if (!syms)
+		return;
+	syms->dsos.debuginfod_off = wait_s < 0;
+	syms->dsos.debuginfod_set = true;
+	syms->dsos.debuginfod_budget_ns = wait_s > 0 ? (uint64_t)(wait_s * 1e9) : 0;
+}
+
+void ps_symbols__settle(struct ps_symbols *syms)
+{
+	if (syms)
+		ps_debuginfod__settle(&syms->dsos);
 }
 
 void ps_symbols__set_budget(struct ps_symbols *syms, size_t bytes)

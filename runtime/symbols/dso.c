@@ -46,12 +46,31 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 	return -1;
 }
 
-/* Debuginfo only from the local disk, by build-id (/usr/lib/debug/.build-id):
- * dwfl_standard_find_debuginfo would also ask debuginfod when
- * DEBUGINFOD_URLS is set, and a profiler must not download while it runs. */
+/* Debuginfo from the local disk, by build-id (/usr/lib/debug/.build-id),
+ * else the file symbols/debuginfod.c fetched for it. Never
+ * dwfl_standard_find_debuginfo: it would ask debuginfod itself, on the
+ * sampling path, when DEBUGINFOD_URLS is set. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink, GElf_Word crc,
+			  char **debuginfo_file_name)
+{
+	struct ps_dso *d = *userdata;
+	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink,
+					      crc, debuginfo_file_name);
+
+	if (fd >= 0 || !d || !d->debug_path)
+		return fd;
+	fd = open(d->debug_path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && !(*debuginfo_file_name = strdup(d->debug_path))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static const Dwfl_Callbacks callbacks = {
     .find_elf = find_elf,
-    .find_debuginfo = dwfl_build_id_find_debuginfo,
+    .find_debuginfo = find_debuginfo,
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = &debuginfo_path,
 };
@@ -220,11 +239,13 @@ static void dso_free(struct ps_dso *d)
 	free(d->loads);
 	free(d->path);
 	free(d->open_path);
+	free(d->debug_path);
 	free(d);
 }
 
 void ps_dsos__free(struct ps_dsos *dsos)
 {
+	ps_debuginfod__free(dsos);
 	for (size_t i = 0; i < dsos->n; i++)
 		dso_free(dsos->v[i]);
 	free(dsos->v);
@@ -304,6 +325,14 @@ static int read_headers(struct ps_dso *d, Elf *elf)
 							 .vaddr = ph->p_vaddr,
 							 .exec = (ph->p_flags & PF_X) != 0};
 	}
+	/* no .symtab: a stripped file, whose own names are the dynamic ones */
+	d->bare = true;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			d->bare = false;
+	}
 	idlen = dwelf_elf_gnu_build_id(elf, &id);
 	if (idlen > 0 && (size_t)idlen <= sizeof(d->build_id)) {
 		memcpy(d->build_id, id, (size_t)idlen);
@@ -341,8 +370,35 @@ static int read_symbols(struct ps_dso *d)
 	mod = ps_dso__report(d, dwfl, 0);
 	dwfl_report_end(dwfl, NULL, NULL);
 	err = mod ? ps_dso__read_syms(d, mod) : -ENOENT;
+	if (mod && d->bare) {
+		const char *debugfile = NULL;
+
+		/* reading the symbols looked for a debug file beside it */
+		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+		d->bare = !debugfile;
+	}
 	dwfl_end(dwfl);
+	if (d->bare && !d->debug_path)
+		ps_debuginfod__want(d->owner, d);
 	return err;
+}
+
+/* At the session's end (the reports), a stripped file waits for its debug
+ * file and reads its symbols again with it. */
+static int read_symbols_settled(struct ps_dso *d)
+{
+	int err = read_symbols(d);
+	const char *path;
+
+	if (err || !d->bare || d->debug_path || !d->owner->settling ||
+	    !(path = ps_debuginfod__wait(d->owner, d)) || !(d->debug_path = strdup(path)))
+		return err;
+	free(d->syms);
+	free(d->names);
+	d->syms = NULL;
+	d->names = NULL;
+	d->nsyms = d->names_size = 0;
+	return read_symbols(d);
 }
 
 int ps_dso__open(struct ps_dso *d, struct ps_dso **real)
@@ -370,7 +426,7 @@ int ps_dso__open(struct ps_dso *d, struct ps_dso **real)
 			else
 				free(d->image);
 			d->image = NULL;
-		} else if (read_symbols(d) == -ENOMEM) {
+		} else if (read_symbols_settled(d) == -ENOMEM) {
 			/* a file without symbols still has offsets: only memory is fatal */
 			d->usable = false;
 			return -ENOMEM;

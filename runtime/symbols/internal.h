@@ -105,17 +105,24 @@ struct ps_dso {
 	struct ps_dwarf *dwarf;	     /* lines and inline frames, NULL until asked */
 	struct ps_arena arena;
 	size_t names_size;
-	uint64_t used; /* ps_dsos.tick when last opened for an answer (symbols/budget.c) */
+	uint64_t used;	  /* ps_dsos.tick when last opened for an answer (symbols/budget.c) */
+	bool bare;	  /* no symbol table, no debug file: a stripped file */
+	char *debug_path; /* its debug file, from debuginfod (symbols/debuginfod.c) */
 };
 
 /* Every ps_dso a ps_symbols has seen, and the settings they follow. */
 struct ps_dsos {
 	struct ps_dso **v;
 	size_t n, cap;
-	struct ps_dso *vdso; /* the kernel's vDSO image, read once from our own process */
-	bool raw_names;	     /* no demangling */
-	uint64_t tick;	     /* bumped per ps_dso__open: recency for the LRU */
-	size_t budget;	     /* bytes the files' tables and images may hold (0: default) */
+	struct ps_dso *vdso;	       /* the kernel's vDSO image, read once from our own process */
+	bool raw_names;		       /* no demangling */
+	uint64_t tick;		       /* bumped per ps_dso__open: recency for the LRU */
+	struct ps_fetcher *fetch;      /* debuginfod questions (symbols/debuginfod.c) */
+	uint64_t debuginfod_budget_ns; /* what the session may wait for answers */
+	bool debuginfod_set;	       /* else 2 s */
+	bool debuginfod_off;
+	bool settling; /* the session's end: a new question is waited for */
+	size_t budget; /* bytes the files' tables and images may hold (0: default) */
 	uint64_t evictions;
 };
 
@@ -168,6 +175,19 @@ size_t ps_dso__bytes(const struct ps_dso *dso);
 void ps_dso__evict(struct ps_dso *dso);
 /* symbols/srcline.c: what its caches hold. */
 size_t ps_dwarf__bytes(const struct ps_dwarf *d);
+
+/* symbols/debuginfod.c: ask for a stripped file's debug file (when
+ * $DEBUGINFOD_URLS says where), on a thread of its own; give answered files
+ * their debug file (at a safe point: their tables are given back); wait
+ * for answers still coming within the session's budget; stop. */
+struct ps_fetcher;
+void ps_debuginfod__want(struct ps_dsos *dsos, const struct ps_dso *d);
+void ps_debuginfod__apply(struct ps_dsos *dsos);
+/* The debug file of d, waiting for it within the session's budget; NULL
+ * when none came. */
+const char *ps_debuginfod__wait(struct ps_dsos *dsos, const struct ps_dso *d);
+void ps_debuginfod__settle(struct ps_dsos *dsos);
+void ps_debuginfod__free(struct ps_dsos *dsos);
 
 /* symbols/cuindex.c: the compilation unit holding a link-time address,
  * from the units' own ranges (for files with no .debug_aranges, as Go

@@ -1,0 +1,71 @@
+# debuginfod.sh: names for a stripped binary from a real debuginfod server
+# on loopback (Debian's debuginfod, serving the debug file the test split
+# off its own build), fetched off the sampling path: a 10 kHz profile loses
+# no sample and ends within its wait budget (2 s) when the server is
+# stopped or answers after 5 s; --debuginfod-wait -1 asks nothing; without
+# $DEBUGINFOD_URLS libdebuginfod is not even loaded.
+source "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+for c in debuginfod curl objcopy python3; do
+	command -v $c >/dev/null && continue
+	skip "$c is not installed (Debian's debuginfod, curl, binutils, python3)" "names from debuginfod"
+	done_testing; exit
+done
+pids=()
+trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+
+mkdir -p "$TMP/src"
+cc -O2 -g -fomit-frame-pointer -o "$TMP/src/chain" "$ROOT/tests/progs/chain.c"
+objcopy --only-keep-debug "$TMP/src/chain" "$TMP/src/chain.debug"
+cp "$TMP/src/chain" "$TMP/chain"
+strip "$TMP/chain"
+rm "$TMP/src/chain" # the server has the debug file only
+id=$(readelf -n "$TMP/chain" | sed -n 's/.*Build ID: //p')
+port=$((20000 + RANDOM % 20000))
+debuginfod -p $port -F "$TMP/src" -d "$TMP/db.sqlite" >"$TMP/d.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 300); do
+	[[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/buildid/$id/debuginfo") == 200 ]] && break
+	sleep 0.05
+done
+prof() { # URLS seconds [perfscript options]: "top row", "samples lost", "seconds"
+	local urls=$1 secs=$2 t0; shift 2
+	t0=$(date +%s%N)
+	DEBUGINFOD_URLS=$urls DEBUGINFOD_CACHE_PATH="$TMP/cache-$RANDOM" "$PERFSCRIPT" "$@" -e '
+c = perfmon.counter("cpu-clock/freq=9999/")
+local p = require("profile").new()
+probe("perfmon.sample(c)", function(s) p:add(s) end)
+probe("end", function() print(p:top(1)[1].key, p.total, (perfmon.lost(c))) end)' -c "$TMP/chain $secs" 2>&1
+	echo "$(( ($(date +%s%N) - t0) / 1000000 ))"
+}
+
+out=$(prof "http://127.0.0.1:$port" 500 | tr '\n' ' ')
+like "$out" "^chain_leaf	[0-9]+	0 " "a stripped binary is named through a debuginfod server on loopback ($out)"
+out=$(DEBUGINFOD_URLS="http://127.0.0.1:$port" DEBUGINFOD_CACHE_PATH="$TMP/cache-lines" \
+	"$PERFSCRIPT" "$ROOT/examples/profile.lua" -c "$TMP/chain 300" --lines --top 1 2>&1 | tail -1)
+like "$out" "  chain\\.c:[0-9]+$" "and its lines too (--lines: $out)"
+kill ${pids[0]}; wait ${pids[0]} 2>/dev/null
+
+read -r top n lost ms < <(prof "http://127.0.0.1:$port" 1000 | tr '\n' ' ')
+ok $(( lost == 0 && n >= 5000 && ms < 1000 + 2000 + 1500 ? 0 : 1 )) \
+	"the server stopped: $n samples, $lost lost, done in $ms ms (1 s run, 2 s budget) ($top)"
+sport=$((20000 + RANDOM % 20000))
+python3 "$(dirname "$0")/slowhttp.py" $sport 5 >"$TMP/slow.log" 2>&1 &
+pids+=($!)
+wait_for "$TMP/slow.log" '^ready'
+read -r top n lost ms < <(prof "http://127.0.0.1:$sport" 1000 | tr '\n' ' ')
+ok $(( lost == 0 && n >= 5000 && ms < 1000 + 2000 + 1500 ? 0 : 1 )) \
+	"a server that answers after 5 s: $n samples, $lost lost, done in $ms ms, within the 2 s budget"
+read -r top n lost ms < <(prof "http://127.0.0.1:$sport" 300 --debuginfod-wait -1 | tr '\n' ' ')
+ok $(( ms < 300 + 1000 ? 0 : 1 )) "--debuginfod-wait -1 asks nothing: done in $ms ms"
+maps='c = perfmon.counter("cpu-clock/freq=999/")
+local p = require("profile").new()
+probe("perfmon.sample(c)", function(s) p:add(s) end)
+probe("end", function()
+  local top = p:top(1)[1].key -- names the stripped binary s addresses
+  local f = io.open("/proc/self/maps"); local m = f:read("a"); f:close()
+  print(top:match("^chain") ~= nil, m:find("libdebuginfod", 1, true) ~= nil)
+end)'
+is "$(env -u DEBUGINFOD_URLS "$PERFSCRIPT" -e "$maps" -c "$TMP/chain 200" 2>&1)" "true	false" \
+	"without \$DEBUGINFOD_URLS, naming a stripped binary loads no libdebuginfod"
+done_testing
