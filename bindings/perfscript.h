@@ -727,6 +727,23 @@ struct ps_srcframe {
 int ps_symbols__srcframes(struct ps_symbols *syms, pid_t pid, uint64_t addr,
 			  const struct ps_srcframe **frames);
 
+/* The mapping of user address addr in pid, for profiles that other tools
+ * symbolize again (pprof's Mapping): its runtime range and the file offset
+ * at its start, the file, its build id, whether symbols and source lines
+ * are known for it; and two names of the function holding addr: the symbol
+ * table's own (mangled, or "f.part.0") and DWARF's (demangled), each NULL
+ * when the file has none. 0, -ENOENT when no mapping holds addr. */
+struct ps_mapping_info {
+	size_t sz; /* sizeof(struct ps_mapping_info) */
+	uint64_t start, limit, offset;
+	const char *path;
+	char build_id[41]; /* hex, "" when the file has none */
+	bool has_functions, has_lines;
+	const char *symbol, *dwarf_name;
+};
+int ps_symbols__mapping(struct ps_symbols *syms, pid_t pid, uint64_t addr,
+			struct ps_mapping_info *out);
+
 /* Unwind the user stack of a sample taken with call-graph=dwarf (its
  * PERF_SAMPLE_REGS_USER registers and PERF_SAMPLE_STACK_USER bytes) in
  * s->pid's address space with the files' DWARF call frame information

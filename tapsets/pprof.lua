@@ -92,37 +92,66 @@ local function period_of(spec, total_n, total_period)
   return total_n > 0 and math.floor(total_period / total_n + 0.5) or 0
 end
 
--- The symbol side of a profile: Mappings per file, Functions per name and
--- file, Locations per address symbolized. resolve(pid, addr, kernel)
--- returns the symbol ("func+0x1a", "lib.so+0xOFF" or a hex address), its
--- file, and optionally the function name to use (perfmon.symbolize's).
+-- The symbol side of a profile: Mappings, Functions, Locations. Under
+-- perfscript each user address is looked up with perfmon.mapping and
+-- perfmon.frames, so a Mapping is one mapped range of a file (its runtime
+-- start and limit, file offset and build id), a Location keeps the runtime
+-- address with one Line per inlined function, innermost first, and a
+-- Function has DWARF's name and the symbol table's (system_name): what
+-- Parca and Pyroscope need to symbolize the profile again by build id.
+-- Kernel frames, and every frame when opts.symbolize names them instead
+-- (pid, addr, kernel -> sym, file [, func]), get a Mapping per file and one
+-- Line naming the function.
 local Table = {}
 Table.__index = Table
 
-local function new_table(resolve)
-  return setmetatable({ resolve = resolve, mapping = {}, ["function"] = {}, location = {},
-                        maps = {}, funcs = {}, locs = {}, map_samples = {} }, Table)
+local function new_table(resolve, detail)
+  return setmetatable({ resolve = resolve, detail = detail, mapping = {}, ["function"] = {},
+                        location = {}, maps = {}, funcs = {}, locs = {}, map_samples = {} }, Table)
 end
 
-function Table:mapping_id(file, kernel)
-  local id = self.maps[file]
+-- The Mapping of a file named by a symbolizer, or of the range m of
+-- perfmon.mapping.
+function Table:mapping_id(file, kernel, m)
+  local key = m and ("%s\0%d\0%d"):format(file, m.start, m.offset) or file
+  local id = self.maps[key]
   if not id then
     id = #self.mapping + 1
-    self.mapping[id] = { id = id, filename = file, has_functions = true, kernel = kernel }
-    self.maps[file] = id
+    local lines = m and m.has_lines or false
+    self.mapping[id] = { id = id, filename = file, kernel = kernel,
+                         memory_start = m and m.start, memory_limit = m and m.limit,
+                         file_offset = m and m.offset, build_id = m and m.build_id,
+                         has_functions = not m or m.has_functions or lines,
+                         has_filenames = lines, has_line_numbers = lines, has_inline_frames = lines }
+    self.maps[key] = id
   end
   return id
 end
 
-function Table:function_id(name, file)
-  local key = name .. "\0" .. (file or "")
+function Table:function_id(name, file, system_name)
+  system_name = system_name or name
+  local key = name .. "\0" .. (file or "") .. "\0" .. system_name
   local id = self.funcs[key]
   if not id then
     id = #self["function"] + 1
-    self["function"][id] = { id = id, name = name, system_name = name, filename = file }
+    self["function"][id] = { id = id, name = name, system_name = system_name, filename = file }
     self.funcs[key] = id
   end
   return id
+end
+
+-- The Lines of a user address of a mapped file: perfmon.frames' frames,
+-- the last (the function holding the others) under DWARF's name and the
+-- symbol table's.
+function Table:lines_of(pid, addr, m)
+  local frames = self.detail.frames(pid, addr)
+  local lines = {}
+  for i, f in ipairs(frames) do
+    local name, system = f.func, nil
+    if i == #frames then name, system = m.dwarf_name or f.func, m.symbol end
+    lines[i] = { function_id = self:function_id(name, f.file, system), line = f.line }
+  end
+  return lines
 end
 
 -- The Location of one frame. A caller's address is a return address: the
@@ -134,14 +163,19 @@ function Table:location_id(pid, addr, leaf)
   local key = (kernel and "k" or pid) .. ":" .. addr
   local id = self.locs[key]
   if id then return id end
-  local sym, file, func = self.resolve(kernel and 0 or pid, addr, kernel)
-  file = (file and file ~= "") and file or (kernel and "[kernel.kallsyms]" or "[unknown]")
-  -- perfmon.symbolize's third result keeps an unnamed "lib.so+0xOFF" whole
-  local name = func or tostring(sym):gsub("%+0x%x+$", "")
+  local m = self.detail and not kernel and self.detail.mapping(pid, addr)
+  local map, lines
+  if m and m.file ~= "" then
+    map, lines = self:mapping_id(m.file, false, m), self:lines_of(pid, addr, m)
+  else
+    local sym, file, func = self.resolve(kernel and 0 or pid, addr, kernel)
+    file = (file and file ~= "") and file or (kernel and "[kernel.kallsyms]" or "[unknown]")
+    -- perfmon.symbolize's third result keeps an unnamed "lib.so+0xOFF" whole
+    local name = func or tostring(sym):gsub("%+0x%x+$", "")
+    map, lines = self:mapping_id(file, kernel), { { function_id = self:function_id(name) } }
+  end
   id = #self.location + 1
-  local map = self:mapping_id(file, kernel)
-  self.location[id] = { id = id, mapping_id = map, address = addr,
-                        line = { { function_id = self:function_id(name) } } }
+  self.location[id] = { id = id, mapping_id = map, address = addr, line = lines }
   self.locs[key] = id
   return id
 end
@@ -181,12 +215,14 @@ end
 -- (pid, addr, kernel -> sym, file; default perfmon.symbolize).
 function M.build(p, opts)
   opts = opts or {}
-  local resolve = opts.symbolize or p.symbolize or (rawget(_G, "perfmon") and perfmon.symbolize)
+  local pm, custom = rawget(_G, "perfmon"), opts.symbolize or p.symbolize
+  local resolve = custom or (pm and pm.symbolize)
   if not resolve then error("pprof.build: no symbolizer (pass opts.symbolize)", 2) end
+  local detail = not custom and pm and pm.mapping and pm or nil
   local spec = opts.event or p.event or "samples"
   local event = M.event_name(spec)
   local clock = is_clock(event)
-  local t = new_table(resolve)
+  local t = new_table(resolve, detail)
   local out = {
     sample_type = { { type = "samples", unit = "count" },
                     clock and { type = "cpu", unit = "nanoseconds" } or { type = event, unit = opts.unit or "count" } },

@@ -340,6 +340,44 @@ static int l_ordered(lua_State *L)
 	return 1;
 }
 
+/* perfmon.mapping(pid, addr) -> { start, limit, offset, file, build_id,
+ * has_functions, has_lines, symbol, dwarf_name } | nil: the mapping of a user address,
+ * for profiles another tool symbolizes again (pprof's Mapping). */
+static int l_mapping(lua_State *L)
+{
+	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
+	pid_t pid = (pid_t)luaL_checkinteger(L, 1);
+	uint64_t addr = (uint64_t)luaL_checkinteger(L, 2);
+	struct ps_symbols *syms =
+	    (ps_lua_sample_object__trim(sc), ps_lua_sample_object__symbols(sc));
+	struct ps_mapping_info m = {.sz = sizeof(m)};
+
+	if (!syms || ps_symbols__mapping(syms, pid, addr, &m) < 0) {
+		lua_pushnil(L);
+		return 1;
+	}
+	lua_createtable(L, 0, 8);
+	lua_pushinteger(L, (lua_Integer)m.start);
+	lua_setfield(L, -2, "start");
+	lua_pushinteger(L, (lua_Integer)m.limit);
+	lua_setfield(L, -2, "limit");
+	lua_pushinteger(L, (lua_Integer)m.offset);
+	lua_setfield(L, -2, "offset");
+	lua_pushstring(L, m.path ? m.path : "");
+	lua_setfield(L, -2, "file");
+	lua_pushstring(L, m.build_id);
+	lua_setfield(L, -2, "build_id");
+	lua_pushboolean(L, m.has_functions);
+	lua_setfield(L, -2, "has_functions");
+	lua_pushboolean(L, m.has_lines);
+	lua_setfield(L, -2, "has_lines");
+	lua_pushstring(L, m.symbol);
+	lua_setfield(L, -2, "symbol");
+	lua_pushstring(L, m.dwarf_name);
+	lua_setfield(L, -2, "dwarf_name");
+	return 1;
+}
+
 /* perfmon.symbols([budget_bytes]) -> { files, files_open, bytes, budget,
  * evictions, processes, unwinders }: what the symbolizer holds, and a new
  * budget for it when given. */
@@ -389,6 +427,9 @@ void ps_lua_sample_stack__open(lua_State *L, struct ps_script *sc)
 		lua_pushlightuserdata(L, sc);
 		lua_pushcclosure(L, l_symbols, 1);
 		lua_setfield(L, -2, "symbols");
+		lua_pushlightuserdata(L, sc);
+		lua_pushcclosure(L, l_mapping, 1);
+		lua_setfield(L, -2, "mapping");
 	}
 	lua_pop(L, 1);
 }

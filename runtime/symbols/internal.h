@@ -156,6 +156,9 @@ Dwfl_Module *ps_dso__report(struct ps_dso *dso, Dwfl *dwfl, int64_t bias);
 /* "func+0x1a" for a link-time address, from the cache or the symbol table;
  * -ENOENT when no symbol covers it (that answer is cached too). */
 int ps_dso__lookup(struct ps_dso *dso, uint64_t addr, const char **str);
+/* symbols/user.c: the symbol table's own name for a link-time address
+ * ("set_binding_values.part.0", a mangled name), NULL when none covers it. */
+const char *ps_dso__raw_name(struct ps_dso *dso, uint64_t addr);
 /* symbols/user.c: copy the code symbols of a reported module into dso. */
 int ps_dso__read_syms(struct ps_dso *dso, Dwfl_Module *mod);
 /* symbols/user.c: the shown (demangled unless raw names) form of a name. */

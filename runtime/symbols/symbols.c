@@ -159,6 +159,40 @@ int ps_symbols__srcframes(struct ps_symbols *syms, pid_t pid, uint64_t addr,
 	return ps_dso__srcframes(m->dso, addr + (uint64_t)m->adj, frames);
 }
 
+int ps_symbols__mapping(struct ps_symbols *syms, pid_t pid, uint64_t addr,
+			struct ps_mapping_info *out)
+{
+	struct ps_proc *p;
+	struct ps_map *m;
+	struct ps_dso *d = NULL;
+	const struct ps_srcframe *sf;
+
+	if (!syms || !out || out->sz < sizeof(*out))
+		return -EINVAL;
+	*out = (struct ps_mapping_info){.sz = sizeof(*out)};
+	if (!(p = ps_procs__known(syms, pid)))
+		return -ENOMEM;
+	if (!(m = ps_proc__lookup(p, addr)))
+		return -ENOENT;
+	out->start = m->start;
+	out->limit = m->end;
+	out->offset = m->pgoff;
+	out->path = m->dso ? ps_dso__name(m->dso) : m->label;
+	if (m->dso && ps_dso__open(m->dso, &d) == 0) {
+		for (size_t i = 0; i < d->build_id_len && i < 20; i++)
+			snprintf(out->build_id + 2 * i, 3, "%02x", d->build_id[i]);
+		int n =
+		    ps_map__adjust(m) ? ps_dso__srcframes(m->dso, addr + (uint64_t)m->adj, &sf) : 0;
+
+		out->has_functions = d->nsyms > 0;
+		out->has_lines = n > 0;
+		out->dwarf_name = n > 0 ? sf[n - 1].func : NULL;
+		out->symbol =
+		    ps_map__adjust(m) ? ps_dso__raw_name(m->dso, addr + (uint64_t)m->adj) : NULL;
+	}
+	return 0;
+}
+
 int ps_symbols__lookup(struct ps_symbols *syms, pid_t pid, const char *name, uint64_t *addr)
 {
 	if (!syms || pid <= 0 || !name || !*name || !addr)

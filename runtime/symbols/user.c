@@ -162,6 +162,16 @@ const char *ps_dso__show(struct ps_dso *d, const char *name)
 	return kept ? kept : name;
 }
 
+const char *ps_dso__raw_name(struct ps_dso *dso, uint64_t addr)
+{
+	struct ps_fsym *sym;
+	struct ps_dso *d;
+
+	if (ps_dso__open(dso, &d) < 0 || !(sym = find_sym(d, addr)))
+		return NULL;
+	return sym->name;
+}
+
 int ps_dso__lookup(struct ps_dso *dso, uint64_t addr, const char **str)
 {
 	struct ps_fsym *sym;

@@ -32,6 +32,40 @@ awk '/^Mappings/ { m = 1; next } m && NR { print }' <<<"$raw" >"$TMP/maps"
 like "$(head -1 "$TMP/maps")" "/workload " "mapping 1 is the main binary"
 like "$(cat "$TMP/maps")" "\[FN\]" "mappings say their functions are resolved"
 
+# Profiles another tool can symbolize again (Parca, Pyroscope): each
+# mapping has its runtime range, file offset and the file's build id; a
+# location of inlined code has a Line per function, innermost first, with
+# its source line, as profile.lua --lines names them; a Function has the
+# symbol table's name beside DWARF's.
+B=$(dirname "$WORKLOAD")
+"$PERFSCRIPT" "$EX/profile.lua" -c "$B/inline 300" --lines --top 5 --pprof "$TMP/inl.pb.gz" >"$TMP/inl.top" 2>&1
+raw=$(gopprof -raw "$TMP/inl.pb.gz")
+maps=$(awk '/^Mappings/ { m = 1; next } m && /^[0-9]+: 0x/' <<<"$raw")
+like "$(head -1 <<<"$maps")" "^1: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ $B/inline [0-9a-f]{40} \[FN\]\[FL\]\[LN\]\[IN\]$" \
+	"mapping 1: runtime range, file offset, path, build id, functions, files, lines and inline frames"
+bad=0 checked=0
+while read -r num range file id _; do
+	[[ $id =~ ^[0-9a-f]{40}$ ]] || continue
+	want=$(readelf -n "$file" 2>/dev/null | sed -n 's/.*Build ID: //p')
+	checked=$((checked + 1))
+	[[ $id == "$want" ]] || { bad=$((bad + 1)); diag "$file: $id in the profile, $want in readelf -n"; }
+	IFS=/ read -r lo hi _ <<<"$range"
+	n=$(awk -v m="M=${num%:}" '/^Locations/ { l = 1; next } /^Mappings/ { l = 0 } l && $3 == m { print $2 }' <<<"$raw" |
+		while read -r a; do (( a < lo || a >= hi )) && echo "$a"; done | wc -l)
+	(( n == 0 )) || { bad=$((bad + 1)); diag "$file: $n locations outside $range"; }
+done <<<"$maps"
+ok $(( checked >= 1 && bad == 0 ? 0 : 1 )) "every build id in go tool pprof -raw is readelf -n's, every location in its mapping's range ($checked mappings)"
+ours=$(sed -n 's/^ *\([0-9]\+\) \+[0-9.]\+%  \(.*\.c:[0-9]*\)$/\1 \2/p' "$TMP/inl.top")
+theirs=$(gopprof -lines -top -sample_index=samples "$TMP/inl.pb.gz" |
+	awk '/flat%/ { r = 1; next } r && $1 > 0 && $(NF - 1) ~ /\.c:[0-9]+$/ { n = split($(NF - 1), p, "/"); print $1, p[n] }
+	     r && $1 > 0 && $NF ~ /\.c:[0-9]+$/ { n = split($NF, p, "/"); print $1, p[n] }')
+is "$theirs" "$ours" "go tool pprof -lines -top gives profile.lua --lines' rows"
+like "$(gopprof -lines -top "$TMP/inl.pb.gz")" " mix .*inline\.c:[0-9]+ \(inline\)" "the inlined mix is a Line of its own, marked inline by pprof"
+"$PERFSCRIPT" "$EX/profile.lua" -c "$B/cxxprog 200" --pprof "$TMP/cxx.pb.gz" >/dev/null 2>&1
+names=$("$PERFSCRIPT" -e 'for _, f in ipairs(require("pprof").read(arg[1])["function"]) do
+  if f.name:find("geo::", 1, true) then print(f.name .. "\t" .. f.system_name) end end' "$TMP/cxx.pb.gz")
+like "$names" $'geo::[^\t]*\t_ZN' "a C++ function's name is demangled, its system_name the symbol table's _Z name"
+
 # Kernel frames: page faults of the workload are kernel functions (names of
 # /proc/kallsyms) whose callers are the workload's do_pages.
 out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD pages 30000" --pprof "$TMP/pages.pb.gz" 2>&1)

@@ -60,12 +60,18 @@ fi
 # Go writes no .debug_aranges: source lines come from its units' ranges.
 if ! command -v go >/dev/null; then
 	skip "go is not installed (golang-go)" "Go source lines"
+	skip "go is not installed (golang-go)" "Go source lines in pprof"
 	skip "go is not installed (golang-go)" "Go source lines as perf's"
 else
 	(cd "$TMP" && cp "$P/gohot/main.go" . && GOFLAGS=-mod=mod GOCACHE="$TMP/gocache" go build -o gohot main.go)
-	"${PROFILE[@]}" -c "$TMP/gohot 500" --lines --top 3 >"$TMP/go.top" 2>&1
+	"${PROFILE[@]}" -c "$TMP/gohot 500" --lines --top 5 --pprof "$TMP/go.pb.gz" >"$TMP/go.top" 2>&1
 	mapfile -t rows < <(sed -n 's/^ *[0-9]\+ \+[0-9.]\+%  //p' "$TMP/go.top")
 	like "${rows[0]} ${rows[1]}" "^main\.go:1[67] main\.go:1[67]$" "Go: --lines names the loop's lines, main.go:16 and 17 (${rows[*]:0:2})"
+	# the same rows from the pprof profile, as go tool pprof -lines reads it
+	ours=$(sed -n 's/^ *\([0-9]\+\) \+[0-9.]\+%  \(.*\.go:[0-9]*\)$/\1 \2/p' "$TMP/go.top")
+	theirs=$(HOME=$TMP PPROF_TMPDIR=$TMP go tool pprof -lines -top -sample_index=samples "$TMP/go.pb.gz" 2>/dev/null |
+		awk '/flat%/ { r = 1; next } r && $NF ~ /\.go:[0-9]+$/ { n = split($NF, p, "/"); print $1, p[n] }' | head -n "$(wc -l <<<"$ours")")
+	is "$theirs" "$ours" "Go: go tool pprof -lines -top gives profile.lua --lines' file:line rows"
 	if command -v perf >/dev/null && perf record -q -F 999 -o "$TMP/go.data" "$TMP/gohot" 500 >/dev/null 2>&1; then
 		top=$(perf report -i "$TMP/go.data" --stdio --sort srcline 2>/dev/null | awk '!/^#/ && NF { print $2; exit }')
 		like "${rows[0]} ${rows[1]}" "(^| )$top( |$)" "Go: perf report --sort srcline's top line ($top) is one of perfscript's top two"

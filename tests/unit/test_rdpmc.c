@@ -59,9 +59,10 @@ static void check(const char *spec, bool needs_pmu)
 	if (needs_pmu)
 		tap_ok(c && c->user_page, "%s: the user page is mapped for a self counter", spec);
 	else
-		tap_ok(c && !c->user_page,
-		       "%s: a software event gets no user page (no hardware index: read() serves it)",
-		       spec);
+		tap_ok(
+		    c && !c->user_page,
+		    "%s: a software event gets no user page (no hardware index: read() serves it)",
+		    spec);
 	for (volatile int i = 0; i < 2000000; i++)
 		;
 	/* running: a user-page read, the kernel's, another user-page read */
