@@ -54,7 +54,7 @@ function M.new(opts)
     error(("profile.new: sort must be sym, dso or srcline, not '%s'"):format(tostring(sort)), 2)
   end
   local p = setmetatable({ total = 0, by_func = {}, by_pid = {}, by_comm = {}, stacks = {},
-                           by_addr = {}, keep_stacks = opts.stacks and true or false,
+                           by_addr = {}, where = {}, keep_stacks = opts.stacks and true or false,
                            sort = sort, inline = opts.inline and true or false,
                            fold_opts = { inline = opts.inline and true or false } }, Profile)
   if opts.pprof then
@@ -121,11 +121,16 @@ local function key_of(self, pid, ip, kernel)
 end
 
 -- Name the addresses counted so far and fold them into by_func.
+-- Each key remembers whether kernel (2) or user (1) addresses counted
+-- under it, for the top list's [k] and [.] marks.
 function Profile:settle()
+  local where = self.where
   for pid, t in pairs(self.by_addr) do
+    local side = pid < 0 and 2 or 1
     for ip, c in pairs(t) do
       local f = key_of(self, pid < 0 and 0 or pid, ip, pid < 0)
       self.by_func[f] = (self.by_func[f] or 0) + c
+      where[f] = (where[f] == nil or where[f] == side) and side or 3
     end
   end
   self.by_addr = {}
@@ -145,19 +150,34 @@ local function rows(t, total, n)
   return out
 end
 
-function Profile:top(n) self:settle(); return rows(self.by_func, self.total, n) end
+-- Rows of the main breakdown; a row of live samples also says whether it
+-- is kernel code (kernel = true) or user code (false).
+function Profile:top(n)
+  self:settle()
+  local out = rows(self.by_func, self.total, n)
+  for _, r in ipairs(out) do
+    local w = self.where[r.key]
+    if w then r.kernel = w == 2 end
+  end
+  return out
+end
 function Profile:pids(n) return rows(self.by_pid, self.total, n) end
 function Profile:comms(n) return rows(self.by_comm, self.total, n) end
 
 local headings = { sym = "function", dso = "dso", srcline = "source line" }
 
 -- The table examples/profile.lua prints: a header line, then one
--- "samples percent function" row per function (dso, source line).
+-- "samples percent function" row per function (dso, source line). Rows
+-- of functions and source lines of live samples are marked as perf
+-- report marks them: "[k]" kernel, "[.]" user.
 function Profile:top_text(n, header)
+  local top = self:top(n)
+  local marked = self.sort ~= "dso" and next(self.where) ~= nil
   local out = { header or ("%d samples\n"):format(self.total),
-                ("\n%8s %8s  %s\n"):format("samples", "percent", headings[self.sort]) }
-  for _, r in ipairs(self:top(n)) do
-    out[#out + 1] = ("%8d %7.2f%%  %s\n"):format(r.count, r.pct, r.key)
+                ("\n%8s %8s  %s%s\n"):format("samples", "percent", marked and "    " or "", headings[self.sort]) }
+  for _, r in ipairs(top) do
+    local mark = marked and (r.kernel and "[k] " or "[.] ") or ""
+    out[#out + 1] = ("%8d %7.2f%%  %s%s\n"):format(r.count, r.pct, mark, r.key)
   end
   return table.concat(out)
 end

@@ -88,10 +88,19 @@ static bool name_of(struct ps_script *sc, pid_t pid, const struct frame *fr, cha
 	return rc == 0;
 }
 
-/* The function part of a resolved name: "func+0x1a" -> "func". */
-static void strip_offset(char *buf, bool resolved)
+/* The name to count a frame under: the function part of a resolved name
+ * ("func+0x1a" -> "func"), an unnamed "file+0xOFF" whole, and "[unknown]"
+ * for an address in no mapping (a bare hex form: garbage a frame-pointer
+ * walk read from a stack, code in no known file), so that such frames
+ * fold together as perf's do. */
+static void strip_offset(char *buf, size_t len, bool resolved)
 {
 	char *plus = resolved ? strrchr(buf, '+') : NULL;
+
+	if (!resolved && !strncmp(buf, "0x", 2)) {
+		snprintf(buf, len, "[unknown]");
+		return;
+	}
 
 	if (plus && plus != buf)
 		*plus = '\0';
@@ -194,7 +203,7 @@ static void fold_frame(luaL_Buffer *b, struct ps_script *sc, pid_t pid, const st
 	int ni = o->inline_frames ? inlined_at(sc, pid, fr, &sf) : 0;
 	char buf[NAME_MAX_LEN];
 
-	strip_offset(buf, name_of(sc, pid, fr, buf, sizeof(buf), NULL));
+	strip_offset(buf, sizeof(buf), name_of(sc, pid, fr, buf, sizeof(buf), NULL));
 	luaL_addchar(b, ';');
 	luaL_addstring(b, buf);
 	for (int j = ni - 1; j >= 0; j--) {
@@ -261,7 +270,7 @@ static int l_symbolize(lua_State *L)
 
 	lua_pushstring(L, buf);
 	lua_pushstring(L, dso ? dso : "");
-	strip_offset(buf, resolved);
+	strip_offset(buf, sizeof(buf), resolved);
 	lua_pushstring(L, buf);
 	return 3;
 }
@@ -299,7 +308,7 @@ static int l_frames(lua_State *L)
 	const char *dso = "";
 	char buf[NAME_MAX_LEN];
 
-	strip_offset(buf, name_of(sc, pid, &fr, buf, sizeof(buf), &dso));
+	strip_offset(buf, sizeof(buf), name_of(sc, pid, &fr, buf, sizeof(buf), &dso));
 	lua_createtable(L, n > 0 ? n : 1, 0);
 	for (int i = 0; i + 1 < n; i++) {
 		set_frame(L, sf[i].func ? sf[i].func : "??", &sf[i], true);

@@ -159,6 +159,15 @@ int ps_dso__lookup(struct ps_dso *dso, uint64_t addr, const char **str);
 /* symbols/user.c: the symbol table's own name for a link-time address
  * ("set_binding_values.part.0", a mangled name), NULL when none covers it. */
 const char *ps_dso__raw_name(struct ps_dso *dso, uint64_t addr);
+/* symbols/plt.c: "name@plt" entries for the PLT stubs of a reported
+ * module (x86-64), their names malloc'ed; ps_plt__free frees them. */
+struct ps_plt_syms {
+	struct ps_fsym *v;
+	size_t n, cap;
+	size_t bytes; /* of the names, with their NULs */
+};
+int ps_plt__read(Dwfl_Module *mod, struct ps_plt_syms *out);
+void ps_plt__free(struct ps_plt_syms *p);
 /* symbols/user.c: copy the code symbols of a reported module into dso. */
 int ps_dso__read_syms(struct ps_dso *dso, Dwfl_Module *mod);
 /* symbols/user.c: the shown (demangled unless raw names) form of a name. */

@@ -50,7 +50,8 @@ static uint32_t rank_of(const GElf_Sym *sym, const char *name)
 }
 
 /* Own copies of the names, so that the Dwfl can go, without the symbol
- * version a symtab may append ("__libc_start_main@@GLIBC_2.34"). */
+ * version a symtab may append ("__libc_start_main@@GLIBC_2.34"); "@plt"
+ * stays. */
 static int copy_names(struct ps_dso *d, size_t total)
 {
 	char *p = malloc(total ? total : 1);
@@ -61,6 +62,9 @@ static int copy_names(struct ps_dso *d, size_t total)
 	d->names_size = total;
 	for (size_t i = 0; i < d->nsyms; i++) {
 		size_t len = strcspn(d->syms[i].name, "@");
+
+		if (!strcmp(d->syms[i].name + len, "@plt"))
+			len += 4; /* a PLT stub's name (symbols/plt.c), no version */
 
 		memcpy(p, d->syms[i].name, len);
 		p[len] = '\0';
@@ -83,12 +87,22 @@ int ps_dso__read_syms(struct ps_dso *d, Dwfl_Module *mod)
 {
 	int n = dwfl_module_getsymtab(mod);
 	size_t k = 0, total = 0;
+	struct ps_plt_syms plt;
+	int err;
 
-	if (n <= 1)
+	if ((err = ps_plt__read(mod, &plt)) < 0)
+		return err;
+	if (n < 1)
+		n = 1;
+	if (n + plt.n <= 1)
 		return 0; /* no symbols: every address shows as file+offset */
-	d->syms = malloc((size_t)n * sizeof(*d->syms));
-	if (!d->syms)
+	d->syms = malloc(((size_t)n + plt.n) * sizeof(*d->syms));
+	if (!d->syms) {
+		ps_plt__free(&plt);
 		return -ENOMEM;
+	}
+	for (size_t i = 0; i < plt.n; i++)
+		d->syms[k++] = plt.v[i];
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
@@ -121,7 +135,9 @@ int ps_dso__read_syms(struct ps_dso *d, Dwfl_Module *mod)
 		d->syms[d->nsyms++] = d->syms[i];
 		total += strlen(d->syms[i].name) + 1;
 	}
-	return copy_names(d, total);
+	err = copy_names(d, total);
+	ps_plt__free(&plt);
+	return err;
 }
 
 /* The symbol covering a link-time address, or NULL. */

@@ -43,7 +43,7 @@ out=$(prof "http://127.0.0.1:$port" 500 | tr '\n' ' ')
 like "$out" "^chain_leaf	[0-9]+	0 " "a stripped binary is named through a debuginfod server on loopback ($out)"
 out=$(DEBUGINFOD_URLS="http://127.0.0.1:$port" DEBUGINFOD_CACHE_PATH="$TMP/cache-lines" \
 	"$PERFSCRIPT" "$ROOT/examples/profile.lua" -c "$TMP/chain 300" --lines --top 1 2>&1 | tail -1)
-like "$out" "  chain\\.c:[0-9]+$" "and its lines too (--lines: $out)"
+like "$out" "  \\[\\.\\] chain\\.c:[0-9]+$" "and its lines too (--lines: $out)"
 kill ${pids[0]}; wait ${pids[0]} 2>/dev/null
 
 read -r top n lost ms < <(prof "http://127.0.0.1:$port" 1000 | tr '\n' ' ')

@@ -18,7 +18,7 @@ fi
 out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 500" --pprof "$TMP/cpu.pb.gz" 2>&1)
 ok $? "profile.lua --pprof runs"
 total=$(sed -n 's/^\([0-9]*\) samples of cpu-clock.*/\1/p' <<<"$out")
-livetop=$(sed -n '4s/^ *[0-9]* *[0-9.]*%  //p' <<<"$out")
+livetop=$(sed -n '4s/^ *[0-9]* *[0-9.]*%  \[[.k]\] //p' <<<"$out")
 raw=$(gopprof -raw "$TMP/cpu.pb.gz"); ok $? "go tool pprof -raw reads it"
 like "$raw" $'\nsamples/count cpu/nanoseconds(\\[dflt\\])?\n' "sample types samples/count and cpu/nanoseconds"
 like "$raw" $'\nPeriodType: cpu nanoseconds\nPeriod: 1001001\n' "period type cpu/nanoseconds, period 1e9/999 ns"
@@ -55,7 +55,7 @@ while read -r num range file id _; do
 	(( n == 0 )) || { bad=$((bad + 1)); diag "$file: $n locations outside $range"; }
 done <<<"$maps"
 ok $(( checked >= 1 && bad == 0 ? 0 : 1 )) "every build id in go tool pprof -raw is readelf -n's, every location in its mapping's range ($checked mappings)"
-ours=$(sed -n 's/^ *\([0-9]\+\) \+[0-9.]\+%  \(.*\.c:[0-9]*\)$/\1 \2/p' "$TMP/inl.top")
+ours=$(sed -n 's/^ *\([0-9]\+\) \+[0-9.]\+%  \[\.\] \(.*\.c:[0-9]*\)$/\1 \2/p' "$TMP/inl.top")
 theirs=$(gopprof -lines -top -sample_index=samples "$TMP/inl.pb.gz" |
 	awk '/flat%/ { r = 1; next } r && $1 > 0 && $(NF - 1) ~ /\.c:[0-9]+$/ { n = split($(NF - 1), p, "/"); print $1, p[n] }
 	     r && $1 > 0 && $NF ~ /\.c:[0-9]+$/ { n = split($NF, p, "/"); print $1, p[n] }')

@@ -137,7 +137,7 @@ like "$out" "perfscript.sample \(gone\)" "tostring of a gone sample says so"
 # Symbols: the workload's hot function tops a cpu-clock profile.
 out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 600" --folded "$TMP/folded.txt" 2>&1); ok $? "profile.lua runs"
 top=$(sed -n '4p' <<<"$out")
-like "$top" "^ +[0-9]+ +[0-9.]+%  hot_spin$" "profile.lua: hot_spin is the top function"
+like "$top" "^ +[0-9]+ +[0-9.]+%  \\[\\.\\] hot_spin$" "profile.lua: hot_spin is the top function"
 like "$out" "^[0-9]+ samples of cpu-clock at 999 Hz" "profile.lua prints the sample count"
 bad=$(grep -cvE '^[^ ;]+(;[^ ;]+)* [0-9]+$' "$TMP/folded.txt")
 is "$bad" 0 "--folded: every line is 'frame;frame;... count'"

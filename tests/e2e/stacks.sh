@@ -52,7 +52,7 @@ mapfile -t want < <(nm "$B/cxxprog" | awk '/ [tTwW] _Z.*(Accum|geopl)/ {print $3
 ((${#want[@]} == 2)); ok $? "cxxprog has the two C++ functions to look for (${#want[@]})"
 "${PROFILE[@]}" -c "$B/cxxprog 300" --call-graph dwarf --folded "$TMP/cxx.folded" --top 5 >"$TMP/cxx.out" 2>&1
 for w in "${want[@]}"; do
-	grep -qxF "$w" <(sed -n 's/^ *[0-9]\+ \+[0-9.]\+%  //p' "$TMP/cxx.out"); ok $? "top list row equals c++filt: $w"
+	grep -qxF "$w" <(sed -n 's/^ *[0-9]\+ \+[0-9.]\+%  \[[.k]\] //p' "$TMP/cxx.out"); ok $? "top list row equals c++filt: $w"
 	grep -qF ";$w " "$TMP/cxx.folded"; ok $? "folded stacks carry it as c++filt prints it"
 done
 out=$("$PERFSCRIPT" --no-demangle "$EX/profile.lua" -c "$B/cxxprog 200" --top 2 2>&1)
@@ -71,7 +71,7 @@ else
 fi
 
 # ---- a stripped library: file+offset, the offsets perf report prints ----
-rows() { sed -n 's/^ *[0-9]\+ \+\([0-9.]\+\)%  libhot\.so+0x\([0-9a-f]\+\)$/\2 \1/p' "$1"; }
+rows() { sed -n 's/^ *[0-9]\+ \+\([0-9.]\+\)%  \[\.\] libhot\.so+0x\([0-9a-f]\+\)$/\2 \1/p' "$1"; }
 if have_perf; then
 	# One run under both: perf records perfscript's child as perfscript samples it.
 	perf record -q -F 999 -o "$TMP/hot.data" -- "${PROFILE[@]}" -c "$B/usehot 400" --top 10 >"$TMP/hot.out" 2>/dev/null
@@ -99,9 +99,9 @@ mix_line=$(grep -n 'MIX_LINE' "$ROOT/tests/progs/inline.c" | cut -d: -f1)
 call_line=$(grep -n 'CALL_LINE' "$ROOT/tests/progs/inline.c" | cut -d: -f1)
 loop_line=$(grep -n 'MIX_LOOP' "$ROOT/tests/progs/inline.c" | cut -d: -f1)
 out=$("${PROFILE[@]}" -c "$B/inline 300" --inline --top 1 2>&1)
-like "$out" '%  mix \(inlined\)$' "--inline: the hot function is mix, inlined"
+like "$out" '%  \[\.\] mix \(inlined\)$' "--inline: the hot function is mix, inlined"
 out=$("${PROFILE[@]}" -c "$B/inline 300" --lines --top 3 2>&1)
-like "$out" "%  inline\\.c:$mix_line" "--lines: the hot line is mix's loop body (inline.c:$mix_line)"
+like "$out" "%  \\[\\.\\] inline\\.c:$mix_line" "--lines: the hot line is mix's loop body (inline.c:$mix_line)"
 "${PROFILE[@]}" -c "$B/inline 300" --inline --call-graph dwarf --folded "$TMP/inl.folded" >/dev/null 2>&1
 grep -q ";main;crunch;mix (inlined) " "$TMP/inl.folded"; ok $? "folded stacks with --inline: main;crunch;mix (inlined)"
 out=$("$PERFSCRIPT" -c "$B/inline 200" -e '
@@ -135,13 +135,28 @@ fi
 out=$("${PROFILE[@]}" -c "$B/clockspin 300" --sort dso --top 3 2>&1)
 like "$out" '%  \[vdso\]' "a clock_gettime loop spends its time in [vdso]"
 out=$("${PROFILE[@]}" -c "$B/clockspin 300" --top 10 2>&1)
-like "$out" '%  __vdso_clock_gettime' "the vDSO's functions are named (__vdso_clock_gettime), as perf names them"
+like "$out" '%  \[\.\] __vdso_clock_gettime' "the vDSO's functions are named (__vdso_clock_gettime), as perf names them"
 
 # ---- -p: a target that exits before the session ends keeps its symbols ----
 "$B/chain" 300 &
 cpid=$!
 out=$("${PROFILE[@]}" -p "$cpid" -T 1.5 --top 3 2>&1)
 wait "$cpid"
-like "$out" '%  chain_leaf' "-p: the target exited first, its samples still name chain_leaf"
+like "$out" '%  \[\.\] chain_leaf' "-p: the target exited first, its samples still name chain_leaf"
+
+# The top list marks rows as perf report does: [k] kernel, [.] user.
+out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD pages 30000" --top 50 2>&1)
+like "$out" $'\n +[0-9]+ +[0-9.]+%  \\[k\\] (clear_page|exc_page_fault|asm_exc_page_fault)' "page faults are [k] rows"
+like "$out" $'\n +[0-9]+ +[0-9.]+%  \\[\\.\\] do_pages\n' "the workload's own code is a [.] row"
+bad=$(grep -cE '^ +[0-9]+ +[0-9.]+%  ' <<<"$out" | awk '{ print $1 }')
+marked=$(grep -cE '^ +[0-9]+ +[0-9.]+%  \[[.k]\] ' <<<"$out")
+is "$marked" "$bad" "every row has its mark"
+
+# An address in no mapping (a frame-pointer walk's garbage) keeps its hex
+# form as sym and is counted, folded and put in pprof as "[unknown]", as
+# perf names it, rather than one row per stray address.
+out=$("$PERFSCRIPT" -e 'local pid = io.open("/proc/self/stat"):read("n")
+print(perfmon.symbolize(pid, 16)); print(perfmon.frames(pid, 16)[1].func)')
+is "$out" $'0x10\t[unknown]\t[unknown]\n[unknown]' "an address in no mapping: sym 0x10, counted and framed as [unknown]"
 
 done_testing

@@ -2,7 +2,8 @@
 # built here from tests/progs: C linked by lld (clang's and many
 # distributions' linker, which packs the end of one segment and the start
 # of the next into one file page), a GNU-ld program calling a library lld
-# linked, and Rust as rustc builds it (rust-lld, v0 names for std). With
+# linked, and Rust as rustc builds it (rust-lld, v0 names for std), PLT
+# stubs of GNU ld and lld, and Go's source lines in pprof profiles. With
 # DWARF stacks, at least 99% of the hot function's samples reach main
 # through the known chain, every name readable (no _R or 17h...E hash
 # names).
@@ -57,6 +58,23 @@ else
 	bad=$(cat "$TMP/r.folded" "$TMP/r.top" | grep -cE '(^|;| )_R[A-Za-z0-9_]+|17h[0-9a-f]{16}E')
 	is "$bad" 0 "Rust: no v0 (_R...) or legacy hash (17h...E) name in any row or frame"
 fi
+# PLT stubs are named "func@plt", from the relocation each one jumps
+# through, in every layout: GNU ld's lazy .plt, -z now, IBT's .plt.sec, and
+# lld's .plt (perf 6.1 charges them to _init or a hex address).
+"$CC" -O2 -shared -fPIC -DSTEP_LIB -o "$TMP/libstep.so" "$P/pltcall.c"
+for v in "GNU ld:" "GNU ld -z now:-Wl,-z,now" "GNU ld, IBT .plt.sec:-fcf-protection=full -Wl,-z,ibtplt" "lld:-fuse-ld=lld"; do
+	name=${v%%:*}
+	if [[ $name == lld ]] && ! command -v ld.lld >/dev/null; then
+		skip "lld is not installed (Debian's lld)" "PLT stubs of lld"; continue
+	fi
+	# shellcheck disable=SC2086 # the flags are words
+	"$CC" -O2 ${v#*:} -o "$TMP/pltcall" "$P/pltcall.c" -L"$TMP" -lstep '-Wl,-rpath,$ORIGIN'
+	out=$("${PROFILE[@]}" -c "$TMP/pltcall 300" --top 5 2>&1)
+	total=$(sed -n 's/^\([0-9]*\) samples of.*/\1/p' <<<"$out")
+	plt=$(awk '$4 == "step@plt" { print $1 }' <<<"$out")
+	ok $(( total > 0 && ${plt:-0} * 10 >= total ? 0 : 1 )) "$name: the PLT stub is a row of its own, step@plt (${plt:-0} of $total samples)"
+done
+
 # Go writes no .debug_aranges: source lines come from its units' ranges.
 if ! command -v go >/dev/null; then
 	skip "go is not installed (golang-go)" "Go source lines"
@@ -65,10 +83,10 @@ if ! command -v go >/dev/null; then
 else
 	(cd "$TMP" && cp "$P/gohot/main.go" . && GOFLAGS=-mod=mod GOCACHE="$TMP/gocache" go build -o gohot main.go)
 	"${PROFILE[@]}" -c "$TMP/gohot 500" --lines --top 5 --pprof "$TMP/go.pb.gz" >"$TMP/go.top" 2>&1
-	mapfile -t rows < <(sed -n 's/^ *[0-9]\+ \+[0-9.]\+%  //p' "$TMP/go.top")
+	mapfile -t rows < <(sed -n 's/^ *[0-9]\+ \+[0-9.]\+%  \[[.k]\] //p' "$TMP/go.top")
 	like "${rows[0]} ${rows[1]}" "^main\.go:1[67] main\.go:1[67]$" "Go: --lines names the loop's lines, main.go:16 and 17 (${rows[*]:0:2})"
 	# the same rows from the pprof profile, as go tool pprof -lines reads it
-	ours=$(sed -n 's/^ *\([0-9]\+\) \+[0-9.]\+%  \(.*\.go:[0-9]*\)$/\1 \2/p' "$TMP/go.top")
+	ours=$(sed -n 's/^ *\([0-9]\+\) \+[0-9.]\+%  \[\.\] \(.*\.go:[0-9]*\)$/\1 \2/p' "$TMP/go.top")
 	theirs=$(HOME=$TMP PPROF_TMPDIR=$TMP go tool pprof -lines -top -sample_index=samples "$TMP/go.pb.gz" 2>/dev/null |
 		awk '/flat%/ { r = 1; next } r && $NF ~ /\.go:[0-9]+$/ { n = split($NF, p, "/"); print $1, p[n] }' | head -n "$(wc -l <<<"$ours")")
 	is "$theirs" "$ours" "Go: go tool pprof -lines -top gives profile.lua --lines' file:line rows"
