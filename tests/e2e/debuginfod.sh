@@ -47,14 +47,16 @@ like "$out" "  \\[\\.\\] chain\\.c:[0-9]+$" "and its lines too (--lines: $out)"
 kill ${pids[0]}; wait ${pids[0]} 2>/dev/null
 
 read -r top n lost ms < <(prof "http://127.0.0.1:$port" 1000 | tr '\n' ' ')
-ok $(( lost == 0 && n >= 5000 && ms < 1000 + 2000 + 1500 ? 0 : 1 )) \
+# (no sample lost is the point: a stalled reader loses them; the count
+# itself follows the CPU the target gets, less on a loaded machine)
+ok $(( lost == 0 && n >= 1000 && ms < 1000 + 2000 + 1500 ? 0 : 1 )) \
 	"the server stopped: $n samples, $lost lost, done in $ms ms (1 s run, 2 s budget) ($top)"
 sport=$((20000 + RANDOM % 20000))
 python3 "$(dirname "$0")/slowhttp.py" $sport 5 >"$TMP/slow.log" 2>&1 &
 pids+=($!)
 wait_for "$TMP/slow.log" '^ready'
 read -r top n lost ms < <(prof "http://127.0.0.1:$sport" 1000 | tr '\n' ' ')
-ok $(( lost == 0 && n >= 5000 && ms < 1000 + 2000 + 1500 ? 0 : 1 )) \
+ok $(( lost == 0 && n >= 1000 && ms < 1000 + 2000 + 1500 ? 0 : 1 )) \
 	"a server that answers after 5 s: $n samples, $lost lost, done in $ms ms, within the 2 s budget"
 read -r top n lost ms < <(prof "http://127.0.0.1:$sport" 300 --debuginfod-wait -1 | tr '\n' ' ')
 ok $(( ms < 300 + 1000 ? 0 : 1 )) "--debuginfod-wait -1 asks nothing: done in $ms ms"

@@ -59,7 +59,7 @@ map=/tmp/perf-$jp.map
 as_nobody mkfifo "$map"
 read -r key rss secs rc < <(profile "$jp")
 ok $(( secs <= 5 ? 0 : 1 )) "a FIFO at the map: the 0.5 s session ends in ${secs} s, not hung"
-like "$key" '^(\[anon\]|0x)' "and the code stays unnamed ($key)"
+like "$key" '^(\[anon\]|\[unknown\]|0x)' "and the code stays unnamed ($key)"
 rm -f "$map"; as_nobody ln -s /dev/zero "$map"
 read -r key rss secs rc < <(profile "$jp")
 ok $(( secs <= 5 && rss < 100000 ? 0 : 1 )) "a symlink to /dev/zero: ends in ${secs} s with a peak RSS of ${rss} kB"
@@ -79,5 +79,5 @@ read -r key _ < <(profile "$jp")
 is "$key" jit_hot_loop "root's map of root's JIT names its code"
 chown 65534 /tmp/perf-"$jp".map
 read -r key _ < <(profile "$jp")
-like "$key" '^(\[anon\]|0x)' "the same map owned by nobody is not trusted for a root process ($key)"
+like "$key" '^(\[anon\]|\[unknown\]|0x)' "the same map owned by nobody is not trusted for a root process ($key)"
 done_testing

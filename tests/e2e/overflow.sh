@@ -149,7 +149,9 @@ fi
 
 # As an unprivileged user (kernel.perf_event_paranoid 2): its own task-clock,
 # user space only (an overflow while the thread is in the kernel is not
-# signalled), so the test spins in user space.
+# signalled), so the test spins in user space. Interrupts and preemption
+# on a busy machine still put some overflows in the kernel (192 of 207 in
+# one loaded run): at least 80% are signalled, never more than counted.
 if command -v setpriv >/dev/null; then
 	sysctl=/proc/sys/kernel/perf_event_paranoid
 	saved=$(cat $sysctl)
@@ -159,7 +161,7 @@ if command -v setpriv >/dev/null; then
 	out=$(cd /tmp && setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/perfscript" -e 'local n = 0
 local o = assert(perfmon.overflow("task-clock/period=1000000/", function() n = n + 1 end))
 o:start(); local x = 0; for i = 1, 3e7 do x = x + i end; o:stop(); perfmon.poll()
-local ms = o:read() // 1000000; print(n, ms, n >= ms - 2 and ms >= 10)' 2>&1)
+local ms = o:read() // 1000000; print(n, ms, n >= ms * 0.8 and n <= ms + 1 and ms >= 10)' 2>&1)
 	echo "$saved" >$sysctl
 	like "$out" "true$" "an unprivileged user's overflow counter on itself ($out)"
 else
