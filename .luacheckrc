@@ -2,7 +2,7 @@
 stds.perfscript = {
   read_globals = {
     "perfmon", "probe", "printf", "exit", "pid", "tid", "cpu", "execname",
-    "gettimeofday_ns", "target", "target_command", "target_cpus",
+    "gettimeofday_ns", "target", "target_command", "target_cpus", "target_times",
     "perfmon_allocate_counter", "perfmon_free_counter", "perfmon_create_context",
     "perfmon_get_counter", "perfmon_start_counter", "perfmon_stop_counter",
     "perfmon_handle_to_string",

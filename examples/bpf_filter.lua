@@ -3,6 +3,11 @@
 -- only the overflows of the target command's process, so the handler never
 -- sees (and user space never pays for) anyone else's samples.
 --   perfscript -a examples/bpf_filter.lua -c ./app
+require("args").parse(arg, {
+  name = "bpf_filter.lua",
+  usage = "perfscript -a examples/bpf_filter.lua -c 'CMD args'",
+  summary = "Samples every CPU; a BPF program forwards only the command's own overflows.",
+})
 clock = perfmon_allocate_counter("cpu-clock/period=1000000/")  -- 1 kHz per CPU
 local n, other, funcs = 0, 0, {}
 

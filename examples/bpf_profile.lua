@@ -2,10 +2,16 @@
 -- sampling counter's overflows are aggregated by user and kernel stack in
 -- BPF maps (no sample crosses to user space); at the end the top stacks are
 -- printed, and the folded form ("root;...;leaf count", for flamegraph.pl)
--- goes to the file named by the first script argument, if any.
---   perfscript examples/bpf_profile.lua -c ./app [-- out.folded]
-local folded_path = arg[1]
-local top = 10
+-- goes to the file given with --folded.
+--   perfscript examples/bpf_profile.lua -c ./app [--folded out.folded] [--top N]
+local opts = require("args").parse(arg, {
+  name = "bpf_profile.lua",
+  usage = "perfscript examples/bpf_profile.lua -c 'CMD args' | -p PID | -a [options]",
+  summary = "A CPU profile counted in the kernel: the top user+kernel stacks at 1 kHz.",
+  { "--folded", "FILE", "write the folded stacks to FILE (flamegraph.pl)" },
+  { "--top", "N", "stacks to print (default 10)", number = true, default = 10 },
+})
+local folded_path, top = opts.folded, opts.top
 
 prof = perfmon_allocate_counter("cpu-clock/period=1000000,bpf/")  -- 1 kHz, in-kernel
 local stacks = assert(perfmon.aggregate(prof, { by = { "ustack", "kstack" } }))

@@ -2,6 +2,11 @@
 -- cannot count (cycles and instructions in a VM without a PMU) print
 -- "not supported" instead of ending the session.
 --   perfscript examples/counters.lua -c './app args'
+require("args").parse(arg, {
+  name = "counters.lua",
+  usage = "perfscript examples/counters.lua -c 'CMD args' | -p PID | -a",
+  summary = "perf-stat-style counts; events this machine cannot count print \"not supported\".",
+})
 local events = { "task-clock", "context-switches", "cpu-migrations", "page-faults",
                  "cycles", "instructions" }
 local counters, t0 = {}, 0

@@ -14,37 +14,28 @@
 -- (--web.config.file FILE, the Prometheus exporters' format; docs/fleet.md).
 local om = require "openmetrics"
 
-local opts, i = {}, 1
-while arg[i] do
-  local a, v = arg[i], arg[i + 1]
-  if a == "--listen" and v then opts.listen = v
-  elseif a == "--events" and v then opts.events = v
-  elseif a == "--web.config.file" and v then opts.web_config = v
-  else
-    error(("exporter.lua: bad argument '%s' (--listen ADDR:PORT, --events LIST, --web.config.file FILE)")
-          :format(a), 0)
-  end
-  i = i + 2
+local args = require "args"
+local usage = {
+  name = "exporter.lua",
+  usage = "perfscript examples/exporter.lua --listen ADDR:PORT -a | -C LIST | -p PID | -c 'CMD' [options]",
+  summary = "An always-on Prometheus exporter of perf counters, at http://ADDR:PORT/metrics.",
+  { "--listen", "ADDR:PORT", "where to serve (port 0: a free one, printed on stdout)" },
+  { "--events", "LIST", "the events to count (default: the standard software events, and hardware "
+                        .. "ones where they count)" },
+  { "--web.config.file", "FILE", "TLS and basic-auth users, the Prometheus exporters' format", key = "web_config" },
+}
+local opts = args.parse(arg, usage)
+if not opts.listen then
+  io.stderr:write("exporter.lua: --listen ADDR:PORT is needed (e.g. --listen 127.0.0.1:9100)\n")
+  os.exit(2)
 end
-if not opts.listen then error("exporter.lua: --listen ADDR:PORT is needed (e.g. --listen 127.0.0.1:9100)", 0) end
 
 local cpus = target_cpus()
 local SOFTWARE = { cpus and "cpu-clock" or "task-clock", "context-switches", "cpu-migrations",
                    "page-faults", "minor-faults", "major-faults" }
 local HARDWARE = { "cycles", "instructions", "branches", "branch-misses", "cache-references", "cache-misses" }
 
--- Split "a,b,cpu/event=1,umask=2/" at the commas between events.
-local function split_events(list)
-  local out, cur, depth = {}, {}, 0
-  for ch in list:gmatch(".") do
-    if ch == "/" then depth = depth == 0 and 1 or 0 end
-    if ch == "{" then depth = depth + 1 elseif ch == "}" then depth = depth - 1 end
-    if ch == "," and depth == 0 then out[#out + 1] = table.concat(cur); cur = {}
-    else cur[#cur + 1] = ch end
-  end
-  if #cur > 0 then out[#out + 1] = table.concat(cur) end
-  return out
-end
+local split_events = require("metrics").split_events
 
 -- The spec counting on one CPU: a cpu= term among the event's terms.
 local function on_cpu(spec, cpu)

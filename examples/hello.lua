@@ -1,5 +1,10 @@
 -- hello.lua: the smallest probe script: a counter on perfscript itself.
 --   perfscript examples/hello.lua
+require("args").parse(arg, {
+  name = "hello.lua",
+  usage = "perfscript examples/hello.lua",
+  summary = "The smallest probe script: a counter on perfscript itself.",
+})
 local clock = assert(perfmon.counter("task-clock"))
 
 probe("begin", function()

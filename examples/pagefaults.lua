@@ -1,6 +1,11 @@
 -- pagefaults.lua: which functions of a command take page faults. Every
 -- fault is a sample (period=1); the handler counts them by function.
 --   perfscript examples/pagefaults.lua -c './app args'
+require("args").parse(arg, {
+  name = "pagefaults.lua",
+  usage = "perfscript examples/pagefaults.lua -c 'CMD args'",
+  summary = "Which functions of a command take page faults.",
+})
 faults = perfmon_allocate_counter("page-faults/period=1/")
 local by_func, total = {}, 0
 

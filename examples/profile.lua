@@ -24,30 +24,28 @@
 --   perfscript examples/profile.lua -c './app args' [--freq HZ] [--event SPEC] [--top N]
 --       [--folded FILE] [--pprof FILE [--labels LIST]] [--diff-base OLD.pb.gz]
 --       [--call-graph fp|dwarf] [--inline] [--lines] [--sort sym|dso]
-local opts = { freq = 999, top = 20, sort = "sym" }
-local usage = "--folded FILE, --freq HZ, --event SPEC, --top N, --pprof FILE, " ..
-              "--labels pid,tid,comm, --diff-base OLD.pb.gz, --call-graph fp|dwarf, " ..
-              "--inline, --lines, --sort sym|dso"
-local i = 1
-while arg[i] do
-  local a, v = arg[i], arg[i + 1]
-  local step = 2
-  if a == "--folded" and v then opts.folded = v
-  elseif a == "--freq" and tonumber(v) then opts.freq = math.tointeger(tonumber(v))
-  elseif a == "--top" and tonumber(v) then opts.top = math.tointeger(tonumber(v))
-  elseif a == "--event" and v then opts.event = v
-  elseif a == "--pprof" and v then opts.pprof = v
-  elseif a == "--labels" and v then
-    opts.labels = {}
-    for l in v:gmatch("[^,]+") do opts.labels[#opts.labels + 1] = l end
-  elseif a == "--diff-base" and v then opts.base = v
-  elseif a == "--call-graph" and (v == "fp" or v == "dwarf") then opts.call_graph = v
-  elseif a == "--sort" and (v == "sym" or v == "dso") then opts.sort = v
-  elseif a == "--inline" then opts.inline, step = true, 1
-  elseif a == "--lines" then opts.sort, step = "srcline", 1
-  else error(("profile.lua: bad argument '%s' (%s)"):format(a, usage), 0)
-  end
-  i = i + step
+local opts = require("args").parse(arg, {
+  name = "profile.lua",
+  usage = "perfscript examples/profile.lua -c 'CMD args' | -p PID | -a [options]",
+  summary = "Where a command spends its CPU time: the functions with the most cpu-clock samples.",
+  { "--freq", "HZ", "samples per second (default 999)", number = true, default = 999 },
+  { "--event", "SPEC", "sample this event instead, e.g. 'syscalls:sys_enter_getppid/period=1/'" },
+  { "--top", "N", "rows to print (default 20)", number = true, default = 20 },
+  { "--folded", "FILE", "write folded stacks to FILE (flamegraph.pl, speedscope)" },
+  { "--pprof", "FILE", "write the profile in pprof's format to FILE" },
+  { "--labels", "LIST", "pprof labels of each sample: pid, tid, comm (comma-separated)" },
+  { "--diff-base", "OLD.pb.gz", "compare with an earlier pprof profile", key = "base" },
+  { "--call-graph", "fp|dwarf", "how stacks are taken", choices = { "fp", "dwarf" } },
+  { "--inline", nil, "count inlined functions as their own rows" },
+  { "--lines", nil, "rows per source line" },
+  { "--sort", "sym|dso", "rows per function (default) or per file", choices = { "sym", "dso" },
+    default = "sym" },
+})
+if opts.lines then opts.sort = "srcline" end
+if opts.labels then
+  local list = {}
+  for l in opts.labels:gmatch("[^,]+") do list[#list + 1] = l end
+  opts.labels = list
 end
 
 -- The base is read first: a missing or broken file ends here, not after the run.

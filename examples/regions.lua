@@ -3,7 +3,12 @@
 -- $PERFSCRIPT_EVENTS, else task-clock; the table comes out at exit, on
 -- stderr ($PERFSCRIPT_REPORT=csv or json for the other formats):
 --   perfscript examples/regions.lua 'task-clock,page-faults'
-local r = assert(perfmon.regions(arg[1]))
+local opts = require("args").parse(arg, {
+  name = "regions.lua", args = true,
+  usage = "perfscript examples/regions.lua [EVENTS]",
+  summary = "Bracket code regions and get a per-region table, as LIKWID's marker API does.",
+})
+local r = assert(perfmon.regions(opts[1]))
 
 local function fill(n)              -- n table slots: page faults, CPU time
   local t = {}

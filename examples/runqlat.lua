@@ -6,6 +6,11 @@
 -- s.args; samples of every CPU reach the handlers in time order, so one
 -- table of "runnable since" times is enough.
 --   perfscript examples/runqlat.lua -a -T 5
+require("args").parse(arg, {
+  name = "runqlat.lua",
+  usage = "perfscript examples/runqlat.lua -a -T SECONDS | -c 'CMD args'",
+  summary = "How long runnable tasks wait for a CPU, as a log2 histogram in microseconds.",
+})
 local stats = require "stats"
 
 wakeup = assert(perfmon.counter("sched:sched_wakeup"))

@@ -7,6 +7,11 @@
 -- that overflowed, the sampled thread's on that CPU: a slice is the difference
 -- from the last sample of the same thread on the same CPU (the values of two
 -- CPUs or two threads do not subtract).
+require("args").parse(arg, {
+  name = "sample_values.lua",
+  usage = "perfscript examples/sample_values.lua -c 'CMD args'",
+  summary = "Every 10 ms of CPU time, what the group's members counted in that slice.",
+})
 local g = "{cpu-clock/period=10000000/,page-faults,context-switches}:S"
 leader = perfmon_allocate_counter(g)
 local last, slices = {}, 0

@@ -1,104 +1,152 @@
--- stat.lua: perf stat, built from tapsets. Counts what `perf stat` counts
--- by default (task-clock, context-switches, cpu-migrations, page-faults,
+-- stat.lua: perf stat, built from tapsets, with perf stat's options and
+-- output. Counts what perf stat counts by default (task-clock, or
+-- cpu-clock with -a/-C, context-switches, cpu-migrations, page-faults,
 -- cycles, instructions, branches, branch-misses), or the events of -e, and
--- prints it in perf stat's layout: "/sec" per task-clock second, "CPUs
--- utilized" = task-clock / elapsed, "<not supported>" for events this
--- machine cannot count, and the elapsed, user and sys seconds.
--- --interval MS adds perf stat -I style reports (--csv, --json for -x/-j).
--- -r N runs the command N times and prints the means, each with the
--- relative standard deviation of its mean, "( +- X% )", as perf stat -r:
--- the first run is this session's, the others are perfscript runs of this
--- script with --raw (one run's values as a Lua table), one after another.
---   perfscript examples/stat.lua -c './app args' [--events EV,EV] [--interval MS [--csv|--json]] [-r N]
--- (after "--", -e EV,EV works too: perfscript itself owns -e)
+-- reports on stderr (or -o FILE) in perf stat's layout: "/sec" per second
+-- of the clock, "CPUs utilized" = clock / elapsed, "<not supported>" for
+-- events this machine cannot count and "<not counted>" for those it may
+-- not, then the elapsed time and the command's user and sys time (wait4's,
+-- to the microsecond). -x SEP and -j give perf's CSV and JSON lines, -I MS
+-- interval reports. -r N runs the command N times and prints the means,
+-- each with the relative standard deviation of its mean, "( +- X% )": the
+-- first run is this session's, the others perfscript runs of this script,
+-- one after another, each writing its values to a file (--run-values).
+--   perfscript examples/stat.lua -c './app args' [-e EV,EV] [-I MS] [-x SEP | -j] [-r N] [-o FILE]
 local metrics = require "metrics"
 local interval = require "interval"
 
-local opts, i = { format = "table" }, 1
-while arg[i] do
-  local a = arg[i]
-  if a == "--interval" and tonumber(arg[i + 1]) then opts.ms = tonumber(arg[i + 1]); i = i + 1
-  elseif (a == "-e" or a == "--events") and arg[i + 1] then opts.events = arg[i + 1]; i = i + 1
-  elseif a == "--csv" then opts.format = "csv"
-  elseif a == "--json" then opts.format = "json"
-  elseif (a == "-r" or a == "--repeat") and math.tointeger(tonumber(arg[i + 1])) then
-    opts.runs = math.tointeger(tonumber(arg[i + 1])); i = i + 1
-    if opts.runs < 1 then error("stat.lua: -r wants 1 or more runs", 0) end
-  elseif a == "--raw" then opts.raw = true
-  else error(("stat.lua: bad argument '%s' (--events EVENTS, --interval MS, --csv, --json, -r N)"):format(a), 0)
-  end
-  i = i + 1
+local opts = require("args").parse(arg, {
+  name = "stat.lua",
+  usage = "perfscript examples/stat.lua -c 'CMD args' | -p PID | -a | -C LIST [options]",
+  summary = "perf stat, built from tapsets: counts and rates of a command, a process or CPUs.\n" ..
+            "The report goes to stderr, as perf stat's (-o FILE: to FILE).",
+  { "-e, --event", "EV[,EV]", "events to count (default: perf stat's)", key = "events", list = true },
+  { "-I, --interval-print", "MS", "print the counts every MS milliseconds", key = "ms", number = true },
+  { "-x, --field-separator", "SEP", "CSV lines, fields separated by SEP", key = "sep" },
+  { "-j, --json", nil, "JSON lines with perf stat -j's keys", key = "json" },
+  { "-r, --repeat", "N", "run the command N times, print means and their variation",
+    key = "runs", number = true },
+  { "-o, --output", "FILE", "write the report to FILE", key = "output" },
+  { "--csv", nil, "the same as -x ," },
+  { "--interval", "MS", "the same as -I MS", key = "ms", number = true },
+  { "--run-values", "FILE", "(for -r) write this run's values to FILE, no report" },
+})
+
+local function fail(msg)
+  io.stderr:write("stat.lua: ", msg, "\n")
+  os.exit(2)
 end
 
--- One metric per -e event: the event with task-clock beside it in its group,
--- so that its "/sec" is per task-clock second as perf stat's.
-local function event_metrics(list)
-  local names = {}
-  for ev in list:gmatch("[^,]+") do
-    local name = "stat:" .. ev
-    if ev == "task-clock" then name = "cpu-utilization"
-    elseif not metrics.defs[name] then
-      metrics.define(name, { events = { ev, "task-clock" }, event = ev, unit = "/sec",
-        compute = function(v) if v["task-clock"] > 0 then return v[ev] / v["task-clock"] * 1e9 end end })
-    end
-    names[#names + 1] = name
-  end
-  return names
+local format = opts.json and "json" or (opts.sep or opts.csv) and "csv" or "table"
+local sep = opts.sep or ","
+if opts.runs and (opts.runs < 1 or math.floor(opts.runs) ~= opts.runs) then
+  fail("-r wants a whole number of runs, 1 or more")
 end
-
 if opts.runs and opts.runs > 1 and not target_command() then
-  error("stat.lua: -r N repeats a command: give it one with -c 'CMD'", 0)
+  fail("-r N repeats a command: give it one with -c 'CMD'")
+end
+if opts.runs and opts.runs > 1 and opts.ms then fail("-r and -I do not go together (as in perf stat)") end
+-- The report's file, opened now: a bad path fails before the command runs.
+local out = io.stderr
+if opts.output then
+  local f, err = io.open(opts.output, "w")
+  if not f then io.stderr:write("stat.lua: -o ", err, "\n"); os.exit(1) end
+  out = f
 end
 
-local set = metrics.open(opts.events and event_metrics(opts.events) or metrics.perf_stat)
+-- One metric per event, in its own group with what its metric divides
+-- by, as perf stat prints them: CPUs utilized for the clock, GHz for
+-- cycles, insn per cycle, % of all branches, else per second of the clock.
+local cpus = target_cpus()
+local clock = cpus and "cpu-clock" or "task-clock"
+local function def_of(ev)
+  local function per(a, b, scale)
+    return function(v) if v[b] and v[b] > 0 then return v[a] / v[b] * scale end end
+  end
+  if ev == "task-clock" or ev == "cpu-clock" then
+    return { events = { ev }, unit = "CPUs utilized",
+             compute = function(v, wall) if wall > 0 then return v[ev] / wall end end }
+  elseif ev == "cycles" then return { events = { "cycles", clock }, unit = "GHz", compute = per("cycles", clock, 1) }
+  elseif ev == "instructions" then
+    return { events = { "instructions", "cycles" }, unit = "insn per cycle",
+             compute = per("instructions", "cycles", 1) }
+  elseif ev == "branch-misses" then
+    return { events = { "branch-misses", "branches" }, unit = "% of all branches",
+             compute = per("branch-misses", "branches", 100) }
+  end
+  return { events = { ev, clock }, unit = "/sec", compute = per(ev, clock, 1e9) }
+end
+
+local events = {}
+for _, list in ipairs(opts.events or {}) do
+  for _, ev in ipairs(metrics.split_events(list)) do events[#events + 1] = ev end
+end
+if #events == 0 then
+  events = { clock, "context-switches", "cpu-migrations", "page-faults",
+             "cycles", "instructions", "branches", "branch-misses" }
+end
+local names = {}
+for i, ev in ipairs(events) do
+  local def = def_of(ev)
+  def.event = ev
+  names[i] = "stat#" .. i .. ":" .. ev
+  metrics.define(names[i], def)
+end
+local set = metrics.open(names)
 -- elapsed from the command's start, not from this script's
 probe("begin", function() set.t0 = set.clock() end)
 
 if opts.ms then
   -- each row's own event, read from its metric's group
-  local counters, seen = {}, {}
+  local counters = {}
   for _, m in ipairs(set.list) do
     local ev = m.def.event
-    if m.group and not seen[ev] then
-      seen[ev] = true
-      counters[#counters + 1] = { name = function() return ev end, read = function()
-        local v, enabled, running = m.group:read()
-        return v[ev], enabled, running
-      end }
-    end
+    counters[#counters + 1] = { supported = m.group ~= nil, name = function() return ev end, read = function()
+      if not m.group then return 0 end
+      local v, enabled, running = m.group:read()
+      return v[ev], enabled, running
+    end }
   end
-  interval.new(counters, { ms = opts.ms, format = opts.format })
+  interval.new(counters, { ms = opts.ms, format = format, sep = sep,
+                           write = function(text) out:write(text) end })
 end
 
--- CPU seconds of the reaped children (perf stat's getrusage(RUSAGE_CHILDREN)):
--- cutime and cstime of /proc/self/stat, in clock ticks.
-local function children_times()
-  local f = io.open("/proc/self/stat")
-  if not f then return end
-  local s = f:read("a"); f:close()
-  local fields = {}
-  for w in s:match("%) (.*)"):gmatch("%S+") do fields[#fields + 1] = w end
-  local p = io.popen("getconf CLK_TCK")
-  local hz = p and tonumber(p:read("a")) or 100
-  if p then p:close() end
-  -- after "comm)": state is field 3 of stat(5), so cutime (16) is the 14th here
-  return tonumber(fields[14]) / hz, tonumber(fields[15]) / hz
-end
-
--- One run's values: { wall = ns, rows = { [metric] = { [event] = value }
--- or false } }, as --raw prints it for -r to load.
+-- One run's rows: { wall = ns, rows = { {name, value, unit, runtime, pct,
+-- metric, metric_unit, counted, supported} } }, plain data for --run-values.
 local function this_run()
-  local rows, wall = set:read()
+  local wall = set.clock() - set.t0
   local run = { wall = wall, rows = {} }
-  for _, r in ipairs(rows) do
-    local v = false
-    if r.supported then
-      v = {}
-      for k, x in pairs(r.values) do if type(k) == "string" then v[k] = x end end
+  for i, m in ipairs(set.list) do
+    local ev = m.def.event
+    local r = { name = ev, unit = (ev == "task-clock" or ev == "cpu-clock") and "msec" or "",
+                supported = m.group ~= nil, counted = m.group ~= nil, denied = m.denied }
+    if m.group then
+      local v, enabled, running = m.group:read()
+      r.raw, r.runtime = v[ev], running or wall
+      r.pct = enabled and enabled > 0 and 100 * running / enabled or 100
+      r.counted = not enabled or running > 0
+      r.values = {}
+      for k, x in pairs(v) do if type(k) == "string" then r.values[k] = x end end
+    elseif m.denied then
+      r.supported = nil -- "<not counted>": the machine has it, this user may not count it
     end
-    run.rows[r.name] = v
+    run.rows[i] = r
   end
   return run
+end
+
+-- Fill the value and metric columns of a run's rows (of means, with -r).
+local function finish_rows(run)
+  for i, r in ipairs(run.rows) do
+    if r.values then
+      local m = set.list[i]
+      r.value = r.unit == "msec" and r.raw / 1e6 or math.floor(r.raw + 0.5)
+      r.metric = m.def.compute(r.values, run.wall)
+      r.metric_unit = m.def.unit
+      if r.metric and r.metric_unit == "/sec" then r.metric, r.metric_unit = interval.rate(r.metric) end
+    end
+  end
+  return run.rows
 end
 
 local function serialize(x)
@@ -112,20 +160,22 @@ end
 
 local function shell_quote(s) return "'" .. s:gsub("'", [['\'']]) .. "'" end
 
--- Runs 2..N, each a perfscript run of this script with --raw. The
--- command's exit status does not matter, as with perf stat -r; a run that
--- a signal ended (perfscript passes a Ctrl-C on to the run under way, which
--- then exits 128+N) is left out and ends the repeats, as is one that
--- printed no values.
+-- Runs 2..N, each a perfscript run of this script writing its values to
+-- a file; the command's output goes where this one's does. Its exit status
+-- does not matter, as with perf stat -r; a run that a signal ended
+-- (perfscript passes a Ctrl-C on to the run under way, which then exits
+-- 128+N) is left out and ends the repeats, as is one that wrote no values.
 local function more_runs(runs)
   local link = io.popen("readlink /proc/" .. pid() .. "/exe") -- this very binary
   local exe = link:read("l")
   link:close()
   local tmp = os.tmpname()
-  local cmd = ("%s %s -c %s -- --raw%s > %s"):format(shell_quote(exe), shell_quote(arg[0]),
-    shell_quote(target_command()), opts.events and (" --events " .. shell_quote(opts.events)) or "",
-    shell_quote(tmp))
+  local evs = {}
+  for _, ev in ipairs(events) do evs[#evs + 1] = "-e " .. shell_quote(ev) end
+  local cmd = ("%s %s -c %s %s --run-values %s"):format(shell_quote(exe), shell_quote(arg[0]),
+    shell_quote(target_command()), table.concat(evs, " "), shell_quote(tmp))
   for _ = 2, opts.runs do
+    io.stdout:flush()
     local _, how, code = os.execute(cmd)
     local f = io.open(tmp)
     local chunk = f and f:read("a")
@@ -151,56 +201,93 @@ local function mean_sd(runs, f)
   return mean, n > 1 and math.sqrt(sq / (n - 1) / n) or 0
 end
 
-local function noise(sd, mean)
-  return mean ~= 0 and sd ~= 0 and ("( +-%6.2f%% )"):format(100 * sd / mean) or ""
+-- The mean run of several: each value and the run time averaged, with
+-- the variation of each row's count.
+local function mean_run(runs)
+  local mean = { wall = (mean_sd(runs, function(r) return r.wall end)), rows = {} }
+  for i, first in ipairs(runs[1].rows) do
+    local r = {}
+    for k, v in pairs(first) do r[k] = v end
+    if first.values then
+      local function of(key) return function(run) return run.rows[i].values and run.rows[i].values[key] or 0 end end
+      r.values = {}
+      for k in pairs(first.values) do r.values[k] = mean_sd(runs, of(k)) end
+      local m, sd = mean_sd(runs, of(first.name))
+      r.raw, r.variance = m, m ~= 0 and 100 * sd / m or 0
+      r.runtime = mean_sd(runs, function(run) return run.rows[i].runtime or 0 end)
+    else
+      r.variance = 0
+    end
+    mean.rows[i] = r
+  end
+  return mean
 end
 
-local function repeated_report(runs)
-  local lines = {}
-  local wall = mean_sd(runs, function(r) return r.wall end)
-  for _, m in ipairs(set.list) do
-    local ev = m.def.event
-    if runs[1].rows[m.name] then
-      local values = {}
-      for e in pairs(runs[1].rows[m.name]) do
-        values[e] = mean_sd(runs, function(r) return r.rows[m.name] and r.rows[m.name][e] or 0 end)
-      end
-      local mean, sd = mean_sd(runs, function(r) return r.rows[m.name] and r.rows[m.name][ev] or 0 end)
-      local row = metrics.stat_row(ev, mean, m.def.compute(values, wall), m.def.unit)
-      local tail = noise(sd, mean)
-      lines[#lines + 1] = (tail ~= "" and ("%-93s%s"):format(row, tail) or row) .. "\n"
+-- How many CPUs a list like "0-3,5" names.
+local function count_cpus(list)
+  local n = 0
+  for a, b in (list or ""):gmatch("(%d+)%-?(%d*)") do n = n + (b ~= "" and b - a + 1 or 1) end
+  return n
+end
+
+-- " Performance counter stats for 'CMD' (N runs):", as perf stat heads it.
+local function heading(nruns)
+  local what
+  if target_command() then
+    what = ("'%s'"):format(target_command())
+  elseif cpus then
+    local f = io.open("/sys/devices/system/cpu/online")
+    local online = f and f:read("l")
+    if f then f:close() end
+    what = #cpus == count_cpus(online) and "'system wide'" or ("'CPU(s) %s'"):format(table.concat(cpus, ","))
+  else
+    what = ("process id '%d'"):format(target())
+  end
+  return ("\n Performance counter stats for %s%s:\n\n"):format(what, nruns and (" (%d runs)"):format(nruns) or "")
+end
+
+local function write_report(run, nruns)
+  local text = {}
+  if format == "table" then text[1] = heading(nruns) end
+  for _, r in ipairs(finish_rows(run)) do text[#text + 1] = interval.format_row(r, format, sep) end
+  if format == "table" then
+    text[#text + 1] = metrics.denials(set)
+    if nruns then
+      local mean, sd = mean_sd(run.runs, function(r) return r.wall / 1e9 end)
+      local digits = sd > 0 and math.max(0, 2 - math.floor(math.log(sd, 10))) or 9
+      local noise = mean ~= 0 and sd ~= 0 and ("  ( +-%6.2f%% )"):format(100 * sd / mean) or ""
+      text[#text + 1] = ("\n %%17.%df +- %%.%df seconds time elapsed%%s\n\n"):format(digits, digits)
+                        :format(mean, sd, noise)
     else
-      lines[#lines + 1] = ("%18s      %s\n"):format(m.denied and "<not counted>" or "<not supported>", ev)
+      text[#text + 1] = ("\n %17.9f seconds time elapsed\n"):format(run.wall / 1e9)
+      local user, sys = target_times()
+      if user then text[#text + 1] = ("\n %17.9f seconds user\n %17.9f seconds sys\n"):format(user, sys) end
+      text[#text + 1] = "\n\n"
     end
   end
-  io.write(table.concat(lines), metrics.denials(set))
-  local mean, sd = mean_sd(runs, function(r) return r.wall / 1e9 end)
-  local digits = sd > 0 and math.max(0, 2 - math.floor(math.log(sd, 10))) or 9
-  printf(("\n %%17.%df +- %%.%df seconds time elapsed  %%s\n\n"):format(digits, digits), mean, sd, noise(sd, mean))
+  local ok, err = out:write(table.concat(text))
+  if ok and out ~= io.stderr then ok, err = out:close() end
+  if not ok then io.stderr:write("stat.lua: cannot write the report: ", tostring(err), "\n"); exit(1) end
 end
 
 probe("end", function()
-  if opts.raw then print("return " .. serialize(this_run())); return end
+  if opts.run_values then
+    local f = assert(io.open(opts.run_values, "w"))
+    assert(f:write("return " .. serialize(this_run())))
+    assert(f:close())
+    return
+  end
+  if opts.ms then
+    if out ~= io.stderr then out:close() end
+    return
+  end
   if opts.runs and opts.runs > 1 then
     local runs = { this_run() }
     more_runs(runs)
-    printf("\n Performance counter stats for '%s' (%d runs):\n\n", target_command(), #runs)
-    repeated_report(runs)
+    local mean = mean_run(runs)
+    mean.runs = runs
+    write_report(mean, #runs)
     return
   end
-  local _, wall = set:read()
-  if target_command() then
-    printf("\n Performance counter stats for '%s':\n\n", target_command())
-  elseif target_cpus() then
-    printf("\n Performance counter stats for 'system wide':\n\n")
-  else
-    printf("\n Performance counter stats for process id '%d':\n\n", target())
-  end
-  io.write(set:stat_report())
-  printf("\n %17.9f seconds time elapsed\n", wall / 1e9)
-  local user, sys = children_times()
-  if target_command() and user then
-    printf("\n %17.9f seconds user\n %17.9f seconds sys\n", user, sys)
-  end
-  printf("\n")
+  write_report(this_run())
 end)

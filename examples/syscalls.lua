@@ -2,7 +2,12 @@
 -- syscalls tracepoints (needs root, or tracefs access and a low
 -- perf_event_paranoid).
 --   perfscript examples/syscalls.lua -c './app args'
-local names = arg[1] and { table.unpack(arg) } or
+local opts = require("args").parse(arg, {
+  name = "syscalls.lua", args = true,
+  usage = "perfscript examples/syscalls.lua -c 'CMD args' [SYSCALL...]",
+  summary = "Exact counts of a few system calls (default read write openat close mmap getppid).",
+})
+local names = opts[1] and { table.unpack(opts) } or
               { "read", "write", "openat", "close", "mmap", "getppid" }
 local counters = {}
 

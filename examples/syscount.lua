@@ -4,8 +4,13 @@
 -- s.args.id, named from the kernel headers' __NR_ table.
 --   perfscript examples/syscount.lua -c './app args'   the command and its children
 --   perfscript examples/syscount.lua -a -T 5           every process for 5 s
---   perfscript examples/syscount.lua -p PID -- 20      the top 20 lines
-local top = tonumber(arg[1]) or 10
+--   perfscript examples/syscount.lua -p PID --top 20    the top 20 lines
+local top = require("args").parse(arg, {
+  name = "syscount.lua",
+  usage = "perfscript examples/syscount.lua -c 'CMD args' | -p PID | -a [-T SECONDS] [--top N]",
+  summary = "System calls by name and by process, like strace -c.",
+  { "--top", "N", "lines per table (default 10)", number = true, default = 10 },
+}).top
 
 -- __NR_read 0 ... from the installed kernel headers (linux-libc-dev)
 local names = {}

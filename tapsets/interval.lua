@@ -9,7 +9,8 @@
 --
 -- A "counter" is anything with :read() returning value[, enabled, running]
 -- (a perfmon counter or group, or a fake one in a spec); :name() or the
--- key of the table it was passed in names it.
+-- key of the table it was passed in names it. One with supported = false
+-- is a row "<not supported>" in every interval, as perf stat -I prints.
 local M = {}
 
 local Report = {}
@@ -106,6 +107,7 @@ local function rate(x)
   end
   return x, "/sec"
 end
+M.rate = rate
 
 -- Rows of the interval that ends now: {time, name, value, unit, runtime,
 -- pct, metric, metric_unit, counted}.
@@ -123,17 +125,19 @@ function Report:rows()
     local a, b = self.last[i], snap[i]
     local dv = b.value - a.value
     local r = { time = (t - self.t0) / 1e9, name = e.name, raw = dv, counted = true }
-    if b.enabled then
+    if e.obj.supported == false then
+      r.supported, r.counted, r.unit = false, false, TIME_EVENTS[e.name] and "msec" or ""
+    elseif b.enabled then
       local de, dr = b.enabled - a.enabled, b.running - a.running
       r.runtime, r.pct = dr, de > 0 and 100 * dr / de or 0
       r.counted = de > 0 and dr > 0
     else
       r.runtime, r.pct = dt, 100 -- a counter that cannot say: always ran
     end
-    if TIME_EVENTS[e.name] then
+    if r.supported ~= false and TIME_EVENTS[e.name] then
       r.value, r.unit = dv / 1e6, "msec"
       r.metric, r.metric_unit = dt > 0 and dv / dt or 0, "CPUs utilized"
-    else
+    elseif r.supported ~= false then
       r.value, r.unit = dv, ""
       r.metric, r.metric_unit = rate(per > 0 and dv / (per / 1e9) or 0)
     end
@@ -143,13 +147,62 @@ function Report:rows()
   return rows
 end
 
+-- The count column: "<not supported>", "<not counted>", msec with two
+-- decimals, or a whole number.
 local function value_text(r)
+  if r.supported == false then return "<not supported>" end
   if not r.counted then return "<not counted>" end
   return r.unit == "msec" and ("%.2f"):format(r.value) or num(r.value)
 end
 
 local function json_string(s)
   return '"' .. s:gsub('[%c"\\]', function(c) return ("\\u%04x"):format(c:byte()) end) .. '"'
+end
+
+-- A rate in perf stat's metric units, as the table shows it.
+local function metric_text(r)
+  if not r.metric or r.supported == false or not r.counted then return "" end
+  return ("%8.3f %s"):format(r.metric, r.metric_unit or "")
+end
+
+-- One row in perf stat's formats, with its newline. r: {name, value,
+-- unit ("msec" or ""), runtime (ns the counter ran), pct (of the time it
+-- was enabled), metric, metric_unit, counted, supported (false: the
+-- machine cannot count it), time (seconds, in interval reports), variance
+-- (percent, of -r means)}. format is "table", "csv" (sep, default ",") or
+-- "json", as perf stat prints them without -x/-j, with -x and with -j.
+function M.format_row(r, format, sep)
+  local ok = r.supported ~= false and r.counted
+  local runtime, pct = ok and math.floor(r.runtime + 0.5) or 0, ok and r.pct or 100
+  if format == "csv" then
+    local f = {}
+    if r.time then f[#f + 1] = ("%.9f"):format(r.time) end
+    f[#f + 1], f[#f + 2], f[#f + 3] = value_text(r), r.unit or "", r.name
+    if r.variance then f[#f + 1] = ("%.2f%%"):format(r.variance) end
+    f[#f + 1], f[#f + 2] = ("%d"):format(runtime), ("%.2f"):format(pct)
+    f[#f + 1] = ok and r.metric and ("%.3f"):format(r.metric) or ""
+    f[#f + 1] = ok and r.metric and r.metric_unit or ""
+    return table.concat(f, sep or ",") .. "\n"
+  elseif format == "json" then
+    local f = {}
+    if r.time then f[#f + 1] = ('"interval" : %.9f'):format(r.time) end
+    f[#f + 1] = '"counter-value" : ' .. json_string(ok and ("%f"):format(r.value) or value_text(r))
+    f[#f + 1] = '"unit" : ' .. json_string(r.unit or "")
+    f[#f + 1] = '"event" : ' .. json_string(r.name)
+    if r.variance then f[#f + 1] = ('"variance" : %.2f'):format(r.variance) end
+    f[#f + 1] = ('"event-runtime" : %d'):format(runtime)
+    f[#f + 1] = ('"pcnt-running" : %.2f'):format(pct)
+    f[#f + 1] = ('"metric-value" : %f'):format(ok and r.metric or 0)
+    f[#f + 1] = '"metric-unit" : ' .. json_string(ok and r.metric and r.metric_unit or "")
+    return "{" .. table.concat(f, ", ") .. "}\n"
+  end
+  local line = ("%18s %-4s %-32s"):format(value_text(r), r.unit or "", r.name)
+  if r.time then line = ("%15.9f "):format(r.time) .. line end
+  local metric = metric_text(r)
+  if metric ~= "" then line = line .. " # " .. metric end
+  if r.variance and r.variance ~= 0 and ok then line = ("%-93s( +-%6.2f%% )"):format(line, r.variance)
+  elseif ok and r.pct < 100 then line = line .. ("  (%.2f%%)"):format(r.pct) end
+  return (line:gsub("%s+$", "")) .. "\n"
 end
 
 -- The text of one interval in the report's format.
@@ -159,24 +212,7 @@ function Report:format_rows(rows)
     out[1] = "#           time             counts unit events\n"
     self.header_done = true
   end
-  for _, r in ipairs(rows) do
-    if self.format == "csv" then
-      out[#out + 1] = table.concat({ ("%.9f"):format(r.time), value_text(r), r.unit, r.name,
-        ("%d"):format(r.runtime), ("%.2f"):format(r.pct), ("%.3f"):format(r.metric), r.metric_unit },
-        self.sep) .. "\n"
-    elseif self.format == "json" then
-      out[#out + 1] = ('{"interval": %.9f, "counter-value": %s, "unit": %s, "event": %s, ' ..
-        '"event-runtime": %d, "pcnt-running": %.2f, "metric-value": %.6f, "metric-unit": %s}\n')
-        :format(r.time, json_string(r.counted and ("%f"):format(r.value) or value_text(r)),
-                json_string(r.unit), json_string(r.name),
-                r.runtime, r.pct, r.metric, json_string(r.metric_unit))
-    else
-      local line = ("%15.9f %18s %-4s %-32s # %8.3f %-14s"):format(r.time, value_text(r), r.unit,
-        r.name, r.metric, r.metric_unit)
-      if r.pct < 100 then line = line .. ("  (%.2f%%)"):format(r.pct) end
-      out[#out + 1] = line:gsub("%s+$", "") .. "\n"
-    end
-  end
+  for _, r in ipairs(rows) do out[#out + 1] = M.format_row(r, self.format, self.sep) end
   return table.concat(out)
 end
 

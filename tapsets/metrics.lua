@@ -51,6 +51,19 @@ M.defs["page-faults-per-sec"].event = "page-faults"
 M.perf_stat = { "cpu-utilization", "context-switch-rate", "cpu-migration-rate",
                 "page-faults-per-sec", "clock-rate", "ipc", "branch-rate", "branch-miss-ratio" }
 
+-- Split "a,b,cpu/event=1,umask=2/,{c,d}" at the commas between events.
+function M.split_events(list)
+  local out, cur, depth = {}, {}, 0
+  for ch in list:gmatch(".") do
+    if ch == "/" then depth = depth == 0 and 1 or 0 end
+    if ch == "{" then depth = depth + 1 elseif ch == "}" then depth = depth - 1 end
+    if ch == "," and depth == 0 then out[#out + 1] = table.concat(cur); cur = {}
+    else cur[#cur + 1] = ch end
+  end
+  if #cur > 0 then out[#out + 1] = table.concat(cur) end
+  return out
+end
+
 -- Names in a stable order, for listing.
 function M.names()
   local out = {}

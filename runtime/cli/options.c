@@ -16,7 +16,7 @@
 #include "cli/options.h"
 
 const char ps_cli_usage[] =
-    "usage: perfscript [options] SCRIPT.lua [options] [script args] [-- script args]\n"
+    "usage: perfscript [options] SCRIPT.lua [target options] [script args]\n"
     "       perfscript -e 'lua code' [options]\n"
     "       perfscript -i [options]           interactive: Lua at a prompt\n"
     "       perfscript --describe [--json] 'EVENT-SPEC'\n"
@@ -45,6 +45,10 @@ const char ps_cli_usage[] =
     "      --json            with --describe or -l: a JSON array\n"
     "      --version         print the version\n"
     "  -h, --help            this text\n"
+    "\n"
+    "Options before the script's name are perfscript's. After it, only the target\n"
+    "options -c, -p, -a, -C and -T are; every other argument (--help, -e, -o, -I\n"
+    "included) goes to the script in arg[1..n], and after -- all do.\n"
     "\n"
     "Docs: docs/guide.md, docs/events.md, docs/api.md; man perfscript.\n";
 
@@ -125,17 +129,25 @@ bool ps_cli__quotes_closed(const char *cmd)
 /* Options with a value, and flags, as getopt's string spells them. */
 static const char short_opts[] = "+e:c:p:aC:T:I:o:b:vhli";
 
-/* Whether arg is one of our options; *takes_next when its value is the next
- * argument. A cluster like -av or -T5 counts. */
-static bool is_our_option(const char *arg, bool *takes_next)
+/* The options that may also follow the script's name: what the session
+ * watches and for how long (perfscript s.lua -c ./app -T 5). */
+static const char target_opts[] = "c:p:aC:T:";
+
+/* Whether arg is one of our options (only a target option when
+ * target_only); *takes_next when its value is the next argument. A cluster
+ * like -av or -T5 counts. */
+static bool is_our_option(const char *arg, bool target_only, bool *takes_next)
 {
 	static const char *const longs[] = {"--describe", "--json", "--version", "--help",
 					    "--no-demangle"};
+	const char *set = target_only ? target_opts : short_opts + 1;
 
 	*takes_next = false;
 	if (arg[0] != '-' || !arg[1])
 		return false;
 	if (arg[1] == '-') {
+		if (target_only)
+			return false;
 		if (!strncmp(arg, "--backend", 9) && (arg[9] == '=' || !arg[9])) {
 			*takes_next = !arg[9];
 			return true;
@@ -150,7 +162,7 @@ static bool is_our_option(const char *arg, bool *takes_next)
 		return false;
 	}
 	for (const char *c = arg + 1; *c; c++) {
-		const char *o = strchr(short_opts + 1, *c);
+		const char *o = strchr(set, *c);
 
 		if (!o || *c == ':')
 			return false;
@@ -162,10 +174,11 @@ static bool is_our_option(const char *arg, bool *takes_next)
 	return true;
 }
 
-/* Reorder argv as [argv0, our options..., "--", script, script args...]:
- * our options may come before or after the script name (perfscript s.lua
- * -c ./app), while anything after the script that is not ours, and all
- * after "--", belongs to the script (profile.lua --folded out.txt). */
+/* Reorder argv as [argv0, our options..., "--", script, script args...].
+ * Before the script's name every option is ours; after it only the target
+ * options (-c, -p, -a, -C, -T) are, so that perfscript s.lua -c ./app
+ * works, and every other argument (--help, -e, -o, --json included) is
+ * the script's, as it is a Lua or Python script's; after "--" all are. */
 char **ps_cli__split_args(int argc, char **argv, int *outc, const char **missing)
 {
 	char **opts = calloc((size_t)argc + 2, sizeof(*opts)),
@@ -187,10 +200,10 @@ char **ps_cli__split_args(int argc, char **argv, int *outc, const char **missing
 		} else if (!strcmp(argv[i], "--")) {
 			dashdash = true;
 		} else if ((np == 0 && argv[i][0] == '-' && argv[i][1]) ||
-			   is_our_option(argv[i], &next)) {
+			   (np > 0 && is_our_option(argv[i], true, &next))) {
 			/* Before the script every option is ours, so getopt reports
 			 * the unknown ones. */
-			is_our_option(argv[i], &next);
+			is_our_option(argv[i], np > 0, &next);
 			opts[no++] = argv[i];
 			if (next && i + 1 < argc)
 				opts[no++] = argv[++i];

@@ -109,10 +109,11 @@ struct ps_session {
 	bool held;	  /* the child waits for ps_session__release() */
 	bool reaped;
 	int wstatus;
-	int go_fd;     /* write end of the hold pipe, -1 once released */
-	int status_fd; /* read end of the exec status pipe, -1 when done */
-	char *argv0;   /* the command as given to execvp (breakpoints on its symbols) */
-	int *cpus;     /* CPUS target: the CPU list */
+	uint64_t user_us, sys_us; /* the reaped command's CPU time (wait4) */
+	int go_fd;		  /* write end of the hold pipe, -1 once released */
+	int status_fd;		  /* read end of the exec status pipe, -1 when done */
+	char *argv0;		  /* the command as given to execvp (breakpoints on its symbols) */
+	int *cpus;		  /* CPUS target: the CPU list */
 	int ncpus;
 	const volatile int *cancel; /* ps_session__set_cancel */
 	struct ps_tree_proc *tree;  /* the command's processes seen (core/tree.c) */

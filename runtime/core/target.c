@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -298,17 +299,34 @@ int ps_session__reap(struct ps_session *s, int *wstatus)
 	if (!s->has_command)
 		return -ECHILD;
 	if (!s->reaped) {
+		struct rusage ru;
+
 		do
-			r = waitpid(s->pid, &s->wstatus, WNOHANG);
+			r = wait4(s->pid, &s->wstatus, WNOHANG, &ru);
 		while (r < 0 && errno == EINTR);
 		if (r < 0)
 			return -errno;
 		if (r == 0)
 			return -EAGAIN;
 		s->reaped = true;
+		s->user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec;
+		s->sys_us = (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
 	}
 	if (wstatus)
 		*wstatus = s->wstatus;
+	return 0;
+}
+
+int ps_session__cpu_times(const struct ps_session *s, uint64_t *user_us, uint64_t *sys_us)
+{
+	if (!s || !user_us || !sys_us)
+		return -EINVAL;
+	if (!s->has_command)
+		return -ECHILD;
+	if (!s->reaped)
+		return -EAGAIN;
+	*user_us = s->user_us;
+	*sys_us = s->sys_us;
 	return 0;
 }
 

@@ -137,6 +137,21 @@ static int l_target_cpus(lua_State *L)
 	return 1;
 }
 
+/* target_times() -> user, sys: the -c command's CPU seconds (wait4's, to the
+ * microsecond) once it has exited, nil before or without one. */
+static int l_target_times(lua_State *L)
+{
+	uint64_t user, sys;
+
+	if (ps_session__cpu_times(script_of(L)->session, &user, &sys) < 0) {
+		lua_pushnil(L);
+		return 1;
+	}
+	lua_pushnumber(L, (double)user / 1e6);
+	lua_pushnumber(L, (double)sys / 1e6);
+	return 2;
+}
+
 /* target_command(): the -c string as given, or nil without -c. */
 static int l_target_command(lua_State *L)
 {
@@ -208,6 +223,7 @@ static const luaL_Reg helpers[] = {
     {"target", l_target},
     {"target_command", l_target_command},
     {"target_cpus", l_target_cpus},
+    {"target_times", l_target_times},
     {NULL, NULL},
 };
 

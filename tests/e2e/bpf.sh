@@ -181,7 +181,7 @@ out=$("$PERFSCRIPT" -v --backend=bpf -T 0.2 -e 'c = perfmon_allocate_counter("cp
 like "$out" "libbpf: " "-v shows libbpf's log"
 
 # The examples.
-out=$("$PERFSCRIPT" "$EX/bpf_profile.lua" -c "$WORKLOAD spin 300" -- "$TMP/out.folded")
+out=$("$PERFSCRIPT" "$EX/bpf_profile.lua" -c "$WORKLOAD spin 300" --folded "$TMP/out.folded")
 like "$out" "samples in [0-9]+ distinct stacks" "bpf_profile.lua prints the top stacks"
 like "$out" "hot_spin" "bpf_profile.lua finds the workload's hot function"
 like "$(head -1 "$TMP/out.folded")" "^[^ ]*;hot_spin [0-9]+$" "bpf_profile.lua writes folded stacks (root;...;leaf count)"

@@ -55,6 +55,13 @@ like "$out" $'\n  cycels:u\n  \\^~~~~~' "--describe underlines the bad token"
 
 out=$("$PERFSCRIPT" -e 'print(arg[0], #arg, ...)' -- a b 2>&1)
 is "$out" "$(printf -- '-e\t2\ta\tb')" "-e code gets arg and ... like lua(1)"
+# After the script's name only the target options are perfscript's: the
+# rest, --help and --json and -e included, is the script's, in order.
+printf 'print(table.concat(arg, " "))\n' >"$TMP/args.lua"
+out=$("$PERFSCRIPT" "$TMP/args.lua" --json -e x -o y --help -I d -v -c true -T 5 2>&1)
+is "$out" "--json -e x -o y --help -I d -v" "after the script: all but -c, -p, -a, -C, -T go to the script, without --"
+out=$("$PERFSCRIPT" "$TMP/args.lua" -- -c x -a 2>&1)
+is "$out" "-c x -a" "after --, even the target options are the script's"
 printf 'print(arg[0], arg[1], select("#", ...))\n' >"$TMP/args.lua"
 out=$("$PERFSCRIPT" "$TMP/args.lua" one two)
 is "$out" "$(printf '%s\tone\t2' "$TMP/args.lua")" "script arguments land in arg and ..."
@@ -90,7 +97,7 @@ is "$out" "$(printf '0.0\tJoules\tfloat\ttrue\ttrue')" "counter:scaled() gives v
 
 # Output is never lost silently.
 printf 'print("kept")\n' >"$TMP/self.lua"
-out=$("$PERFSCRIPT" "$TMP/self.lua" -o "$TMP/self.lua" 2>&1); rc=$?
+out=$("$PERFSCRIPT" -o "$TMP/self.lua" "$TMP/self.lua" 2>&1); rc=$?
 is "$rc/$(cat "$TMP/self.lua")" '1/print("kept")' "-o naming the script is refused and the script stays intact"
 like "$out" "-o .*self.lua is the script itself: refusing to overwrite it" "-o onto the script says why"
 for how in "-o /dev/full" ">/dev/full"; do

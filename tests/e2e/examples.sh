@@ -39,4 +39,18 @@ for ex in "$EX"/*.lua; do
 	grep -qF "\$EX/${ex##*/}" "$(dirname "$0")"/*.sh; ok $? "examples/${ex##*/} is run by a test"
 done
 
+# Every example answers --help (usage on stdout, exit 0) and names an
+# option it does not know with the valid ones (stderr, exit 2), without a
+# traceback and without running anything (the command is never started).
+for ex in "$EX"/*.lua; do
+	n=${ex##*/}
+	out=$("$PERFSCRIPT" "$ex" -c "touch $TMP/ran-$n" --help 2>"$TMP/err"); rc=$?
+	ok $([[ $rc == 0 && ! -s $TMP/err ]]; echo $?) "$n --help exits 0, nothing on stderr ($rc: $(head -c 200 "$TMP/err"))"
+	like "$out" "^usage: perfscript .*${n}" "$n --help prints its usage on stdout"
+	err=$("$PERFSCRIPT" "$ex" -c "touch $TMP/ran-$n" --no-such-option 2>&1 >/dev/null); rc=$?
+	ok $(( rc == 2 ? 0 : 1 )) "$n --no-such-option exits 2 ($rc)"
+	like "$err" "^${n}: unknown option '--no-such-option' \(valid: .*--help\)" "$n names the unknown option and the valid ones"
+	ok $([[ $err != *traceback* && ! -e $TMP/ran-$n ]]; echo $?) "$n: no traceback, the command never ran"
+done
+
 done_testing

@@ -46,7 +46,7 @@ like "$out" $'\n +[0-9]+\\.[0-9]{9} seconds user\n +[0-9]+\\.[0-9]{9} seconds sy
 
 # stat.lua --events on an exact workload, beside perf stat on its own run of it:
 # the same rows, the exact count, "/sec" per task-clock second.
-out=$("$PERFSCRIPT" "$EX/stat.lua" -c "$WORKLOAD getppid 100000" -- -e syscalls:sys_enter_getppid,page-faults,task-clock 2>&1)
+out=$("$PERFSCRIPT" "$EX/stat.lua" -c "$WORKLOAD getppid 100000" -e syscalls:sys_enter_getppid,page-faults,task-clock 2>&1)
 ok $? "stat.lua -e EVENTS runs"
 like "$out" $'\n +100000 +syscalls:sys_enter_getppid +# +[0-9.]+ [KMG]?/sec\n' "stat.lua -e: the exact tracepoint count with its rate"
 rate=$(sed -nE 's/^ +100000 +syscalls:sys_enter_getppid +# +([0-9.]+ [KMG]?)\/sec$/\1/p' <<<"$out")
@@ -54,7 +54,7 @@ ms=$(sed -nE 's/^ +([0-9.]+) msec task-clock .*/\1/p' <<<"$out")
 awk -v r="$rate" -v ms="$ms" 'BEGIN { split(r, f, " "); m = f[2] == "K" ? 1e3 : f[2] == "M" ? 1e6 : f[2] == "G" ? 1e9 : 1
 	r = f[1] * m; e = 100000 / (ms / 1000); exit !(ms > 0 && (r - e) ^ 2 < (e * 0.01) ^ 2) }'
 ok $? "stat.lua -e: /sec is the count per task-clock second (${rate}/sec, task-clock $ms msec)"
-runs=$(for _ in $(seq 20); do "$PERFSCRIPT" "$EX/stat.lua" -c "$WORKLOAD getppid 100000" -- -e syscalls:sys_enter_getppid,page-faults 2>&1 | awk '$2 == "syscalls:sys_enter_getppid" { printf "%s ", $1 }'; done)
+runs=$(for _ in $(seq 20); do "$PERFSCRIPT" "$EX/stat.lua" -c "$WORKLOAD getppid 100000" -e syscalls:sys_enter_getppid,page-faults 2>&1 | awk '$2 == "syscalls:sys_enter_getppid" { printf "%s ", $1 }'; done)
 is "$runs" "$(printf '100000 %.0s' $(seq 20))" "stat.lua -e: exactly 100000 in 20 runs of 20 (counting starts at exec)"
 if ! command -v perf >/dev/null || ! perf stat -e task-clock true >/dev/null 2>&1; then
 	skip "perf stat cannot count here" "stat.lua -e has perf stat's rows"
@@ -67,11 +67,11 @@ else
 	ok $(( mf > 0 && mf < 2 * pf + 20 && pf < 2 * mf + 20 ? 0 : 1 )) "stat.lua -e: page-faults near perf stat's ($mf vs $pf)"
 	like "$(cat "$TMP/perf.txt")" "seconds user" "perf stat prints the user line stat.lua copies"
 fi
-out=$("$PERFSCRIPT" -a -T 0.2 "$EX/stat.lua" -- -e task-clock 2>&1)
+out=$("$PERFSCRIPT" -a -T 0.2 "$EX/stat.lua" -e task-clock 2>&1)
 like "$out" "Performance counter stats for 'system wide':" "stat.lua -a: perf stat's 'system wide' title"
 
 # stat.lua -r N: the means of N runs with the noise of each, as perf stat -r.
-out=$("$PERFSCRIPT" "$EX/stat.lua" -c "$WORKLOAD getppid 10000" -- -r 5 -e syscalls:sys_enter_getppid,task-clock 2>&1)
+out=$("$PERFSCRIPT" "$EX/stat.lua" -c "$WORKLOAD getppid 10000" -r 5 -e syscalls:sys_enter_getppid,task-clock 2>&1)
 ok $? "stat.lua -r 5 runs"
 like "$out" "Performance counter stats for '.*workload getppid 10000' \(5 runs\):" "stat.lua -r: perf stat's title with the number of runs"
 like "$out" $'\n +10000 +syscalls:sys_enter_getppid +# +[0-9.]+ [KMG]?/sec\n' \
@@ -93,19 +93,19 @@ else
 	skip "perf stat cannot count here" "stat.lua -r: the lines perf stat -r prints"
 fi
 # A failing command still counts; Ctrl-C ends the repeats with the runs done.
-out=$("$PERFSCRIPT" "$EX/stat.lua" -c false -- -r 3 -e task-clock 2>&1)
+out=$("$PERFSCRIPT" "$EX/stat.lua" -c false -r 3 -e task-clock 2>&1)
 like "$out" "stats for 'false' \(3 runs\)" "stat.lua -r: a command that exits 1 is still counted, 3 runs of 3"
-"$PERFSCRIPT" "$EX/stat.lua" -c "sleep 0.2" -- -r 20 -e task-clock >"$TMP/r.out" 2>&1 &
+"$PERFSCRIPT" "$EX/stat.lua" -c "sleep 0.2" -r 20 -e task-clock >"$TMP/r.out" 2>&1 &
 ps_pid=$!
 sleep 0.9; kill -INT $ps_pid; wait $ps_pid
 out=$(cat "$TMP/r.out")
 like "$out" "stat.lua: run [0-9]+ of 20 was interrupted; the means are of [1-9][0-9]* runs" "stat.lua -r: Ctrl-C ends the repeats and says so"
 like "$out" "stats for 'sleep 0.2' \([1-9][0-9]* runs\)" "stat.lua -r: ... and reports the runs that ended"
 like "$out" "seconds time elapsed" "stat.lua -r: ... with the elapsed line"
-out=$("$PERFSCRIPT" "$EX/stat.lua" -- -r 3 2>&1)
+out=$("$PERFSCRIPT" "$EX/stat.lua" -r 3 2>&1)
 like "$out" "stat.lua: -r N repeats a command: give it one with -c 'CMD'" "stat.lua -r without -c says what to add"
-out=$("$PERFSCRIPT" "$EX/stat.lua" -c true -- -r 0 2>&1)
-like "$out" "stat.lua: -r wants 1 or more runs" "stat.lua -r 0 is refused"
+out=$("$PERFSCRIPT" "$EX/stat.lua" -c true -r 0 2>&1)
+like "$out" "stat.lua: -r wants a whole number of runs, 1 or more" "stat.lua -r 0 is refused"
 
 # The same run, counted by perf stat and stat.lua both attached with -p.
 if ! command -v perf >/dev/null; then
@@ -145,7 +145,7 @@ fi
 shape='{ u = $8; sub(/^[KMG]/, "", u); n = ($2 ~ /^[0-9]+(\.[0-9]+)?$/ && $5 ~ /^[0-9]+$/ && $7 ~ /^[0-9]+\.[0-9]+$/);
 	print NF, $3, $4, $6, u, n }'
 evs=task-clock,page-faults,syscalls:sys_enter_getppid
-mine=$("$PERFSCRIPT" "$EX/stat.lua" -c "$WORKLOAD getppid 300000" --interval 100 --csv -- -e $evs 2>&1 | head -3 | awk -F, "$shape")
+mine=$("$PERFSCRIPT" "$EX/stat.lua" -c "$WORKLOAD getppid 300000" --interval 100 --csv -e $evs 2>&1 | head -3 | awk -F, "$shape")
 like "$mine" $'^8 msec task-clock 100.00 CPUs utilized 1\n8  page-faults 100.00 /sec 1\n8  syscalls:sys_enter_getppid 100.00 /sec 1$' \
 	"interval CSV: perf stat -x, -I's 8 fields, units and 100.00% running"
 if ! command -v perf >/dev/null || ! perf stat -e task-clock true >/dev/null 2>&1; then

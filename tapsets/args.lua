@@ -1,0 +1,138 @@
+-- args.lua: a script's own command-line options, parsed as users of perf
+-- and of GNU tools expect. What follows a script's name on perfscript's
+-- command line is the script's (only -c, -p, -a, -C and -T are taken by
+-- perfscript), so every script answers --help (usage on stdout, exit 0)
+-- and names an option it does not know, with the valid ones (on stderr,
+-- exit 2), instead of dropping it or dying with a traceback.
+--   local opts = require("args").parse(arg, {
+--     name = "top.lua", usage = "perfscript top.lua -c CMD [options]",
+--     summary = "What it does, in a line or two.",
+--     { "--freq", "HZ", "samples per second (default 999)", number = true },
+--     { "-e, --event", "SPEC", "the event to sample" },
+--     { "--inline", nil, "count inlined functions as their own rows" },
+--     { "--sort", "KEY", "rows per sym or dso", choices = { "sym", "dso" } },
+--   })
+--   -- opts.freq (a number), opts.event, opts.inline (true), opts.sort;
+--   -- opts[1..n]: arguments that are not options, when spec.args allows
+-- Values come as "--freq 99", "--freq=99" or, for one-letter options,
+-- "-e SPEC" and "-eSPEC". "--" ends the options. An option given twice
+-- keeps its last value, or, with list = true, every value in order.
+local M = {}
+
+-- The names of an entry ("-e, --event" -> {"-e", "--event"}) and its key:
+-- the long name without dashes ("event"; "call-graph" -> "call_graph").
+local function names_of(entry)
+  local names = {}
+  for n in entry[1]:gmatch("[^,%s]+") do names[#names + 1] = n end
+  local key = names[#names]:gsub("^%-+", ""):gsub("%-", "_")
+  return names, entry.key or key
+end
+
+-- The usage text: the usage line, the summary, one line per option.
+function M.help(spec)
+  local rows, width = {}, 0
+  for _, e in ipairs(spec) do
+    local left = e[1] .. (e[2] and (" " .. e[2]) or "")
+    rows[#rows + 1] = { left, e[3] or "" }
+    if #left > width then width = #left end
+  end
+  rows[#rows + 1] = { "-h, --help", "this text" }
+  if width < 10 then width = 10 end
+  local out = { ("usage: %s\n"):format(spec.usage or ("perfscript " .. spec.name .. " [options]")) }
+  if spec.summary then out[#out + 1] = spec.summary:gsub("\n*$", "\n") end
+  out[#out + 1] = "\noptions:\n"
+  for _, r in ipairs(rows) do
+    out[#out + 1] = ("  %-" .. width .. "s  %s\n"):format(r[1], r[2])
+  end
+  if spec.epilog then out[#out + 1] = "\n" .. spec.epilog:gsub("\n*$", "\n") end
+  return table.concat(out)
+end
+
+local function valid_list(spec)
+  local all = {}
+  for _, e in ipairs(spec) do all[#all + 1] = (names_of(e))[#names_of(e)] end
+  all[#all + 1] = "--help"
+  return table.concat(all, ", ")
+end
+
+-- A usage error: the message on stderr, exit status 2, nothing else run.
+local function fail(spec, msg)
+  io.stderr:write(("%s: %s\n(%s --help lists the options)\n"):format(spec.name, msg, spec.name))
+  io.stderr:flush()
+  os.exit(2)
+end
+
+-- Check and convert the value v of option entry e, named as the user did.
+local function value_of(spec, e, given, v)
+  if e.number then
+    local n = tonumber(v)
+    if not n then fail(spec, ("%s wants a number (%s), got '%s'"):format(given, e[2], v)) end
+    return math.tointeger and math.tointeger(n) or n
+  end
+  if e.choices then
+    for _, c in ipairs(e.choices) do if c == v then return v end end
+    fail(spec, ("%s wants %s, got '%s'"):format(given, table.concat(e.choices, " or "), v))
+  end
+  return v
+end
+
+-- Parse argv (a script's arg table) by spec: the options' values by key,
+-- and the other arguments as opts[1..n]. --help prints M.help(spec) to
+-- stdout and exits 0; any usage error exits 2 with a message.
+function M.parse(argv, spec)
+  assert(spec and spec.name, "args.parse: spec.name (the script's name) is required")
+  local byname = {}
+  for _, e in ipairs(spec) do
+    local names, key = names_of(e)
+    for _, n in ipairs(names) do byname[n] = { entry = e, key = key } end
+  end
+  local opts, i, rest = {}, 1, false
+  for _, e in ipairs(spec) do
+    if e.default ~= nil then opts[(select(2, names_of(e)))] = e.default end
+  end
+  local function set(o, given, v)
+    local e = o.entry
+    if not e[2] then
+      if v then fail(spec, ("%s takes no value, got '%s'"):format(given, v)) end
+      opts[o.key] = true
+      return
+    end
+    v = value_of(spec, e, given, v)
+    if e.list then
+      local l = type(opts[o.key]) == "table" and opts[o.key] or {}
+      l[#l + 1] = v
+      opts[o.key] = l
+    else
+      opts[o.key] = v
+    end
+  end
+  while argv[i] ~= nil do
+    local a = argv[i]
+    if rest or a == "-" or a:sub(1, 1) ~= "-" then
+      if not spec.args then fail(spec, ("unexpected argument '%s'"):format(a)) end
+      opts[#opts + 1] = a
+    elseif a == "--" then
+      rest = true
+    elseif a == "-h" or a == "--help" then
+      io.write(M.help(spec))
+      io.stdout:flush()
+      os.exit(0)
+    else
+      local name, inline = a:match("^(%-%-[^=]+)=(.*)$")
+      if not name and not a:match("^%-%-") and #a > 2 then name, inline = a:sub(1, 2), a:sub(3) end
+      name = name or a
+      local o = byname[name]
+      if not o then fail(spec, ("unknown option '%s' (valid: %s)"):format(a, valid_list(spec))) end
+      if o.entry[2] and not inline then
+        i = i + 1
+        inline = argv[i]
+        if inline == nil then fail(spec, ("%s wants %s"):format(name, o.entry[2])) end
+      end
+      set(o, name, inline)
+    end
+    i = i + 1
+  end
+  return opts
+end
+
+return M

@@ -1,0 +1,72 @@
+# perfstat.sh: examples/stat.lua is perf stat for a perf user's habits. The
+# same commands go through perf stat and stat.lua with the same options
+# (the table, -x, and -j; -I; -r; a command that prints, one that fails;
+# -a; -o), and every line of the two reports is compared with its numbers
+# taken out; the command's own output and exit status must be the same too.
+source "$(dirname "$0")/lib.sh"
+EX=$(cd "$(dirname "$0")/../../examples" && pwd)
+
+if ! command -v perf >/dev/null || ! perf stat -e task-clock true >/dev/null 2>&1; then
+	skip "perf stat cannot count here (Debian's linux-perf)" "stat.lua against perf stat"
+	done_testing; exit
+fi
+
+# A report with its numbers, and whether a -r row shows its noise (which
+# depends on the numbers), taken out; the distinct lines, sorted (-I
+# reports may differ in how many intervals fit).
+norm() {
+	sed -E 's/ *\( \+- *[0-9.]+% \)//; s/[0-9]+(\.[0-9]+)?/N/g; s/[KMG]\/sec/\/sec/g; s/ +/ /g; s/^ //; s/ $//' |
+		sort -u
+}
+# same LABEL 'PERF OPTIONS' 'COMMAND': both tools, then the comparisons
+same() {
+	local label=$1 opts=$2 cmd=$3
+	# shellcheck disable=SC2086 # the options are words
+	perf stat $opts -- $cmd >"$TMP/perf.out" 2>"$TMP/perf.err"; local prc=$?
+	# shellcheck disable=SC2086
+	"$PERFSCRIPT" "$EX/stat.lua" -c "$cmd" $opts >"$TMP/ps.out" 2>"$TMP/ps.err"; local src=$?
+	is "$(norm <"$TMP/ps.err")" "$(norm <"$TMP/perf.err")" "$label: the report's lines are perf stat's, numbers aside"
+	is "$(cat "$TMP/ps.out")" "$(cat "$TMP/perf.out")" "$label: the command's output is untouched"
+	is "$src" "$prc" "$label: the exit status is perf stat's ($prc)"
+}
+
+same "default events" "" "$WORKLOAD spin 50"
+same "-x," "-x," "$WORKLOAD spin 50"
+same "-x';'" "-x;" "$WORKLOAD spin 50"
+same "-j" "-j" "$WORKLOAD spin 50"
+same "-e" "-e task-clock,page-faults,cycles -e context-switches" "$WORKLOAD spin 50"
+same "-I 100" "-I 100 -e task-clock,page-faults,cycles" "$WORKLOAD spin 250"
+same "-I 100 -x," "-I 100 -x, -e task-clock,page-faults,cycles" "$WORKLOAD spin 250"
+same "-I 100 -j" "-I 100 -j -e task-clock,page-faults,cycles" "$WORKLOAD spin 250"
+same "-r 3, a command that prints" "-r 3" "echo hi"
+same "-r 3 -x," "-r 3 -x, -e task-clock,page-faults,cycles" "echo hi"
+same "-r 3 -j" "-r 3 -j -e task-clock,cycles" "echo hi"
+same "a command that fails" "" "false"
+printf 'exit 3\n' >"$TMP/exit3.sh"
+same "a command that exits 3" "-x, -e task-clock" "sh $TMP/exit3.sh"
+
+# -a: system-wide rows count cpu-clock, as perf names them.
+perf stat -a -e cpu-clock,page-faults -- sleep 0.1 2>"$TMP/perf.err" >/dev/null
+"$PERFSCRIPT" -a -T 0.1 "$EX/stat.lua" 2>"$TMP/ps.err" >/dev/null
+like "$(cat "$TMP/ps.err")" $'stats for \'system wide\':\n\n +[0-9.]+ msec cpu-clock +# +[0-9.]+ CPUs utilized' \
+	"-a: the first row is cpu-clock, as perf stat -a's"
+is "$(norm <"$TMP/ps.err" | grep -E 'cpu-clock|page-faults|system wide')" \
+	"$(norm <"$TMP/perf.err" | grep -E 'cpu-clock|page-faults|system wide')" "-a: its lines are perf stat -a's"
+
+# The report goes to stderr, or to -o FILE; stdout is the command's.
+"$PERFSCRIPT" "$EX/stat.lua" -c "echo out" -e task-clock -o "$TMP/report" >"$TMP/o.out" 2>"$TMP/o.err"
+is "$(cat "$TMP/o.out")/$(cat "$TMP/o.err")" "out/" "-o FILE: the command's output on stdout, nothing on stderr"
+like "$(cat "$TMP/report")" "msec task-clock" "-o FILE: the report is in FILE"
+out=$("$PERFSCRIPT" "$EX/stat.lua" -c "touch $TMP/ran" -o /nonexistent/dir/r 2>&1); rc=$?
+ok $([[ $rc -ne 0 && ! -e $TMP/ran ]]; echo $?) "-o into a missing directory fails before the command runs ($rc)"
+like "$out" "stat.lua: -o /nonexistent/dir/r: No such file or directory" "and says why"
+# gzip's output stays a gzip file: the report is not mixed into it
+"$PERFSCRIPT" "$EX/stat.lua" -c "gzip -c $EX/stat.lua" -e task-clock >"$TMP/s.gz" 2>/dev/null
+gzip -dc "$TMP/s.gz" | cmp -s - "$EX/stat.lua"; ok $? "a command writing binary to stdout: its output stays whole"
+
+# User and sys seconds from wait4, to the microsecond (not 10 ms ticks).
+"$PERFSCRIPT" "$EX/stat.lua" -c "$WORKLOAD spin 50" -e task-clock 2>"$TMP/t.err" >/dev/null
+us=$(awk '/seconds (user|sys)/ { s += $1 } END { printf "%d", s * 1e6 + 0.5 }' "$TMP/t.err")
+ok $(( us > 0 && us % 10000 != 0 ? 0 : 1 )) "user + sys is $us us: microseconds, not clock ticks"
+
+done_testing
