@@ -71,7 +71,8 @@ static int read_relocs(Elf *elf, struct plt_scan *s)
 			s->v[s->n++] = (struct got_name){.got = r.r_offset, .name = name};
 		}
 	}
-	qsort(s->v, s->n, sizeof(*s->v), by_got);
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), by_got);
 	return 0;
 }
 
