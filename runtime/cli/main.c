@@ -324,6 +324,9 @@ static int run(int argc, char **argv, bool out_closed)
 		return ps_cli__die_usage("%s",
 					 "-i reads Lua from stdin: give it no script and no -e");
 	if (!o.repl && !o.code && first >= argc) {
+		if (argc > 2) /* options (before the "--" split_args adds), nothing to run */
+			return ps_cli__die_usage(
+			    "%s", "no script given (use a script file, -e CHUNK or -i)");
 		fputs(ps_cli_usage, stderr);
 		return 2;
 	}

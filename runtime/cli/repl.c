@@ -163,7 +163,8 @@ static bool incomplete(lua_State *L)
 	return msg && len >= 5 && strcmp(msg + len - 5, "<eof>") == 0;
 }
 
-/* Protected: show the results (cli/show.c), else print(...) them. */
+/* Protected: show the results (cli/show.c; it is given the chunk first),
+ * else print(...) them. */
 static int print_all(lua_State *L)
 {
 	int n = lua_gettop(L);
@@ -171,6 +172,8 @@ static int print_all(lua_State *L)
 	if (lua_rawgeti(L, LUA_REGISTRYINDEX, repl.show) != LUA_TFUNCTION) {
 		lua_pop(L, 1);
 		lua_getglobal(L, "print");
+		lua_remove(L, 1); /* the chunk */
+		n--;
 	}
 	lua_insert(L, 1);
 	lua_call(L, n, 0);
@@ -213,6 +216,8 @@ static void take_line(struct ps_script *sc, const char *line)
 		if (lua_gettop(L) > base) {
 			lua_pushcfunction(L, print_all);
 			lua_insert(L, base + 1);
+			lua_pushstring(L, repl.chunk);
+			lua_insert(L, base + 2);
 			ps_lua__call(sc, lua_gettop(L) - base - 1, 0, PS_CALL_REPL, "print");
 		}
 		ps_lua_script__settle(sc);

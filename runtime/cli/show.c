@@ -4,7 +4,9 @@
  * by its __tostring; a plain table one level deep: its list part in order,
  * then its other keys sorted (numbers, then strings, then the rest by
  * name), nested tables as {...}, at most SHOW_MAX entries ("... N more"),
- * on one line when it fits in 80 columns, else wrapped at 80. One
+ * on one line when it fits in 80 columns, else wrapped at 80; what a
+ * chunk ending in ":read()" returns (a counter's value, enabled, running
+ * and raw, or a group's values), labelled. One
  * level only, so a table that holds itself shows as {...}, never loops.
  * Written in Lua: it is all table walking and string formatting.
  */
@@ -66,7 +68,17 @@ static const char show_lua[] =
     "  lines[#lines + 1] = cur\n"
     "  return '{\\n' .. table.concat(lines, '\\n') .. '\\n}'\n"
     "end\n"
-    "return function(...)\n"
+    "local function read_text(chunk, n, v, en, run, raw)\n"
+    "  if not chunk:match(':read%s*%(%s*%)[%s;]*$') or type(en) ~= 'number' then return end\n"
+    "  if n == 4 and type(v) == 'number' then\n"
+    "    return ('value %s  enabled %s ns  running %s ns  raw %s'):format(v, en, run, raw)\n"
+    "  elseif n == 3 and type(v) == 'table' and not has_tostring(v) then\n"
+    "    return ('values %s  enabled %s ns  running %s ns'):format(table_text(v), en, run)\n"
+    "  end\n"
+    "end\n"
+    "return function(chunk, ...)\n"
+    "  local read = read_text(chunk, select('#', ...), ...)\n"
+    "  if read then print(read); return end\n"
     "  local out = {}\n"
     "  for i = 1, select('#', ...) do\n"
     "    local v = select(i, ...)\n"

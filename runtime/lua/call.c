@@ -10,13 +10,93 @@
  */
 #include <string.h>
 
+#include "base/suggest.h"
 #include "lua/internal.h"
 #include "lua/probe.h"
 
-/* Message handler: append a traceback, as lua.c does. */
+/* "... (global 'perfmn')": the nearest global's name, NULL when none is
+ * near. Plain reads of _G: a strict _G's __index is not run here. */
+static const char *near_global(lua_State *L, const char *msg, struct ps_suggest *s)
+{
+	const char *g = strstr(msg, "(global '"), *end;
+
+	if (!g || !strstr(msg, "attempt to") || !(end = strchr(g + 9, '\'')))
+		return NULL;
+	ps_suggest__init(s, g + 9, (size_t)(end - g - 9));
+	lua_pushglobaltable(L);
+	lua_pushnil(L);
+	while (lua_next(L, -2)) {
+		if (lua_type(L, -2) == LUA_TSTRING)
+			ps_suggest__try(s, lua_tostring(L, -2));
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	return s->best[0] ? s->best : NULL;
+}
+
+/* The string keys of the table at idx, and of its metatable's __index
+ * table (a counter's methods), as candidates. */
+static void try_members(lua_State *L, int idx, struct ps_suggest *s)
+{
+	idx = lua_absindex(L, idx);
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			if (!lua_getmetatable(L, idx))
+				return;
+			lua_getfield(L, -1, "__index");
+			lua_remove(L, -2);
+		} else {
+			lua_pushvalue(L, idx);
+		}
+		if (lua_type(L, -1) == LUA_TTABLE) {
+			lua_pushnil(L);
+			while (lua_next(L, -2)) {
+				if (lua_type(L, -2) == LUA_TSTRING)
+					ps_suggest__try(s, lua_tostring(L, -2));
+				lua_pop(L, 1);
+			}
+		}
+		lua_pop(L, 1);
+	}
+}
+
+/* "... (method 'raed')" or "(field 'x')": the nearest member name of the
+ * tables and objects the failing function holds (its locals and the
+ * temporaries the call or index was built in), NULL when none is near. */
+static const char *near_member(lua_State *L, const char *msg, struct ps_suggest *s)
+{
+	const char *m = strstr(msg, "(method '"), *end;
+	size_t skip = 9;
+	lua_Debug ar;
+	const char *name;
+
+	if (!m && (m = strstr(msg, "(field '")))
+		skip = 8;
+	if (!m || !strstr(msg, "attempt to") || !(end = strchr(m + skip, '\'')) ||
+	    !lua_getstack(L, 1, &ar))
+		return NULL;
+	ps_suggest__init(s, m + skip, (size_t)(end - m - skip));
+	for (int i = 1; (name = lua_getlocal(L, &ar, i)); i++) {
+		if (lua_type(L, -1) == LUA_TTABLE || lua_type(L, -1) == LUA_TUSERDATA)
+			try_members(L, -1, s);
+		lua_pop(L, 1);
+	}
+	return s->best[0] ? s->best : NULL;
+}
+
+/* Message handler: a did-you-mean for a misspelt global or member, then a
+ * traceback, as lua.c does. */
 static int msghandler(lua_State *L)
 {
 	const char *msg = lua_tostring(L, 1);
+	struct ps_suggest s;
+	const char *near = msg ? near_global(L, msg, &s) : NULL;
+
+	if (msg && !near)
+		near = near_member(L, msg, &s);
+
+	if (near)
+		msg = lua_pushfstring(L, "%s (did you mean '%s'?)", msg, near);
 
 	if (!msg) {
 		if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)

@@ -61,11 +61,35 @@ static int unknown_point(lua_State *L, const char *point)
 	return luaL_error(L, "%s", lua_tostring(L, -1));
 }
 
-/* probe(point, handler [, options]) */
+/* The probe point of probe()'s first argument: a string, or a sampling
+ * counter object, which names perfmon.sample(ITS HANDLE). */
+static const char *point_arg(lua_State *L)
+{
+	if (luaL_testudata(L, 1, "perfscript.counter")) {
+		lua_Integer h;
+
+		lua_getfield(L, 1, "handle");
+		lua_pushvalue(L, 1);
+		lua_call(L, 1, 1);
+		h = lua_tointeger(L, -1);
+		lua_pop(L, 1);
+		lua_pushfstring(L, "perfmon.sample(%I)", h);
+		lua_replace(L, 1);
+	}
+	if (lua_type(L, 1) != LUA_TSTRING)
+		luaL_argerror(L, 1,
+			      lua_pushfstring(L,
+					      "a probe point (\"begin\", \"timer.ms(100)\", ...) "
+					      "or a sampling counter, got %s",
+					      luaL_typename(L, 1)));
+	return lua_tostring(L, 1);
+}
+
+/* probe(point | counter, handler [, options]) */
 static int l_probe(lua_State *L)
 {
 	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
-	const char *point = luaL_checkstring(L, 1);
+	const char *point = point_arg(L);
 	struct ps_lua_point pt;
 
 	luaL_checktype(L, 2, LUA_TFUNCTION);

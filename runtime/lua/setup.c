@@ -97,6 +97,26 @@ static void drop_cwd(lua_State *L, const char *field, const char *env)
 	lua_pop(L, 2);
 }
 
+/* The last of package.searchers: finds nothing, and says in require's
+ * "module not found" message why the script's own directory was not
+ * searched and how to add one. */
+static int searcher_hint(lua_State *L)
+{
+	lua_pushstring(L, "(perfscript does not search the current directory nor the "
+			  "script's own: add a directory with -I DIR or PERFSCRIPT_PATH)");
+	return 1;
+}
+
+static void add_searcher_hint(lua_State *L)
+{
+	lua_getglobal(L, "package");
+	if (lua_getfield(L, -1, "searchers") == LUA_TTABLE) {
+		lua_pushcfunction(L, searcher_hint);
+		lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+	}
+	lua_pop(L, 2);
+}
+
 /*
  * Where require looks, first to last: -I (added by setup), PERFSCRIPT_PATH,
  * tapsets/ beside the binary (a build tree), ../share/perfscript/tapsets from
@@ -113,6 +133,7 @@ static void add_default_paths(lua_State *L)
 
 	drop_cwd(L, "path", "LUA_PATH");
 	drop_cwd(L, "cpath", "LUA_CPATH");
+	add_searcher_hint(L);
 	add_path(L, PS_TAPSET_DIR);
 	if (n > 0 && (exe[n] = '\0', slash = strrchr(exe, '/'))) {
 		static const char *const rel[] = {"/../share/perfscript/tapsets", "/tapsets"};

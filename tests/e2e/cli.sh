@@ -9,6 +9,9 @@ out=$("$PERFSCRIPT" --help); like "$out" "-c 'CMD args'" "--help lists -c"
 out=$("$PERFSCRIPT" 2>&1); rc=$?
 is "$rc" 2 "no script is a usage error (exit 2)"
 like "$out" "usage: perfscript" "no script prints the usage"
+out=$("$PERFSCRIPT" -c ls 2>&1); rc=$?
+is "$rc/$out" "2/perfscript: no script given (use a script file, -e CHUNK or -i)
+(perfscript --help lists the options)" "options but no script: says what is missing, exit 2"
 out=$("$PERFSCRIPT" -p nope -e 'x=1' 2>&1); is "$?" 2 "-p wants a number"
 like "$out" "-p wants a process id, got 'nope'" "-p error names the bad value"
 out=$("$PERFSCRIPT" -T -1 -e 'x=1' 2>&1); is "$?" 2 "-T wants a positive number"

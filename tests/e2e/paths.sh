@@ -52,4 +52,11 @@ else
 	skip "luajit is not installed (make deps installs it)" "LuaJIT: require 'stats'"
 fi
 
+# A tapset that is not found says why the script's directory was not
+# searched and how to add one.
+mkdir -p "$TMP/mine"; echo 'return 1' >"$TMP/mine/mytapset.lua"; echo 'require "mytapset"' >"$TMP/mine/s.lua"
+out=$(cd "$TMP/mine" && "$PERFSCRIPT" s.lua 2>&1)
+like "$out" "module 'mytapset' not found:.*does not search the current directory nor the script's own: add a directory with -I DIR" \
+	"a tapset beside the script: the message says it is not searched and what adds it"
+out=$(cd "$TMP/mine" && "$PERFSCRIPT" -I . s.lua 2>&1); ok $? "-I . then finds it"
 done_testing

@@ -153,4 +153,17 @@ if command -v unshare >/dev/null && unshare -m --propagation private true 2>/dev
 else
 	skip "unshare -m is not available" "tracefs mounted and unmounted"
 fi
+# A counter object names its own sample point, as a global name does.
+if need_root; then
+	out=$("$PERFSCRIPT" -e 'local n = 0
+local c = perfmon.counter("syscalls:sys_enter_getppid/period=1/")
+probe(c, function() n = n + 1 end)
+probe("end", function() print(n) end)' -c "$WORKLOAD getppid 1234" 2>&1)
+	is "$out" 1234 "probe(counter, fn): every sample of a local counter reaches the handler"
+else
+	skip "syscall tracepoints need root" "probe(counter, fn)"
+fi
+out=$("$PERFSCRIPT" -e 'probe({}, function() end)' 2>&1)
+like "$out" "bad argument #1 to 'probe' \\(a probe point .* or a sampling counter, got table\\)" \
+	"probe() with neither a point nor a counter says what it takes"
 done_testing

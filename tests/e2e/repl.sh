@@ -17,6 +17,12 @@ out=$(printf 'exit(3)\nprint("not reached")\n' | "$PERFSCRIPT" -i 2>&1); rc=$?
 is "$rc:$out" "3:" "-i: exit(N) ends the session with status N"
 out=$("$PERFSCRIPT" -i </dev/null 2>&1); ok $? "-i with stdin at /dev/null ends cleanly ($out)"
 out=$("$PERFSCRIPT" -i -e 'x=1' 2>&1); is "$?" 2 "-i with -e is a usage error"
+# A misspelt global or method gets a did-you-mean; c:read() is labelled.
+out=$(printf 'c = perfmon.counter("task-clock")\nperfmn.counter("x")\nc:raed()\nc:start()\nc:read()\n' |
+	"$PERFSCRIPT" -i 2>&1)
+like "$out" "attempt to index a nil value \\(global 'perfmn'\\) \\(did you mean 'perfmon'\\?\\)" "a misspelt global: did you mean"
+like "$out" "attempt to call a nil value \\(method 'raed'\\) \\(did you mean 'read'\\?\\)" "a misspelt method: did you mean"
+like "$out" $'\nvalue [0-9]+  enabled [0-9]+ ns  running [0-9]+ ns  raw [0-9]+(\n|$)' "c:read() shows labelled values"
 out=$(printf 'print(perfmon.counter("cycels"))\n' | "$PERFSCRIPT" -i 2>&1)
 like "$out" "nil	unknown event 'cycels'" "-i: environment failures return nil, message as in scripts"
 
