@@ -38,11 +38,11 @@ BPF_SKELS := $(BPF_SRCS:runtime/sample/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 # Debian packages of DESIGN.md section 4, and what the tests compare against.
 # What building and running need (make demo, make install)...
 DEPS_BUILD := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang llvm \
-	libelf-dev zlib1g-dev libdw-dev g++ libstdc++-12-dev libpfm4-dev libedit-dev \
+	libelf-dev zlib1g-dev libdw-dev libpfm4-dev libedit-dev \
 	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libyaml-dev libcrypt-dev libiberty-dev libdebuginfod-dev
 # ...and what the tests use besides (make check): the LuaJIT binding's
 # runtime, busted and luacheck, and the peers perfscript is compared with.
-DEPS_TEST := luajit libluajit-5.1-dev lua-busted lua-check linux-perf util-linux procps tmux \
+DEPS_TEST := luajit libluajit-5.1-dev lua-busted lua-check linux-perf util-linux procps tmux g++ \
 	clang-format systemtap-sdt-dev golang-go prometheus curl bpftrace strace openssl python3 \
 	linux-libc-dev-arm64-cross lld debuginfod
 
@@ -51,7 +51,7 @@ Q :=
 msg = @true
 else
 Q := @
-msg = @printf '  %-7s %s\n' $(1) $(2)
+msg = @printf '  %-7s %s\n' '$(1)' '$(2)'
 endif
 
 CORE_SRCS := $(foreach d,$(CORE_LAYERS),$(filter-out %.bpf.c,$(wildcard runtime/$(d)/*.c)))
@@ -225,7 +225,7 @@ check-slow: deps-test
 .PHONY: check-slow
 
 demo: deps
-	@$(MAKE) --no-print-directory -j$(NPROC) all $(HELPERS)
+	@$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/tests/workload
 	./perfscript examples/counters.lua -c '$(BUILD)/tests/workload pages 20000'
 
 bench: deps-test
@@ -296,9 +296,21 @@ lint: all bpf-arm64
 	tests/layers.sh $(BUILD)
 	tests/sizes.sh
 
+VERSION := $(shell sed -n 's/^\#define PS_VERSION "\(.*\)"/\1/p' bindings/perfscript.h)
+
+# The install tree: the binary, the library with its header and a
+# pkg-config file (relocatable: its prefix is where the file is), the
+# tapsets, the examples, the man page and the LuaJIT binding (which finds
+# the library of its own tree).
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
-		$(DESTDIR)$(PREFIX)/share/perfscript/tapsets $(DESTDIR)$(PREFIX)/share/man/man1
+		$(DESTDIR)$(PREFIX)/share/perfscript/tapsets $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/perfscript/examples
+	printf '%s\n' 'prefix=$${pcfiledir}/../..' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+		'Name: perfscript' 'Description: perf_event counters, regions and sampling from C' \
+		'Version: $(VERSION)' 'Libs: -L$${libdir} -lperfscript' 'Cflags: -I$${includedir}' \
+		>$(DESTDIR)$(PREFIX)/lib/pkgconfig/perfscript.pc
+	install -m 644 examples/*.lua examples/*.c $(DESTDIR)$(PREFIX)/share/perfscript/examples/
 	install -m 755 perfscript $(DESTDIR)$(PREFIX)/bin/perfscript
 	install -m 644 $(BUILD)/libperfscript.so $(DESTDIR)$(PREFIX)/lib/libperfscript.so.0
 	ln -sf libperfscript.so.0 $(DESTDIR)$(PREFIX)/lib/libperfscript.so

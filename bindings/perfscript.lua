@@ -8,9 +8,11 @@
 --   c:start(); work(); print(c:read())              -- value, enabled, running
 --   print(perfscript.measure("page-faults", work))  -- { ["page-faults"] = n }
 --
--- The library is found as $PERFSCRIPT_LIB, else "perfscript" on the
--- dynamic linker's path (make install puts it there). It binds the C header
--- bindings/perfscript.h directly: the declarations below mirror it.
+-- The library is found as $PERFSCRIPT_LIB, else beside this file as make
+-- install lays it out (PREFIX/share/lua/5.1/perfscript.lua and
+-- PREFIX/lib/libperfscript.so.0, whatever PREFIX), else as "perfscript" on
+-- the dynamic linker's path. It binds the C header bindings/perfscript.h
+-- directly: the declarations below mirror it.
 local ffi = require "ffi"
 
 ffi.cdef [[
@@ -88,7 +90,16 @@ const char *ps_session__spec(const struct ps_session *s, ps_handle h);
 bool ps_session__is_open(const struct ps_session *s, ps_handle h);
 ]]
 
-local lib = ffi.load(os.getenv("PERFSCRIPT_LIB") or "perfscript")
+-- The library of the install tree this file is in, when there is one.
+local function installed_lib()
+  local src = debug.getinfo(1, "S").source
+  local dir = src:match("^@(.*)/share/lua/5%.1/[^/]*$")
+  local path = dir and dir .. "/lib/libperfscript.so.0"
+  local f = path and io.open(path)
+  if f then f:close(); return path end
+end
+
+local lib = ffi.load(os.getenv("PERFSCRIPT_LIB") or installed_lib() or "perfscript")
 local MAX = 256 -- handles tried first; a longer string says how many it needs
 local ENOSPC = 28
 

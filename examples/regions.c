@@ -1,7 +1,7 @@
 /*
  * regions.c: code regions from C with libperfscript. Build and run (after
  * make install; tests/e2e/regions.sh links build/libperfscript.a instead):
- *   cc examples/regions.c -lperfscript -o regions
+ *   cc examples/regions.c $(pkg-config --cflags --libs perfscript) -o regions
  *   PERFSCRIPT_EVENTS=task-clock,page-faults PERFSCRIPT_REPORT=csv ./regions
  * The report comes out at exit (stderr, or $PERFSCRIPT_REPORT_FILE).
  */

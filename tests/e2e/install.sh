@@ -55,4 +55,46 @@ else
 	ok 1 "a C program compiles and links against the installed header and libperfscript.so"
 	sed 's/^/# /' "$TMP/cc.log"
 fi
+
+# An install in a prefix of its own, as a user without root makes one:
+# pkg-config builds the shipped C example against it, plain luajit loads
+# the binding and its library with nothing but LUA_PATH, and the installed
+# examples run.
+P=$TMP/opt/ps
+make -s install PREFIX=/opt/ps DESTDIR="$TMP" >"$TMP/install2.log" 2>&1; ok $? "make install PREFIX=/opt/ps DESTDIR=..."
+export PKG_CONFIG_PATH=$P/lib/pkgconfig
+is "$(pkg-config --modversion perfscript 2>&1)" "$(sed -n 's/^#define PS_VERSION "\(.*\)"/\1/p' bindings/perfscript.h)" \
+	"pkg-config knows perfscript and its version"
+# shellcheck disable=SC2046 # pkg-config's flags are words
+if cc -o "$TMP/regions" "$P/share/perfscript/examples/regions.c" $(pkg-config --cflags --libs perfscript) \
+	-Wl,-rpath,"$(pkg-config --variable=libdir perfscript)" 2>"$TMP/cc2.log"; then
+	ok 0 "examples/regions.c builds with pkg-config --cflags --libs perfscript"
+	out=$(PERFSCRIPT_EVENTS=task-clock PERFSCRIPT_REPORT=csv "$TMP/regions" 2>&1)
+	like "$out" "task-clock" "and runs against the installed library, reporting its regions"
+else
+	ok 1 "examples/regions.c builds with pkg-config --cflags --libs perfscript"
+	sed 's/^/# /' "$TMP/cc2.log"
+	skip "it did not build" "the pkg-config build runs"
+fi
+if command -v luajit >/dev/null; then
+	out=$(cd / && env -u PERFSCRIPT_LIB LUA_PATH="$P/share/lua/5.1/?.lua;;" luajit -e '
+local perfscript = require "perfscript"
+local counts = perfscript.measure("task-clock", function() for i = 1, 1e6 do end end)
+print(counts["task-clock"] > 0)' 2>&1)
+	is "$out" true "plain luajit loads the installed binding, which finds its library (no PERFSCRIPT_LIB)"
+else
+	skip "luajit is not installed (make check installs it)" "the installed LuaJIT binding"
+fi
+out=$("$P/bin/perfscript" "$P/share/perfscript/examples/hello.lua" 2>&1)
+like "$out" "hello from perfscript" "an installed example runs from share/perfscript/examples"
+like "$(cat "$P/share/man/man1/perfscript.1")" "share/perfscript/examples" "the man page says where the examples are"
+
+# make demo installs what building and running need, make check the peers.
+demo=$(make -n demo 2>/dev/null | head -1)
+peers=$(for p in bpftrace prometheus golang-go linux-perf lua-busted g++; do [[ " ${demo//;/ } " == *" $p "* ]] && echo "$p"; done)
+is "$peers" "" "make demo installs no test peer (bpftrace, prometheus, golang-go, linux-perf, busted, g++)"
+like "$(make -n check 2>/dev/null | head -2)" "golang-go prometheus .*bpftrace" "make check installs them"
+# The quiet build's line for a shared-library object is one line.
+out=$(make -n -B build/pic/base/text.o 2>/dev/null | grep '^printf' | sh)
+is "$out" "  CC      runtime/base/text.c [pic]" "the quiet build says '[pic]' on the file's line, no stray line"
 done_testing
