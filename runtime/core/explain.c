@@ -128,6 +128,7 @@ static void explain_unsupported(struct msgbuf *b, const struct ps_open_failure *
 static void explain_permission(struct msgbuf *b, const struct ps_open_failure *f)
 {
 	const struct perf_event_attr *a = f->attr;
+	char pmu[128];
 	long paranoid = 2;
 	bool have = read_long("/proc/sys/kernel/perf_event_paranoid", &paranoid) == 0;
 
@@ -137,6 +138,15 @@ static void explain_permission(struct msgbuf *b, const struct ps_open_failure *f
 	if (geteuid() == 0) {
 		add(b, "; running as root, so kernel lockdown, an LSM (SELinux, AppArmor), seccomp "
 		       "or a container is refusing perf_event_open");
+		return;
+	}
+	if (pmu_by_type(a->type, pmu, sizeof(pmu)) &&
+	    (!strcmp(pmu, "kprobe") || !strcmp(pmu, "uprobe"))) {
+		/* perf_{k,u}probe_event_init: perfmon_capable() or -EACCES */
+		add(b,
+		    "; run as root or with CAP_PERFMON: the kernel asks for it for every %s, "
+		    "whatever kernel.perf_event_paranoid says",
+		    pmu);
 		return;
 	}
 	add(b, "; run as root or with CAP_PERFMON");

@@ -161,6 +161,9 @@ const char *ps_ev__modifiers_list(void);
 
 /* Whether s[0..len) is kprobe, kretprobe, uprobe, uretprobe or usdt. */
 bool ps_ev__is_probe_prefix(const char *s, size_t len);
+/* The i-th form a user writes for a dynamic probe of the kernel's PMU pmu
+ * ("kprobe", "uprobe"), with what it does: true, false past the last. */
+bool ps_ev__probe_form(const char *pmu, size_t i, const char **form, const char **what);
 /* s[*pos] starts "kprobe:" and friends: parse the probe into ev (attr type
  * and retprobe bit, ev->probe) and ref, advancing *pos past it. */
 int ps_ev__parse_probe(const char *s, size_t *pos, struct ps_ev_ref *ref, struct ps_event *ev,

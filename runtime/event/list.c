@@ -149,6 +149,15 @@ static int add_pmu(struct ps_event_list *l, const char *name)
 		if (wanted(l, group, nm) && (r = add(l, group, nm, desc, -1)) < 0)
 			return r;
 	}
+	/* the kprobe and uprobe PMUs: the probe forms a user writes */
+	for (size_t i = 0;; i++) {
+		const char *form, *what;
+
+		if (!ps_ev__probe_form(pmu->name, i, &form, &what))
+			break;
+		if (wanted(l, group, form) && (r = add(l, group, form, what, -1)) < 0)
+			return r;
+	}
 	for (size_t i = 0; i < pmu->nalias; i++) {
 		const struct ps_ev_alias *a = &pmu->alias[i];
 

@@ -29,6 +29,32 @@ static const struct {
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 
+static const struct {
+	const char *pmu, *form, *what;
+} forms[] = {
+    {"kprobe", "kprobe:SYMBOL[+OFF]", "a kernel function's entry (or an offset in it)"},
+    {"kprobe", "kprobe:0xADDR", "a kernel address"},
+    {"kprobe", "kretprobe:SYMBOL", "a kernel function's return; s.retval"},
+    {"uprobe", "uprobe:PATH:SYMBOL[+OFF]", "a function of an ELF file; s:arg(n), s:user_string(a)"},
+    {"uprobe", "uprobe:PATH:0xADDR", "an address of an ELF file (its link-time address)"},
+    {"uprobe", "uretprobe:PATH:SYMBOL", "a function's return; s.retval"},
+    {"uprobe", "usdt:PATH:PROVIDER:NAME", "a SystemTap/DTrace static marker (sys/sdt.h)"},
+};
+
+bool ps_ev__probe_form(const char *pmu, size_t i, const char **form, const char **what)
+{
+	for (size_t k = 0; k < sizeof(forms) / sizeof(forms[0]); k++) {
+		if (strcmp(forms[k].pmu, pmu))
+			continue;
+		if (i-- == 0) {
+			*form = forms[k].form;
+			*what = forms[k].what;
+			return true;
+		}
+	}
+	return false;
+}
+
 bool ps_ev__is_probe_prefix(const char *s, size_t len)
 {
 	for (size_t i = 0; i < NKINDS; i++)

@@ -72,4 +72,34 @@ print(table.concat(out, "\n"))' -- "$mods")
 	ok $(( n >= 20 ? 0 : 1 )) "found the tapsets' functions ($n)"
 fi
 
+# The dynamic probe forms -l lists are in events.md and the man page; the
+# sample's fields and methods for tracepoints and probes are in api.md.
+forms=$("$PERFSCRIPT" -l 2>/dev/null | awk '/^pmu\/(kprobe|uprobe):/ { p = 1; next } /^[^ ]/ { p = 0 } p && $1 ~ /:/ { print $1 }')
+if [[ -d /sys/bus/event_source/devices/uprobe || -d /sys/bus/event_source/devices/kprobe ]]; then
+	like "$forms" "uprobe:PATH:SYMBOL|kprobe:SYMBOL" "-l lists the probe forms a user can write"
+	for f in $forms; do
+		grep -qF "\`$f\`" "$DOCS/events.md"; ok $? "docs/events.md documents the probe form $f"
+		grep -qF "${f//-/\\-}" "$DOCS/perfscript.1"; ok $? "perfscript.1 names the probe form $f"
+	done
+else
+	skip "this kernel has no kprobe or uprobe PMU" "the probe forms are documented"
+fi
+for f in args raw retval; do grep -qF "| \`$f\` |" "$DOCS/api.md"; ok $? "docs/api.md documents the sample field $f"; done
+for m in "arg(n)" "user_string(addr)" "kernel_string(addr)"; do
+	grep -qF "\`sample:$m\`" "$DOCS/api.md"; ok $? "docs/api.md documents sample:$m"
+done
+
+# The complete tapset of "Writing a tapset" runs as documented: its first
+# Lua block is hits.lua, the second the script, the plain block the output.
+awk '/^## Writing a tapset/ { w = 1; next } !w { next } /^## / { exit }
+	/^```lua$/ { n++; f = n == 1 ? "hits.lua" : "top.lua"; next }
+	/^```$/ { if (f) f = ""; else if (o) o = 0; else if (n == 2) o = 1; next }
+	f { print > (dir "/" f) } o { print > (dir "/want") }' dir="$TMP" "$DOCS/tapsets.md"
+mkdir -p "$TMP/tapsetdir"; mv "$TMP/hits.lua" "$TMP/tapsetdir/" 2>/dev/null
+if need_root; then
+	out=$("$PERFSCRIPT" -I "$TMP/tapsetdir" "$TMP/top.lua" -c "$WORKLOAD getppid 500" 2>&1)
+	is "$out" "$(cat "$TMP/want" 2>/dev/null)" "docs/tapsets.md: the tapset of 'Writing a tapset' prints what the page shows"
+else
+	skip "syscall tracepoints need root" "the tapset of 'Writing a tapset'"
+fi
 done_testing

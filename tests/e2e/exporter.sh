@@ -85,14 +85,24 @@ if command -v openssl >/dev/null && command -v python3 >/dev/null; then
     basic_auth: { username: prom, password: s3cret }
     static_configs: [ { targets: [\"127.0.0.1:$tport\"] } ]"
 fi
+# A system-wide exporter too, for the per-CPU queries of docs/fleet.md.
+allcpu=""
+if need_root; then
+	"$PERFSCRIPT" "$EX/exporter.lua" --listen 127.0.0.1:0 -a --events cpu-clock,page-faults >"$TMP/all.out" 2>&1 &
+	pids+=($!)
+	aport=$(wait_line "$TMP/all.out" '^listening on http' | sed 's/.*:\([0-9]*\)\/metrics$/\1/')
+	allcpu="
+  - job_name: perfscript-all
+    static_configs: [ { targets: [\"127.0.0.1:$aport\"] } ]"
+fi
 if ! command -v prometheus >/dev/null; then
 	for d in "answers a query" "has the getppid count" "the target is up" "no scrape error" \
-		"task-clock seconds" "over TLS with basic auth" "its target is https"; do
+		"task-clock seconds" "over TLS with basic auth" "its target is https" "per-CPU cpu-clock"; do
 		skip "prometheus is not installed (Debian's prometheus package)" "Prometheus $d"
 	done
 else
 	printf '%s\n' "global: { scrape_interval: 1s, scrape_timeout: 1s }" "scrape_configs:" \
-		"  - job_name: perfscript" "    static_configs: [ { targets: [\"127.0.0.1:$port\"] } ]$tls" \
+		"  - job_name: perfscript" "    static_configs: [ { targets: [\"127.0.0.1:$port\"] } ]$tls$allcpu" \
 		>"$TMP/prom.yml"
 	for try in 1 2 3 4 5; do
 		pport=$((20000 + RANDOM % 40000))
@@ -130,6 +140,23 @@ else
 	else
 		skip "openssl or python3 is missing (a certificate, a bcrypt hash)" "Prometheus over TLS with basic auth"
 		skip "openssl or python3 is missing" "its target is https"
+	fi
+	# docs/fleet.md: per-CPU cpu-clock advances one second a second on
+	# each CPU, busy or idle, so its rate summed is the CPUs watched.
+	if [[ -n $allcpu ]]; then
+		q='sum by (instance) (rate(perfscript_event_seconds_total{event="cpu-clock",job="perfscript-all"}[5s]))'
+		n=$(nproc)
+		# (until both CPUs' series have five scrapes in the window)
+		for ((i = 0; i < 60; i++)); do
+			got=$(query 'min(count_over_time(perfscript_event_seconds_total{event="cpu-clock",job="perfscript-all"}[5s])) >= 5')
+			[[ $got == *'"value"'* ]] && break
+			sleep 0.5
+		done
+		v=$(query "$q" | sed -n 's/.*"value":\[[0-9.]*,"\([0-9.]*\)"\].*/\1/p')
+		awk -v v="$v" -v n="$n" 'BEGIN { exit !(v != "" && v > n * 0.9 && v < n * 1.1) }'
+		ok $? "per-CPU cpu-clock's summed rate is the number of CPUs ($v for $n), busy or idle (docs/fleet.md)"
+	else
+		skip "a system-wide exporter needs root" "per-CPU cpu-clock in Prometheus"
 	fi
 	kill $prom; wait $prom 2>/dev/null
 fi
