@@ -166,7 +166,7 @@ for o in --pprof --folded; do
 	like "$rc $out" "^1 .*profile.lua: $o /nonexistent/x: No such file or directory" "profile.lua $o into a missing folder fails"
 	ok $(( ms < 2000 ? 0 : 1 )) "before the 3 s command runs (${ms} ms)"
 done
-out=$("$PERFSCRIPT" "$EX/bpf_profile.lua" -c "$WORKLOAD spin 10" /dev/full 2>&1); rc=$?
+out=$("$PERFSCRIPT" "$EX/bpf_profile.lua" -c "$WORKLOAD spin 10" --folded /dev/full 2>&1); rc=$?
 like "$rc $out" "^1 .*bpf_profile.lua: cannot write /dev/full: No space left on device" "bpf_profile.lua to /dev/full: reported, exit 1"
 for o in --version --help; do
 	out=$("$PERFSCRIPT" $o 2>&1 >/dev/full); rc=$?
