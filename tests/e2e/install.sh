@@ -90,10 +90,12 @@ like "$out" "hello from perfscript" "an installed example runs from share/perfsc
 like "$(cat "$P/share/man/man1/perfscript.1")" "share/perfscript/examples" "the man page says where the examples are"
 
 # make demo installs what building and running need, make check the peers.
-demo=$(make -n demo 2>/dev/null | head -1)
+# (--no-print-directory: under `make check` this make is a sub-make)
+demo=$(make -n --no-print-directory demo 2>/dev/null | grep -m1 'missing=')
+like "$demo" "libbpf-dev" "make demo installs the build's packages"
 peers=$(for p in bpftrace prometheus golang-go linux-perf lua-busted g++; do [[ " ${demo//;/ } " == *" $p "* ]] && echo "$p"; done)
 is "$peers" "" "make demo installs no test peer (bpftrace, prometheus, golang-go, linux-perf, busted, g++)"
-like "$(make -n check 2>/dev/null | head -2)" "golang-go prometheus .*bpftrace" "make check installs them"
+like "$(make -n --no-print-directory check 2>/dev/null | grep 'missing=')" "golang-go prometheus .*bpftrace" "make check installs them"
 # The quiet build's line for a shared-library object is one line.
 out=$(make -n -B build/pic/base/text.o 2>/dev/null | grep '^printf' | sh)
 is "$out" "  CC      runtime/base/text.c [pic]" "the quiet build says '[pic]' on the file's line, no stray line"

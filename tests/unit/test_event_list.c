@@ -19,6 +19,32 @@ static const struct ps_event_list_entry *find(const struct ps_event_list *l, con
 	return NULL;
 }
 
+/* A probe form as -l lists it (uprobe:PATH:SYMBOL[+OFF]) with its
+ * placeholders filled in, so that it can be parsed as a user would write it. */
+static void instantiate(const char *form, char *out, size_t size)
+{
+	static const char *const fill[][2] = {
+	    {"[+OFF]", "+4"},	{"0xADDR", "0x1000"}, {"PATH", "/bin/sh"},
+	    {"SYMBOL", "main"}, {"PROVIDER", "libc"}, {"NAME", "setjmp"},
+	};
+	size_t o = 0;
+
+	while (*form && o + 1 < size) {
+		size_t k = 0;
+
+		while (k < sizeof(fill) / sizeof(fill[0]) &&
+		       strncmp(form, fill[k][0], strlen(fill[k][0])))
+			k++;
+		if (k == sizeof(fill) / sizeof(fill[0])) {
+			out[o++] = *form++;
+			continue;
+		}
+		o += (size_t)snprintf(out + o, size - o, "%s", fill[k][1]);
+		form += strlen(fill[k][0]);
+	}
+	out[o < size ? o : size - 1] = 0;
+}
+
 int main(void)
 {
 	struct ps_event_list *l;
@@ -63,10 +89,15 @@ int main(void)
 	       "hardware first; out-of-range entry is NULL");
 	for (size_t i = 0; i < ps_event_list__count(l); i++) {
 		struct ps_events *evs;
+		char name[256];
 
 		e = ps_event_list__entry(l, i);
 		checked++;
-		evs = ps_events__parse(e->name, NULL);
+		if (!strcmp(e->group, "pmu/kprobe") || !strcmp(e->group, "pmu/uprobe"))
+			instantiate(e->name, name, sizeof(name));
+		else
+			snprintf(name, sizeof(name), "%s", e->name);
+		evs = ps_events__parse(name, NULL);
 		if (!evs && unparsed++ < 5)
 			tap_diag("  does not parse: %s (%s)", e->name, e->group);
 		ps_events__free(evs);
