@@ -164,7 +164,7 @@ $(BUILD)/tests/usehot: tests/progs/usehot.c $(BUILD)/tests/libhot.so
 	$(call msg,CC,$<)
 	$(Q)$(CC) -std=gnu11 $(PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests -lhot '-Wl,-rpath,$$ORIGIN'
 
-$(BUILD)/bpf/%.bpf.o: runtime/sample/bpf/%.bpf.c runtime/sample/bpf/ps_bpf.h
+$(BUILD)/bpf/%.bpf.o: runtime/sample/bpf/%.bpf.c runtime/sample/bpf/ps_bpf.h runtime/sample/bpf/ps_whole.bpf.h
 	$(call msg,BPF,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -target bpf -g -O2 -D__TARGET_ARCH_$(BPF_ARCH) $(PREFIX_MAP) \
@@ -281,7 +281,7 @@ fuzz: $(BUILD)/fuzz/fuzz_event $(BUILD)/fuzz/fuzz_ring
 
 # The BPF programs build for arm64 too (its UAPI headers: Debian's
 # linux-libc-dev-arm64-cross), though the tests run where we are.
-bpf-arm64: $(BPF_SRCS) runtime/sample/bpf/ps_bpf.h
+bpf-arm64: $(BPF_SRCS) runtime/sample/bpf/ps_bpf.h runtime/sample/bpf/ps_whole.bpf.h
 	$(call msg,BPF,arm64)
 	$(Q)mkdir -p $(BUILD)/bpf-arm64
 	$(Q)for f in $(BPF_SRCS); do $(CLANG) -target bpf -g -O2 -D__TARGET_ARCH_arm64 \

@@ -185,13 +185,17 @@ struct ps_tp_field {
 	uint32_t count;		 /* elements of a fixed array, 1 for an integer */
 	enum ps_tp_kind kind;
 	bool is_signed;
-	bool is_string; /* char elements: read it with ps_tp_field__bytes */
+	bool is_string;	  /* char elements: read it with ps_tp_field__bytes */
+	bool user_string; /* a syscall's pointer to a string in the process
+			   * (openat's filename): see ps_sample__string */
 };
 struct ps_tp_format;
 /* The format of "subsys:event", read once and kept for the process (the
  * pointer stays valid). NULL with errno (*err when not NULL) on failure. */
 const struct ps_tp_format *ps_tp_format__get(const char *tracepoint, int *err);
 size_t ps_tp_format__count(const struct ps_tp_format *f);
+/* The tracepoint's id (perf_event_attr.config of PERF_TYPE_TRACEPOINT). */
+uint64_t ps_tp_format__id(const struct ps_tp_format *f);
 const struct ps_tp_field *ps_tp_format__field(const struct ps_tp_format *f, size_t i);
 const struct ps_tp_field *ps_tp_format__find(const struct ps_tp_format *f, const char *name);
 /* Element i of an integer field (or array) in raw, sign-extended as the
@@ -417,7 +421,18 @@ struct ps_sample {
 	struct ps_regs regs_intr; /* PERF_SAMPLE_REGS_INTR: registers where it overflowed */
 	uint64_t stack_size;	  /* PERF_SAMPLE_STACK_USER: bytes of user stack at stack, */
 	const void *stack;	  /* copied from the user stack pointer upwards */
+	uint32_t strings_size;	  /* the BPF path: the user strings of the record's */
+	const void *strings;	  /* user_string fields, read by the kernel at the event */
 };
+
+/* The user string that s's tracepoint field at offset (a ps_tp_field with
+ * user_string) pointed to, as the kernel read it at the event: 0 with *str
+ * (NUL-terminated) and *len set, *cut when it was longer than 4095 bytes and
+ * is cut there; -EFAULT when the kernel could not read it (the page was not
+ * in memory), -ENOENT when the sample carries no string for that field (the
+ * perf path: read it from the process, if it is still there). */
+int ps_sample__string(const struct ps_sample *s, uint32_t offset, const char **str, size_t *len,
+		      bool *cut);
 
 /* Register reg (asm/perf_regs.h numbering) of a sample's user registers, or
  * with intr of its interrupt registers. 0 with *value set, or -ENOENT when

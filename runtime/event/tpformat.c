@@ -189,6 +189,27 @@ static bool parse_line(char *line, struct ps_tp_field *f, char **blob, size_t *u
 	return true;
 }
 
+/* A syscall's char pointer is a user string (a path, a name) unless a
+ * length follows it: then it is a buffer (read's buf, count; write's;
+ * getsockopt's optval, optlen), which has no NUL to stop at. */
+static void mark_user_strings(struct ps_tp_format *fmt)
+{
+	static const char *const lengths[] = {"len", "size", "count", "bufsiz"};
+
+	for (size_t i = 0; i < fmt->nfields; i++) {
+		struct ps_tp_field *f = &fmt->fields[i];
+		const char *next = i + 1 < fmt->nfields ? fmt->fields[i + 1].name : "";
+		bool buffer = false;
+
+		if (f->kind != PS_TP_INT || f->size != 8 ||
+		    (strcmp(f->type, "const char *") && strcmp(f->type, "char *")))
+			continue;
+		for (size_t k = 0; k < sizeof(lengths) / sizeof(lengths[0]); k++)
+			buffer |= strstr(next, lengths[k]) != NULL;
+		f->user_string = !buffer;
+	}
+}
+
 static int load(const char *path, const char *tracepoint, struct ps_tp_format **out)
 {
 	FILE *fp = fopen(path, "re");
@@ -230,6 +251,8 @@ static int load(const char *path, const char *tracepoint, struct ps_tp_format **
 		fmt->fields[i].name = blob + (uintptr_t)fmt->fields[i].name;
 		fmt->fields[i].type = blob + (uintptr_t)fmt->fields[i].type;
 	}
+	if (!strncmp(tracepoint, "syscalls:sys_enter_", 19))
+		mark_user_strings(fmt);
 	fclose(fp);
 	*out = fmt;
 	return 0; /* blob is owned through the fields, kept for the process */
@@ -276,6 +299,11 @@ fail:
 	return NULL;
 }
 
+uint64_t ps_tp_format__id(const struct ps_tp_format *f)
+{
+	return f ? f->id : 0;
+}
+
 size_t ps_tp_format__count(const struct ps_tp_format *f)
 {
 	return f ? f->nfields : 0;
@@ -313,7 +341,11 @@ static bool span(const struct ps_tp_field *f, const uint8_t *raw, size_t size, s
 	memcpy(&loc, raw + f->offset, 4);
 	*at = (loc & 0xffff) + (f->kind == PS_TP_REL_LOC ? f->offset + 4u : 0u);
 	*len = loc >> 16;
-	return *at + *len <= size;
+	if (*at > size)
+		return false;
+	if (*at + *len > size) /* cut where the record was (BPF copies at most 8 KiB) */
+		*len = size - *at;
+	return true;
 }
 
 int ps_tp_field__int(const struct ps_tp_field *f, const void *raw, size_t size, size_t i,

@@ -62,11 +62,24 @@ static int unknown_point(lua_State *L, const char *point)
 }
 
 /* The probe point of probe()'s first argument: a string, or a sampling
- * counter object, which names perfmon.sample(ITS HANDLE). */
+ * counter object, which names perfmon.sample(ITS HANDLE). The probe keeps
+ * the object alive: a counter held by nothing else (a local of a function
+ * that returned) would otherwise be collected, and freed, under its probe. */
 static const char *point_arg(lua_State *L)
 {
 	if (luaL_testudata(L, 1, "perfscript.counter")) {
 		lua_Integer h;
+
+		if (lua_getfield(L, LUA_REGISTRYINDEX, "perfscript.probed") != LUA_TTABLE) {
+			lua_pop(L, 1);
+			lua_newtable(L);
+			lua_pushvalue(L, -1);
+			lua_setfield(L, LUA_REGISTRYINDEX, "perfscript.probed");
+		}
+		lua_pushvalue(L, 1);
+		lua_pushboolean(L, 1);
+		lua_rawset(L, -3);
+		lua_pop(L, 1);
 
 		lua_getfield(L, 1, "handle");
 		lua_pushvalue(L, 1);

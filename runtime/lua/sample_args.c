@@ -33,6 +33,7 @@ struct ps_sample_args {
 	int ref; /* the view's userdata, in the registry */
 	ps_handle handle;
 	const struct ps_tp_format *fmt; /* of handle, NULL when it has none */
+	ps_handle told;			/* the last counter whose strings' source was said */
 };
 
 struct args_ud {
@@ -62,12 +63,74 @@ static const struct ps_tp_format *format_of(struct ps_script *sc, const struct p
 	return st->fmt;
 }
 
-static void push_field(lua_State *L, const struct ps_tp_field *f, const struct ps_sample *s)
+static int read_user(pid_t pid, uint64_t addr, char *buf, size_t *len);
+
+/* Once per counter: where its user strings come from. Read late, a string
+ * of a process that has exited is nil: that is worth saying unasked. */
+static void tell_source(struct ps_script *sc, const struct ps_sample *s, bool kernel)
+{
+	struct ps_sample_args *st = state(sc);
+	const char *tp;
+
+	if (!st || st->told == s->handle || (kernel && !sc->o.verbose))
+		return;
+	st->told = s->handle;
+	tp = ps_session__tracepoint(sc->session, s->handle);
+	if (kernel)
+		fprintf(stderr,
+			"perfscript: %s: user strings read in the kernel at the event "
+			"(BPF path)\n",
+			tp ? tp : "?");
+	else
+		fprintf(stderr,
+			"perfscript: %s: user strings read when the handler runs (perf path): "
+			"nil for a process that has exited by then; the BPF path reads them at "
+			"the event\n",
+			tp ? tp : "?");
+}
+
+/* A syscall's pointer to a user string: the string the kernel read at the
+ * event (the BPF path), else read from the process now (the perf path, or
+ * a page the kernel found out of memory), else nil. */
+static void push_user_string(struct ps_script *sc, lua_State *L, const struct ps_tp_field *f,
+			     const struct ps_sample *s)
+{
+	const char *str;
+	size_t len = 0;
+	bool cut;
+	int64_t addr = 0;
+	char *buf;
+
+	int rc = ps_sample__string(s, f->offset, &str, &len, &cut);
+
+	tell_source(sc, s, rc != -ENOENT);
+	if (rc == 0) {
+		lua_pushlstring(L, str, len);
+		return;
+	}
+	if (ps_tp_field__int(f, s->raw, s->raw_size, 0, &addr) < 0 || !addr ||
+	    !(buf = malloc(STR_MAX))) {
+		lua_pushnil(L);
+		return;
+	}
+	if (read_user((pid_t)s->pid, (uint64_t)addr, buf, &len) == 0)
+		lua_pushlstring(L, buf, len);
+	else
+		lua_pushnil(L);
+	free(buf);
+}
+
+static void push_field(struct ps_script *sc, lua_State *L, const struct ps_tp_field *f,
+		       const struct ps_sample *s)
 {
 	const void *p;
 	size_t len, n;
 	int64_t v;
 
+	if (f->user_string) {
+		push_user_string(sc, L, f, s);
+		return;
+	}
 	if (f->kind == PS_TP_INT) {
 		if (ps_tp_field__int(f, s->raw, s->raw_size, 0, &v) == 0)
 			lua_pushinteger(L, (lua_Integer)v);
@@ -125,7 +188,7 @@ static int args_index(lua_State *L)
 				  ps_session__tracepoint(sc->session, s->handle), k,
 				  lua_tostring(L, -1));
 	}
-	push_field(L, f, s);
+	push_field(sc, L, f, s);
 	return 1;
 }
 
@@ -147,7 +210,7 @@ static int args_next(lua_State *L)
 	if (i >= n)
 		return 0;
 	lua_pushstring(L, ps_tp_format__field(fmt, i)->name);
-	push_field(L, ps_tp_format__field(fmt, i), s);
+	push_field(sc, L, ps_tp_format__field(fmt, i), s);
 	return 2;
 }
 
@@ -264,8 +327,15 @@ static int m_user_string(lua_State *L)
 {
 	struct ps_script *sc;
 	const struct ps_sample *s = sample_arg1(L, &sc);
-	uint64_t addr = (uint64_t)luaL_checkinteger(L, 2);
-	char *buf = malloc(STR_MAX);
+	uint64_t addr;
+	char *buf;
+
+	if (lua_type(L, 2) == LUA_TSTRING) { /* s.args.filename: read already */
+		lua_settop(L, 2);
+		return 1;
+	}
+	addr = (uint64_t)luaL_checkinteger(L, 2);
+	buf = malloc(STR_MAX);
 	size_t len = 0;
 	int err;
 
@@ -365,7 +435,7 @@ void ps_lua_sample_args__copy(lua_State *L, struct ps_script *sc, const struct p
 		return;
 	lua_createtable(L, 0, (int)ps_tp_format__count(fmt));
 	for (size_t i = 0; i < ps_tp_format__count(fmt); i++) {
-		push_field(L, ps_tp_format__field(fmt, i), s);
+		push_field(sc, L, ps_tp_format__field(fmt, i), s);
 		lua_setfield(L, -2, ps_tp_format__field(fmt, i)->name);
 	}
 	lua_setfield(L, -2, "args");

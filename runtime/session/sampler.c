@@ -28,6 +28,23 @@ static bool wants_kernel_work(const struct ps_sample_conf *c)
 				 c->priv != PS_PRIV_ANY || c->every > 1);
 }
 
+/* A syscall tracepoint whose samples carry user strings (openat's
+ * filename): the BPF path reads them at the event, while the process and
+ * its memory are there. */
+static bool wants_strings(const struct ps_sampler *m, uint32_t slot)
+{
+	const struct ps_counter *k = &m->s->slots[slot];
+	const struct ps_tp_format *f;
+
+	if (k->attr.type != PERF_TYPE_TRACEPOINT || !(k->attr.sample_type & PERF_SAMPLE_RAW) ||
+	    !k->tracepoint || !(f = ps_tp_format__get(k->tracepoint, NULL)))
+		return false;
+	for (size_t i = 0; i < ps_tp_format__count(f); i++)
+		if (ps_tp_format__field(f, i)->user_string)
+			return true;
+	return false;
+}
+
 enum ps_backend ps_sampler__choose(const struct ps_sampler *m, uint32_t slot, bool *named)
 {
 	const struct ps_sampled *c = ps_sampler__counter(m, slot);
@@ -40,7 +57,8 @@ enum ps_backend ps_sampler__choose(const struct ps_sampler *m, uint32_t slot, bo
 	if (m->backend != PS_BACKEND_AUTO)
 		return m->backend;
 	*named = false;
-	return wants_kernel_work(&c->conf) ? PS_BACKEND_BPF : PS_BACKEND_PERF;
+	return wants_kernel_work(&c->conf) || wants_strings(m, slot) ? PS_BACKEND_BPF
+								     : PS_BACKEND_PERF;
 }
 
 /* Give an attached counter the backend it should have now. A BPF program

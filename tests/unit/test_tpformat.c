@@ -75,8 +75,31 @@ static void test_loc(void)
 	       "a __data_loc string from its offset and length");
 	loc = 6u << 16 | 30;
 	memcpy(rec + 12, &loc, 4);
+	memcpy(rec + 30, "ti", 2);
+	tap_ok(ps_tp_field__bytes(name, rec, sizeof(rec), &p, &len) == 0 && len == 2 &&
+		   !memcmp(p, "ti", 2),
+	       "a __data_loc string the record cuts gives the bytes it holds, not nothing");
+	loc = 6u << 16 | 33;
+	memcpy(rec + 12, &loc, 4);
 	tap_ok(ps_tp_field__bytes(name, rec, sizeof(rec), &p, &len) == -ERANGE,
 	       "a __data_loc pointing past the record is refused");
+}
+
+/* A syscall's char pointer is a user string unless a length follows it. */
+static void test_user_strings(void)
+{
+	const struct ps_tp_format *open = ps_tp_format__get("syscalls:sys_enter_openat", NULL);
+	const struct ps_tp_format *read = ps_tp_format__get("syscalls:sys_enter_read", NULL);
+	const struct ps_tp_field *f = ps_tp_format__find(open, "filename");
+
+	tap_ok(f && f->user_string && f->kind == PS_TP_INT && f->offset == 24,
+	       "openat's const char *filename is a user string");
+	f = ps_tp_format__find(open, "flags");
+	tap_ok(f && !f->user_string, "openat's flags is not");
+	f = ps_tp_format__find(read, "buf");
+	tap_ok(f && !f->user_string, "read's char *buf, followed by its count, is a buffer");
+	f = ps_tp_format__find(ps_tp_format__get("sched:sched_switch", NULL), "prev_comm");
+	tap_ok(f && !f->user_string, "a char array of another tracepoint is not a user string");
 }
 
 static void test_kinds(void)
@@ -194,6 +217,7 @@ int main(void)
 	setenv("PERFSCRIPT_TRACEFS", "tests/fixtures/tracefs", 1);
 	test_sched_switch();
 	test_loc();
+	test_user_strings();
 	test_kinds();
 	test_errors();
 	test_real();

@@ -8,6 +8,8 @@
  * and target sets filled in (a held command joins at its exec instead).
  */
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -20,6 +22,7 @@
 #define PS_AGG_ENTRIES_DEFAULT 16384u
 #define PS_STACK_ENTRIES       16384u
 #define PS_TARGET_ENTRIES      65536u /* processes of a target a tracepoint follows */
+#define PS_LATE_ENTRIES	       4096u  /* threads in a syscall whose string comes at its exit */
 
 /* The ring buffer's bytes: the perf path's ring pages on every CPU, as a power of two. */
 static size_t ring_bytes(const struct ps_sampler *m)
@@ -117,7 +120,7 @@ static uint32_t cpu_slots(const struct ps_session *s, const struct ps_sample_con
 /* How much of a tracepoint's record a forwarded sample copies: every fixed
  * field, and room for the strings and arrays __data_loc fields place after
  * them (a longer one is cut, and its field decodes to nothing). */
-static uint32_t raw_size(const struct ps_counter *c)
+static uint32_t raw_size(const struct ps_counter *c, bool whole)
 {
 	const struct ps_tp_format *f =
 	    c->tracepoint ? ps_tp_format__get(c->tracepoint, NULL) : NULL;
@@ -130,10 +133,51 @@ static uint32_t raw_size(const struct ps_counter *c)
 		end = fl->offset + fl->size > end ? fl->offset + fl->size : end;
 		dynamic |= fl->kind == PS_TP_DATA_LOC || fl->kind == PS_TP_REL_LOC;
 	}
+	if (whole) /* the fixed fields; the program reads where the rest ends */
+		return end;
 	end = (end + 7) & ~7u;
 	if (dynamic)
 		end += 256;
 	return end > PS_BPF_RAW_MAX ? PS_BPF_RAW_MAX : end;
+}
+
+/* A tracepoint whose record has __data_loc fields or user strings is
+ * forwarded whole (the program's forward_whole): where those fields are.
+ * false when the compact record serves. */
+static bool whole(const struct ps_counter *c, struct ps_sample_bpf *skel)
+{
+	const struct ps_tp_format *f =
+	    c->tracepoint ? ps_tp_format__get(c->tracepoint, NULL) : NULL;
+	uint32_t nloc = 0, nstr = 0;
+
+	if (!(c->attr.sample_type & PERF_SAMPLE_RAW))
+		return false;
+	for (size_t i = 0; i < ps_tp_format__count(f); i++) {
+		const struct ps_tp_field *fl = ps_tp_format__field(f, i);
+
+		if ((fl->kind == PS_TP_DATA_LOC || fl->kind == PS_TP_REL_LOC) &&
+		    nloc < PS_BPF_NSTR) {
+			skel->rodata->cfg_loc_off[nloc] = fl->offset;
+			skel->rodata->cfg_loc_base[nloc++] =
+			    fl->kind == PS_TP_REL_LOC ? fl->offset + 4 : 0;
+		}
+		if (fl->user_string && nstr < PS_BPF_NSTR)
+			skel->rodata->cfg_str_off[nstr++] = fl->offset;
+	}
+	skel->rodata->cfg_nloc = nloc;
+	skel->rodata->cfg_nstr = nstr;
+	skel->rodata->cfg_late = nstr && !nloc && ps_bpf__exit_tracepoint(c) != NULL;
+	return nloc || nstr;
+}
+
+const struct ps_tp_format *ps_bpf__exit_tracepoint(const struct ps_counter *c)
+{
+	char name[256];
+
+	if (!c->tracepoint || strncmp(c->tracepoint, "syscalls:sys_enter_", 19))
+		return NULL;
+	snprintf(name, sizeof(name), "syscalls:sys_exit_%s", c->tracepoint + 19);
+	return ps_tp_format__get(name, NULL);
 }
 
 static uint32_t agg_entries(const struct ps_counter *c, uint32_t flags)
@@ -160,6 +204,7 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 	bpf_program__set_autoload(skel->progs.ps_fork, flags & PS_BPF_F_TGT_TREE);
 	bpf_program__set_autoload(skel->progs.ps_free, flags & PS_BPF_F_TGT_TREE);
 	bpf_program__set_autoload(skel->progs.ps_exec, flags & PS_BPF_F_TGT_TREE);
+	bpf_program__set_autoload(skel->progs.ps_tp_exit, false); /* below, when cfg_late */
 	skel->rodata->cfg_handle = ps_session__handle(m->s, slot);
 	skel->rodata->cfg_flags = flags;
 	skel->rodata->cfg_keys = keys;
@@ -169,8 +214,10 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 	skel->rodata->cfg_freq_ns =
 	    tp && c->attr.freq && c->attr.sample_freq ? 1000000000ull / c->attr.sample_freq : 0;
 	skel->rodata->cfg_wake_bytes = ring_bytes(m) / 4;
-	skel->rodata->cfg_raw_size =
-	    tp && (c->attr.sample_type & PERF_SAMPLE_RAW) ? raw_size(c) : 0;
+	skel->rodata->cfg_whole = tp && (flags & PS_BPF_F_FORWARD) && whole(c, skel);
+	skel->rodata->cfg_raw_size = tp && (c->attr.sample_type & PERF_SAMPLE_RAW)
+					 ? raw_size(c, skel->rodata->cfg_whole)
+					 : 0;
 	if (keys & PS_AGG_FIELD) {
 		skel->rodata->cfg_field_off = b->field_offset;
 		skel->rodata->cfg_field_size = b->field_size;
@@ -181,6 +228,12 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 	else
 		err = bpf_map__set_max_entries(skel->maps.ps_events,
 					       flags & PS_BPF_F_FORWARD ? ring_bytes(m) : 4096);
+	if (!err && !skel->rodata->cfg_whole) /* only forward_whole uses it */
+		err = bpf_map__set_value_size(skel->maps.ps_scratch, 8);
+	if (!err && skel->rodata->cfg_late)
+		err = bpf_map__set_max_entries(skel->maps.ps_late, PS_LATE_ENTRIES);
+	if (!err)
+		err = bpf_program__set_autoload(skel->progs.ps_tp_exit, skel->rodata->cfg_late);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.ps_pids, b->npids ? b->npids : 1);
 	if (!err)

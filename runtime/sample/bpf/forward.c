@@ -112,9 +112,15 @@ int ps_bpf__on_record(void *ctx, void *data, size_t size)
 	if (r->ustack >= 0 || r->kstack >= 0)
 		chain(bs, b, r, &smp);
 	if (r->raw_size && r->raw_size <= size - sizeof(*r)) {
+		size_t at = sizeof(*r) + ((r->raw_size + 7u) & ~7u);
+
 		smp.raw = r + 1;
 		smp.raw_size = r->raw_size;
 		smp.sample_type |= PERF_SAMPLE_RAW;
+		if (r->strings_size && at <= size && r->strings_size <= size - at) {
+			smp.strings = (const char *)data + at;
+			smp.strings_size = r->strings_size;
+		}
 	}
 	rc = ps_sampler__deliver(m, &(struct ps_delivery){.from = &ps_bpf_backend,
 							  .slot = (uint32_t)(c - m->s->slots),
@@ -127,6 +133,34 @@ next:
 	if (bs->budget && ++bs->taken >= bs->budget)
 		return PS_STOP_BUDGET;
 	return 0;
+}
+
+int ps_sample__string(const struct ps_sample *s, uint32_t offset, const char **str, size_t *len,
+		      bool *cut)
+{
+	const unsigned char *p = s ? s->strings : NULL, *end = p ? p + s->strings_size : NULL;
+
+	while (p && (size_t)(end - p) >= sizeof(struct ps_bpf_str)) {
+		struct ps_bpf_str e;
+		size_t n;
+
+		memcpy(&e, p, sizeof(e));
+		n = e.len > 0 ? (size_t)e.len : 0;
+		if (n > (size_t)(end - p) - sizeof(e))
+			break; /* malformed: not ours to read further */
+		if (e.offset == offset) {
+			if (e.len < 0)
+				return e.len;
+			if (n == 0 || p[sizeof(e) + n - 1] != '\0')
+				return -EFAULT;
+			*str = (const char *)p + sizeof(e);
+			*len = n - 1;
+			*cut = n == PS_BPF_STR_MAX;
+			return 0;
+		}
+		p += sizeof(e) + ((n + 7) & ~(size_t)7);
+	}
+	return -ENOENT;
 }
 
 int ps_bpf__drain(struct ps_sampler *m, int fd, size_t budget)

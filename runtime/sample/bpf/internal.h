@@ -23,6 +23,7 @@ struct ps_bpf_counter {
 	int *links;		    /* link fds: closing one detaches its program */
 	int nlinks;
 	int anchor_fd;	  /* tracepoints: the event the program hangs on, or -1 */
+	int exit_fd;	  /* a syscall's: its exit's anchor (late strings), or -1 */
 	int counts_fd[2]; /* aggregating: the count maps, counts_fd[active] in use */
 	int active;
 };
@@ -51,6 +52,8 @@ uint32_t ps_bpf__cfg_flags(const struct ps_session *s, const struct ps_counter *
 /* Its read-only values and map sizes, before load; 0 or -errno. */
 int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint32_t slot,
 		      struct ps_sample_bpf *skel, int counts_fd);
+/* The exit tracepoint of a syscall entry counter, or NULL. */
+const struct ps_tp_format *ps_bpf__exit_tracepoint(const struct ps_counter *c);
 /* Its pid, CPU and target sets, after load; 0 or -errno. */
 int ps_bpf__fill_maps(const struct ps_session *s, const struct ps_counter *c,
 		      struct ps_sample_bpf *skel);

@@ -48,11 +48,16 @@ static int log_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 		log_prev(level, fmt, copy);
 		va_end(copy);
 	}
+	if (log_verbose) { /* whole: a verifier log is one message of any length */
+		va_list copy;
+
+		va_copy(copy, ap);
+		vfprintf(stderr, fmt, copy);
+		va_end(copy);
+	}
 	n = vsnprintf(line, sizeof(line), fmt, ap);
 	if (n < 0)
 		return 0;
-	if (log_verbose)
-		fputs(line, stderr);
 	if (level == LIBBPF_DEBUG)
 		return n;
 	if ((size_t)n >= sizeof(line))
@@ -146,10 +151,13 @@ static const char *hint(int err, bool verifier)
  * removes that program from the tracepoint for everyone. So a tracepoint's
  * program hangs on an event of its own: system-wide, never enabled (it
  * samples nothing) and never inherited. */
-static int open_anchor(const struct ps_counter *c)
+static int open_anchor(const struct ps_counter *c, uint64_t config)
 {
 	struct perf_event_attr a = c->attr;
 	int *cpus = NULL, n = 0, fd, err;
+
+	if (config)
+		a.config = config;
 
 	err = ps_cpus__online(&cpus, &n);
 	if (err)
@@ -182,13 +190,23 @@ static void close_counts(struct ps_bpf_counter *b)
  * would count) and takes the event's fd over, disabling and closing it
  * when the link goes. */
 static int attach_links(const struct ps_counter *c, struct ps_sample_bpf *skel, int *links,
-			int *nlinks, int *anchor)
+			int *nlinks, int *anchor, int *exit_anchor)
 {
 	bool tp = c->attr.type == PERF_TYPE_TRACEPOINT;
 	int prog = bpf_program__fd(tp ? skel->progs.ps_tp : skel->progs.ps_perf);
 
-	if (tp && (*anchor = open_anchor(c)) < 0)
+	if (tp && (*anchor = open_anchor(c, 0)) < 0)
 		return *anchor;
+	if (tp && skel->rodata->cfg_late) { /* the syscall's exit sends late strings */
+		*exit_anchor = open_anchor(c, ps_tp_format__id(ps_bpf__exit_tracepoint(c)));
+		if (*exit_anchor < 0)
+			return *exit_anchor;
+		links[*nlinks] = bpf_link_create(bpf_program__fd(skel->progs.ps_tp_exit),
+						 *exit_anchor, BPF_PERF_EVENT, NULL);
+		if (links[*nlinks] < 0)
+			return links[*nlinks];
+		(*nlinks)++;
+	}
 	for (int k = 0; k < (tp ? 1 : c->nfds); k++) {
 		links[*nlinks] =
 		    bpf_link_create(prog, tp ? *anchor : c->fds[k], BPF_PERF_EVENT, NULL);
@@ -266,6 +284,8 @@ static void bpf_detach(struct ps_sampler *m, uint32_t slot)
 	free(b->links);
 	if (b->anchor_fd >= 0)
 		close(b->anchor_fd);
+	if (b->exit_fd >= 0)
+		close(b->exit_fd);
 	close_counts(b);
 	ps_sample_bpf__destroy(b->skel);
 	free(b);
@@ -296,11 +316,11 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 			    c->name);
 		return -EOPNOTSUPP;
 	}
-	if (!bs || !b || !(b->links = calloc((size_t)c->nfds + 3, sizeof(*b->links)))) {
+	if (!bs || !b || !(b->links = calloc((size_t)c->nfds + 4, sizeof(*b->links)))) {
 		err = -ENOMEM;
 		goto fail;
 	}
-	b->anchor_fd = b->counts_fd[0] = b->counts_fd[1] = -1;
+	b->anchor_fd = b->exit_fd = b->counts_fd[0] = b->counts_fd[1] = -1;
 	log_install();
 	log_len = 0;
 	log_tail[0] = '\0';
@@ -317,7 +337,7 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 	if (!err)
 		err = ps_bpf__put_counts(skel, b);
 	if (!err)
-		err = attach_links(c, skel, b->links, &b->nlinks, &b->anchor_fd);
+		err = attach_links(c, skel, b->links, &b->nlinks, &b->anchor_fd, &b->exit_fd);
 	if (!err && bs->rb_fd < 0 && (skel->rodata->cfg_flags & PS_BPF_F_FORWARD))
 		err = open_ring_buffer(m, bs, skel);
 	if (err)
@@ -332,6 +352,8 @@ fail:
 		close(b->links[--b->nlinks]);
 	if (b && b->anchor_fd >= 0)
 		close(b->anchor_fd);
+	if (b && b->exit_fd >= 0)
+		close(b->exit_fd);
 	if (b)
 		close_counts(b);
 	free(b ? b->links : NULL);

@@ -31,6 +31,13 @@
 #define PS_BPF_K_FIELD	0x80u /* a tracepoint field (cfg_field_*) */
 
 #define PS_BPF_RAW_MAX 2048 /* bytes of a tracepoint record a forwarded one may copy */
+/* A tracepoint with __data_loc fields or user strings is forwarded whole:
+ * its record up to PS_BPF_DYN_RAW bytes (PATH_MAX and more), then up to
+ * PS_BPF_NSTR user strings, each a ps_bpf_str and its bytes (8-aligned). */
+#define PS_BPF_DYN_RAW	8192
+#define PS_BPF_NSTR	4
+#define PS_BPF_STR_MAX	4096 /* PATH_MAX, the NUL included */
+#define PS_BPF_LATE_RAW 128  /* a syscall's record, kept for its exit (late strings) */
 
 #define PS_BPF_MAX_CPUS	   1024 /* CPU map entries before load; the loader sizes it */
 #define PS_BPF_STACK_DEPTH 127	/* kernel.perf_event_max_stack's default */
@@ -42,8 +49,21 @@ struct ps_bpf_rec {
 	__u32 user;	      /* 1 user mode, 0 kernel */
 	__s32 ustack, kstack; /* ps_stacks ids, < 0 when absent */
 	__u32 raw_size;	      /* bytes of the tracepoint's record that follow */
-	__u32 pad;
+	__u32 strings_size;   /* bytes of ps_bpf_str entries after the record (8-aligned) */
 };
+
+struct ps_bpf_str {
+	/* the pointer field's offset in the record; the bytes that follow,
+	 * with the NUL (bpf_probe_read_user_str's count), or -errno; then
+	 * those bytes, up to the next multiple of 8 */
+	__u32 offset;
+	__s32 len;
+};
+
+/* The per-CPU scratch a whole record is put together in. */
+#define PS_BPF_SCRATCH                                                                             \
+	(sizeof(struct ps_bpf_rec) + PS_BPF_DYN_RAW +                                              \
+	 PS_BPF_NSTR * (sizeof(struct ps_bpf_str) + PS_BPF_STR_MAX))
 
 struct ps_agg_key {
 	__u32 pid, tid, cpu, user; /* user: of ip */

@@ -42,6 +42,15 @@ const volatile __u32 cfg_field_off = 0;	   /* PS_BPF_K_FIELD: where the field is
 const volatile __u32 cfg_field_size = 0;   /* ...its size (1, 2, 4, 8)... */
 const volatile __u32 cfg_field_signed = 0; /* ...and whether to sign-extend it */
 const volatile __u64 cfg_freq_ns = 0;	   /* tracepoints with freq=: ns between samples */
+/* Tracepoints forwarded whole (the record's length read from its
+ * __data_loc fields, user strings read here): */
+const volatile __u32 cfg_whole = 0;		     /* 1: forward this way */
+const volatile __u32 cfg_nloc = 0;		     /* __data_loc/__rel_loc fields... */
+const volatile __u32 cfg_loc_off[PS_BPF_NSTR] = {};  /* ...where each is... */
+const volatile __u32 cfg_loc_base[PS_BPF_NSTR] = {}; /* ...and what its offset is from */
+const volatile __u32 cfg_nstr = 0;		     /* user-string pointer fields... */
+const volatile __u32 cfg_str_off[PS_BPF_NSTR] = {};  /* ...and where each is */
+const volatile __u32 cfg_late = 0; /* 1: ps_tp_exit retries a string not in memory */
 
 __u64 seen = 0;	     /* overflows that passed the filters, for cfg_every */
 __u64 hits = 0;	     /* tracepoint hits in the target, for cfg_period */
@@ -314,12 +323,70 @@ static __always_inline void aggregate(void *ctx, __u32 tgid, __u32 tid, __u32 cp
 		bump(1);
 }
 
+/* The reader is woken when a quarter of the ring waits, or when the stream
+ * was quiet for a millisecond: the default, whenever it had caught up, is at
+ * a high rate every record, an irq_work for the target and an epoll round
+ * for one record. A slow stream's records are then seen at once; the
+ * reader's 50 ms drain timer bounds the rest. */
+static __always_inline __u64 wake_flags(__u64 now)
+{
+	if (now - last_wake > 1000000 ||
+	    bpf_ringbuf_query(&ps_events, BPF_RB_AVAIL_DATA) >= cfg_wake_bytes) {
+		last_wake = now;
+		return BPF_RB_FORCE_WAKEUP;
+	}
+	return BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void fill(struct ps_bpf_rec *r, void *ctx, __u64 ip, __u32 user,
+				 __u64 period, __u64 addr, __u32 tgid, __u32 tid, __u32 cpu)
+{
+	r->handle = cfg_handle;
+	r->ip = ip;
+	r->time = bpf_ktime_get_ns();
+	r->period = period;
+	r->addr = addr;
+	r->pid = tgid;
+	r->tid = tid;
+	r->cpu = cpu;
+	r->user = user;
+	r->raw_size = r->strings_size = 0;
+	r->ustack = r->kstack = -1;
+	if (cfg_flags & PS_BPF_F_CALLCHAIN) {
+		r->ustack = bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK);
+		if (!user)
+			r->kstack = bpf_get_stackid(ctx, &ps_stacks, 0);
+	}
+}
+
+/* A compact record, reserved in the ring and written in place: every
+ * event but the tracepoints forwarded whole. */
+static __always_inline void forward(void *ctx, __u64 ip, __u32 user, __u64 period, __u64 addr,
+				    __u32 tgid, __u32 tid, __u32 cpu, int tracepoint)
+{
+	/* cfg_raw_size is read-only data: a constant to the verifier */
+	struct ps_bpf_rec *r =
+	    bpf_ringbuf_reserve(&ps_events, sizeof(*r) + (tracepoint ? cfg_raw_size : 0), 0);
+
+	if (!r) {
+		bump(0);
+		return;
+	}
+	fill(r, ctx, ip, user, period, addr, tgid, tid, cpu);
+	/* a tracepoint's record, fields and all: ctx points at it */
+	if (tracepoint && cfg_raw_size && cfg_raw_size <= PS_BPF_RAW_MAX &&
+	    bpf_probe_read_kernel(r + 1, cfg_raw_size, ctx) == 0)
+		r->raw_size = cfg_raw_size;
+	bpf_ringbuf_submit(r, wake_flags(r->time));
+}
+
+#include "ps_whole.bpf.h"
+
 static __always_inline int handle(void *ctx, __u64 ip, __u32 user, __u64 period, __u64 addr,
 				  int tracepoint)
 {
 	__u64 pt = bpf_get_current_pid_tgid();
 	__u32 tgid = pt >> 32, tid = (__u32)pt, cpu = bpf_get_smp_processor_id();
-	struct ps_bpf_rec *r;
 
 	/* a tracepoint program runs on every hit: the period is ours to keep */
 	if (tracepoint && cfg_freq_ns && !(period = freq_period()))
@@ -343,47 +410,10 @@ static __always_inline int handle(void *ctx, __u64 ip, __u32 user, __u64 period,
 		aggregate(ctx, tgid, tid, cpu, ip, user, tracepoint);
 	if (!(cfg_flags & PS_BPF_F_FORWARD))
 		return 0;
-	/* cfg_raw_size is read-only data: a constant to the verifier */
-	r = bpf_ringbuf_reserve(&ps_events, sizeof(*r) + (tracepoint ? cfg_raw_size : 0), 0);
-	if (!r) {
-		bump(0);
-		return 0;
-	}
-	r->raw_size = 0;
-	/* a tracepoint's record, fields and all: ctx points at it */
-	if (tracepoint && cfg_raw_size && cfg_raw_size <= PS_BPF_RAW_MAX &&
-	    bpf_probe_read_kernel(r + 1, cfg_raw_size, ctx) == 0)
-		r->raw_size = cfg_raw_size;
-	r->handle = cfg_handle;
-	r->ip = ip;
-	r->time = bpf_ktime_get_ns();
-	r->period = period;
-	r->addr = addr;
-	r->pid = tgid;
-	r->tid = tid;
-	r->cpu = cpu;
-	r->user = user;
-	r->ustack = r->kstack = -1;
-	if (cfg_flags & PS_BPF_F_CALLCHAIN) {
-		r->ustack = bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK);
-		if (!user)
-			r->kstack = bpf_get_stackid(ctx, &ps_stacks, 0);
-	}
-	/* The default wakes the reader whenever it had caught up, which at a
-	 * high rate is every record: an irq_work for the target and an epoll
-	 * round for one record. Wake when a quarter of the ring waits, or when
-	 * the stream was quiet for a millisecond (a slow stream's records are
-	 * then seen at once; the reader's 50 ms drain timer bounds the rest). */
-	{
-		__u64 now = r->time, flags = BPF_RB_NO_WAKEUP;
-
-		if (now - last_wake > 1000000 ||
-		    bpf_ringbuf_query(&ps_events, BPF_RB_AVAIL_DATA) >= cfg_wake_bytes) {
-			last_wake = now;
-			flags = BPF_RB_FORCE_WAKEUP;
-		}
-		bpf_ringbuf_submit(r, flags);
-	}
+	if (tracepoint && cfg_whole)
+		forward_whole(ctx, ip, user, period, tgid, tid, cpu);
+	else
+		forward(ctx, ip, user, period, addr, tgid, tid, cpu, tracepoint);
 	return 0;
 }
 
