@@ -278,4 +278,14 @@ if arg[1] == "restart" then c:start() end
 probe("end", function() print(n, (c:read())) end)'
 is "$("$PERFSCRIPT" --backend=bpf -e "$stopped" -c "$WORKLOAD getppid 100000" 2>&1)" "$(printf '0\t0')" "--backend=bpf: a stopped tracepoint counter samples nothing"
 is "$("$PERFSCRIPT" --backend=bpf -e "$stopped" -c "$WORKLOAD getppid 100000" -- restart 2>&1)" "$(printf '100\t100000')" "--backend=bpf: stopped then started, it samples again (100 of 100000 at period 1000)"
+# Exiting tasks: their last switch comes after their counters are gone,
+# so the program does not deliver it either (delivered + lost = count).
+switches='c = perfmon.counter("sched:sched_switch")
+local n = 0
+probe(c, function() n = n + 1 end)
+probe("end", function() local lost = perfmon.lost(c) print(n + lost == c:read(), n, (c:read())) end)'
+for b in bpf perf; do
+	out=$("$PERFSCRIPT" --backend=$b -e "$switches" -c "sh -c 'sleep 0.01; sleep 0.01; ls / >/dev/null'" 2>&1)
+	like "$out" "^true	" "--backend=$b: sched_switch of a forking, exiting command: delivered + lost = the count ($out)"
+done
 done_testing

@@ -159,6 +159,13 @@ struct task_struct___ps {
 	int pid, tgid;
 } __attribute__((preserve_access_index));
 
+/* Since 6.2 a task's perf events hang on one context pointer, NULL once
+ * perf_event_exit_task has taken them off (an exiting task's last steps,
+ * its final switch among them, which its counters do not count). */
+struct task_struct___ctx {
+	void *perf_event_ctxp;
+} __attribute__((preserve_access_index));
+
 static __always_inline void bump(__u32 which)
 {
 	__u64 *v = bpf_map_lookup_elem(&ps_lost, &which);
@@ -182,7 +189,16 @@ static __always_inline int in_target(__u32 tgid, __u32 cpu)
 		return cpu_has(cpu, 2);
 	if (!(cfg_flags & PS_BPF_F_TGT_TREE))
 		return 1;
-	return bpf_map_lookup_elem(&ps_targets, &tgid) != NULL;
+	if (!bpf_map_lookup_elem(&ps_targets, &tgid))
+		return 0;
+	/* a task whose counters are gone counts no more (on kernels before
+	 * 6.2, whose contexts are an array, the test is left out) */
+	if (bpf_core_field_exists(((struct task_struct___ctx *)0)->perf_event_ctxp)) {
+		struct task_struct___ctx *t = (void *)bpf_get_current_task();
+
+		return BPF_CORE_READ(t, perf_event_ctxp) != NULL;
+	}
+	return 1;
 }
 
 /* A process forked by one of the target's joins it (a thread shares its
