@@ -346,8 +346,9 @@ struct ps_value {
 	uint64_t running; /* ns, summed */
 };
 
-/* Read one counter: a counter never opened reads 0 (not an error); a freed
- * handle is -PS_ERR_HANDLE. */
+/* Read one counter: a counter not opened yet reads 0 (not an error), one
+ * whose open failed -PS_ERR_NOT_SUPPORTED (it has no value: perf stat's
+ * <not supported>); a freed handle is -PS_ERR_HANDLE. */
 int ps_session__read(struct ps_session *s, ps_handle h, struct ps_value *v);
 /* Read the group that leader heads with one PERF_FORMAT_GROUP read per fd;
  * vals[i] is member i (leader first). Returns the member count. */

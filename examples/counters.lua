@@ -32,8 +32,12 @@ probe("end", function()
       printf("%18.2f msec %-20s # %6.3f CPUs utilized\n", ns / 1e6, e.name, ns / 1e9 / wall)
     else
       local v, enabled, running = e.counter:read()
-      local scaled = running < enabled and string.format("  (%.1f%%)", 100 * running / enabled) or ""
-      printf("%18d      %-20s%s\n", v, e.name, scaled)
+      if not v then -- "not counted": enabled, never running
+        printf("%18s      %-20s\n", "<" .. enabled .. ">", e.name)
+      else
+        local scaled = running < enabled and string.format("  (%.1f%%)", 100 * running / enabled) or ""
+        printf("%18d      %-20s%s\n", v, e.name, scaled)
+      end
     end
   end
   printf("\n %15.9f seconds time elapsed\n\n", wall)

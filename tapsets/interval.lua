@@ -9,8 +9,10 @@
 --
 -- A "counter" is anything with :read() returning value[, enabled, running]
 -- (a perfmon counter or group, or a fake one in a spec); :name() or the
--- key of the table it was passed in names it. One with supported = false
--- is a row "<not supported>" in every interval, as perf stat -I prints.
+-- key of the table it was passed in names it. One with supported = false,
+-- or whose read() gives nil, "not supported", is a row "<not supported>"
+-- in every interval, as perf stat -I prints; nil, "not counted" a row
+-- "<not counted>".
 local M = {}
 
 local Report = {}
@@ -62,8 +64,12 @@ local function snapshot(list)
       cache[e.obj] = r
     end
     local v = r[1]
-    if e.member then v = v[e.member] end
-    out[i] = { value = v or 0, enabled = r[2], running = r[3] }
+    if v == nil then -- nil, "not supported" or "not counted": no value
+      out[i] = { value = 0, failed = r[2] }
+    else
+      if e.member then v = v[e.member] end
+      out[i] = { value = v or 0, enabled = r[2], running = r[3] }
+    end
   end
   return out
 end
@@ -125,8 +131,10 @@ function Report:rows()
     local a, b = self.last[i], snap[i]
     local dv = b.value - a.value
     local r = { time = (t - self.t0) / 1e9, name = e.name, raw = dv, counted = true }
-    if e.obj.supported == false then
+    if e.obj.supported == false or b.failed == "not supported" then
       r.supported, r.counted, r.unit = false, false, TIME_EVENTS[e.name] and "msec" or ""
+    elseif b.failed then
+      r.counted, r.runtime, r.pct, r.unit = false, 0, 0, TIME_EVENTS[e.name] and "msec" or ""
     elseif b.enabled then
       local de, dr = b.enabled - a.enabled, b.running - a.running
       r.runtime, r.pct = dr, de > 0 and 100 * dr / de or 0

@@ -238,6 +238,7 @@ function Registry:counter_families()
   for _, e in ipairs(self.counters) do
     local v, enabled, running = e.c:read()
     local labels = e.text or resolve(e.labels)
+    if v == nil then goto next end -- not supported, not counted: no sample, not a 0
     if type(v) ~= "number" then v = 0 end
     if e.clock then
       fam[2].rows[#fam[2].rows + 1] = { "_total", labels, seconds(v) }
@@ -253,6 +254,7 @@ function Registry:counter_families()
       fam[5].rows[#fam[5].rows + 1] = { "_total", labels, number(st.samples) }
       fam[6].rows[#fam[6].rows + 1] = { "_total", labels, number(st.lost) }
     end
+    ::next::
   end
   return fam
 end

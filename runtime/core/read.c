@@ -270,10 +270,9 @@ int ps_session__read(struct ps_session *s, ps_handle h, struct ps_value *v)
 		scale(v, buf[0], buf[1], buf[2]);
 		return 0;
 	}
-	if (!c->open) {
-		memset(v, 0, sizeof(*v));
-		return 0;
-	}
+	memset(v, 0, sizeof(*v));
+	if (!c->open) /* a failed open counted nothing: not 0, perf's <not supported> */
+		return s->slots[c->leader].open_failed ? -PS_ERR_NOT_SUPPORTED : 0;
 	return read_spans(s, c, v);
 }
 

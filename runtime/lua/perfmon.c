@@ -167,15 +167,21 @@ static int c_reset(lua_State *L)
 	return 1;
 }
 
-/* c:read() -> value, enabled, running, raw */
+/* c:read() -> value, enabled, running, raw; nil and "not supported" (its
+ * open failed) or "not counted" (enabled, never running), as perf stat
+ * prints <not supported> and <not counted> rather than a 0 */
 static int c_read(lua_State *L)
 {
 	struct counter_ud *c = check_counter(L);
 	struct ps_value v;
 	int rc = ps_session__read(ps_lua__session(L), c->h, &v);
 
+	if (rc == -PS_ERR_NOT_SUPPORTED)
+		return ps_lua__fail(L, false, "not supported", rc);
 	if (rc < 0)
 		return ps_lua__fail(L, false, ps_strerror(rc), rc);
+	if (v.enabled && !v.running)
+		return ps_lua__fail(L, false, "not counted", -PS_ERR_STATE);
 	lua_pushinteger(L, (lua_Integer)v.value);
 	lua_pushinteger(L, (lua_Integer)v.enabled);
 	lua_pushinteger(L, (lua_Integer)v.running);

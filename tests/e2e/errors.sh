@@ -166,4 +166,16 @@ out=$("$PERFSCRIPT" -e "c = perfmon.counter('syscalls:sys_enter_getppid/period=1
 a = perfmon.aggregate(c, {by = {'pid'}, cpu = {0, 4096}})" 2>&1); rc=$?
 like "$rc:$out" "^1:.*CPU 4096 is not online" "an aggregate's filter is checked the same way"
 
+# A counter whose open failed has no value: nil and "not supported", never 0.
+if [[ -d /sys/bus/event_source/devices/uprobe ]] && need_root; then
+	out=$("$PERFSCRIPT" -e 'c = perfmon.counter("uprobe:/bin/true:no_such_function")
+probe("end", function() local v, why = c:read() print(v, why) end)' -c /bin/true 2>/dev/null); rc=$?
+	is "$rc:$out" "$(printf '1:nil\tnot supported')" "reading a counter whose open failed: nil, 'not supported' (exit 1)"
+else
+	skip "no uprobe PMU, or not root" "reading a counter whose open failed"
+fi
+out=$("$PERFSCRIPT" -e 'c = perfmon.counter("task-clock")
+print(c:read())' 2>&1)
+like "$out" "^0	0	0	0" "a counter not opened yet reads 0 (nothing counted), not an error"
+
 done_testing
