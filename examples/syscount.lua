@@ -35,10 +35,12 @@ local by_call, by_proc, total = {}, {}, 0
 probe("perfmon.sample(enter)", function(s)
   local id = s.args.id
   by_call[id] = (by_call[id] or 0) + 1
-  local p = by_proc[s.pid]
+  -- by the name at the sample: a process that exec'd counts under each name
+  local key = s.pid .. " " .. s.comm
+  local p = by_proc[key]
   if not p then
-    p = { comm = s.comm, n = 0 }
-    by_proc[s.pid] = p
+    p = { pid = s.pid, comm = s.comm, n = 0 }
+    by_proc[key] = p
   end
   p.n = p.n + 1
   total = total + 1
@@ -64,7 +66,7 @@ probe("end", function()
   printf("\n%-8s %-16s %10s\n", "PID", "COMM", "COUNT")
   for i, r in ipairs(sorted(by_proc, function(v) return v.n end)) do
     if i > top then break end
-    printf("%-8d %-16s %10d\n", r.k, r.v.comm, r.v.n)
+    printf("%-8d %-16s %10d\n", r.v.pid, r.v.comm, r.v.n)
   end
   printf("\n%d system calls\n", total)
 end)

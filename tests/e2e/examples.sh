@@ -26,6 +26,10 @@ if need_root; then
 	like "$out" $'\n[0-9]+ +workload +[0-9]+\n' "syscount.lua: the command's process by name"
 	wl=$(awk '/ workload /{print $3}' <<<"$out"); tot=$(awk '/system calls$/{print $1}' <<<"$out")
 	is "$wl" "$tot" "syscount.lua: the per-process count adds up to the total ($tot)"
+	# a process that exec'd counts under the name it had at each call
+	out=$("$PERFSCRIPT" "$EX/syscount.lua" -c "sh -c '$WORKLOAD getppid 4321; true'" 2>&1)
+	like "$out" $'\n([0-9]+) +workload +[0-9]{4}\n' "syscount.lua: an exec'd command's calls under its new name"
+	like "$out" $'\n[0-9]+ +sh +[0-9]+\n' "syscount.lua: the shell's under its own"
 	out=$("$PERFSCRIPT" "$EX/runqlat.lua" -a -T 0.5 2>&1); ok $? "runqlat.lua runs"
 	like "$out" "^run queue latency \(us\): [1-9][0-9]* waits over [1-9][0-9]* context switches" \
 		"runqlat.lua: waits measured from wakeups to switches"
