@@ -69,17 +69,24 @@ static int read_counts(struct ps_bpf_counter *b, uint32_t fields, int fd, ps_agg
 {
 	uint64_t ustack[PS_BPF_STACK_DEPTH], kstack[PS_BPF_STACK_DEPTH]; /* 2 KiB, per call */
 	struct ps_agg_key *keys = NULL;
-	long n = list_keys(fd, sizeof(*keys), (void **)&keys);
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *percpu = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*percpu)) : NULL;
+	long n = percpu ? list_keys(fd, sizeof(*keys), (void **)&keys) : -ENOMEM;
 	int err = 0;
 
-	if (n < 0)
+	if (n < 0) {
+		free(percpu);
 		return (int)n;
+	}
 	for (long i = 0; i < n && err >= 0; i++) {
 		struct ps_agg_entry e;
-		uint64_t count;
+		uint64_t count = 0;
 
-		if (bpf_map_lookup_elem(fd, &keys[i], &count))
+		/* a count per possible CPU (8-byte values need no padding) */
+		if (bpf_map_lookup_elem(fd, &keys[i], percpu))
 			continue; /* cleared meanwhile */
+		for (int k = 0; k < ncpu; k++)
+			count += percpu[k];
 		memset(&e, 0, sizeof(e));
 		e.fields = fields;
 		e.pid = keys[i].pid;
@@ -98,6 +105,7 @@ static int read_counts(struct ps_bpf_counter *b, uint32_t fields, int fd, ps_agg
 		err = fn(&e, ctx);
 	}
 	free(keys);
+	free(percpu);
 	return err < 0 ? err : 0;
 }
 

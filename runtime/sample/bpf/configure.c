@@ -97,6 +97,10 @@ uint32_t ps_bpf__cfg_flags(const struct ps_session *s, const struct ps_counter *
 	/* perf samples syscalls:* at the user registers the syscall saved */
 	if (c->attr.type == PERF_TYPE_TRACEPOINT && !strncmp(c->spec->text, "syscalls:", 9))
 		f |= PS_BPF_F_USER_REGS;
+	/* a kernel tracepoint's ip costs a stack walk: only when it is used */
+	if ((f & PS_BPF_F_FORWARD) || (f & (PS_BPF_F_USER | PS_BPF_F_KERNEL)) ||
+	    ((mode & PS_BPF_AGGREGATE) && (b->keys & PS_AGG_IP)))
+		f |= PS_BPF_F_IP;
 	return f;
 }
 
@@ -262,9 +266,9 @@ int ps_bpf__make_counts(const struct ps_counter *c, uint32_t flags, struct ps_bp
 	if (!(flags & PS_BPF_F_AGGREGATE))
 		return 0;
 	for (int i = 0; i < 2; i++) {
-		b->counts_fd[i] =
-		    bpf_map_create(BPF_MAP_TYPE_HASH, "ps_counts_in", sizeof(struct ps_agg_key),
-				   sizeof(__u64), agg_entries(c, flags), NULL);
+		b->counts_fd[i] = bpf_map_create(BPF_MAP_TYPE_PERCPU_HASH, "ps_counts_in",
+						 sizeof(struct ps_agg_key), sizeof(__u64),
+						 agg_entries(c, flags), NULL);
 		if (b->counts_fd[i] < 0)
 			return b->counts_fd[i];
 	}

@@ -19,6 +19,7 @@
 #define PS_BPF_F_TGT_TREE  0x80u  /* tracepoint: the target's process tree only */
 #define PS_BPF_F_TGT_CPUS  0x100u /* tracepoint: the target's CPUs only */
 #define PS_BPF_F_USER_REGS 0x200u /* tracepoint: report the task's user registers */
+#define PS_BPF_F_IP	   0x400u /* tracepoint: find the hit's ip (forwarded, or a key) */
 
 /* cfg_keys: the aggregation key's fields (also PS_AGG_* in perfscript.h) */
 #define PS_BPF_K_PID	0x1u

@@ -113,7 +113,7 @@ struct {
 } ps_stacks SEC(".maps");
 
 struct counts_map {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH); /* a count per CPU: no atomics, no sharing */
 	__uint(max_entries, 1);
 	__uint(key_size, sizeof(struct ps_agg_key)); /* by size: the key's BTF would be a forward */
 	__uint(value_size, sizeof(__u64));
@@ -326,7 +326,7 @@ static __always_inline void aggregate(void *ctx, __u32 tgid, __u32 tid, __u32 cp
 		k.kstack = bpf_get_stackid(ctx, &ps_stacks, 0);
 	v = bpf_map_lookup_elem(counts, &k);
 	if (v) {
-		__sync_fetch_and_add(v, 1);
+		*v += 1; /* this CPU's count: nothing else writes it */
 		return;
 	}
 	if (bpf_map_update_elem(counts, &k, &one, BPF_NOEXIST) == 0)
@@ -334,7 +334,7 @@ static __always_inline void aggregate(void *ctx, __u32 tgid, __u32 tid, __u32 cp
 	/* another CPU inserted it first, or the map is full */
 	v = bpf_map_lookup_elem(counts, &k);
 	if (v)
-		__sync_fetch_and_add(v, 1);
+		*v += 1;
 	else
 		bump(1);
 }
@@ -461,7 +461,8 @@ int ps_tp(void *ctx)
 		handle(ctx, ip, TASK_USER(regs), 0, 0, 1);
 		return 1;
 	}
-	bpf_get_stack(ctx, &ip, sizeof(ip), 0);
+	if (cfg_flags & PS_BPF_F_IP)
+		bpf_get_stack(ctx, &ip, sizeof(ip), 0);
 	handle(ctx, ip, 0, 0, 0, 1);
 	return 1; /* the kernel goes on to every perf event on the tracepoint */
 }
