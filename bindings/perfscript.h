@@ -364,6 +364,9 @@ const char *ps_session__name(const struct ps_session *s, ps_handle h); /* displa
 int ps_session__scale(const struct ps_session *s, ps_handle h, double *scale, const char **unit);
 /* "subsys:event" of a tracepoint counter (its format: ps_tp_format__get), else NULL. */
 const char *ps_session__tracepoint(const struct ps_session *s, ps_handle h);
+/* The probe kind of counter h (an enum ps_probe_kind), or -ENOENT when it
+ * is no probe (-PS_ERR_HANDLE for a stale handle). */
+int ps_session__probe_kind(const struct ps_session *s, ps_handle h);
 /* The PS_EVENT_* flags of the counter's event (ps_events__flags). */
 unsigned ps_session__flags(const struct ps_session *s, ps_handle h);
 const struct perf_event_attr *ps_session__attr(const struct ps_session *s, ps_handle h);

@@ -45,4 +45,44 @@
 #define PS_REGS_UNWIND_MASK 0ull
 #endif
 
+#include <stddef.h>
+#include <stdint.h>
+
+/* A probe's integer arguments by the calling convention, and the return
+ * register of a return probe (s:arg(n), s.retval; aggregate keys argN and
+ * retval), in asm/perf_regs.h numbering. */
+#if defined(__x86_64__)
+#define PS_ARG_REGS                                                                                \
+	{                                                                                          \
+		PERF_REG_X86_DI, PERF_REG_X86_SI, PERF_REG_X86_DX, PERF_REG_X86_CX,                \
+		    PERF_REG_X86_R8, PERF_REG_X86_R9                                               \
+	}
+#define PS_NARG_REGS 6
+#define PS_RET_REG   PERF_REG_X86_AX
+#elif defined(__aarch64__)
+#define PS_ARG_REGS                                                                                \
+	{                                                                                          \
+		0, 1, 2, 3, 4, 5, 6, 7                                                             \
+	}
+#define PS_NARG_REGS 8
+#define PS_RET_REG   0
+#else
+#define PS_ARG_REGS                                                                                \
+	{                                                                                          \
+		0                                                                                  \
+	}
+#define PS_NARG_REGS 0
+#define PS_RET_REG   0
+#endif
+
+/* A probe's registers as a BPF program sees them (the kernel's struct
+ * pt_regs, the UAPI's bpf_user_pt_regs_t): where register reg (asm/perf_regs.h
+ * numbering) is in it, or -1 when it is not there or the architecture is
+ * not known here. */
+int ps_regs__pt_offset(unsigned reg);
+/* The registers of mask that pt (size bytes of pt_regs) holds, into out in
+ * perf's order (the lowest register number first, as a sample lays them
+ * out); returns the mask of those present. out has room for 64. */
+uint64_t ps_regs__from_pt(const void *pt, size_t size, uint64_t mask, uint64_t *out);
+
 #endif /* PS_BASE_REGS_H */

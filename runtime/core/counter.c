@@ -330,6 +330,15 @@ const char *ps_session__name(const struct ps_session *s, ps_handle h)
 	return c ? c->name : NULL;
 }
 
+int ps_session__probe_kind(const struct ps_session *s, ps_handle h)
+{
+	struct ps_counter *c = ps_session__slot(s, h);
+
+	if (!c)
+		return -PS_ERR_HANDLE;
+	return c->probe ? (int)c->probe->kind : -ENOENT;
+}
+
 const char *ps_session__tracepoint(const struct ps_session *s, ps_handle h)
 {
 	struct ps_counter *c = ps_session__slot(s, h);

@@ -18,6 +18,7 @@
 
 #include "base/advice.h"
 #include "base/array.h"
+#include "base/regs.h"
 #include "lua/perfmon.h"
 
 #define AGG_MT "perfscript.aggregate"
@@ -29,6 +30,7 @@ static const struct {
     {"pid", PS_AGG_PID},       {"tid", PS_AGG_TID},	{"cpu", PS_AGG_CPU},
     {"comm", PS_AGG_COMM},     {"ip", PS_AGG_IP},	{"ustack", PS_AGG_USTACK},
     {"kstack", PS_AGG_KSTACK}, {"args.", PS_AGG_FIELD}, /* args.NAME: a tracepoint field */
+    {"retval", PS_AGG_FIELD},  {"arg", PS_AGG_FIELD},	/* a probe's register */
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -91,6 +93,45 @@ static void field_key(lua_State *L, struct ps_script *sc, ps_handle h, const cha
 	o->field_signed = f->is_signed;
 }
 
+/* retval or argN: a probe's register as the key's field (the kernel reads
+ * it from the hit's registers). 1 when name is one, 0 when not. */
+static int reg_key(lua_State *L, struct ps_script *sc, ps_handle h, const char *name,
+		   struct ps_bpf_opts *o)
+{
+	static const unsigned args[] = PS_ARG_REGS;
+	int kind = ps_session__probe_kind(sc->session, h), n = 0, off;
+	bool ret = kind == PS_PROBE_URETPROBE || kind == PS_PROBE_KRETPROBE;
+	unsigned reg;
+
+	if (!strcmp(name, "retval"))
+		reg = PS_RET_REG;
+	else if (sscanf(name, "arg%d", &n) == 1 && n >= 1 && n <= PS_NARG_REGS)
+		reg = args[n - 1];
+	else
+		return 0;
+	if (kind < 0)
+		luaL_error(L, "aggregation field '%s': '%s' is not a probe (uprobe:, kprobe:, ...)",
+			   name, ps_session__name(sc->session, h));
+	if (kind == PS_PROBE_USDT)
+		luaL_error(L,
+			   "aggregation field '%s': a USDT marker's arguments are where its note "
+			   "says, not the calling convention's: key by pid, comm, ip or a stack",
+			   name);
+	if (n ? ret : !ret)
+		luaL_error(L, "aggregation field '%s': %s", name,
+			   n ? "a return probe's arguments are gone at the return: probe the "
+			       "entry (uprobe:, kprobe:)"
+			     : "only a return probe has a return value (uretprobe:, kretprobe:)");
+	if ((off = ps_regs__pt_offset(reg)) < 0)
+		luaL_error(L, "aggregation field '%s': no registers for this architecture", name);
+	if (o->keys & PS_AGG_FIELD)
+		luaL_error(L, "aggregation key: one args, argN or retval field at most");
+	o->field_offset = (uint32_t)off;
+	o->field_size = 8;
+	o->field_signed = true;
+	return 1;
+}
+
 /* The `by` list of the options at idx: the fields, in order, into order[]. */
 static uint32_t parse_by(lua_State *L, int idx, uint8_t order[NFIELDS], int *nkeys,
 			 struct ps_script *sc, ps_handle h, struct ps_bpf_opts *o)
@@ -101,23 +142,25 @@ static uint32_t parse_by(lua_State *L, int idx, uint8_t order[NFIELDS], int *nke
 	if (lua_getfield(L, idx, "by") != LUA_TTABLE)
 		luaL_error(L,
 			   "perfmon.aggregate wants by = { fields... } (fields: pid tid cpu comm "
-			   "ip ustack kstack args.NAME)");
+			   "ip ustack kstack args.NAME retval argN)");
 	for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
 		const char *f = luaL_checkstring(L, -1);
 		size_t k = 0;
 
-		while (k < NFIELDS && strcmp(fields[k].name, f))
+		while (k < NFIELDS && fields[k].bit != PS_AGG_FIELD && strcmp(fields[k].name, f))
 			k++;
-		if (k == NFIELDS && !strncmp(f, "args.", 5) && f[5]) {
-			for (k = 0; fields[k].bit != PS_AGG_FIELD;)
-				k++;
-			field_key(L, sc, h, f + 5, o);
-			o->keys |= PS_AGG_FIELD;
+		if (k < NFIELDS && fields[k].bit == PS_AGG_FIELD) {
+			if (!strncmp(f, "args.", 5) && f[5])
+				field_key(L, sc, h, f + 5, o);
+			else if (!reg_key(L, sc, h, f, o))
+				k = NFIELDS;
+			if (k < NFIELDS)
+				o->keys |= PS_AGG_FIELD;
 		}
 		if (k == NFIELDS)
 			luaL_error(L,
 				   "unknown aggregation field '%s' (fields: pid tid cpu comm ip "
-				   "ustack kstack args.NAME)",
+				   "ustack kstack args.NAME retval argN)",
 				   f);
 		if (!(keys & fields[k].bit) && *nkeys < (int)NFIELDS)
 			order[(*nkeys)++] = (uint8_t)k;

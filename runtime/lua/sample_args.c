@@ -24,6 +24,7 @@
 
 #include <lauxlib.h>
 
+#include "base/regs.h"
 #include "lua/internal.h"
 
 #define ARGS_MT "perfscript.args"
@@ -252,18 +253,9 @@ static void push_view(lua_State *L, struct ps_script *sc)
 
 /* ---- registers ---- */
 
-#if defined(__x86_64__)
-static const unsigned arg_regs[] = {PERF_REG_X86_DI, PERF_REG_X86_SI, PERF_REG_X86_DX,
-				    PERF_REG_X86_CX, PERF_REG_X86_R8, PERF_REG_X86_R9};
-#define RET_REG PERF_REG_X86_AX
-#elif defined(__aarch64__)
-static const unsigned arg_regs[] = {0, 1, 2, 3, 4, 5, 6, 7};
-#define RET_REG 0
-#else
-static const unsigned arg_regs[] = {0};
-#define RET_REG 0
-#endif
-#define NARGS (sizeof(arg_regs) / sizeof(arg_regs[0]))
+static const unsigned arg_regs[] = PS_ARG_REGS;
+#define RET_REG PS_RET_REG
+#define NARGS	PS_NARG_REGS
 
 /* A register of a probe's sample: the user registers for a uprobe, those
  * at the interrupt for a kprobe. */

@@ -166,4 +166,56 @@ fi
 out=$("$PERFSCRIPT" -e 'probe({}, function() end)' 2>&1)
 like "$out" "bad argument #1 to 'probe' \\(a probe point .* or a sampling counter, got table\\)" \
 	"probe() with neither a point nor a counter says what it takes"
+
+# The BPF path: probes filter, forward and aggregate in the kernel too,
+# counting exactly, with the registers in each forwarded sample.
+if need_root && [[ -r /sys/kernel/btf/vmlinux ]]; then
+	for b in bpf perf; do
+		out=$("$PERFSCRIPT" --backend=$b -e "c = assert(perfmon.counter('uprobe:$WORKLOAD:ps_probe_target'))
+local n, sum = 0, 0
+probe(c, function(s) n = n + 1; sum = sum + s:arg(1) end)
+probe('end', function() print(n, sum, (c:read())) end)" -c "$WORKLOAD calls 1000" 2>&1 | grep -v '^guarded ')
+		is "$out" "$(printf '1000\t499500\t1000')" "--backend=$b uprobe: 1000 samples, s:arg(1) summed, count 1000"
+		out=$("$PERFSCRIPT" --backend=$b -e "c = assert(perfmon.counter('uretprobe:$WORKLOAD:ps_probe_target/period=10/'))
+local n, sum = 0, 0
+probe(c, function(s) n = n + 1; sum = sum + s.retval end)
+probe('end', function() print(n, sum, (c:read())) end)" -c "$WORKLOAD calls 1000" 2>&1 | grep -v '^guarded ')
+		is "$out" "$(printf '100\t50400\t1000')" "--backend=$b uretprobe period=10: every 10th return (s.retval 9, 19, ...), count 1000"
+	done
+	if readelf -n "$WORKLOAD" 2>/dev/null | grep -q stapsdt; then
+		out=$("$PERFSCRIPT" --backend=bpf -e "c = assert(perfmon.counter('usdt:$WORKLOAD:perfscript:tick'))
+local n = 0
+probe(c, function() n = n + 1 end)
+probe('end', function() print(n, (c:read())) end)" -c "$WORKLOAD calls 777" 2>&1 | grep -v '^guarded ')
+		is "$out" "$(printf '777\t777')" "--backend=bpf USDT: 777 samples, count 777"
+	fi
+	out=$("$PERFSCRIPT" -e "c = assert(perfmon.counter('uretprobe:$WORKLOAD:ps_probe_target'))
+local a = assert(perfmon.aggregate(c, { by = { 'retval' } }))
+probe('end', function() local keys, sum = 0, 0
+  for k, v in pairs(a:read()) do keys = keys + 1; sum = sum + k * v end
+  print(keys, sum) end)" -c "$WORKLOAD calls 100" 2>&1 | grep -v '^guarded ')
+	is "$out" "$(printf '100\t4950')" "perfmon.aggregate of a uretprobe by retval, in the kernel: 100 keys summing to 4950"
+	out=$("$PERFSCRIPT" -e "c = assert(perfmon.counter('uprobe:$WORKLOAD:ps_probe_target'))
+local a = assert(perfmon.aggregate(c, { by = { 'arg1', 'comm' } }))
+probe('end', function() print(a:read()['42;workload']) end)" -c "$WORKLOAD calls 100" 2>&1 | grep -v '^guarded ')
+	is "$out" "1" "perfmon.aggregate of a uprobe by arg1 and comm: '42;workload' once"
+	out=$("$PERFSCRIPT" -e "c = assert(perfmon.counter('uprobe:$WORKLOAD:ps_probe_target'))
+perfmon.aggregate(c, { by = { 'retval' } })" -c "$WORKLOAD calls 1" 2>&1)
+	like "$out" "'retval': only a return probe has a return value" "retval on an entry probe is refused, saying why"
+	out=$( ( sleep 0.3; "$WORKLOAD" calls 321 >/dev/null 2>&1 ) & "$PERFSCRIPT" --backend=bpf -a -T 1.5 -e "c = assert(perfmon.counter('uprobe:$WORKLOAD:ps_probe_target'))
+local n = 0
+probe(c, function() n = n + 1 end)
+probe('end', function() print(n, (c:read())) end)" 2>&1)
+	is "$out" "$(printf '321\t321')" "--backend=bpf -a: a uprobe's hits in a process started later"
+	"$WORKLOAD" sleep 100000 >/dev/null 2>&1 &
+	sleeper=$!
+	out=$( ( sleep 0.3; "$WORKLOAD" calls 500 >/dev/null 2>&1 ) & "$PERFSCRIPT" --backend=bpf -p $sleeper -T 1 -e "c = assert(perfmon.counter('uprobe:$WORKLOAD:ps_probe_target'))
+local n = 0
+probe(c, function() n = n + 1 end)
+probe('end', function() print(n, (c:read())) end)" 2>&1)
+	kill $sleeper; wait $sleeper 2>/dev/null
+	is "$out" "$(printf '0\t0')" "--backend=bpf -p: another process's calls of the function are not the target's"
+else
+	skip "BPF needs root and BTF" "probes on the BPF path"
+fi
 done_testing

@@ -14,6 +14,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/bpf_perf_event.h>
 
 #include "base/cpus.h"
 #include "sample/bpf/internal.h"
@@ -37,6 +38,13 @@ static size_t ring_bytes(const struct ps_sampler *m)
 	return size;
 }
 
+enum ps_bpf_kind ps_bpf__kind(const struct ps_counter *c)
+{
+	if (c->attr.type == PERF_TYPE_TRACEPOINT)
+		return PS_BPF_KIND_TRACEPOINT;
+	return c->probe ? PS_BPF_KIND_PROBE : PS_BPF_KIND_PERF;
+}
+
 int ps_bpf__fill_maps(const struct ps_session *s, const struct ps_counter *c,
 		      struct ps_sample_bpf *skel)
 {
@@ -55,7 +63,7 @@ int ps_bpf__fill_maps(const struct ps_session *s, const struct ps_counter *c,
 
 		err = bpf_map__update_elem(skel->maps.ps_cpus, &cpu, sizeof(cpu), &one, 1, BPF_ANY);
 	}
-	if (err || c->attr.type != PERF_TYPE_TRACEPOINT)
+	if (err || ps_bpf__kind(c) == PS_BPF_KIND_PERF)
 		return err;
 	if (s->kind == PS_TARGET_CPUS) {
 		for (int i = 0; i < s->ncpus && !err; i++) {
@@ -92,7 +100,7 @@ uint32_t ps_bpf__cfg_flags(const struct ps_session *s, const struct ps_counter *
 	     : b->priv == PS_PRIV_KERNEL ? PS_BPF_F_KERNEL
 					 : 0;
 	f |= c->attr.sample_type & PERF_SAMPLE_CALLCHAIN ? PS_BPF_F_CALLCHAIN : 0;
-	if (c->attr.type == PERF_TYPE_TRACEPOINT)
+	if (ps_bpf__kind(c) != PS_BPF_KIND_PERF)
 		f |= s->kind == PS_TARGET_CPUS ? PS_BPF_F_TGT_CPUS : PS_BPF_F_TGT_TREE;
 	/* perf samples syscalls:* at the user registers the syscall saved */
 	if (c->attr.type == PERF_TYPE_TRACEPOINT && !strncmp(c->spec->text, "syscalls:", 9))
@@ -199,12 +207,15 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 {
 	const struct ps_counter *c = &m->s->slots[slot];
 	const struct ps_sample_conf *b = &c->sampled->conf;
-	bool tp = c->attr.type == PERF_TYPE_TRACEPOINT;
+	enum ps_bpf_kind kind = ps_bpf__kind(c);
+	bool tp = kind == PS_BPF_KIND_TRACEPOINT, hits = kind != PS_BPF_KIND_PERF;
 	uint32_t flags = ps_bpf__cfg_flags(m->s, c),
 		 keys = b->mode & PS_BPF_AGGREGATE ? b->keys : 0;
 	int err;
 
-	bpf_program__set_autoload(tp ? skel->progs.ps_perf : skel->progs.ps_tp, false);
+	bpf_program__set_autoload(skel->progs.ps_perf, kind == PS_BPF_KIND_PERF);
+	bpf_program__set_autoload(skel->progs.ps_tp, tp);
+	bpf_program__set_autoload(skel->progs.ps_kp, kind == PS_BPF_KIND_PROBE);
 	bpf_program__set_autoload(skel->progs.ps_fork, flags & PS_BPF_F_TGT_TREE);
 	bpf_program__set_autoload(skel->progs.ps_free, flags & PS_BPF_F_TGT_TREE);
 	bpf_program__set_autoload(skel->progs.ps_exec, flags & PS_BPF_F_TGT_TREE);
@@ -214,14 +225,15 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 	skel->rodata->cfg_keys = keys;
 	skel->rodata->cfg_every = b->every;
 	skel->rodata->cfg_tid = (__u32)b->tid;
-	skel->rodata->cfg_period = tp && !c->attr.freq ? c->attr.sample_period : 1;
+	skel->rodata->cfg_period = hits && !c->attr.freq ? c->attr.sample_period : 1;
 	skel->rodata->cfg_freq_ns =
-	    tp && c->attr.freq && c->attr.sample_freq ? 1000000000ull / c->attr.sample_freq : 0;
+	    hits && c->attr.freq && c->attr.sample_freq ? 1000000000ull / c->attr.sample_freq : 0;
 	skel->rodata->cfg_wake_bytes = ring_bytes(m) / 4;
 	skel->rodata->cfg_whole = tp && (flags & PS_BPF_F_FORWARD) && whole(c, skel);
-	skel->rodata->cfg_raw_size = tp && (c->attr.sample_type & PERF_SAMPLE_RAW)
-					 ? raw_size(c, skel->rodata->cfg_whole)
-					 : 0;
+	skel->rodata->cfg_raw_size =
+	    tp && (c->attr.sample_type & PERF_SAMPLE_RAW) ? raw_size(c, skel->rodata->cfg_whole)
+	    : kind == PS_BPF_KIND_PROBE ? sizeof(bpf_user_pt_regs_t) /* the registers */
+					: 0;
 	if (keys & PS_AGG_FIELD) {
 		skel->rodata->cfg_field_off = b->field_offset;
 		skel->rodata->cfg_field_size = b->field_size;

@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "base/regs.h"
 #include "sample/bpf/internal.h"
 #include "ps_sample.skel.h"
 
@@ -111,7 +112,20 @@ int ps_bpf__on_record(void *ctx, void *data, size_t size)
 	smp.read_format = c->attr.read_format;
 	if (r->ustack >= 0 || r->kstack >= 0)
 		chain(bs, b, r, &smp);
-	if (r->raw_size && r->raw_size <= size - sizeof(*r)) {
+	if (ps_bpf__kind(c) == PS_BPF_KIND_PROBE && r->raw_size <= size - sizeof(*r)) {
+		/* a probe's record carries its registers: a uprobe's are the
+		 * task's user registers, a kprobe's those at the breakpoint, as
+		 * the perf path samples them (s:arg(n), s.retval) */
+		bool user = c->attr.sample_type & PERF_SAMPLE_REGS_USER;
+		struct ps_regs *regs = user ? &smp.regs_user : &smp.regs_intr;
+
+		regs->mask = ps_regs__from_pt(
+		    r + 1, r->raw_size, user ? c->attr.sample_regs_user : c->attr.sample_regs_intr,
+		    bs->regs);
+		regs->abi = PERF_SAMPLE_REGS_ABI_64;
+		regs->regs = bs->regs;
+		smp.sample_type |= user ? PERF_SAMPLE_REGS_USER : PERF_SAMPLE_REGS_INTR;
+	} else if (r->raw_size && r->raw_size <= size - sizeof(*r)) {
 		size_t at = sizeof(*r) + ((r->raw_size + 7u) & ~7u);
 
 		smp.raw = r + 1;

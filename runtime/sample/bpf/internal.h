@@ -22,8 +22,8 @@ struct ps_bpf_counter {
 	struct ps_sample_bpf *skel; /* loaded and attached */
 	int *links;		    /* link fds: closing one detaches its program */
 	int nlinks;
-	int anchor_fd;	  /* tracepoints: the event the program hangs on, or -1 */
-	int exit_fd;	  /* a syscall's: its exit's anchor (late strings), or -1 */
+	int *anchors;	  /* tracepoints and probes: the events the programs hang on */
+	int nanchors;	  /* (a probe's sites, a syscall's exit for late strings) */
 	int counts_fd[2]; /* aggregating: the count maps, counts_fd[active] in use */
 	int active;
 };
@@ -35,6 +35,7 @@ struct ps_bpf {
 	size_t budget, taken; /* during a drain */
 	int stop;	      /* a callback's stop value */
 	uint64_t *ips;	      /* callchain scratch: 2 markers + 2 stacks */
+	uint64_t regs[64];    /* a probe's registers, in perf's order */
 };
 
 /* The program serving slot, or NULL when BPF does not serve it. */
@@ -46,6 +47,14 @@ static inline struct ps_bpf_counter *ps_bpf__counter(const struct ps_sampler *m,
 }
 
 struct ps_sample_bpf;
+
+/* How counter c's hits reach its program. */
+enum ps_bpf_kind {
+	PS_BPF_KIND_PERF,	/* overflows of its fds (ps_perf) */
+	PS_BPF_KIND_TRACEPOINT, /* every hit of the tracepoint (ps_tp) */
+	PS_BPF_KIND_PROBE,	/* every hit of a kprobe, uprobe or USDT site (ps_kp) */
+};
+enum ps_bpf_kind ps_bpf__kind(const struct ps_counter *c);
 
 /* sample/bpf/configure.c: the cfg_flags of counter c's object. */
 uint32_t ps_bpf__cfg_flags(const struct ps_session *s, const struct ps_counter *c);

@@ -148,17 +148,25 @@ static const char *hint(int err, bool verifier)
 
 /* Kernel behaviour (6.x): an inherited event copies its parent's program,
  * and when the inherited copy is freed (a child of the target exits) it
- * removes that program from the tracepoint for everyone. So a tracepoint's
- * program hangs on an event of its own: system-wide, never enabled (it
- * samples nothing) and never inherited. */
-static int open_anchor(const struct ps_counter *c, uint64_t config)
+ * removes that program from the tracepoint (or probe) for everyone. So such
+ * a program hangs on an event of its own, never enabled (it samples
+ * nothing) and never inherited: a tracepoint's system-wide; a probe's on
+ * the target's process (or system-wide for -a, -C), since a system-wide
+ * uprobe would make every process that runs the function take a trap. */
+static int open_anchor(const struct ps_counter *c, const struct ps_session *s, uint64_t config,
+		       int site)
 {
 	struct perf_event_attr a = c->attr;
 	int *cpus = NULL, n = 0, fd, err;
+	pid_t pid = -1;
 
+	if (site >= 0) {
+		ps_counter__probe_attr(c, (uint32_t)site, &a);
+		if (s->kind != PS_TARGET_CPUS)
+			pid = s->pid > 0 ? s->pid : s->self;
+	}
 	if (config)
 		a.config = config;
-
 	err = ps_cpus__online(&cpus, &n);
 	if (err)
 		return err;
@@ -167,12 +175,26 @@ static int open_anchor(const struct ps_counter *c, uint64_t config)
 	a.enable_on_exec = 0;
 	a.read_format = 0;
 	a.sample_type = PERF_SAMPLE_IP;
+	a.sample_regs_intr = a.sample_regs_user = 0;
 	a.watermark = 0;
 	a.wakeup_events = 0;
-	fd = ps_perf__open(&a, -1, n ? cpus[0] : 0, -1);
+	fd = ps_perf__open(&a, pid, pid > 0 ? -1 : n ? cpus[0] : 0, -1);
 	err = fd;
 	free(cpus);
 	return err;
+}
+
+/* An anchor into b->anchors and prog linked to it; 0 or -errno. */
+static int anchor(struct ps_bpf_counter *b, int prog, int fd)
+{
+	if (fd < 0)
+		return fd;
+	b->anchors[b->nanchors++] = fd;
+	b->links[b->nlinks] = bpf_link_create(prog, fd, BPF_PERF_EVENT, NULL);
+	if (b->links[b->nlinks] < 0)
+		return b->links[b->nlinks];
+	b->nlinks++;
+	return 0;
 }
 
 static void close_counts(struct ps_bpf_counter *b)
@@ -182,38 +204,36 @@ static void close_counts(struct ps_bpf_counter *b)
 			close(b->counts_fd[i]);
 }
 
-/* Attach the loaded program to every fd of the counter (a tracepoint's to
- * its anchor, with the programs that follow the target's forks); links[]
- * (link fds) and *anchor are the caller's to undo on failure. Links are
- * made here rather than by libbpf's attach, which enables the event (a -c
- * command's counters would count its held child before exec, the anchor
+/* Attach the loaded program to every fd of the counter (a tracepoint's or
+ * probe's to its anchors, with the programs that follow the target's
+ * forks); the links and anchors are the caller's to undo on failure. Links
+ * are made here rather than by libbpf's attach, which enables the event (a
+ * -c command's counters would count its held child before exec, the anchor
  * would count) and takes the event's fd over, disabling and closing it
  * when the link goes. */
-static int attach_links(const struct ps_counter *c, struct ps_sample_bpf *skel, int *links,
-			int *nlinks, int *anchor, int *exit_anchor)
+static int attach_links(const struct ps_counter *c, const struct ps_session *s,
+			struct ps_sample_bpf *skel, struct ps_bpf_counter *b)
 {
-	bool tp = c->attr.type == PERF_TYPE_TRACEPOINT;
-	int prog = bpf_program__fd(tp ? skel->progs.ps_tp : skel->progs.ps_perf);
+	enum ps_bpf_kind kind = ps_bpf__kind(c);
+	bool tp = kind != PS_BPF_KIND_PERF;
+	int *links = b->links, *nlinks = &b->nlinks, err = 0;
 
-	if (tp && (*anchor = open_anchor(c, 0)) < 0)
-		return *anchor;
-	if (tp && skel->rodata->cfg_late) { /* the syscall's exit sends late strings */
-		*exit_anchor = open_anchor(c, ps_tp_format__id(ps_bpf__exit_tracepoint(c)));
-		if (*exit_anchor < 0)
-			return *exit_anchor;
-		links[*nlinks] = bpf_link_create(bpf_program__fd(skel->progs.ps_tp_exit),
-						 *exit_anchor, BPF_PERF_EVENT, NULL);
+	if (kind == PS_BPF_KIND_TRACEPOINT)
+		err = anchor(b, bpf_program__fd(skel->progs.ps_tp), open_anchor(c, s, 0, -1));
+	for (size_t k = 0; kind == PS_BPF_KIND_PROBE && !err && k < c->probe->nsites; k++)
+		err = anchor(b, bpf_program__fd(skel->progs.ps_kp), open_anchor(c, s, 0, (int)k));
+	if (!err && tp && skel->rodata->cfg_late) /* the syscall's exit sends late strings */
+		err = anchor(b, bpf_program__fd(skel->progs.ps_tp_exit),
+			     open_anchor(c, s, ps_tp_format__id(ps_bpf__exit_tracepoint(c)), -1));
+	for (int k = 0; !err && !tp && k < c->nfds; k++) {
+		links[*nlinks] = bpf_link_create(bpf_program__fd(skel->progs.ps_perf), c->fds[k],
+						 BPF_PERF_EVENT, NULL);
 		if (links[*nlinks] < 0)
 			return links[*nlinks];
 		(*nlinks)++;
 	}
-	for (int k = 0; k < (tp ? 1 : c->nfds); k++) {
-		links[*nlinks] =
-		    bpf_link_create(prog, tp ? *anchor : c->fds[k], BPF_PERF_EVENT, NULL);
-		if (links[*nlinks] < 0)
-			return links[*nlinks];
-		(*nlinks)++;
-	}
+	if (err)
+		return err;
 	if (!tp || !(skel->rodata->cfg_flags & PS_BPF_F_TGT_TREE))
 		return 0;
 	links[*nlinks] =
@@ -245,7 +265,7 @@ static void quiet_fds(const struct ps_counter *c, bool on)
 {
 	uint64_t v = !on ? c->attr.sample_period : c->attr.freq ? 1 : 1ull << 62;
 
-	if (c->attr.type != PERF_TYPE_TRACEPOINT)
+	if (ps_bpf__kind(c) == PS_BPF_KIND_PERF)
 		return;
 	for (int k = 0; k < c->nfds; k++)
 		if (c->fds[k] >= 0)
@@ -282,10 +302,9 @@ static void bpf_detach(struct ps_sampler *m, uint32_t slot)
 	while (b->nlinks > 0)
 		close(b->links[--b->nlinks]);
 	free(b->links);
-	if (b->anchor_fd >= 0)
-		close(b->anchor_fd);
-	if (b->exit_fd >= 0)
-		close(b->exit_fd);
+	while (b->nanchors > 0)
+		close(b->anchors[--b->nanchors]);
+	free(b->anchors);
 	close_counts(b);
 	ps_sample_bpf__destroy(b->skel);
 	free(b);
@@ -295,12 +314,15 @@ static void bpf_detach(struct ps_sampler *m, uint32_t slot)
 
 /* Load and attach the counter's object; the old one (if any) goes only on
  * success. 0, or -errno with msg naming the program and why. */
+static const char *const progname[] = {"ps_perf", "ps_tp", "ps_kp"}; /* by ps_bpf_kind */
+
 static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msglen)
 {
 	struct ps_counter *c = &m->s->slots[slot];
 	struct ps_bpf *bs = bpf_of(m);
 	struct ps_bpf_counter *b = calloc(1, sizeof(*b));
 	struct ps_sample_bpf *skel = NULL;
+	size_t nsites;
 	int err = 0;
 	char tail[512];
 
@@ -316,11 +338,15 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 			    c->name);
 		return -EOPNOTSUPP;
 	}
-	if (!bs || !b || !(b->links = calloc((size_t)c->nfds + 4, sizeof(*b->links)))) {
+	/* links: the fds', or the anchors' (a probe's sites and a syscall's
+	 * exit), and the three that follow the target's processes */
+	nsites = c->probe ? c->probe->nsites : 1;
+	if (!bs || !b || !(b->links = calloc((size_t)c->nfds + nsites + 4, sizeof(*b->links))) ||
+	    !(b->anchors = calloc(nsites + 1, sizeof(*b->anchors)))) {
 		err = -ENOMEM;
 		goto fail;
 	}
-	b->anchor_fd = b->exit_fd = b->counts_fd[0] = b->counts_fd[1] = -1;
+	b->counts_fd[0] = b->counts_fd[1] = -1;
 	log_install();
 	log_len = 0;
 	log_tail[0] = '\0';
@@ -337,7 +363,7 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 	if (!err)
 		err = ps_bpf__put_counts(skel, b);
 	if (!err)
-		err = attach_links(c, skel, b->links, &b->nlinks, &b->anchor_fd, &b->exit_fd);
+		err = attach_links(c, m->s, skel, b);
 	if (!err && bs->rb_fd < 0 && (skel->rodata->cfg_flags & PS_BPF_F_FORWARD))
 		err = open_ring_buffer(m, bs, skel);
 	if (err)
@@ -350,20 +376,19 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 fail:
 	while (b && b->nlinks > 0)
 		close(b->links[--b->nlinks]);
-	if (b && b->anchor_fd >= 0)
-		close(b->anchor_fd);
-	if (b && b->exit_fd >= 0)
-		close(b->exit_fd);
+	while (b && b->nanchors > 0)
+		close(b->anchors[--b->nanchors]);
 	if (b)
 		close_counts(b);
+	free(b ? b->anchors : NULL);
 	free(b ? b->links : NULL);
 	free(b);
 	ps_sample_bpf__destroy(skel);
 	verifier_tail(tail, sizeof(tail));
 	if (msg && msglen)
 		snprintf(msg, msglen, "cannot load BPF program '%s' for '%s': %s%s%s%s",
-			 c->attr.type == PERF_TYPE_TRACEPOINT ? "ps_tp" : "ps_perf", c->name,
-			 ps_strerror(err), hint(err, tail[0]), tail[0] ? "; verifier: " : "", tail);
+			 progname[ps_bpf__kind(c)], c->name, ps_strerror(err), hint(err, tail[0]),
+			 tail[0] ? "; verifier: " : "", tail);
 	return err;
 }
 

@@ -433,6 +433,22 @@ static __always_inline int handle(void *ctx, __u64 ip, __u32 user, __u64 period,
 	return 0;
 }
 
+/* A kprobe, uprobe or USDT counter's program: like ps_tp, it runs on every
+ * hit of the probe the kernel lets through (the probe's own filter: the
+ * target's processes, or every process for -a), keeps the period itself,
+ * and returns 1 so that the hit goes on to the counter's fds, which count
+ * it. Its record's raw bytes are the registers (s:arg(n), s.retval). */
+SEC("kprobe")
+int ps_kp(void *ctx)
+{
+	bpf_user_pt_regs_t *regs = ctx;
+
+	if (!on || !in_target(bpf_get_current_pid_tgid() >> 32, bpf_get_smp_processor_id()))
+		return 1;
+	handle(ctx, PERF_IP(regs), PERF_USER(regs), 0, 0, 1);
+	return 1;
+}
+
 SEC("perf_event")
 int ps_perf(struct bpf_perf_event_data *ctx)
 {
