@@ -82,6 +82,7 @@ int ps_bpf__fill_maps(const struct ps_session *s, const struct ps_counter *c,
 
 		err = bpf_map__update_elem(skel->maps.ps_targets, &pid, sizeof(pid), &one, 1,
 					   BPF_ANY);
+		skel->bss->first_tgid = pid;
 	}
 	return err;
 }

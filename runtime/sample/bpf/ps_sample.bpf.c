@@ -57,6 +57,10 @@ __u64 hits = 0;	     /* tracepoint hits in the target, for cfg_period */
 __u64 last_wake = 0; /* bpf_ktime_get_ns of the last forced wakeup (racy: a hint) */
 __u32 on = 0;	     /* tracepoints: the counter is started (set by the loader) */
 __u32 exec_tgid = 0; /* tracepoints: a held command, which joins ps_targets at its exec */
+/* The target's one process, while it has not forked: the test of every
+ * hit of the machine is then a compare, not a hash lookup. */
+__u32 first_tgid = 0;
+__u32 forked = 0;
 
 /* Sizes are set by the loader before load; these are placeholders. */
 struct {
@@ -189,7 +193,7 @@ static __always_inline int in_target(__u32 tgid, __u32 cpu)
 		return cpu_has(cpu, 2);
 	if (!(cfg_flags & PS_BPF_F_TGT_TREE))
 		return 1;
-	if (!bpf_map_lookup_elem(&ps_targets, &tgid))
+	if (!forked ? tgid != first_tgid : !bpf_map_lookup_elem(&ps_targets, &tgid))
 		return 0;
 	/* a task whose counters are gone counts no more (on kernels before
 	 * 6.2, whose contexts are an array, the test is left out) */
@@ -213,6 +217,7 @@ int ps_fork(struct bpf_raw_tracepoint_args *ctx)
 
 	if (tgid == up || !bpf_map_lookup_elem(&ps_targets, &up))
 		return 0;
+	forked = 1; /* before the child is in: no hit of its is missed meanwhile */
 	if (bpf_map_update_elem(&ps_targets, &tgid, &one, BPF_ANY))
 		bump(1);
 	return 0;
@@ -238,6 +243,7 @@ int ps_exec(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	if (bpf_map_update_elem(&ps_targets, &tgid, &one, BPF_ANY))
 		bump(1);
+	first_tgid = tgid;
 	exec_tgid = 0;
 	return 0;
 }
