@@ -19,7 +19,7 @@
 #include "base/advice.h"
 #include "base/path.h"
 #include "core/internal.h"
-#include "symbols/internal.h"
+#include "symbols/resolve.h"
 
 static void did_you_mean(char *msg, size_t msglen, const char *near)
 {

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
-#include "symbols/internal.h"
+#include "symbols/resolve.h"
 
 /* The uprobe PMU's format/ref_ctr_offset is config:32-63 (a fixed ABI). */
 #define REF_CTR_SHIFT 32

@@ -24,6 +24,7 @@
 
 #include "base/pidmap.h"
 #include "perfscript.h"
+#include "symbols/resolve.h"
 
 /* ---- small shared containers (symbols/cache.c) ---- */
 
@@ -303,36 +304,8 @@ size_t ps_unwinders__count(const struct ps_unwinders *l);
 int ps_jit__lookup(struct ps_proc *p, uint64_t addr, char *buf, size_t len, const char **dso);
 void ps_jit__free(struct ps_jitmap *j);
 
-/* symbols/lookup.c: find name in pid's mapped files; on -ENOENT, near (when
- * not NULL) gets the closest name of those files, or "". */
-int ps_syms__lookup(struct ps_symbols *syms, pid_t pid, const char *name, uint64_t *addr,
-		    char *near, size_t nearlen);
-/* symbols/lookup.c: find name in an executable file that is not running yet.
- * Its link-time address is the runtime one only for ET_EXEC: a PIE (ET_DYN)
- * gives -EADDRNOTAVAIL, a file that is not ELF -ENOEXEC, no such symbol
- * -ENOENT (near filled as above). */
-int ps_syms__lookup_exec(struct ps_symbols *syms, const char *path, const char *name,
-			 uint64_t *addr, char *near, size_t nearlen);
-
-/* symbols/lookup.c: name's link-time address in the ELF file at path, PIE or
- * not, and the file's e_type: 0, -ENOEXEC (not ELF), -ENOENT (near filled). */
-int ps_syms__file_symbol(struct ps_symbols *syms, const char *path, const char *name,
-			 uint64_t *addr, int *etype, char *near, size_t nearlen);
-
-/* symbols/probe.c: where a uprobe goes in an ELF file. */
-/* The file offset of link-time address addr (the PT_LOAD that maps it):
- * 0, -ENOEXEC (not ELF), -ERANGE (no segment maps it), -errno. */
-int ps_syms__file_offset(const char *path, uint64_t addr, uint64_t *off);
-/* One site of a SystemTap USDT marker (.note.stapsdt), as file offsets. */
-struct ps_usdt_site {
-	uint64_t offset;    /* of the marker's nop */
-	uint64_t semaphore; /* of its semaphore, 0 when it has none */
-};
-/* Up to max sites of provider:name in path; returns how many there are (may
- * be more than max), 0 for none (near gets "provider:name" of the nearest
- * marker, or ""), -ENOEXEC, -errno. */
-int ps_syms__usdt(const char *path, const char *provider, const char *name,
-		  struct ps_usdt_site *sites, size_t max, char *near, size_t nearlen);
+/* Finding a name's address and a probe's file offset: symbols/resolve.h,
+ * the interface the counter core uses too. */
 
 /* ---- the kernel (symbols/kernel.c) ---- */
 

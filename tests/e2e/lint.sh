@@ -25,6 +25,8 @@ echo 'int ps_bpf_x(void); int ps_perf_y(void) { return ps_bpf_x(); }' >"$seed/ru
 echo 'void lua_pushnil(void *L); void ps_base_l(void *L) { lua_pushnil(L); }' >"$seed/runtime/base/l.c"
 echo '#include <loop/internal.h>' >"$seed/runtime/event/inc.c"
 echo '#include <lua.h>' >"$seed/runtime/core/lua_in_core.h"
+echo '#include "event/internal.h"' >"$seed/runtime/core/peek.c"
+: >"$seed/runtime/event/internal.h"
 : >"$seed/runtime/loop/internal.h"
 for c in lua/thing core/up sample/bpf/x sample/perf/y base/l; do
 	mkdir -p "$seed/build/obj/$(dirname $c)"
@@ -38,6 +40,7 @@ like "$out" "runtime/sample/perf/y.c calls ps_bpf_x, defined in runtime/sample/b
 	"it names a call between the sibling backends"
 like "$out" "runtime/base/l.c calls lua_pushnil: Lua belongs to lua/ and cli/ only" "it names a Lua call below lua/"
 like "$out" "runtime/event/inc.c: includes \"loop/internal.h\" from a higher layer \(loop\)" "it names an upward <...> include"
+like "$out" "runtime/core/peek.c: includes \"event/internal.h\", the private header of event/" "it names a lower layer's private header used from above"
 like "$out" "runtime/core/lua_in_core.h: includes <lua.h>: Lua belongs to lua/ and cli/ only" "it names lua.h included below lua/"
 like "$out" "libperfscript.so imports lua_pushnil: the library must know nothing of Lua" "it names a Lua import of the library"
 out=$(tests/sizes.sh 2>&1); ok $? "no runtime/ C file over 500 lines, no function over 80"
