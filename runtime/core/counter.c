@@ -389,3 +389,34 @@ size_t ps_session__count(const struct ps_session *s)
 {
 	return s ? s->live : 0;
 }
+
+/* A tracepoint or probe sampled with no period= samples every hit, as perf
+ * record does: period 1, the sample fields the parser gives period=1. */
+int ps_session__sample_every(struct ps_session *s, ps_handle h)
+{
+	struct ps_counter *c = ps_session__slot(s, h);
+	struct perf_event_attr *a;
+	uint32_t slot;
+
+	if (!c)
+		return -PS_ERR_HANDLE;
+	if (c->sampling)
+		return 0;
+	if (!(c->flags & PS_EVENT_SAMPLE_EVERY))
+		return -EINVAL;
+	if (c->open)
+		return -PS_ERR_STATE;
+	slot = (uint32_t)(c - s->slots);
+	a = &c->attr;
+	/* what the parser gives period=1 (event/event.c) */
+	a->sample_period = 1;
+	a->freq = 0;
+	a->sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			  PERF_SAMPLE_PERIOD;
+	if (a->type == PERF_TYPE_TRACEPOINT)
+		a->sample_type |= PERF_SAMPLE_RAW;
+	if (c->leader == slot && c->nmembers > 1)
+		a->sample_type |= PERF_SAMPLE_READ;
+	c->sampling = true;
+	return s->hooks && s->hooks->prepare ? s->hooks->prepare(s, slot, NULL, 0) : 0;
+}

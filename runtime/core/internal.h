@@ -14,12 +14,12 @@
 
 #include "perfscript.h"
 #include "core/sampler.h"
+#include "core/view.h"
 
 #define PS_HANDLE_SLOT_MASK 0xffffffull
 #define PS_HANDLE_GEN_SHIFT 24
 #define PS_HANDLE_GEN_MASK  0xffffffu
 #define PS_HANDLE_TAG_SHIFT 48
-#define PS_NO_SLOT	    UINT32_MAX
 
 /* A process of the command, by pid and start time (core/tree.c). */
 struct ps_tree_proc {
@@ -122,17 +122,6 @@ struct ps_session {
 	const struct ps_sampler_hooks *hooks; /* how the core calls it */
 };
 
-/* Where a counter opens its fds: one (pid, cpu) pair per fd, and for a
- * probe with several sites (a USDT marker inlined twice) which site. */
-struct ps_position {
-	pid_t pid;
-	int cpu;
-	uint32_t site;
-};
-
-/* core/target.c: a session on its target with no sampler yet; the public
- * ps_session__new (session/sampler.c) gives it one. NULL + errno. */
-struct ps_session *ps_session__create(const struct ps_target_opts *opts);
 /* core/target.c: the positions a counter with cpu= term `cpu` (or -1) opens on;
  * per_cpu (sampling) gives every (task, CPU) pair. *pos is malloc'd;
  * returns the count or -errno. */
@@ -192,23 +181,5 @@ void ps_counter__free_probe(struct ps_counter *c);
  * target (once): the file's path, the function's file offset, a USDT
  * marker's sites. 0, or -errno with msg filled, naming the event. */
 int ps_counter__resolve_probe(struct ps_session *s, uint32_t slot, char *msg, size_t msglen);
-/* core/probe.c: a probe's config1, config2 and ref_ctr_offset for one site. */
-void ps_counter__probe_attr(const struct ps_counter *c, uint32_t site, struct perf_event_attr *a);
-
-/* What went wrong opening one event, for ps_explain_open_error(). */
-struct ps_open_failure {
-	const char *name;		      /* display name */
-	const struct perf_event_attr *attr;   /* as passed to perf_event_open */
-	const struct perf_event_attr *leader; /* its group leader's, NULL when it leads */
-	int err;			      /* positive errno */
-	enum ps_target_kind kind;
-	pid_t pid; /* pid argument of the failing call */
-	int cpu;   /* cpu argument of the failing call */
-};
-
-/* core/explain.c: write "cannot open 'NAME': why; what to do" into msg, with what
- * this machine says (PMUs in sysfs, perf_event_paranoid, RLIMIT_NOFILE).
- * Returns the length it wanted, like snprintf. */
-int ps_explain_open_error(const struct ps_open_failure *f, char *msg, size_t msglen);
 
 #endif /* PS_COUNTER_INTERNAL_H */

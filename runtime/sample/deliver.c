@@ -65,7 +65,7 @@ static int deliver_record(struct ps_sampler *m, const struct ps_delivery *d)
 	struct ps_sampled *c = ps_sampler__counter(m, d->slot);
 	struct ps_record *r = d->record;
 
-	r->handle = c ? ps_session__handle(m->s, d->slot) : 0;
+	r->handle = c ? ps_session__handle_of(m->s, d->slot) : 0;
 	switch (r->type) {
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
@@ -107,8 +107,10 @@ void ps_sampler__settle_lost(struct ps_sampler *m, const struct ps_backend_ops *
 {
 	struct ps_session *s = m->s;
 
-	for (uint32_t i = 0; i < s->nslots; i++) {
-		struct ps_sampled *c = s->slots[i].live ? s->slots[i].sampled : NULL;
+	for (uint32_t i = 0; i < ps_session__nslots(s); i++) {
+		struct ps_sampled *c = ps_counter__live(ps_session__counter(s, i))
+					   ? ps_counter__sampled(ps_session__counter(s, i))
+					   : NULL;
 		struct ps_record r = {.type = PERF_RECORD_LOST_SAMPLES};
 
 		if (!c || !c->serving || (only && c->serving != only) ||
@@ -121,7 +123,7 @@ void ps_sampler__settle_lost(struct ps_sampler *m, const struct ps_backend_ops *
 
 int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_sample_stats *st)
 {
-	struct ps_sampler *m = s ? s->sampler : NULL;
+	struct ps_sampler *m = s ? ps_session__sampler(s) : NULL;
 	const struct ps_counter *k;
 
 	if (!m || !st)
@@ -131,22 +133,24 @@ int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_
 
 		*st = m->total;
 		/* the told total may lag what the sources count now */
-		for (uint32_t i = 0; i < s->nslots; i++)
-			if (s->slots[i].live && s->slots[i].sampled)
-				sum += lost_now(m, i, s->slots[i].sampled);
+		for (uint32_t i = 0; i < ps_session__nslots(s); i++)
+			if (ps_counter__live(ps_session__counter(s, i)) &&
+			    ps_counter__sampled(ps_session__counter(s, i)))
+				sum +=
+				    lost_now(m, i, ps_counter__sampled(ps_session__counter(s, i)));
 		if (sum > st->lost)
 			st->lost = sum;
 		return 0;
 	}
-	k = ps_session__slot(s, h);
+	k = ps_session__counter_of(s, h);
 	if (!k)
 		return -PS_ERR_HANDLE;
-	if (!k->sampled) {
+	if (!ps_counter__sampled(k)) {
 		memset(st, 0, sizeof(*st));
 		return 0;
 	}
-	*st = k->sampled->st;
-	st->lost = lost_now(m, (uint32_t)(k - s->slots), k->sampled);
+	*st = ps_counter__sampled(k)->st;
+	st->lost = lost_now(m, ps_session__slot_of(s, k), ps_counter__sampled(k));
 	return 0;
 }
 
@@ -154,16 +158,16 @@ int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_
 
 int ps_session__poll_fds(const struct ps_session *s, const int **fds)
 {
-	if (!s || !s->sampler)
+	if (!s || !ps_session__sampler(s))
 		return -EINVAL;
 	if (fds)
-		*fds = s->sampler->fds;
-	return (int)s->sampler->nwatch;
+		*fds = ps_session__sampler(s)->fds;
+	return (int)ps_session__sampler(s)->nwatch;
 }
 
 int ps_session__dispatch(struct ps_session *s, int fd, size_t budget)
 {
-	struct ps_sampler *m = s ? s->sampler : NULL;
+	struct ps_sampler *m = s ? ps_session__sampler(s) : NULL;
 
 	if (!m)
 		return -EINVAL;
@@ -180,7 +184,7 @@ int ps_session__dispatch(struct ps_session *s, int fd, size_t budget)
 
 int ps_session__set_ordered(struct ps_session *s, bool on)
 {
-	struct ps_sampler *m = s ? s->sampler : NULL;
+	struct ps_sampler *m = s ? ps_session__sampler(s) : NULL;
 
 	if (!m)
 		return -EINVAL;
@@ -190,12 +194,12 @@ int ps_session__set_ordered(struct ps_session *s, bool on)
 
 bool ps_session__ordered(const struct ps_session *s)
 {
-	return s && s->sampler && !s->sampler->unordered;
+	return s && ps_session__sampler(s) && !ps_session__sampler(s)->unordered;
 }
 
 int ps_session__flush(struct ps_session *s)
 {
-	struct ps_sampler *m = s ? s->sampler : NULL;
+	struct ps_sampler *m = s ? ps_session__sampler(s) : NULL;
 	int total = 0;
 
 	if (!m)

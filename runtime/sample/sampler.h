@@ -20,7 +20,7 @@
 #ifndef PS_SAMPLE_SAMPLER_H
 #define PS_SAMPLE_SAMPLER_H
 
-#include "core/internal.h"
+#include "core/view.h"
 
 /* 1 MiB of 4 KiB pages (docs/events.md); 8 MiB once a counter copies user
  * stacks (call-graph=dwarf). */
@@ -118,13 +118,15 @@ struct ps_sampler {
 /* The sampler of a session (never NULL once ps_session__new made it). */
 static inline struct ps_sampler *ps_sampler__of(const struct ps_session *s)
 {
-	return s->sampler;
+	return ps_session__sampler(s);
 }
 
 /* The sampling state of slot, or NULL for a counter that does not sample. */
 static inline struct ps_sampled *ps_sampler__counter(const struct ps_sampler *m, uint32_t slot)
 {
-	return slot < m->s->nslots ? m->s->slots[slot].sampled : NULL;
+	const struct ps_counter *c = ps_session__counter(m->s, slot);
+
+	return c ? ps_counter__sampled(c) : NULL;
 }
 
 /* Data pages per ring, and the bytes after which a source wakes its poller:

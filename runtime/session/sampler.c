@@ -19,7 +19,6 @@
 
 #include "base/array.h"
 #include "base/cpus.h"
-#include "event/event.h"
 #include "sample/sampler.h"
 
 static bool wants_kernel_work(const struct ps_sample_conf *c)
@@ -33,11 +32,13 @@ static bool wants_kernel_work(const struct ps_sample_conf *c)
  * its memory are there. */
 static bool wants_strings(const struct ps_sampler *m, uint32_t slot)
 {
-	const struct ps_counter *k = &m->s->slots[slot];
+	const struct ps_counter *k = ps_session__counter(m->s, slot);
 	const struct ps_tp_format *f;
 
-	if (k->attr.type != PERF_TYPE_TRACEPOINT || !(k->attr.sample_type & PERF_SAMPLE_RAW) ||
-	    !k->tracepoint || !(f = ps_tp_format__get(k->tracepoint, NULL)))
+	if (ps_counter__attr(k)->type != PERF_TYPE_TRACEPOINT ||
+	    !(ps_counter__attr(k)->sample_type & PERF_SAMPLE_RAW) ||
+	    !ps_counter__tracepoint_name(k) ||
+	    !(f = ps_tp_format__get(ps_counter__tracepoint_name(k), NULL)))
 		return false;
 	for (size_t i = 0; i < ps_tp_format__count(f); i++)
 		if (ps_tp_format__field(f, i)->user_string)
@@ -96,37 +97,40 @@ static int serve(struct ps_sampler *m, uint32_t slot, char *msg, size_t msglen)
 
 static int hook_prepare(struct ps_session *s, uint32_t slot, const struct ps_events *evs, size_t i)
 {
-	struct ps_counter *k = &s->slots[slot];
+	struct ps_counter *k = ps_session__counter(s, slot);
 	struct ps_sampled *c = calloc(1, sizeof(*c));
-	int bpf = evs && i < evs->n	      ? evs->ev[i].bpf
-		  : k->flags & PS_EVENT_BPF   ? 1
-		  : k->flags & PS_EVENT_NOBPF ? -1
-					      : 0;
+	/* the event string's bpf/nobpf term, as the counter's flags keep it
+	 * (the same for a counter made to sample later: evs NULL) */
+	unsigned flags = ps_counter__flags(k);
+	int bpf = flags & PS_EVENT_BPF ? 1 : flags & PS_EVENT_NOBPF ? -1 : 0;
 
+	(void)evs;
+	(void)i;
 	if (!c)
 		return -ENOMEM;
 	c->term = bpf > 0 ? PS_BACKEND_BPF : bpf < 0 ? PS_BACKEND_PERF : PS_BACKEND_AUTO;
-	k->sampled = c;
-	if (k->attr.sample_type & PERF_SAMPLE_STACK_USER)
-		s->sampler->user_stacks = true; /* rings mapped from now on are bigger */
-	ps_perf_backend.prepare(s->sampler, slot, &k->attr);
+	ps_counter__set_sampled(k, c);
+	if (ps_counter__attr(k)->sample_type & PERF_SAMPLE_STACK_USER)
+		ps_session__sampler(s)->user_stacks =
+		    true; /* rings mapped from now on are bigger */
+	ps_perf_backend.prepare(ps_session__sampler(s), slot, ps_counter__attr_mut(k));
 	return 0;
 }
 
 static int hook_will_open(struct ps_session *s, const struct ps_position *pos, int npos, char *msg,
 			  size_t msglen)
 {
-	return ps_perf_backend.will_open(s->sampler, pos, npos, msg, msglen);
+	return ps_perf_backend.will_open(ps_session__sampler(s), pos, npos, msg, msglen);
 }
 
 static int hook_fd_opened(struct ps_session *s, uint32_t slot, int fd, int cpu)
 {
-	return ps_perf_backend.fd_opened(s->sampler, slot, fd, cpu);
+	return ps_perf_backend.fd_opened(ps_session__sampler(s), slot, fd, cpu);
 }
 
 static int hook_attach(struct ps_session *s, uint32_t slot, char *msg, size_t msglen)
 {
-	struct ps_sampler *m = s->sampler;
+	struct ps_sampler *m = ps_session__sampler(s);
 	int err = ps_perf_backend.attach(m, slot, msg, msglen);
 
 	if (!err && (err = serve(m, slot, msg, msglen)))
@@ -136,7 +140,7 @@ static int hook_attach(struct ps_session *s, uint32_t slot, char *msg, size_t ms
 
 static void hook_switched(struct ps_session *s, uint32_t slot, bool on)
 {
-	struct ps_sampler *m = s->sampler;
+	struct ps_sampler *m = ps_session__sampler(s);
 	struct ps_sampled *c = ps_sampler__counter(m, slot);
 
 	if (c && c->serving && c->serving->switched)
@@ -145,7 +149,7 @@ static void hook_switched(struct ps_session *s, uint32_t slot, bool on)
 
 static void hook_detach(struct ps_session *s, uint32_t slot)
 {
-	struct ps_sampler *m = s->sampler;
+	struct ps_sampler *m = ps_session__sampler(s);
 	struct ps_sampled *c = ps_sampler__counter(m, slot);
 
 	/* a program goes before the fds it hangs on; samples still in a ring
@@ -165,16 +169,16 @@ static void conf_free(struct ps_sample_conf *conf)
 
 static void hook_release(struct ps_session *s, uint32_t slot)
 {
-	struct ps_counter *k = &s->slots[slot];
+	struct ps_counter *k = ps_session__counter(s, slot);
 
-	conf_free(&k->sampled->conf);
-	free(k->sampled);
-	k->sampled = NULL;
+	conf_free(&ps_counter__sampled(k)->conf);
+	free(ps_counter__sampled(k));
+	ps_counter__set_sampled(k, NULL);
 }
 
 static void hook_free(struct ps_session *s)
 {
-	struct ps_sampler *m = s->sampler;
+	struct ps_sampler *m = ps_session__sampler(s);
 
 	ps_order__free(m);
 	ps_bpf_backend.free(m);
@@ -182,8 +186,7 @@ static void hook_free(struct ps_session *s)
 	free(m->watch);
 	free(m->fds);
 	free(m);
-	s->sampler = NULL;
-	s->hooks = NULL;
+	ps_session__set_sampler(s, NULL, NULL);
 }
 
 static const struct ps_sampler_hooks hooks = {
@@ -213,14 +216,13 @@ struct ps_session *ps_session__new(const struct ps_target_opts *opts)
 		return NULL;
 	}
 	m->s = s;
-	s->sampler = m;
-	s->hooks = &hooks;
+	ps_session__set_sampler(s, m, &hooks);
 	return s;
 }
 
 int ps_session__set_sample_ops(struct ps_session *s, const struct ps_sample_ops *ops)
 {
-	struct ps_sampler *m = s ? s->sampler : NULL;
+	struct ps_sampler *m = s ? ps_session__sampler(s) : NULL;
 
 	if (!m)
 		return -EINVAL;
@@ -236,54 +238,26 @@ int ps_session__set_sample_ops(struct ps_session *s, const struct ps_sample_ops 
 
 int ps_session__set_ring_pages(struct ps_session *s, size_t pages)
 {
-	if (!s || !s->sampler || pages == 0 || (pages & (pages - 1)) || pages > PS_RING_PAGES_MAX)
+	if (!s || !ps_session__sampler(s) || pages == 0 || (pages & (pages - 1)) ||
+	    pages > PS_RING_PAGES_MAX)
 		return -EINVAL;
-	s->sampler->ring_pages = pages;
+	ps_session__sampler(s)->ring_pages = pages;
 	return 0;
 }
 
 int ps_session__set_backend(struct ps_session *s, enum ps_backend b)
 {
-	if (!s || !s->sampler || b < PS_BACKEND_AUTO || b > PS_BACKEND_BPF)
+	if (!s || !ps_session__sampler(s) || b < PS_BACKEND_AUTO || b > PS_BACKEND_BPF)
 		return -EINVAL;
-	s->sampler->backend = b;
+	ps_session__sampler(s)->backend = b;
 	return 0;
 }
 
 bool ps_session__is_sampling(const struct ps_session *s, ps_handle h)
 {
-	const struct ps_counter *c = ps_session__slot(s, h);
+	const struct ps_counter *c = ps_session__counter_of(s, h);
 
-	return c && c->sampling;
-}
-
-int ps_session__sample_every(struct ps_session *s, ps_handle h)
-{
-	struct ps_counter *c = ps_session__slot(s, h);
-	struct perf_event_attr *a;
-	uint32_t slot;
-
-	if (!c)
-		return -PS_ERR_HANDLE;
-	if (c->sampling)
-		return 0;
-	if (!(c->flags & PS_EVENT_SAMPLE_EVERY))
-		return -EINVAL;
-	if (c->open)
-		return -PS_ERR_STATE;
-	slot = (uint32_t)(c - s->slots);
-	a = &c->attr;
-	/* what the parser gives period=1 (event/event.c) */
-	a->sample_period = 1;
-	a->freq = 0;
-	a->sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-			  PERF_SAMPLE_PERIOD;
-	if (a->type == PERF_TYPE_TRACEPOINT)
-		a->sample_type |= PERF_SAMPLE_RAW;
-	if (c->leader == slot && c->nmembers > 1)
-		a->sample_type |= PERF_SAMPLE_READ;
-	c->sampling = true;
-	return hook_prepare(s, slot, NULL, 0);
+	return c && ps_counter__sampling(c);
 }
 
 /* Copy o into conf (arrays copied); 0 or -ENOMEM with conf unchanged. */
@@ -328,7 +302,7 @@ static int conf_set(struct ps_sample_conf *conf, const struct ps_bpf_opts *o)
 int ps_session__set_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf_opts *o, char *msg,
 			size_t msglen)
 {
-	struct ps_counter *k = ps_session__slot(s, h);
+	struct ps_counter *k = ps_session__counter_of(s, h);
 	int err;
 
 	if (msg && msglen)
@@ -337,39 +311,40 @@ int ps_session__set_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf_o
 		return -PS_ERR_HANDLE;
 	if (!o || o->sz < offsetof(struct ps_bpf_opts, entries) + sizeof(o->entries))
 		return -EINVAL;
-	if (!k->sampling || !k->sampled) {
+	if (!ps_counter__sampling(k) || !ps_counter__sampled(k)) {
 		if (msg && msglen)
 			snprintf(msg, msglen,
 				 "counter '%s' does not sample: in-kernel handling "
 				 "needs a period= or freq= term",
-				 k->name);
+				 ps_counter__name(k));
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < o->ncpus; i++) {
 		if (o->cpus[i] < 0 || o->cpus[i] >= PS_CPUS_MAX) {
 			if (msg && msglen)
 				snprintf(msg, msglen, "counter '%s': %d is not a CPU number",
-					 k->name, o->cpus[i]);
+					 ps_counter__name(k), o->cpus[i]);
 			return -EINVAL;
 		}
 	}
-	err = conf_set(&k->sampled->conf, o);
-	k->sampled->passed = 0;
-	if (err || !k->open)
+	err = conf_set(&ps_counter__sampled(k)->conf, o);
+	ps_counter__sampled(k)->passed = 0;
+	if (err || !ps_counter__is_open(k))
 		return err;
 	/* an open counter takes its new path now (a new program replaces the old) */
-	return serve(s->sampler, (uint32_t)(k - s->slots), msg, msglen);
+	return serve(ps_session__sampler(s), ps_session__slot_of(s, k), msg, msglen);
 }
 
 enum ps_backend ps_session__backend(const struct ps_session *s, ps_handle h)
 {
-	const struct ps_counter *k = ps_session__slot(s, h);
+	const struct ps_counter *k = ps_session__counter_of(s, h);
 
-	return k && k->sampled && k->sampled->serving == &ps_bpf_backend ? PS_BACKEND_BPF
-									 : PS_BACKEND_PERF;
+	return k && ps_counter__sampled(k) && ps_counter__sampled(k)->serving == &ps_bpf_backend
+		   ? PS_BACKEND_BPF
+		   : PS_BACKEND_PERF;
 }
 
 const char *ps_session__bpf_fallback(const struct ps_session *s)
 {
-	return s && s->sampler ? s->sampler->fallback : "";
+	return s && ps_session__sampler(s) ? ps_session__sampler(s)->fallback : "";
 }

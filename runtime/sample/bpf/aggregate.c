@@ -24,19 +24,20 @@
 static struct ps_bpf_counter *aggregating(const struct ps_session *s, ps_handle h, uint32_t *keys,
 					  int *err)
 {
-	const struct ps_counter *c = ps_session__slot(s, h);
-	struct ps_bpf_counter *b = c ? ps_bpf__counter(s->sampler, (uint32_t)(c - s->slots)) : NULL;
+	const struct ps_counter *c = ps_session__counter_of(s, h);
+	struct ps_bpf_counter *b =
+	    c ? ps_bpf__counter(ps_session__sampler(s), ps_session__slot_of(s, c)) : NULL;
 
 	*err = 0;
 	if (!c) {
 		*err = -PS_ERR_HANDLE;
 		return NULL;
 	}
-	if (!b || !b->skel || !(c->sampled->conf.mode & PS_BPF_AGGREGATE)) {
+	if (!b || !b->skel || !(ps_counter__sampled(c)->conf.mode & PS_BPF_AGGREGATE)) {
 		*err = -EOPNOTSUPP; /* not aggregating in the kernel (perf path or not asked) */
 		return NULL;
 	}
-	*keys = c->sampled->conf.keys;
+	*keys = ps_counter__sampled(c)->conf.keys;
 	return b;
 }
 

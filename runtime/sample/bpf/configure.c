@@ -40,15 +40,15 @@ static size_t ring_bytes(const struct ps_sampler *m)
 
 enum ps_bpf_kind ps_bpf__kind(const struct ps_counter *c)
 {
-	if (c->attr.type == PERF_TYPE_TRACEPOINT)
+	if (ps_counter__attr(c)->type == PERF_TYPE_TRACEPOINT)
 		return PS_BPF_KIND_TRACEPOINT;
-	return c->probe ? PS_BPF_KIND_PROBE : PS_BPF_KIND_PERF;
+	return ps_counter__probe_sites(c) ? PS_BPF_KIND_PROBE : PS_BPF_KIND_PERF;
 }
 
 int ps_bpf__fill_maps(const struct ps_session *s, const struct ps_counter *c,
 		      struct ps_sample_bpf *skel)
 {
-	const struct ps_sample_conf *b = &c->sampled->conf;
+	const struct ps_sample_conf *b = &ps_counter__sampled(c)->conf;
 	__u8 one = 1;
 	int err = 0;
 
@@ -65,9 +65,12 @@ int ps_bpf__fill_maps(const struct ps_session *s, const struct ps_counter *c,
 	}
 	if (err || ps_bpf__kind(c) == PS_BPF_KIND_PERF)
 		return err;
-	if (s->kind == PS_TARGET_CPUS) {
-		for (int i = 0; i < s->ncpus && !err; i++) {
-			__u32 cpu = (__u32)s->cpus[i];
+	if (ps_session__target_kind(s) == PS_TARGET_CPUS) {
+		const int *cpus;
+		int n = ps_session__target_cpus(s, &cpus);
+
+		for (int i = 0; i < n && !err; i++) {
+			__u32 cpu = (__u32)cpus[i];
 			__u8 v = 0;
 
 			bpf_map__lookup_elem(skel->maps.ps_cpus, &cpu, sizeof(cpu), &v, 1, 0);
@@ -75,10 +78,12 @@ int ps_bpf__fill_maps(const struct ps_session *s, const struct ps_counter *c,
 			err = bpf_map__update_elem(skel->maps.ps_cpus, &cpu, sizeof(cpu), &v, 1,
 						   BPF_ANY);
 		}
-	} else if (s->kind == PS_TARGET_COMMAND && s->held) {
-		skel->bss->exec_tgid = (__u32)s->pid; /* joins at its exec (ps_exec) */
+	} else if (ps_session__target_kind(s) == PS_TARGET_COMMAND && ps_session__held(s)) {
+		/* joins at its exec (ps_exec) */
+		skel->bss->exec_tgid = (__u32)ps_session__target_pid(s);
 	} else {
-		__u32 pid = (__u32)(s->pid > 0 ? s->pid : s->self);
+		pid_t tp = ps_session__target_pid(s);
+		__u32 pid = (__u32)(tp > 0 ? tp : ps_session__self_pid(s));
 
 		err = bpf_map__update_elem(skel->maps.ps_targets, &pid, sizeof(pid), &one, 1,
 					   BPF_ANY);
@@ -89,7 +94,7 @@ int ps_bpf__fill_maps(const struct ps_session *s, const struct ps_counter *c,
 
 uint32_t ps_bpf__cfg_flags(const struct ps_session *s, const struct ps_counter *c)
 {
-	const struct ps_sample_conf *b = &c->sampled->conf;
+	const struct ps_sample_conf *b = &ps_counter__sampled(c)->conf;
 	unsigned mode = b->mode ? b->mode : PS_BPF_FORWARD;
 	uint32_t f = 0;
 
@@ -100,11 +105,13 @@ uint32_t ps_bpf__cfg_flags(const struct ps_session *s, const struct ps_counter *
 	f |= b->priv == PS_PRIV_USER	 ? PS_BPF_F_USER
 	     : b->priv == PS_PRIV_KERNEL ? PS_BPF_F_KERNEL
 					 : 0;
-	f |= c->attr.sample_type & PERF_SAMPLE_CALLCHAIN ? PS_BPF_F_CALLCHAIN : 0;
+	f |= ps_counter__attr(c)->sample_type & PERF_SAMPLE_CALLCHAIN ? PS_BPF_F_CALLCHAIN : 0;
 	if (ps_bpf__kind(c) != PS_BPF_KIND_PERF)
-		f |= s->kind == PS_TARGET_CPUS ? PS_BPF_F_TGT_CPUS : PS_BPF_F_TGT_TREE;
+		f |= ps_session__target_kind(s) == PS_TARGET_CPUS ? PS_BPF_F_TGT_CPUS
+								  : PS_BPF_F_TGT_TREE;
 	/* perf samples syscalls:* at the user registers the syscall saved */
-	if (c->attr.type == PERF_TYPE_TRACEPOINT && !strncmp(c->spec->text, "syscalls:", 9))
+	if (ps_counter__attr(c)->type == PERF_TYPE_TRACEPOINT &&
+	    !strncmp(ps_counter__spec_text(c), "syscalls:", 9))
 		f |= PS_BPF_F_USER_REGS;
 	/* a kernel tracepoint's ip costs a stack walk: only when it is used */
 	if ((f & PS_BPF_F_FORWARD) || (f & (PS_BPF_F_USER | PS_BPF_F_KERNEL)) ||
@@ -124,9 +131,12 @@ static uint32_t cpu_slots(const struct ps_session *s, const struct ps_sample_con
 	for (size_t i = 0; i < b->ncpus; i++)
 		if (b->cpus[i] >= 0 && (uint32_t)b->cpus[i] >= n)
 			n = (uint32_t)b->cpus[i] + 1;
-	for (int i = 0; s->kind == PS_TARGET_CPUS && i < s->ncpus; i++)
-		if ((uint32_t)s->cpus[i] >= n)
-			n = (uint32_t)s->cpus[i] + 1;
+	const int *cpus;
+	int ncpus = ps_session__target_cpus(s, &cpus);
+
+	for (int i = 0; i < ncpus; i++)
+		if ((uint32_t)cpus[i] >= n)
+			n = (uint32_t)cpus[i] + 1;
 	return n;
 }
 
@@ -135,8 +145,9 @@ static uint32_t cpu_slots(const struct ps_session *s, const struct ps_sample_con
  * them (a longer one is cut, and its field decodes to nothing). */
 static uint32_t raw_size(const struct ps_counter *c, bool whole)
 {
-	const struct ps_tp_format *f =
-	    c->tracepoint ? ps_tp_format__get(c->tracepoint, NULL) : NULL;
+	const struct ps_tp_format *f = ps_counter__tracepoint_name(c)
+					   ? ps_tp_format__get(ps_counter__tracepoint_name(c), NULL)
+					   : NULL;
 	uint32_t end = 0;
 	bool dynamic = false;
 
@@ -159,11 +170,12 @@ static uint32_t raw_size(const struct ps_counter *c, bool whole)
  * false when the compact record serves. */
 static bool whole(const struct ps_counter *c, struct ps_sample_bpf *skel)
 {
-	const struct ps_tp_format *f =
-	    c->tracepoint ? ps_tp_format__get(c->tracepoint, NULL) : NULL;
+	const struct ps_tp_format *f = ps_counter__tracepoint_name(c)
+					   ? ps_tp_format__get(ps_counter__tracepoint_name(c), NULL)
+					   : NULL;
 	uint32_t nloc = 0, nstr = 0;
 
-	if (!(c->attr.sample_type & PERF_SAMPLE_RAW))
+	if (!(ps_counter__attr(c)->sample_type & PERF_SAMPLE_RAW))
 		return false;
 	for (size_t i = 0; i < ps_tp_format__count(f); i++) {
 		const struct ps_tp_field *fl = ps_tp_format__field(f, i);
@@ -187,15 +199,16 @@ const struct ps_tp_format *ps_bpf__exit_tracepoint(const struct ps_counter *c)
 {
 	char name[256];
 
-	if (!c->tracepoint || strncmp(c->tracepoint, "syscalls:sys_enter_", 19))
+	if (!ps_counter__tracepoint_name(c) ||
+	    strncmp(ps_counter__tracepoint_name(c), "syscalls:sys_enter_", 19))
 		return NULL;
-	snprintf(name, sizeof(name), "syscalls:sys_exit_%s", c->tracepoint + 19);
+	snprintf(name, sizeof(name), "syscalls:sys_exit_%s", ps_counter__tracepoint_name(c) + 19);
 	return ps_tp_format__get(name, NULL);
 }
 
 static uint32_t agg_entries(const struct ps_counter *c, uint32_t flags)
 {
-	const struct ps_sample_conf *b = &c->sampled->conf;
+	const struct ps_sample_conf *b = &ps_counter__sampled(c)->conf;
 
 	if (!(flags & PS_BPF_F_AGGREGATE))
 		return 1;
@@ -206,8 +219,8 @@ static uint32_t agg_entries(const struct ps_counter *c, uint32_t flags)
 int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint32_t slot,
 		      struct ps_sample_bpf *skel, int counts_fd)
 {
-	const struct ps_counter *c = &m->s->slots[slot];
-	const struct ps_sample_conf *b = &c->sampled->conf;
+	const struct ps_counter *c = ps_session__counter(m->s, slot);
+	const struct ps_sample_conf *b = &ps_counter__sampled(c)->conf;
 	enum ps_bpf_kind kind = ps_bpf__kind(c);
 	bool tp = kind == PS_BPF_KIND_TRACEPOINT, hits = kind != PS_BPF_KIND_PERF;
 	uint32_t flags = ps_bpf__cfg_flags(m->s, c),
@@ -221,20 +234,24 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 	bpf_program__set_autoload(skel->progs.ps_free, flags & PS_BPF_F_TGT_TREE);
 	bpf_program__set_autoload(skel->progs.ps_exec, flags & PS_BPF_F_TGT_TREE);
 	bpf_program__set_autoload(skel->progs.ps_tp_exit, false); /* below, when cfg_late */
-	skel->rodata->cfg_handle = ps_session__handle(m->s, slot);
+	skel->rodata->cfg_handle = ps_session__handle_of(m->s, slot);
 	skel->rodata->cfg_flags = flags;
 	skel->rodata->cfg_keys = keys;
 	skel->rodata->cfg_every = b->every;
 	skel->rodata->cfg_tid = (__u32)b->tid;
-	skel->rodata->cfg_period = hits && !c->attr.freq ? c->attr.sample_period : 1;
+	skel->rodata->cfg_period =
+	    hits && !ps_counter__attr(c)->freq ? ps_counter__attr(c)->sample_period : 1;
 	skel->rodata->cfg_freq_ns =
-	    hits && c->attr.freq && c->attr.sample_freq ? 1000000000ull / c->attr.sample_freq : 0;
+	    hits && ps_counter__attr(c)->freq && ps_counter__attr(c)->sample_freq
+		? 1000000000ull / ps_counter__attr(c)->sample_freq
+		: 0;
 	skel->rodata->cfg_wake_bytes = ring_bytes(m) / 4;
 	skel->rodata->cfg_whole = tp && (flags & PS_BPF_F_FORWARD) && whole(c, skel);
-	skel->rodata->cfg_raw_size =
-	    tp && (c->attr.sample_type & PERF_SAMPLE_RAW) ? raw_size(c, skel->rodata->cfg_whole)
-	    : kind == PS_BPF_KIND_PROBE ? sizeof(bpf_user_pt_regs_t) /* the registers */
-					: 0;
+	skel->rodata->cfg_raw_size = tp && (ps_counter__attr(c)->sample_type & PERF_SAMPLE_RAW)
+					 ? raw_size(c, skel->rodata->cfg_whole)
+				     : kind == PS_BPF_KIND_PROBE
+					 ? sizeof(bpf_user_pt_regs_t) /* the registers */
+					 : 0;
 	if (keys & PS_AGG_FIELD) {
 		skel->rodata->cfg_field_off = b->field_offset;
 		skel->rodata->cfg_field_size = b->field_size;

@@ -93,35 +93,37 @@ int ps_bpf__on_record(void *ctx, void *data, size_t size)
 		ps_sampler__malformed(m, PS_NO_SLOT);
 		goto next;
 	}
-	c = ps_session__slot(m->s, r->handle);
-	b = c ? ps_bpf__counter(m, (uint32_t)(c - m->s->slots)) : NULL;
+	c = ps_session__counter_of(m->s, r->handle);
+	b = c ? ps_bpf__counter(m, ps_session__slot_of(m->s, c)) : NULL;
 	if (!b || !b->skel)
 		goto next; /* a freed or detached counter's leftovers */
 	memset(&smp, 0, sizeof(smp));
 	smp.handle = r->handle;
 	smp.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-			  PERF_SAMPLE_PERIOD | (c->attr.sample_type & PERF_SAMPLE_ADDR);
+			  PERF_SAMPLE_PERIOD |
+			  (ps_counter__attr(c)->sample_type & PERF_SAMPLE_ADDR);
 	smp.ip = r->ip;
 	smp.addr = r->addr;
 	smp.time = r->time;
-	smp.period = r->period ? r->period : c->attr.sample_period;
+	smp.period = r->period ? r->period : ps_counter__attr(c)->sample_period;
 	smp.pid = r->pid;
 	smp.tid = r->tid;
 	smp.cpu = r->cpu;
 	smp.misc = r->user ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL;
-	smp.read_format = c->attr.read_format;
+	smp.read_format = ps_counter__attr(c)->read_format;
 	if (r->ustack >= 0 || r->kstack >= 0)
 		chain(bs, b, r, &smp);
 	if (ps_bpf__kind(c) == PS_BPF_KIND_PROBE && r->raw_size <= size - sizeof(*r)) {
 		/* a probe's record carries its registers: a uprobe's are the
 		 * task's user registers, a kprobe's those at the breakpoint, as
 		 * the perf path samples them (s:arg(n), s.retval) */
-		bool user = c->attr.sample_type & PERF_SAMPLE_REGS_USER;
+		bool user = ps_counter__attr(c)->sample_type & PERF_SAMPLE_REGS_USER;
 		struct ps_regs *regs = user ? &smp.regs_user : &smp.regs_intr;
 
-		regs->mask = ps_regs__from_pt(
-		    r + 1, r->raw_size, user ? c->attr.sample_regs_user : c->attr.sample_regs_intr,
-		    bs->regs);
+		regs->mask = ps_regs__from_pt(r + 1, r->raw_size,
+					      user ? ps_counter__attr(c)->sample_regs_user
+						   : ps_counter__attr(c)->sample_regs_intr,
+					      bs->regs);
 		regs->abi = PERF_SAMPLE_REGS_ABI_64;
 		regs->regs = bs->regs;
 		smp.sample_type |= user ? PERF_SAMPLE_REGS_USER : PERF_SAMPLE_REGS_INTR;
@@ -137,7 +139,7 @@ int ps_bpf__on_record(void *ctx, void *data, size_t size)
 		}
 	}
 	rc = ps_sampler__deliver(m, &(struct ps_delivery){.from = &ps_bpf_backend,
-							  .slot = (uint32_t)(c - m->s->slots),
+							  .slot = ps_session__slot_of(m->s, c),
 							  .sample = &smp});
 	if (rc < 0) {
 		bs->stop = rc;

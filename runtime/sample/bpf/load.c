@@ -156,14 +156,15 @@ static const char *hint(int err, bool verifier)
 static int open_anchor(const struct ps_counter *c, const struct ps_session *s, uint64_t config,
 		       int site)
 {
-	struct perf_event_attr a = c->attr;
+	struct perf_event_attr a = *ps_counter__attr(c);
 	int *cpus = NULL, n = 0, fd, err;
 	pid_t pid = -1;
 
 	if (site >= 0) {
 		ps_counter__probe_attr(c, (uint32_t)site, &a);
-		if (s->kind != PS_TARGET_CPUS)
-			pid = s->pid > 0 ? s->pid : s->self;
+		if (ps_session__target_kind(s) != PS_TARGET_CPUS)
+			pid = ps_session__target_pid(s) > 0 ? ps_session__target_pid(s)
+							    : ps_session__self_pid(s);
 	}
 	if (config)
 		a.config = config;
@@ -220,14 +221,14 @@ static int attach_links(const struct ps_counter *c, const struct ps_session *s,
 
 	if (kind == PS_BPF_KIND_TRACEPOINT)
 		err = anchor(b, bpf_program__fd(skel->progs.ps_tp), open_anchor(c, s, 0, -1));
-	for (size_t k = 0; kind == PS_BPF_KIND_PROBE && !err && k < c->probe->nsites; k++)
+	for (size_t k = 0; kind == PS_BPF_KIND_PROBE && !err && k < ps_counter__probe_sites(c); k++)
 		err = anchor(b, bpf_program__fd(skel->progs.ps_kp), open_anchor(c, s, 0, (int)k));
 	if (!err && tp && skel->rodata->cfg_late) /* the syscall's exit sends late strings */
 		err = anchor(b, bpf_program__fd(skel->progs.ps_tp_exit),
 			     open_anchor(c, s, ps_tp_format__id(ps_bpf__exit_tracepoint(c)), -1));
-	for (int k = 0; !err && !tp && k < c->nfds; k++) {
-		links[*nlinks] = bpf_link_create(bpf_program__fd(skel->progs.ps_perf), c->fds[k],
-						 BPF_PERF_EVENT, NULL);
+	for (int k = 0; !err && !tp && k < ps_counter__nfds(c); k++) {
+		links[*nlinks] = bpf_link_create(bpf_program__fd(skel->progs.ps_perf),
+						 ps_counter__fd(c, k), BPF_PERF_EVENT, NULL);
 		if (links[*nlinks] < 0)
 			return links[*nlinks];
 		(*nlinks)++;
@@ -263,13 +264,15 @@ static int attach_links(const struct ps_counter *c, const struct ps_session *s,
  * freq=); on = false puts the counter's own back. */
 static void quiet_fds(const struct ps_counter *c, bool on)
 {
-	uint64_t v = !on ? c->attr.sample_period : c->attr.freq ? 1 : 1ull << 62;
+	uint64_t v = !on			 ? ps_counter__attr(c)->sample_period
+		     : ps_counter__attr(c)->freq ? 1
+						 : 1ull << 62;
 
 	if (ps_bpf__kind(c) == PS_BPF_KIND_PERF)
 		return;
-	for (int k = 0; k < c->nfds; k++)
-		if (c->fds[k] >= 0)
-			ioctl(c->fds[k], PERF_EVENT_IOC_PERIOD, &v);
+	for (int k = 0; k < ps_counter__nfds(c); k++)
+		if (ps_counter__fd(c, k) >= 0)
+			ioctl(ps_counter__fd(c, k), PERF_EVENT_IOC_PERIOD, &v);
 }
 
 /* The session's one ring buffer, from the first forwarding object. */
@@ -309,7 +312,7 @@ static void bpf_detach(struct ps_sampler *m, uint32_t slot)
 	ps_sample_bpf__destroy(b->skel);
 	free(b);
 	c->priv = NULL;
-	quiet_fds(&m->s->slots[slot], false);
+	quiet_fds(ps_session__counter(m->s, slot), false);
 }
 
 /* Load and attach the counter's object; the old one (if any) goes only on
@@ -318,7 +321,7 @@ static const char *const progname[] = {"ps_perf", "ps_tp", "ps_kp"}; /* by ps_bp
 
 static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msglen)
 {
-	struct ps_counter *c = &m->s->slots[slot];
+	struct ps_counter *c = ps_session__counter(m->s, slot);
 	struct ps_bpf *bs = bpf_of(m);
 	struct ps_bpf_counter *b = calloc(1, sizeof(*b));
 	struct ps_sample_bpf *skel = NULL;
@@ -326,7 +329,7 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 	int err = 0;
 	char tail[512];
 
-	if (c->attr.sample_type & PERF_SAMPLE_STACK_USER) {
+	if (ps_counter__attr(c)->sample_type & PERF_SAMPLE_STACK_USER) {
 		/* a BPF record has no room for 8 KiB of stack per sample */
 		free(b);
 		if (msg && msglen)
@@ -335,13 +338,14 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 			    "cannot take '%s' on the BPF path: call-graph=dwarf needs the perf "
 			    "ring (the BPF path has frame-pointer stacks only: use "
 			    "call-graph=fp, or nobpf)",
-			    c->name);
+			    ps_counter__name(c));
 		return -EOPNOTSUPP;
 	}
 	/* links: the fds', or the anchors' (a probe's sites and a syscall's
 	 * exit), and the three that follow the target's processes */
-	nsites = c->probe ? c->probe->nsites : 1;
-	if (!bs || !b || !(b->links = calloc((size_t)c->nfds + nsites + 4, sizeof(*b->links))) ||
+	nsites = ps_counter__probe_sites(c) ? ps_counter__probe_sites(c) : 1;
+	if (!bs || !b ||
+	    !(b->links = calloc((size_t)ps_counter__nfds(c) + nsites + 4, sizeof(*b->links))) ||
 	    !(b->anchors = calloc(nsites + 1, sizeof(*b->anchors)))) {
 		err = -ENOMEM;
 		goto fail;
@@ -359,7 +363,7 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 	if (!err)
 		err = ps_bpf__fill_maps(m->s, c, skel);
 	if (!err)
-		skel->bss->on = !c->stopped;
+		skel->bss->on = !ps_counter__stopped(c);
 	if (!err)
 		err = ps_bpf__put_counts(skel, b);
 	if (!err)
@@ -370,7 +374,7 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 		goto fail;
 	b->skel = skel;
 	bpf_detach(m, slot); /* the previous object, if any */
-	c->sampled->priv = b;
+	ps_counter__sampled(c)->priv = b;
 	quiet_fds(c, true);
 	return 0;
 fail:
@@ -387,8 +391,8 @@ fail:
 	verifier_tail(tail, sizeof(tail));
 	if (msg && msglen)
 		snprintf(msg, msglen, "cannot load BPF program '%s' for '%s': %s%s%s%s",
-			 progname[ps_bpf__kind(c)], c->name, ps_strerror(err), hint(err, tail[0]),
-			 tail[0] ? "; verifier: " : "", tail);
+			 progname[ps_bpf__kind(c)], ps_counter__name(c), ps_strerror(err),
+			 hint(err, tail[0]), tail[0] ? "; verifier: " : "", tail);
 	return err;
 }
 

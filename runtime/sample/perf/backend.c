@@ -137,30 +137,30 @@ static inline uint32_t id_slot(struct ps_perf *p, uint64_t id)
  * ring after it left name no one and are skipped. */
 static int perf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msglen)
 {
-	struct ps_counter *c = &m->s->slots[slot];
+	struct ps_counter *c = ps_session__counter(m->s, slot);
 	struct ps_perf *p = perf_of(m);
 
-	for (int k = 0; p && k < c->nfds; k++) {
-		if (id_add(p, c->ids[k], slot) == 0)
+	for (int k = 0; p && k < ps_counter__nfds(c); k++) {
+		if (id_add(p, ps_counter__id(c, k), slot) == 0)
 			continue;
 		for (int j = 0; j < k; j++)
-			id_del(p, c->ids[j]);
+			id_del(p, ps_counter__id(c, j));
 		p = NULL;
 	}
 	if (p)
 		return 0;
 	if (msg && msglen)
-		snprintf(msg, msglen, "cannot open '%s': out of memory", c->name);
+		snprintf(msg, msglen, "cannot open '%s': out of memory", ps_counter__name(c));
 	return -ENOMEM;
 }
 
 static void perf_detach(struct ps_sampler *m, uint32_t slot)
 {
-	struct ps_counter *c = &m->s->slots[slot];
+	struct ps_counter *c = ps_session__counter(m->s, slot);
 	struct ps_perf *p = m->perf;
 
-	for (int k = 0; p && k < c->nfds; k++)
-		id_del(p, c->ids[k]);
+	for (int k = 0; p && k < ps_counter__nfds(c); k++)
+		id_del(p, ps_counter__id(c, k));
 }
 
 /* ---- rings and their carriers ---- */
@@ -205,9 +205,10 @@ static int open_carrier(struct ps_sampler *m, int cpu, char *msg, size_t msglen)
 	    .sample_type = PS_CARRIER_SAMPLE_TYPE,
 	    .read_format = PERF_FORMAT_ID,
 	};
-	pid_t pid = s->kind == PS_TARGET_COMMAND || s->kind == PS_TARGET_PID ? s->pid
-		    : s->kind == PS_TARGET_CPUS				     ? -1
-									     : 0;
+	enum ps_target_kind kind = ps_session__target_kind(s);
+	pid_t pid = kind == PS_TARGET_COMMAND || kind == PS_TARGET_PID ? ps_session__target_pid(s)
+		    : kind == PS_TARGET_CPUS			       ? -1
+								       : 0;
 	int fd;
 
 	a.comm = a.mmap = a.mmap2 = a.task = a.comm_exec = 1;
@@ -218,9 +219,9 @@ static int open_carrier(struct ps_sampler *m, int cpu, char *msg, size_t msglen)
 	a.use_clockid = 1; /* as every counter (core/attr.c) */
 	a.clockid = CLOCK_MONOTONIC;
 	a.sample_id_all = 1;
-	a.inherit = s->kind == PS_TARGET_COMMAND || s->kind == PS_TARGET_PID;
+	a.inherit = kind == PS_TARGET_COMMAND || kind == PS_TARGET_PID;
 	/* a held command: track it from its exec, like its counters */
-	a.disabled = a.enable_on_exec = s->kind == PS_TARGET_COMMAND && s->held;
+	a.disabled = a.enable_on_exec = kind == PS_TARGET_COMMAND && ps_session__held(s);
 	a.watermark = 1;
 	a.wakeup_watermark = ps_sampler__wakeup_bytes(m);
 	fd = ps_perf__open(&a, pid, cpu, -1);
@@ -228,7 +229,7 @@ static int open_carrier(struct ps_sampler *m, int cpu, char *msg, size_t msglen)
 		struct ps_open_failure f = {.name = "dummy (sample ring carrier)",
 					    .attr = &a,
 					    .err = -fd,
-					    .kind = s->kind,
+					    .kind = kind,
 					    .pid = pid,
 					    .cpu = cpu};
 		if (msg && msglen)
@@ -331,22 +332,22 @@ static void perf_free(struct ps_sampler *m)
  * ring still full when the target exited) or charge it to the next writer. */
 static int perf_lost(struct ps_sampler *m, uint32_t slot, uint64_t *lost)
 {
-	const struct ps_counter *c = &m->s->slots[slot];
+	const struct ps_counter *c = ps_session__counter(m->s, slot);
+	uint64_t rf = ps_counter__attr(c)->read_format, small[8], *buf = small;
 	struct ps_read_layout lay;
-	uint64_t small[8], *buf = small;
+	uint32_t nmembers;
+	bool group = ps_counter__reads_group(m->s, c, &nmembers);
 	size_t words;
 
 	*lost = 0;
-	ps_read_layout__init(&lay, c->group_fmt
-				       ? c->attr.read_format
-				       : c->attr.read_format & ~(uint64_t)PERF_FORMAT_GROUP);
-	if (lay.lost < 0 || !c->open)
+	ps_read_layout__init(&lay, group ? rf : rf & ~(uint64_t)PERF_FORMAT_GROUP);
+	if (lay.lost < 0 || !ps_counter__is_open(c))
 		return -ENOENT;
-	words = ps_read_layout__words(&lay, c->group_fmt ? m->s->slots[c->leader].nmembers : 1);
+	words = ps_read_layout__words(&lay, nmembers);
 	if (words > sizeof(small) / sizeof(*small) && !(buf = malloc(words * sizeof(*buf))))
 		return -ENOMEM;
-	for (int k = 0; k < c->nfds; k++) {
-		ssize_t n = read(c->fds[k], buf, words * sizeof(*buf));
+	for (int k = 0; k < ps_counter__nfds(c); k++) {
+		ssize_t n = read(ps_counter__fd(c, k), buf, words * sizeof(*buf));
 		size_t have = n > 0 ? (size_t)n / sizeof(*buf) : 0;
 
 		if (!lay.group) {
@@ -359,7 +360,7 @@ static int perf_lost(struct ps_sampler *m, uint32_t slot, uint64_t *lost)
 
 			if (at + lay.per > have)
 				break;
-			if (lay.id >= 0 && buf[at + (size_t)lay.id] == c->ids[k])
+			if (lay.id >= 0 && buf[at + (size_t)lay.id] == ps_counter__id(c, k))
 				*lost += buf[at + (size_t)lay.lost];
 		}
 	}
@@ -372,22 +373,25 @@ static int perf_lost(struct ps_sampler *m, uint32_t slot, uint64_t *lost)
 
 static int take_sample(struct ps_sampler *m, const struct perf_event_header *h, uint32_t slot)
 {
-	const struct ps_counter *c;
+	const struct ps_counter *c = ps_session__counter(m->s, slot);
+	const struct ps_sampled *sd;
+	const struct perf_event_attr *a;
 	struct ps_sample smp;
 
-	if (slot >= m->s->nslots)
+	if (!c)
 		return 0; /* a freed counter's leftovers, or the carrier (it never samples) */
-	c = &m->s->slots[slot];
+	sd = ps_counter__sampled(c);
+	a = ps_counter__attr(c);
 	/* a counter BPF serves takes its samples from there alone */
-	if (c->sampled && c->sampled->serving != &ps_perf_backend)
+	if (sd && sd->serving != &ps_perf_backend)
 		return 0;
-	if (ps_record__sample(h, &c->attr, &smp)) {
+	if (ps_record__sample(h, a, &smp)) {
 		ps_sampler__malformed(m, slot);
 		return 0;
 	}
-	smp.handle = ps_session__handle(m->s, slot);
-	if (!c->attr.freq) { /* see perf_prepare */
-		smp.period = c->attr.sample_period;
+	smp.handle = ps_session__handle_of(m->s, slot);
+	if (!a->freq) { /* see perf_prepare */
+		smp.period = a->sample_period;
 		smp.sample_type |= PERF_SAMPLE_PERIOD;
 	}
 	return ps_sampler__deliver(
@@ -397,12 +401,13 @@ static int take_sample(struct ps_sampler *m, const struct perf_event_header *h, 
 static int take_other(struct ps_sampler *m, struct ps_perf *p, const struct perf_event_header *h,
 		      uint32_t slot)
 {
-	const struct ps_counter *c = slot < m->s->nslots ? &m->s->slots[slot] : NULL;
+	const struct ps_counter *c = ps_session__counter(m->s, slot);
 	struct ps_record r;
 	int err;
 
 	/* every fd of ours lays out the trailer alike; the carrier's type says how */
-	err = ps_record__other(h, c ? c->attr.sample_type : PS_CARRIER_SAMPLE_TYPE, &r);
+	err =
+	    ps_record__other(h, c ? ps_counter__attr(c)->sample_type : PS_CARRIER_SAMPLE_TYPE, &r);
 	if (err == -ENOENT)
 		return 0; /* a record type we do not surface (e.g. KSYMBOL) */
 	if (err) {
@@ -415,7 +420,7 @@ static int take_other(struct ps_sampler *m, struct ps_perf *p, const struct perf
 		 * one we know when the writer is not a clone. */
 		slot = id_slot(p, r.id);
 	}
-	if (slot >= m->s->nslots)
+	if (slot >= ps_session__nslots(m->s))
 		slot = PS_NO_SLOT;
 	return ps_sampler__deliver(
 	    m, &(struct ps_delivery){.from = &ps_perf_backend, .slot = slot, .record = &r});
