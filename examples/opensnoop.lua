@@ -18,11 +18,15 @@ local opts = require("args").parse(arg, {
 io.stdout:setvbuf("line") -- a row as it happens, into a pipe or a file too
 
 -- The open calls this kernel has (open(2) is not on every architecture).
-local pending, start = {}, nil
+local pending, start, why = {}, nil, nil
 local function watch(call)
-  local enter = perfmon.counter("syscalls:sys_enter_" .. call)
-  local exit = enter and perfmon.counter("syscalls:sys_exit_" .. call)
-  if not exit then return false end
+  local enter, err = perfmon.counter("syscalls:sys_enter_" .. call)
+  local exit
+  if enter then exit, err = perfmon.counter("syscalls:sys_exit_" .. call) end
+  if not exit then
+    why = why or err
+    return false
+  end
   probe(enter, function(s)
     pending[s.tid] = { path = s.args.filename, comm = s.comm, pid = s.pid, time = s.time }
   end)
@@ -46,7 +50,7 @@ for _, call in ipairs({ "open", "openat", "openat2" }) do
   any = watch(call) or any
 end
 if not any then
-  io.stderr:write("opensnoop.lua: this kernel has no syscalls:sys_enter_open* tracepoints\n")
+  io.stderr:write("opensnoop.lua: cannot trace open, openat or openat2: ", tostring(why), "\n")
   os.exit(1)
 end
 

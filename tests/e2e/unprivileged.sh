@@ -14,6 +14,10 @@ out=$(user -e 'c = perfmon.counter("uprobe:'"$W"':main")' -c "$W spin 1" 2>&1)
 like "$out" "permission denied .*run as root or with CAP_PERFMON: the kernel asks for it for every uprobe, whatever kernel.perf_event_paranoid says" \
 	"a uprobe as nobody: the advice that works"
 ok $([[ $out != *":u modifier"* && $out != *"lower kernel"* ]]; echo $?) "and no advice that does not"
+# opensnoop as nobody: the reason the tracepoints cannot be had, not "none here"
+out=$(user "$ROOT/examples/opensnoop.lua" -c "$W spin 1" 2>&1); rc=$?
+like "$rc:$out" "^1:opensnoop.lua: cannot trace open, openat or openat2: .*(permission denied|not allowed|need)" \
+	"opensnoop.lua as nobody: exit 1, saying why it cannot trace"
 
 done_testing; exit
 fi
@@ -62,5 +66,9 @@ out=$(user -e 'c = perfmon.counter("uprobe:'"$W"':main")' -c "$W spin 1" 2>&1)
 like "$out" "permission denied .*run as root or with CAP_PERFMON: the kernel asks for it for every uprobe, whatever kernel.perf_event_paranoid says" \
 	"a uprobe as nobody: the advice that works"
 ok $([[ $out != *":u modifier"* && $out != *"lower kernel"* ]]; echo $?) "and no advice that does not"
+# opensnoop as nobody: the reason the tracepoints cannot be had, not "none here"
+out=$(user "$ROOT/examples/opensnoop.lua" -c "$W spin 1" 2>&1); rc=$?
+like "$rc:$out" "^1:opensnoop.lua: cannot trace open, openat or openat2: .*(permission denied|not allowed|need)" \
+	"opensnoop.lua as nobody: exit 1, saying why it cannot trace"
 
 done_testing

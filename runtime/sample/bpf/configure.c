@@ -23,7 +23,7 @@
 #define PS_AGG_ENTRIES_DEFAULT 16384u
 #define PS_STACK_ENTRIES       16384u
 #define PS_TARGET_ENTRIES      65536u /* processes of a target a tracepoint follows */
-#define PS_LATE_ENTRIES	       4096u  /* threads in a syscall whose string comes at its exit */
+#define PS_LATE_ENTRIES	       1024u  /* threads in a syscall whose string comes at its exit */
 
 /* The ring buffer's bytes: the perf path's ring pages on every CPU, as a power of two. */
 static size_t ring_bytes(const struct ps_sampler *m)
