@@ -72,7 +72,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 # Real programs for the stack and symbol tests (tests/progs/), built as
 # distributions build: -O2, no frame pointers; libhot.so is stripped.
-PROGS     := $(addprefix $(BUILD)/tests/,chain clockspin cxxprog inline jit usehot libhot.so manystacks)
+PROGS     := $(addprefix $(BUILD)/tests/,chain clockspin cxxprog inline jit usehot libhot.so manystacks offcpu)
 PROG_CFLAGS := -O2 -g -fomit-frame-pointer
 HELPERS   := $(BUILD)/tests/workload $(PROGS)
 
@@ -149,6 +149,11 @@ $(BUILD)/tests/manystacks: tests/progs/manystacks.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -o $@ $<
 
+$(BUILD)/tests/offcpu: tests/progs/offcpu.c
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 -O1 -g -fno-omit-frame-pointer -pthread -o $@ $<
+
 $(BUILD)/tests/cxxprog: tests/progs/cxxprog.cc
 	$(call msg,CXX,$<)
 	$(Q)mkdir -p $(@D)
@@ -164,7 +169,7 @@ $(BUILD)/tests/usehot: tests/progs/usehot.c $(BUILD)/tests/libhot.so
 	$(call msg,CC,$<)
 	$(Q)$(CC) -std=gnu11 $(PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests -lhot '-Wl,-rpath,$$ORIGIN'
 
-$(BUILD)/bpf/%.bpf.o: runtime/sample/bpf/%.bpf.c runtime/sample/bpf/ps_bpf.h runtime/sample/bpf/ps_whole.bpf.h
+$(BUILD)/bpf/%.bpf.o: runtime/sample/bpf/%.bpf.c runtime/sample/bpf/ps_bpf.h $(wildcard runtime/sample/bpf/*.bpf.h)
 	$(call msg,BPF,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -target bpf -g -O2 -D__TARGET_ARCH_$(BPF_ARCH) $(PREFIX_MAP) \
@@ -281,7 +286,7 @@ fuzz: $(BUILD)/fuzz/fuzz_event $(BUILD)/fuzz/fuzz_ring
 
 # The BPF programs build for arm64 too (its UAPI headers: Debian's
 # linux-libc-dev-arm64-cross), though the tests run where we are.
-bpf-arm64: $(BPF_SRCS) runtime/sample/bpf/ps_bpf.h runtime/sample/bpf/ps_whole.bpf.h
+bpf-arm64: $(BPF_SRCS) runtime/sample/bpf/ps_bpf.h $(wildcard runtime/sample/bpf/*.bpf.h)
 	$(call msg,BPF,arm64)
 	$(Q)mkdir -p $(BUILD)/bpf-arm64
 	$(Q)for f in $(BPF_SRCS); do $(CLANG) -target bpf -g -O2 -D__TARGET_ARCH_arm64 \

@@ -562,6 +562,11 @@ enum ps_backend {
 enum ps_bpf_mode {
 	PS_BPF_FORWARD = 1,   /* deliver survivors to ps_sample_ops->sample */
 	PS_BPF_AGGREGATE = 2, /* count survivors by key (ps_session__aggregate_read) */
+	/* With AGGREGATE, on sched:sched_switch only: instead of counting
+	 * switches, sum the nanoseconds each thread of the target spends
+	 * switched out, from its switch-out (where the key is taken: its
+	 * stacks, args.prev_state) to its next switch-in */
+	PS_BPF_OFFCPU = 4,
 };
 
 enum ps_agg_field { /* aggregation key fields, ORed */
@@ -594,6 +599,7 @@ struct ps_bpf_opts {
 	 * size, 1 to 8 bytes, sign-extended when field_signed) */
 	uint32_t field_offset, field_size;
 	bool field_signed;
+	uint64_t offcpu_min_ns; /* PS_BPF_OFFCPU: shorter intervals are dropped */
 };
 
 /* Default for the session's counters (set before they open). */

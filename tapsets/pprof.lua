@@ -255,6 +255,37 @@ function M.build(p, opts)
   return out
 end
 
+-- A profile from folded stacks, as an aggregate's read() gives them
+-- ("root;...;leaf" of names the kernel and the symbolizer already made):
+-- rows = { {stack =, value = [, labels = {...}]}, ... }. One Function and
+-- one Location per distinct name (no addresses, no mappings: nothing is
+-- left to symbolize). opts: type and unit of the one sample type
+-- ("off-cpu", "nanoseconds"), comment.
+function M.from_folded(rows, opts)
+  local st = { type = opts.type, unit = opts.unit or "count" }
+  local out = { sample_type = { st }, period_type = st, period = 1, default_sample_type = st.type,
+                comment = { opts.comment }, sample = {}, location = {}, ["function"] = {},
+                time_nanos = opts.time_nanos, duration_nanos = opts.duration_nanos }
+  local id_of = {}
+  for _, r in ipairs(rows) do
+    local frames, ids = {}, {}
+    for name in r.stack:gmatch("[^;]+") do frames[#frames + 1] = name end
+    for i = #frames, 1, -1 do -- leaf first
+      local name = frames[i]
+      local id = id_of[name]
+      if not id then
+        id = #out.location + 1
+        id_of[name] = id
+        out["function"][id] = { id = id, name = name }
+        out.location[id] = { id = id, line = { { function_id = id } } }
+      end
+      ids[#ids + 1] = id
+    end
+    out.sample[#out.sample + 1] = { location_id = ids, value = { r.value }, label = r.labels or {} }
+  end
+  return out
+end
+
 -- Write bytes to dest, a path or a file opened for writing (closed here):
 -- true, or nil and a message naming the file. A failed flush at close (a
 -- full disk, /dev/full) is an error like a failed write.

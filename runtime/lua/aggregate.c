@@ -217,6 +217,7 @@ static int l_aggregate(lua_State *L)
 	if (lua_getfield(L, 2, "forward") != LUA_TNIL && lua_toboolean(L, -1))
 		c->o.mode |= PS_BPF_FORWARD;
 	lua_pop(L, 1);
+	ps_lua_bpf_opts__offcpu(L, sc, h, c);
 	if (lua_getfield(L, 2, "entries") != LUA_TNIL) {
 		lua_Integer e = luaL_checkinteger(L, -1);
 
@@ -234,7 +235,11 @@ static int l_aggregate(lua_State *L)
 		rc = ps_driver__apply_bpf(sc->driver, msg, sizeof(msg));
 	if (rc < 0)
 		return ps_lua__fail(L, false, msg[0] ? msg : ps_strerror(rc), rc);
-	u = lua_newuserdatauv(L, sizeof(*u), 0);
+	/* the aggregate keeps its counter object alive: a local counter the
+	 * script drops would otherwise be collected, and freed, under it */
+	u = lua_newuserdatauv(L, sizeof(*u), 1);
+	lua_pushvalue(L, 1);
+	lua_setiuservalue(L, -2, 1);
 	u->sc = sc;
 	u->h = h;
 	u->nkeys = nkeys;

@@ -164,6 +164,10 @@ struct ps_lua_opts {
 struct ps_lua_opts *ps_lua_bpf_opts__parse(lua_State *L, int idx);
 /* The filters (pid, tid, cpu, backend, mode, every) of the table at idx into c. */
 void ps_lua_bpf_opts__filters(lua_State *L, int idx, struct ps_lua_opts *c);
+/* perfmon.aggregate's offcpu = true and min_us of the options at index 2,
+ * into c (sched:sched_switch only; raises on misuse). */
+void ps_lua_bpf_opts__offcpu(lua_State *L, struct ps_script *sc, ps_handle h,
+			     struct ps_lua_opts *c);
 /* Merge them into what the driver gives counter h; 0 or -ENOMEM. */
 int ps_lua_bpf_opts__use(struct ps_script *sc, ps_handle h, const struct ps_lua_opts *o);
 

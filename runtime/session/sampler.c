@@ -296,6 +296,8 @@ static int conf_set(struct ps_sample_conf *conf, const struct ps_bpf_opts *o)
 		conf->field_size = o->field_size;
 		conf->field_signed = o->field_signed;
 	}
+	if (o->sz >= offsetof(struct ps_bpf_opts, offcpu_min_ns) + sizeof(o->offcpu_min_ns))
+		conf->offcpu_min_ns = o->offcpu_min_ns;
 	return 0;
 }
 

@@ -135,4 +135,19 @@ describe("pprof", function()
     assert.matches("No such file", err)
     assert.has_error(function() profile.new():write_pprof(path) end)
   end)
+
+  it("builds a profile from folded stacks (pprof.from_folded)", function()
+    local t = pprof.from_folded({
+      { stack = "main;read;anon_pipe_read", value = 1000, labels = { { key = "state", str = "S" } } },
+      { stack = "main;nanosleep", value = 500 },
+    }, { type = "off-cpu", unit = "nanoseconds" })
+    assert.same({ { type = "off-cpu", unit = "nanoseconds" } }, t.sample_type)
+    assert.equals(4, #t.location) -- main is one location, shared
+    local leaf = t.location[t.sample[1].location_id[1]].line[1].function_id
+    assert.equals("anon_pipe_read", t["function"][leaf].name) -- leaf first
+    assert.equals(t.sample[1].location_id[3], t.sample[2].location_id[2]) -- main
+    assert.same({ 1000 }, t.sample[1].value)
+    local back = assert(core.decode(core.encode(t)))
+    assert.equals(1500, pprof.flat_total(back))
+  end)
 end)

@@ -23,6 +23,7 @@
 #define PS_AGG_ENTRIES_DEFAULT 16384u
 #define PS_STACK_ENTRIES       16384u
 #define PS_TARGET_ENTRIES      65536u /* processes of a target a tracepoint follows */
+#define PS_OFFCPU_ENTRIES      65536u /* threads of the target switched out at once */
 #define PS_LATE_ENTRIES	       1024u  /* threads in a syscall whose string comes at its exit */
 
 /* The ring buffer's bytes: the perf path's ring pages on every CPU, as a power of two. */
@@ -206,6 +207,18 @@ const struct ps_tp_format *ps_bpf__exit_tracepoint(const struct ps_counter *c)
 	return ps_tp_format__get(name, NULL);
 }
 
+/* Where sched_switch's next_pid is, or -1 (not sched_switch, no format). */
+static int offcpu_next_pid(const struct ps_counter *c)
+{
+	const char *tp = ps_counter__tracepoint_name(c);
+	const struct ps_tp_field *f =
+	    tp && !strcmp(tp, "sched:sched_switch")
+		? ps_tp_format__find(ps_tp_format__get(tp, NULL), "next_pid")
+		: NULL;
+
+	return f && f->size == 4 ? (int)f->offset : -1;
+}
+
 static uint32_t agg_entries(const struct ps_counter *c, uint32_t flags)
 {
 	const struct ps_sample_conf *b = &ps_counter__sampled(c)->conf;
@@ -247,6 +260,11 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 		: 0;
 	skel->rodata->cfg_wake_bytes = ring_bytes(m) / 4;
 	skel->rodata->cfg_whole = tp && (flags & PS_BPF_F_FORWARD) && whole(c, skel);
+	if (tp && (b->mode & PS_BPF_OFFCPU) && offcpu_next_pid(c) >= 0) {
+		skel->rodata->cfg_offcpu = 1;
+		skel->rodata->cfg_next_pid_off = (__u32)offcpu_next_pid(c);
+		skel->rodata->cfg_offcpu_min_ns = b->offcpu_min_ns;
+	}
 	skel->rodata->cfg_raw_size = tp && (ps_counter__attr(c)->sample_type & PERF_SAMPLE_RAW)
 					 ? raw_size(c, skel->rodata->cfg_whole)
 				     : kind == PS_BPF_KIND_PROBE
@@ -266,6 +284,8 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 		err = bpf_map__set_value_size(skel->maps.ps_scratch, 8);
 	if (!err && skel->rodata->cfg_late)
 		err = bpf_map__set_max_entries(skel->maps.ps_late, PS_LATE_ENTRIES);
+	if (!err && skel->rodata->cfg_offcpu)
+		err = bpf_map__set_max_entries(skel->maps.ps_offcpu, PS_OFFCPU_ENTRIES);
 	if (!err)
 		err = bpf_program__set_autoload(skel->progs.ps_tp_exit, skel->rodata->cfg_late);
 	if (!err)

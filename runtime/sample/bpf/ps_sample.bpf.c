@@ -33,15 +33,18 @@ char LICENSE[] SEC("license") = "GPL"; /* bpf_get_stackid and probe reads need i
 const volatile __u64 cfg_handle = 0;
 const volatile __u32 cfg_flags = 0;
 const volatile __u32 cfg_keys = 0;
-const volatile __u64 cfg_every = 0;	   /* 0 or 1: every overflow */
-const volatile __u32 cfg_tid = 0;	   /* 0: any thread */
-const volatile __u64 cfg_period = 0;	   /* tracepoints: the counter's period, kept here */
-const volatile __u64 cfg_wake_bytes = 0;   /* wake the reader once this much waits */
-const volatile __u32 cfg_raw_size = 0;	   /* tracepoints: record bytes a forward copies */
-const volatile __u32 cfg_field_off = 0;	   /* PS_BPF_K_FIELD: where the field is... */
-const volatile __u32 cfg_field_size = 0;   /* ...its size (1, 2, 4, 8)... */
-const volatile __u32 cfg_field_signed = 0; /* ...and whether to sign-extend it */
-const volatile __u64 cfg_freq_ns = 0;	   /* tracepoints with freq=: ns between samples */
+const volatile __u64 cfg_every = 0;	    /* 0 or 1: every overflow */
+const volatile __u32 cfg_tid = 0;	    /* 0: any thread */
+const volatile __u64 cfg_period = 0;	    /* tracepoints: the counter's period, kept here */
+const volatile __u64 cfg_wake_bytes = 0;    /* wake the reader once this much waits */
+const volatile __u32 cfg_raw_size = 0;	    /* tracepoints: record bytes a forward copies */
+const volatile __u32 cfg_field_off = 0;	    /* PS_BPF_K_FIELD: where the field is... */
+const volatile __u32 cfg_field_size = 0;    /* ...its size (1, 2, 4, 8)... */
+const volatile __u32 cfg_field_signed = 0;  /* ...and whether to sign-extend it */
+const volatile __u64 cfg_freq_ns = 0;	    /* tracepoints with freq=: ns between samples */
+const volatile __u32 cfg_offcpu = 0;	    /* sched_switch: sum the ns switched out by key */
+const volatile __u32 cfg_next_pid_off = 0;  /* ...where next_pid is in its record */
+const volatile __u64 cfg_offcpu_min_ns = 0; /* ...and the shortest interval kept */
 /* Tracepoints forwarded whole (the record's length read from its
  * __data_loc fields, user strings read here): */
 const volatile __u32 cfg_whole = 0;		     /* 1: forward this way */
@@ -296,54 +299,7 @@ static __always_inline __s64 field(void *ctx)
 	return (__s64)v;
 }
 
-static __always_inline void aggregate(void *ctx, __u32 tgid, __u32 tid, __u32 cpu, __u64 ip,
-				      __u32 user, int tracepoint)
-{
-	struct ps_agg_key k = {};
-	__u64 one = 1, *v;
-	__u32 zero = 0;
-	void *counts = bpf_map_lookup_elem(&ps_counts, &zero);
-
-	if (!counts) {
-		bump(1);
-		return;
-	}
-
-	if (tracepoint && (cfg_keys & PS_BPF_K_FIELD))
-		k.field = field(ctx);
-	/* user addresses mean something only with their process: keep the pid
-	 * for the symbolizer (keys that differ only by it are summed in Lua) */
-	if (cfg_keys & (PS_BPF_K_PID | PS_BPF_K_USTACK | PS_BPF_K_IP))
-		k.pid = tgid;
-	if (cfg_keys & PS_BPF_K_TID)
-		k.tid = tid;
-	if (cfg_keys & PS_BPF_K_CPU)
-		k.cpu = cpu;
-	if (cfg_keys & PS_BPF_K_COMM)
-		bpf_get_current_comm(k.comm, sizeof(k.comm));
-	if (cfg_keys & PS_BPF_K_IP) {
-		k.ip = ip;
-		k.user = user;
-	}
-	k.ustack = k.kstack = -1;
-	if (cfg_keys & PS_BPF_K_USTACK)
-		k.ustack = bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK);
-	if ((cfg_keys & PS_BPF_K_KSTACK) && !user)
-		k.kstack = bpf_get_stackid(ctx, &ps_stacks, 0);
-	v = bpf_map_lookup_elem(counts, &k);
-	if (v) {
-		*v += 1; /* this CPU's count: nothing else writes it */
-		return;
-	}
-	if (bpf_map_update_elem(counts, &k, &one, BPF_NOEXIST) == 0)
-		return;
-	/* another CPU inserted it first, or the map is full */
-	v = bpf_map_lookup_elem(counts, &k);
-	if (v)
-		*v += 1;
-	else
-		bump(1);
-}
+#include "ps_aggregate.bpf.h"
 
 /* The reader is woken when a quarter of the ring waits, or when the stream
  * was quiet for a millisecond: the default, whenever it had caught up, is at
@@ -403,6 +359,7 @@ static __always_inline void forward(void *ctx, __u64 ip, __u32 user, __u64 perio
 }
 
 #include "ps_whole.bpf.h"
+#include "ps_offcpu.bpf.h"
 
 static __always_inline int handle(void *ctx, __u64 ip, __u32 user, __u64 period, __u64 addr,
 				  int tracepoint)
@@ -467,6 +424,10 @@ int ps_tp(void *ctx)
 {
 	__u64 ip = 0;
 
+	if (cfg_offcpu) { /* sched_switch: the intervals, not the hits */
+		offcpu(ctx);
+		return 1;
+	}
 	/* first, before any other work: most hits are other processes' */
 	if (!on || !in_target(bpf_get_current_pid_tgid() >> 32, bpf_get_smp_processor_id()))
 		return 1;

@@ -1,0 +1,98 @@
+-- offcpu.lua: where the target's threads wait. Every interval a thread of
+-- the target spends off the CPU, from its switch-out to its next switch-in,
+-- is measured in the kernel (perfmon.aggregate with offcpu = true on
+-- sched:sched_switch: exact intervals, not samples) and summed by the
+-- stacks at which the thread left the CPU and why: S (sleeping: a sleep, a
+-- pipe, a lock), D (uninterruptible: disk I/O), R (preempted: runnable,
+-- waiting in the run queue).
+--   perfscript examples/offcpu.lua -c './server'                  top 10
+--   perfscript examples/offcpu.lua -p PID -T 10 --folded off.folded   for flamegraph.pl
+--   perfscript examples/offcpu.lua -a -T 5 --pprof off.pb.gz      for go tool pprof
+-- An interval counts when both its ends fall in the session: a wait that
+-- began before it, or still goes on at its end, is not in the figures.
+-- User stacks are the kernel's frame-pointer walk: through a library built
+-- without frame pointers (libc) they may stop at its function.
+local opts = require("args").parse(arg, {
+  name = "offcpu.lua",
+  usage = "perfscript examples/offcpu.lua -c 'CMD args' | -p PID | -a | -C CPUS [-T SECONDS] [options]",
+  summary = "Time threads spend off the CPU, by the stack where they left it and why (S, D, R).",
+  { "--min-us", "N", "drop intervals shorter than N microseconds, in the kernel (default 1)",
+    number = true, default = 1 },
+  { "--top", "N", "stacks to print (default 10)", number = true, default = 10 },
+  { "--folded", "FILE", "write comm;stack microseconds lines to FILE (bcc's offcputime -f)" },
+  { "--pprof", "FILE", "write a pprof profile (off-cpu, nanoseconds) to FILE" },
+})
+
+local switch = assert(perfmon.counter("sched:sched_switch"))
+local waits = assert(perfmon.aggregate(switch, {
+  by = { "comm", "args.prev_state", "ustack", "kstack" }, offcpu = true, min_us = opts.min_us }))
+local started = gettimeofday_ns()
+
+-- prev_state as the kernel reports it (TASK_REPORT): 0 and the
+-- preempted flag (TASK_REPORT_MAX, 256 here) are still runnable
+local STATES = { [0] = "R", [1] = "S", [2] = "D", [4] = "T", [8] = "t", [128] = "I", [256] = "R" }
+local function state_of(v) return STATES[v] or tostring(v) end
+
+-- Where a wait is, in a few words: the innermost user frame (what the
+-- program called) and the kernel function that went to the scheduler.
+local function where(stack)
+  local user, kernel = nil, nil
+  local in_kernel = false
+  for f in stack:gmatch("[^;]+") do
+    if f:match("^entry_SYSCALL") or f:match("^asm_") or f:match("^ret_from_fork") then
+      in_kernel = true
+    elseif in_kernel then
+      if not f:match("schedule") then kernel = f end
+    else
+      user = f
+    end
+  end
+  local parts = {}
+  parts[#parts + 1] = user
+  parts[#parts + 1] = kernel
+  return table.concat(parts, " > ")
+end
+
+probe("end", function()
+  local rows, total, folded = {}, 0, {}
+  for key, ns in pairs(waits:read()) do
+    local comm, state, stack = key:match("^([^;]*);(%-?%d+);?(.*)$")
+    rows[#rows + 1] = { comm = comm, state = state_of(tonumber(state)), stack = stack, ns = ns }
+    total = total + ns
+    local f = comm .. (stack ~= "" and (";" .. stack) or "")
+    folded[f] = (folded[f] or 0) + ns
+  end
+  table.sort(rows, function(a, b) return a.ns > b.ns end)
+  printf("%.3f s off the CPU in %d distinct stacks (intervals of %g us or more)\n",
+         total / 1e9, #rows, opts.min_us)
+  printf("%12s %6s %s %-16s %s\n", "ms", "%", "S", "COMM", "WHERE")
+  for i = 1, math.min(opts.top, #rows) do
+    local r = rows[i]
+    printf("%12.3f %5.1f%% %s %-16s %s\n", r.ns / 1e6, total > 0 and 100 * r.ns / total or 0,
+           r.state, r.comm, where(r.stack))
+  end
+  local pprof = require("pprof")
+  if opts.folded then
+    local lines = {}
+    for stack, ns in pairs(folded) do lines[#lines + 1] = ("%s %d\n"):format(stack, ns // 1000) end
+    table.sort(lines)
+    local ok, err = pprof.save(opts.folded, table.concat(lines))
+    if not ok then io.stderr:write("offcpu.lua: cannot write ", err, "\n"); return exit(1) end
+  end
+  if opts.pprof then
+    local prows = {}
+    for _, r in ipairs(rows) do
+      prows[#prows + 1] = { stack = r.comm .. (r.stack ~= "" and (";" .. r.stack) or ""), value = r.ns,
+                            labels = { { key = "state", str = r.state } } }
+    end
+    local ok, err = pprof.write(pprof.from_folded(prows, {
+      type = "off-cpu", unit = "nanoseconds", time_nanos = started,
+      duration_nanos = gettimeofday_ns() - started, comment = "perfscript offcpu.lua" }), opts.pprof)
+    if not ok then io.stderr:write("offcpu.lua: cannot write ", err, "\n"); return exit(1) end
+  end
+  local dropped, why = waits:dropped()
+  if not dropped then io.stderr:write("offcpu.lua: ", tostring(why), "\n")
+  elseif dropped > 0 then
+    printf("(%d intervals found the map full and are not counted)\n", dropped)
+  end
+end)

@@ -1,0 +1,66 @@
+# offcpu.sh: off-CPU time measured in the kernel (perfmon.aggregate with
+# offcpu = true, examples/offcpu.lua) against a workload that knows what
+# it did: four threads, one sleeping 1 s, one blocked 1 s in read() on a
+# pipe, one waiting 1 s for a mutex, one spinning 1 s (tests/progs/offcpu.c).
+source "$(dirname "$0")/lib.sh"
+cd "$(dirname "$0")/../.." || exit 1
+EX=examples
+W=build/tests/offcpu
+
+if ! need_root || [[ ! -r /sys/kernel/btf/vmlinux ]]; then
+	skip "off-CPU time is measured by a BPF program: needs root and BTF" "off-CPU time"
+	done_testing; exit
+fi
+tracefs_mount
+
+# Per thread: seconds off the CPU while sleeping (S), with the wait's stack.
+out=$("$PERFSCRIPT" -e 'c = perfmon.counter("sched:sched_switch")
+local a = assert(perfmon.aggregate(c, { by = { "comm", "args.prev_state", "kstack" }, offcpu = true }))
+probe("end", function()
+  local t = {}
+  for k, ns in pairs(a:read()) do
+    local comm, state, stack = k:match("^([^;]*);(%-?%d+);?(.*)$")
+    if state == "1" then
+      local e = t[comm] or { ns = 0, top = 0 }
+      e.ns = e.ns + ns
+      if ns > e.top then e.top, e.stack = ns, stack end
+      t[comm] = e
+    end
+  end
+  for _, comm in ipairs({ "sleeper", "reader", "locker", "xspinner" }) do
+    local e = t[comm] or { ns = 0, stack = "" }
+    print(comm, string.format("%.4f", e.ns / 1e9), e.stack or "")
+  end
+end)' -c "$W" 2>&1)
+secs() { awk -v c="$1" '$1 == c { print $2 }' <<<"$out"; }
+near1() { awk -v s="$1" 'BEGIN { exit !(s >= 0.98 && s <= 1.02) }'; }
+near1 "$(secs sleeper)"; ok $? "the sleeping thread: $(secs sleeper) s off the CPU in S (1 s, within 2%)"
+like "$(awk '$1 == "sleeper"' <<<"$out")" "do_nanosleep" "... at do_nanosleep"
+near1 "$(secs reader)"; ok $? "the thread reading a pipe: $(secs reader) s in S"
+like "$(awk '$1 == "reader"' <<<"$out")" "pipe_read" "... in the pipe's read"
+near1 "$(secs locker)"; ok $? "the thread waiting for a mutex: $(secs locker) s in S"
+like "$(awk '$1 == "locker"' <<<"$out")" "futex_wait" "... in futex_wait"
+awk -v s="$(secs xspinner)" 'BEGIN { exit !(s < 0.02) }'; ok $? "the spinning thread sleeps about 0 s ($(secs xspinner) s)"
+
+# The example: a top list, folded microseconds, a pprof profile.
+out=$("$PERFSCRIPT" "$EX/offcpu.lua" -c "$W" --folded "$TMP/off.folded" --pprof "$TMP/off.pb.gz" 2>&1)
+like "$out" "S reader +read > anon_pipe_read" "offcpu.lua: the reader's wait, by user function and kernel function"
+like "$out" "^[34]\.[0-9]+ s off the CPU" "offcpu.lua: about 4 s off the CPU in all (3 threads and main wait 1 s)"
+us=$(awk '/^reader;/ { s += $NF } END { print s + 0 }' "$TMP/off.folded")
+awk -v u="$us" 'BEGIN { exit !(u >= 980000 && u <= 1020000) }'; ok $? "--folded: comm;stack microseconds lines (reader $us us)"
+if command -v go >/dev/null; then
+	top=$(go tool pprof -top -sample_index=off-cpu "$TMP/off.pb.gz" 2>&1)
+	like "$top" "Type: off-cpu" "--pprof: go tool pprof reads it, sample type off-cpu"
+	like "$top" "anon_pipe_read" "--pprof: with the stacks' functions"
+else
+	skip "go is not installed (make check installs golang-go)" "--pprof read by go tool pprof"
+fi
+out=$("$PERFSCRIPT" "$EX/offcpu.lua" -c "$W" --min-us 2000000 2>&1)
+like "$out" "^0\.000 s off the CPU in 0 distinct stacks" "--min-us: intervals shorter than 2 s are dropped in the kernel"
+
+# Misuse says what offcpu is for.
+out=$("$PERFSCRIPT" -e 'c = perfmon.counter("syscalls:sys_enter_getppid")
+perfmon.aggregate(c, { by = { "pid" }, offcpu = true })' 2>&1)
+like "$out" "offcpu = true sums the intervals between sched:sched_switch" "offcpu on another tracepoint is refused, saying why"
+tracefs_restore
+done_testing
