@@ -3,8 +3,9 @@
 -- is measured in the kernel (perfmon.aggregate with offcpu = true on
 -- sched:sched_switch: exact intervals, not samples) and summed by the
 -- stacks at which the thread left the CPU and why: S (sleeping: a sleep, a
--- pipe, a lock), D (uninterruptible: disk I/O), R (preempted: runnable,
--- waiting in the run queue).
+-- pipe, a lock), D (uninterruptible: disk I/O), R (runnable, waiting in the
+-- run queue: preempted, or woken from S or D and not yet running, which
+-- is split off the sleep at the wake-up and shown apart).
 --   perfscript examples/offcpu.lua -c './server'                  top 10
 --   perfscript examples/offcpu.lua -p PID -T 10 --folded off.folded   for flamegraph.pl
 --   perfscript examples/offcpu.lua -a -T 5 --pprof off.pb.gz      for go tool pprof

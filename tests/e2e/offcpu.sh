@@ -58,6 +58,29 @@ fi
 out=$("$PERFSCRIPT" "$EX/offcpu.lua" -c "$W" --min-us 2000000 2>&1)
 like "$out" "^0\.000 s off the CPU in 0 distinct stacks" "--min-us: intervals shorter than 2 s are dropped in the kernel"
 
+# The run queue: two threads spinning on one CPU each wait about half
+# their time runnable; keyed by args.prev_state, that wait (preempted, or
+# after a wake-up) is state 0 (or 256, preempted), and it equals the
+# kernel's own run_delay in /proc/PID/task/TID/schedstat.
+"$PERFSCRIPT" -e 'c = perfmon.counter("sched:sched_switch")
+local a = assert(perfmon.aggregate(c, { by = { "tid", "args.prev_state" }, offcpu = true, min_us = 0 }))
+probe("end", function()
+  local r = {}
+  for k, ns in pairs(a:read()) do
+    local tid, state = k:match("^(%d+);(%-?%d+)$")
+    if state == "0" or state == "256" then r[tid] = (r[tid] or 0) + ns end
+  end
+  for tid, ns in pairs(r) do io.stderr:write("runnable ", tid, " ", ns, "\n") end
+end)' -c "$W pinned" >"$TMP/pinned.out" 2>"$TMP/pinned.err"
+n=0
+while read -r tid oncpu delay _; do
+	got=$(awk -v t="$tid" '$1 == "runnable" && $2 == t { print $3 }' "$TMP/pinned.err")
+	awk -v g="${got:-0}" -v d="$delay" 'BEGIN { exit !(d > 1e8 && g >= d * 0.995 && g <= d * 1.005) }'
+	ok $? "thread $tid: runnable ${got:-none} ns, its schedstat run_delay $delay ns (within 0.5%)"
+	n=$((n + 1))
+done <"$TMP/pinned.out"
+is "$n" 2 "both pinned threads reported their schedstat"
+
 # Misuse says what offcpu is for.
 out=$("$PERFSCRIPT" -e 'c = perfmon.counter("syscalls:sys_enter_getppid")
 perfmon.aggregate(c, { by = { "pid" }, offcpu = true })' 2>&1)

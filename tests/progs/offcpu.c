@@ -4,9 +4,16 @@
  * thread writes after a second, one waits for a mutex the main thread holds
  * for a second, one spins. Each names itself first, so its off-CPU time is
  * under its own name, and waits in a function of its own.
+ *   offcpu pinned   two threads spin 0.5 s of wall time each, both on CPU 0,
+ *                   so each waits about half of it in the run queue; each
+ *                   prints "tid on_cpu_ns run_delay_ns" from its schedstat
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,17 +61,60 @@ static void *run(void *what)
 {
 	prctl(PR_SET_NAME, what);
 	switch (*(const char *)what) {
-	case 's': wait_in_sleep(); break;
-	case 'r': wait_in_read(); break;
-	case 'l': wait_in_lock(); break;
-	default: spin_a_second(); break;
+	case 's':
+		wait_in_sleep();
+		break;
+	case 'r':
+		wait_in_read();
+		break;
+	case 'l':
+		wait_in_lock();
+		break;
+	default:
+		spin_a_second();
+		break;
 	}
 	return NULL;
 }
 
-int main(void)
+/* Spin 0.5 s of wall time on CPU 0, then say what the kernel counted. */
+static void *pinned(void *arg)
+{
+	struct timespec s, n;
+	cpu_set_t one;
+	char line[128] = "";
+	FILE *f;
+
+	(void)arg;
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	prctl(PR_SET_NAME, "pinned");
+	clock_gettime(CLOCK_MONOTONIC, &s);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &n);
+	while (elapsed_ns(&s, &n) < 500000000L);
+	f = fopen("/proc/thread-self/schedstat", "r");
+	if (!f || !fgets(line, sizeof(line), f))
+		_exit(1);
+	fclose(f);
+	printf("%ld %s", (long)syscall(SYS_gettid), line);
+	return NULL;
+}
+
+int main(int argc, char **argv)
 {
 	static char *names[] = {"sleeper", "reader", "locker", "xspinner"};
+
+	if (argc > 1 && !strcmp(argv[1], "pinned")) {
+		pthread_t p[2];
+
+		for (int i = 0; i < 2; i++)
+			pthread_create(&p[i], NULL, pinned, NULL);
+		for (int i = 0; i < 2; i++)
+			pthread_join(p[i], NULL);
+		return 0;
+	}
 	struct timespec one = {1, 0};
 	pthread_t t[4];
 

@@ -207,16 +207,15 @@ const struct ps_tp_format *ps_bpf__exit_tracepoint(const struct ps_counter *c)
 	return ps_tp_format__get(name, NULL);
 }
 
-/* Where sched_switch's next_pid is, or -1 (not sched_switch, no format). */
-static int offcpu_next_pid(const struct ps_counter *c)
+/* Where sched_switch's field name is, or -1 (not sched_switch, no format). */
+static int offcpu_field(const struct ps_counter *c, const char *name)
 {
 	const char *tp = ps_counter__tracepoint_name(c);
-	const struct ps_tp_field *f =
-	    tp && !strcmp(tp, "sched:sched_switch")
-		? ps_tp_format__find(ps_tp_format__get(tp, NULL), "next_pid")
-		: NULL;
+	const struct ps_tp_field *f = tp && !strcmp(tp, "sched:sched_switch")
+					  ? ps_tp_format__find(ps_tp_format__get(tp, NULL), name)
+					  : NULL;
 
-	return f && f->size == 4 ? (int)f->offset : -1;
+	return f ? (int)f->offset : -1;
 }
 
 static uint32_t agg_entries(const struct ps_counter *c, uint32_t flags)
@@ -247,6 +246,7 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 	bpf_program__set_autoload(skel->progs.ps_free, flags & PS_BPF_F_TGT_TREE);
 	bpf_program__set_autoload(skel->progs.ps_exec, flags & PS_BPF_F_TGT_TREE);
 	bpf_program__set_autoload(skel->progs.ps_tp_exit, false); /* below, when cfg_late */
+	bpf_program__set_autoload(skel->progs.ps_wakeup, false);  /* below, when cfg_offcpu */
 	skel->rodata->cfg_handle = ps_session__handle_of(m->s, slot);
 	skel->rodata->cfg_flags = flags;
 	skel->rodata->cfg_keys = keys;
@@ -260,10 +260,12 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 		: 0;
 	skel->rodata->cfg_wake_bytes = ring_bytes(m) / 4;
 	skel->rodata->cfg_whole = tp && (flags & PS_BPF_F_FORWARD) && whole(c, skel);
-	if (tp && (b->mode & PS_BPF_OFFCPU) && offcpu_next_pid(c) >= 0) {
+	if (tp && (b->mode & PS_BPF_OFFCPU) && offcpu_field(c, "next_pid") >= 0) {
 		skel->rodata->cfg_offcpu = 1;
-		skel->rodata->cfg_next_pid_off = (__u32)offcpu_next_pid(c);
+		skel->rodata->cfg_next_pid_off = (__u32)offcpu_field(c, "next_pid");
 		skel->rodata->cfg_offcpu_min_ns = b->offcpu_min_ns;
+		skel->rodata->cfg_offcpu_split =
+		    (keys & PS_AGG_FIELD) && (int)b->field_offset == offcpu_field(c, "prev_state");
 	}
 	skel->rodata->cfg_raw_size = tp && (ps_counter__attr(c)->sample_type & PERF_SAMPLE_RAW)
 					 ? raw_size(c, skel->rodata->cfg_whole)
@@ -286,6 +288,9 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 		err = bpf_map__set_max_entries(skel->maps.ps_late, PS_LATE_ENTRIES);
 	if (!err && skel->rodata->cfg_offcpu)
 		err = bpf_map__set_max_entries(skel->maps.ps_offcpu, PS_OFFCPU_ENTRIES);
+	if (!err)
+		err = bpf_program__set_autoload(skel->progs.ps_wakeup,
+						skel->rodata->cfg_offcpu_split);
 	if (!err)
 		err = bpf_program__set_autoload(skel->progs.ps_tp_exit, skel->rodata->cfg_late);
 	if (!err)

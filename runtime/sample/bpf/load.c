@@ -247,6 +247,13 @@ static int attach_links(const struct ps_counter *c, const struct ps_session *s,
 	if (links[*nlinks] < 0)
 		return links[*nlinks];
 	(*nlinks)++;
+	if (skel->rodata->cfg_offcpu_split) { /* wake-ups split an interval */
+		links[*nlinks] =
+		    bpf_raw_tracepoint_open("sched_wakeup", bpf_program__fd(skel->progs.ps_wakeup));
+		if (links[*nlinks] < 0)
+			return links[*nlinks];
+		(*nlinks)++;
+	}
 	if (!skel->bss->exec_tgid)
 		return 0;
 	links[*nlinks] =
@@ -345,7 +352,7 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 	 * exit), and the three that follow the target's processes */
 	nsites = ps_counter__probe_sites(c) ? ps_counter__probe_sites(c) : 1;
 	if (!bs || !b ||
-	    !(b->links = calloc((size_t)ps_counter__nfds(c) + nsites + 4, sizeof(*b->links))) ||
+	    !(b->links = calloc((size_t)ps_counter__nfds(c) + nsites + 5, sizeof(*b->links))) ||
 	    !(b->anchors = calloc(nsites + 1, sizeof(*b->anchors)))) {
 		err = -ENOMEM;
 		goto fail;

@@ -14,6 +14,7 @@
 
 struct offcpu_start {
 	__u64 since;	       /* bpf_ktime_get_ns at the switch-out */
+	__u64 woken;	       /* at its first wake-up since, 0 until then */
 	struct ps_agg_key key; /* taken there */
 };
 
@@ -38,11 +39,21 @@ static __always_inline void offcpu(void *ctx)
 	      cpu = bpf_get_smp_processor_id();
 	struct offcpu_start *st;
 
-	/* the thread switched in: its interval ends (whoever is switched out) */
+	/* the thread switched in: its interval ends (whoever is switched out).
+	 * Keyed by args.prev_state, a sleep's time after its wake-up is the run
+	 * queue's: it goes under the runnable state (0), the rest under the
+	 * state it slept in. */
 	bpf_probe_read_kernel(&next, sizeof(next), (char *)ctx + cfg_next_pid_off);
 	if (next && (st = bpf_map_lookup_elem(&ps_offcpu, &next))) {
-		if (now - st->since >= cfg_offcpu_min_ns)
-			add(&st->key, now - st->since);
+		if (now - st->since >= cfg_offcpu_min_ns) {
+			if (cfg_offcpu_split && st->woken > st->since && st->woken <= now) {
+				add(&st->key, st->woken - st->since);
+				st->key.field = 0;
+				add(&st->key, now - st->woken);
+			} else {
+				add(&st->key, now - st->since);
+			}
+		}
 		bpf_map_delete_elem(&ps_offcpu, &next);
 	}
 	/* the thread switched out: a thread of the target, counters on */
@@ -57,9 +68,24 @@ static __always_inline void offcpu(void *ctx)
 		return;
 	__builtin_memset(&st->key, 0, sizeof(st->key));
 	st->since = now;
+	st->woken = 0;
 	make_key(&st->key, ctx, tgid, tid, cpu, 0, 0, 1);
 	if (bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_ANY))
 		bump(1);
+}
+
+/* A thread of the target switched out is woken: the rest of its wait is
+ * in the run queue. */
+SEC("raw_tp/sched_wakeup")
+int ps_wakeup(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct___ps *p = (void *)ctx->args[0];
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct offcpu_start *st = bpf_map_lookup_elem(&ps_offcpu, &tid);
+
+	if (st && !st->woken)
+		st->woken = bpf_ktime_get_ns();
+	return 0;
 }
 
 #endif

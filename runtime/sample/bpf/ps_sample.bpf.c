@@ -45,6 +45,7 @@ const volatile __u64 cfg_freq_ns = 0;	    /* tracepoints with freq=: ns between 
 const volatile __u32 cfg_offcpu = 0;	    /* sched_switch: sum the ns switched out by key */
 const volatile __u32 cfg_next_pid_off = 0;  /* ...where next_pid is in its record */
 const volatile __u64 cfg_offcpu_min_ns = 0; /* ...and the shortest interval kept */
+const volatile __u32 cfg_offcpu_split = 0;  /* keyed by prev_state: after a wake-up is runnable */
 /* Tracepoints forwarded whole (the record's length read from its
  * __data_loc fields, user strings read here): */
 const volatile __u32 cfg_whole = 0;		     /* 1: forward this way */
