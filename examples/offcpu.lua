@@ -24,8 +24,16 @@ local opts = require("args").parse(arg, {
   { "--pprof", "FILE", "write a pprof profile (off-cpu, nanoseconds) to FILE" },
 })
 
-local switch = assert(perfmon.counter("sched:sched_switch"))
-local waits = assert(perfmon.aggregate(switch, {
+-- what cannot be had (no root, no BPF) is said in a line, not a traceback
+local function need(v, err)
+  if not v then
+    io.stderr:write("offcpu.lua: ", tostring(err), "\n")
+    os.exit(1)
+  end
+  return v
+end
+local switch = need(perfmon.counter("sched:sched_switch"))
+local waits = need(perfmon.aggregate(switch, {
   by = { "comm", "args.prev_state", "ustack", "kstack" }, offcpu = true, min_us = opts.min_us }))
 local started = gettimeofday_ns()
 

@@ -18,6 +18,9 @@ ok $([[ $out != *":u modifier"* && $out != *"lower kernel"* ]]; echo $?) "and no
 out=$(user "$ROOT/examples/opensnoop.lua" -c "$W spin 1" 2>&1); rc=$?
 like "$rc:$out" "^1:opensnoop.lua: cannot trace open, openat or openat2: .*(permission denied|not allowed|need)" \
 	"opensnoop.lua as nobody: exit 1, saying why it cannot trace"
+out=$(user "$ROOT/examples/offcpu.lua" -c "$W spin 1" 2>&1); rc=$?
+like "$rc:$out" "^1:offcpu.lua: tracepoint 'sched:sched_switch' .*(permission denied|not allowed)" \
+	"offcpu.lua as nobody: exit 1, saying why, no traceback"
 
 done_testing; exit
 fi
@@ -70,5 +73,8 @@ ok $([[ $out != *":u modifier"* && $out != *"lower kernel"* ]]; echo $?) "and no
 out=$(user "$ROOT/examples/opensnoop.lua" -c "$W spin 1" 2>&1); rc=$?
 like "$rc:$out" "^1:opensnoop.lua: cannot trace open, openat or openat2: .*(permission denied|not allowed|need)" \
 	"opensnoop.lua as nobody: exit 1, saying why it cannot trace"
+out=$(user "$ROOT/examples/offcpu.lua" -c "$W spin 1" 2>&1); rc=$?
+like "$rc:$out" "^1:offcpu.lua: tracepoint 'sched:sched_switch' .*(permission denied|not allowed)" \
+	"offcpu.lua as nobody: exit 1, saying why, no traceback"
 
 done_testing
