@@ -184,6 +184,14 @@ static int l_execute(lua_State *L)
 		lua_pushboolean(L, access("/bin/sh", X_OK) == 0);
 		return 1;
 	}
+	/* a Ctrl-C that came before (between two commands of a loop) is not
+	 * lost: the command does not start, as if the signal had ended it */
+	if (sc->signal_pending && sc->signal_pending != SIGPIPE) {
+		lua_pushnil(L);
+		lua_pushliteral(L, "signal");
+		lua_pushinteger(L, sc->signal_pending);
+		return 3;
+	}
 	fflush(NULL); /* as system() does, in effect: our buffered output first */
 	sigemptyset(&dfl);
 	sigemptyset(&none);
@@ -202,12 +210,16 @@ static int l_execute(lua_State *L)
 		errno = err;
 		return luaL_execresult(L, -1);
 	}
-	while (waitpid(pid, &st, 0) < 0) {
-		if (errno != EINTR)
-			return luaL_execresult(L, -1);
+	/* a signal that came while the command was being started is passed on
+	 * before the wait, one that comes during it interrupts the wait */
+	for (;;) {
 		if (sc->signal_pending && sc->signal_pending != passed &&
 		    sc->signal_pending != SIGPIPE)
 			killpg(pid, passed = sc->signal_pending);
+		if (waitpid(pid, &st, 0) >= 0)
+			break;
+		if (errno != EINTR)
+			return luaL_execresult(L, -1);
 	}
 	errno = 0; /* luaL_execresult reads a non-zero errno as the failure */
 	return luaL_execresult(L, st);

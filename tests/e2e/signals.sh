@@ -55,6 +55,13 @@ coroutine.resume(co)'"$ready"'
 coroutine.close(co)'
 run_and_signal "a handler in os.execute" INT 0.5 -e "$endp"'
 probe("timer.ms(10)", function() os.execute("sleep 20") end)'
+# A signal that comes between two commands is not lost: the next one does
+# not start, and says a signal ended it (stat.lua -r's repeats stop so).
+out=$("$PERFSCRIPT" -e 'probe("end", function()
+  os.execute("kill -INT " .. pid())
+  print(os.execute("echo ran"))
+end)' 2>&1)
+is "$out" "$(printf 'nil\tsignal\t2')" "os.execute after a SIGINT that came between two commands: not run, 'signal'"
 if need_root; then
 	run_and_signal "a loop in a sample handler" INT 0.5 -e "$endp"'
 c = perfmon.counter("task-clock/period=1000000/")

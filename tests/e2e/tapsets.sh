@@ -97,7 +97,9 @@ out=$("$PERFSCRIPT" "$EX/stat.lua" -c false -r 3 -e task-clock 2>&1)
 like "$out" "stats for 'false' \(3 runs\)" "stat.lua -r: a command that exits 1 is still counted, 3 runs of 3"
 "$PERFSCRIPT" "$EX/stat.lua" -c "sleep 0.2" -r 20 -e task-clock >"$TMP/r.out" 2>&1 &
 ps_pid=$!
-sleep 0.9; kill -INT $ps_pid; wait $ps_pid
+# once the repeats are under way (a run of its own: --run-values), Ctrl-C
+for _ in $(seq 500); do pgrep -P $ps_pid -f -- "--run-values" >/dev/null && break; sleep 0.02; done
+kill -INT $ps_pid; wait $ps_pid
 out=$(cat "$TMP/r.out")
 like "$out" "stat.lua: run [0-9]+ of 20 was interrupted; the means are of [1-9][0-9]* runs" "stat.lua -r: Ctrl-C ends the repeats and says so"
 like "$out" "stats for 'sleep 0.2' \([1-9][0-9]* runs\)" "stat.lua -r: ... and reports the runs that ended"
