@@ -81,6 +81,12 @@ while read -r tid oncpu delay _; do
 done <"$TMP/pinned.out"
 is "$n" 2 "both pinned threads reported their schedstat"
 
+# The guide's example runs as written (keyed to this workload's reader).
+awk '/^## Where threads wait/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' \
+	docs/guide.md | sed 's/\^worker/^reader/' >"$TMP/guide.lua"
+out=$("$PERFSCRIPT" "$TMP/guide.lua" -c "$W" 2>&1)
+like "$out" "^ +1[0-9][0-9][0-9]\.[0-9]+ ms reader;.*pipe_read" "docs/guide.md's off-CPU example runs: the reader's second in the pipe's read"
+
 # Misuse says what offcpu is for.
 out=$("$PERFSCRIPT" -e 'c = perfmon.counter("syscalls:sys_enter_getppid")
 perfmon.aggregate(c, { by = { "pid" }, offcpu = true })' 2>&1)
