@@ -72,7 +72,8 @@ for v in "GNU ld:" "GNU ld -z now:-Wl,-z,now" "GNU ld, IBT .plt.sec:-fcf-protect
 	out=$("${PROFILE[@]}" -c "$TMP/pltcall 300" --top 5 2>&1)
 	total=$(sed -n 's/^\([0-9]*\) samples of.*/\1/p' <<<"$out")
 	plt=$(awk '$4 == "step@plt" { print $1 }' <<<"$out")
-	ok $(( total > 0 && ${plt:-0} * 10 >= total ? 0 : 1 )) "$name: the PLT stub is a row of its own, step@plt (${plt:-0} of $total samples)"
+	# (its share varies with the machine: 6-40% here; a row at all is the point)
+	ok $(( total > 0 && ${plt:-0} * 50 >= total ? 0 : 1 )) "$name: the PLT stub is a row of its own, step@plt (${plt:-0} of $total samples)"
 done
 
 # Go writes no .debug_aranges: source lines come from its units' ranges.

@@ -218,6 +218,26 @@ static int offcpu_field(const struct ps_counter *c, const char *name)
 	return f ? (int)f->offset : -1;
 }
 
+/* An off-CPU aggregate on sched_switch: where next_pid is, the shortest
+ * interval, and, keyed by prev_state, the wake-ups that split a sleep (and
+ * a new thread's first wait, with a process tree to follow). */
+static void configure_offcpu(const struct ps_counter *c, const struct ps_sample_conf *b,
+			     uint32_t keys, struct ps_sample_bpf *skel)
+{
+	bool split;
+
+	if (offcpu_field(c, "next_pid") < 0)
+		return;
+	split = (keys & PS_AGG_FIELD) && (int)b->field_offset == offcpu_field(c, "prev_state");
+	skel->rodata->cfg_offcpu = 1;
+	skel->rodata->cfg_next_pid_off = (__u32)offcpu_field(c, "next_pid");
+	skel->rodata->cfg_offcpu_min_ns = b->offcpu_min_ns;
+	skel->rodata->cfg_offcpu_split = split;
+	bpf_program__set_autoload(skel->progs.ps_wakeup, split);
+	bpf_program__set_autoload(skel->progs.ps_wakeup_new,
+				  split && (skel->rodata->cfg_flags & PS_BPF_F_TGT_TREE));
+}
+
 static uint32_t agg_entries(const struct ps_counter *c, uint32_t flags)
 {
 	const struct ps_sample_conf *b = &ps_counter__sampled(c)->conf;
@@ -246,7 +266,8 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 	bpf_program__set_autoload(skel->progs.ps_free, flags & PS_BPF_F_TGT_TREE);
 	bpf_program__set_autoload(skel->progs.ps_exec, flags & PS_BPF_F_TGT_TREE);
 	bpf_program__set_autoload(skel->progs.ps_tp_exit, false); /* below, when cfg_late */
-	bpf_program__set_autoload(skel->progs.ps_wakeup, false);  /* below, when cfg_offcpu */
+	bpf_program__set_autoload(skel->progs.ps_wakeup, false);  /* configure_offcpu's */
+	bpf_program__set_autoload(skel->progs.ps_wakeup_new, false);
 	skel->rodata->cfg_handle = ps_session__handle_of(m->s, slot);
 	skel->rodata->cfg_flags = flags;
 	skel->rodata->cfg_keys = keys;
@@ -260,13 +281,8 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 		: 0;
 	skel->rodata->cfg_wake_bytes = ring_bytes(m) / 4;
 	skel->rodata->cfg_whole = tp && (flags & PS_BPF_F_FORWARD) && whole(c, skel);
-	if (tp && (b->mode & PS_BPF_OFFCPU) && offcpu_field(c, "next_pid") >= 0) {
-		skel->rodata->cfg_offcpu = 1;
-		skel->rodata->cfg_next_pid_off = (__u32)offcpu_field(c, "next_pid");
-		skel->rodata->cfg_offcpu_min_ns = b->offcpu_min_ns;
-		skel->rodata->cfg_offcpu_split =
-		    (keys & PS_AGG_FIELD) && (int)b->field_offset == offcpu_field(c, "prev_state");
-	}
+	if (tp && (b->mode & PS_BPF_OFFCPU))
+		configure_offcpu(c, b, keys, skel);
 	skel->rodata->cfg_raw_size = tp && (ps_counter__attr(c)->sample_type & PERF_SAMPLE_RAW)
 					 ? raw_size(c, skel->rodata->cfg_whole)
 				     : kind == PS_BPF_KIND_PROBE
@@ -288,9 +304,6 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 		err = bpf_map__set_max_entries(skel->maps.ps_late, PS_LATE_ENTRIES);
 	if (!err && skel->rodata->cfg_offcpu)
 		err = bpf_map__set_max_entries(skel->maps.ps_offcpu, PS_OFFCPU_ENTRIES);
-	if (!err)
-		err = bpf_program__set_autoload(skel->progs.ps_wakeup,
-						skel->rodata->cfg_offcpu_split);
 	if (!err)
 		err = bpf_program__set_autoload(skel->progs.ps_tp_exit, skel->rodata->cfg_late);
 	if (!err)

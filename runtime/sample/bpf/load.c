@@ -254,6 +254,13 @@ static int attach_links(const struct ps_counter *c, const struct ps_session *s,
 			return links[*nlinks];
 		(*nlinks)++;
 	}
+	if (skel->rodata->cfg_offcpu_split) { /* and a new thread's first wait */
+		links[*nlinks] = bpf_raw_tracepoint_open(
+		    "sched_wakeup_new", bpf_program__fd(skel->progs.ps_wakeup_new));
+		if (links[*nlinks] < 0)
+			return links[*nlinks];
+		(*nlinks)++;
+	}
 	if (!skel->bss->exec_tgid)
 		return 0;
 	links[*nlinks] =
@@ -349,10 +356,11 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 		return -EOPNOTSUPP;
 	}
 	/* links: the fds', or the anchors' (a probe's sites and a syscall's
-	 * exit), and the three that follow the target's processes */
+	 * exit), the three that follow the target's processes, and the two
+	 * wake-ups of off-CPU time */
 	nsites = ps_counter__probe_sites(c) ? ps_counter__probe_sites(c) : 1;
 	if (!bs || !b ||
-	    !(b->links = calloc((size_t)ps_counter__nfds(c) + nsites + 5, sizeof(*b->links))) ||
+	    !(b->links = calloc((size_t)ps_counter__nfds(c) + nsites + 6, sizeof(*b->links))) ||
 	    !(b->anchors = calloc(nsites + 1, sizeof(*b->anchors)))) {
 		err = -ENOMEM;
 		goto fail;

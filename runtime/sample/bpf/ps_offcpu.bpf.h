@@ -88,4 +88,34 @@ int ps_wakeup(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+/* A new thread of the target waits for its first run: that wait is the run
+ * queue's too (schedstat counts it), under the key of a thread that has not
+ * run yet: its ids and name, no stacks. */
+SEC("raw_tp/sched_wakeup_new")
+int ps_wakeup_new(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct___ps *p = (void *)ctx->args[0];
+	__u32 tid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid), zero = 0;
+	struct offcpu_start *st;
+
+	if (!on || !tid || !(cfg_flags & PS_BPF_F_TGT_TREE) ||
+	    !bpf_map_lookup_elem(&ps_targets, &tgid))
+		return 0;
+	st = bpf_map_lookup_elem(&ps_offcpu_scratch, &zero);
+	if (!st)
+		return 0;
+	__builtin_memset(&st->key, 0, sizeof(st->key));
+	st->since = st->woken = bpf_ktime_get_ns();
+	st->key.ustack = st->key.kstack = -1;
+	if (cfg_keys & (PS_BPF_K_PID | PS_BPF_K_USTACK | PS_BPF_K_IP))
+		st->key.pid = tgid;
+	if (cfg_keys & PS_BPF_K_TID)
+		st->key.tid = tid;
+	if (cfg_keys & PS_BPF_K_COMM)
+		BPF_CORE_READ_STR_INTO(&st->key.comm, p, comm);
+	if (bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_NOEXIST))
+		bump(1);
+	return 0;
+}
+
 #endif

@@ -165,6 +165,7 @@ struct pt_regs___ps {
 
 struct task_struct___ps {
 	int pid, tgid;
+	char comm[16];
 } __attribute__((preserve_access_index));
 
 /* Since 6.2 a task's perf events hang on one context pointer, NULL once
