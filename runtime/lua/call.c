@@ -14,26 +14,6 @@
 #include "lua/internal.h"
 #include "lua/probe.h"
 
-/* "... (global 'perfmn')": the nearest global's name, NULL when none is
- * near. Plain reads of _G: a strict _G's __index is not run here. */
-static const char *near_global(lua_State *L, const char *msg, struct ps_suggest *s)
-{
-	const char *g = strstr(msg, "(global '"), *end;
-
-	if (!g || !strstr(msg, "attempt to") || !(end = strchr(g + 9, '\'')))
-		return NULL;
-	ps_suggest__init(s, g + 9, (size_t)(end - g - 9));
-	lua_pushglobaltable(L);
-	lua_pushnil(L);
-	while (lua_next(L, -2)) {
-		if (lua_type(L, -2) == LUA_TSTRING)
-			ps_suggest__try(s, lua_tostring(L, -2));
-		lua_pop(L, 1);
-	}
-	lua_pop(L, 1);
-	return s->best[0] ? s->best : NULL;
-}
-
 /* The string keys of the table at idx, and of its metatable's __index
  * table (a counter's methods), as candidates. */
 static void try_members(lua_State *L, int idx, struct ps_suggest *s)
@@ -58,6 +38,21 @@ static void try_members(lua_State *L, int idx, struct ps_suggest *s)
 		}
 		lua_pop(L, 1);
 	}
+}
+
+/* "... (global 'perfmn')": the nearest global's name, NULL when none is
+ * near. Plain reads of _G: a strict _G's __index (a function) is not run here. */
+static const char *near_global(lua_State *L, const char *msg, struct ps_suggest *s)
+{
+	const char *g = strstr(msg, "(global '"), *end;
+
+	if (!g || !strstr(msg, "attempt to") || !(end = strchr(g + 9, '\'')))
+		return NULL;
+	ps_suggest__init(s, g + 9, (size_t)(end - g - 9));
+	lua_pushglobaltable(L);
+	try_members(L, -1, s);
+	lua_pop(L, 1);
+	return s->best[0] ? s->best : NULL;
 }
 
 /* "... (method 'raed')" or "(field 'x')": the nearest member name of the

@@ -50,8 +50,7 @@ size_t ps_dso__bytes(const struct ps_dso *d)
 	return n;
 }
 
-/* Back to "not opened yet", keeping what names the file. */
-static void give_back(struct ps_dso *d)
+void ps_dso__give_back(struct ps_dso *d)
 {
 	ps_arena__free(&d->arena);
 	ps_addr_cache__free(&d->cache);
@@ -81,8 +80,8 @@ void ps_dso__evict(struct ps_dso *d)
 
 	for (size_t i = 0; i < dsos->n; i++)
 		if (dsos->v[i]->same == d)
-			give_back(dsos->v[i]);
-	give_back(d);
+			ps_dso__give_back(dsos->v[i]);
+	ps_dso__give_back(d);
 	dsos->evictions++;
 }
 

@@ -226,17 +226,7 @@ static void dso_free(struct ps_dso *d)
 {
 	if (!d)
 		return;
-	ps_arena__free(&d->arena);
-	ps_addr_cache__free(&d->cache);
-	ps_dwarf__free(d->dwarf);
-	ps_dso_names__free(d->byname);
-	if (d->image_mapped)
-		munmap(d->image, d->image_size);
-	else
-		free(d->image);
-	free(d->syms);
-	free(d->names);
-	free(d->loads);
+	ps_dso__give_back(d);
 	free(d->path);
 	free(d->open_path);
 	free(d->debug_path);

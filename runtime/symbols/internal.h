@@ -181,6 +181,10 @@ void ps_dso_names__free(struct ps_dso_names *t);
  * or v0) name, malloc'd; NULL when name is not mangled or does not demangle. */
 char *ps_demangle(const char *name);
 
+/* symbols/budget.c: free what the file's opening made (image, symbols,
+ * DWARF, caches), back to "not opened yet", keeping what names the file. */
+void ps_dso__give_back(struct ps_dso *d);
+
 /* symbols/budget.c: what dso's tables, caches and image hold now, its
  * image counted by the pages resident; give them back (the file opens again
  * at its next use; files sharing its tables by build id go back with it). */

@@ -209,6 +209,13 @@ probe('end', function() print(a:read()['42;workload']) end)" -c "$WORKLOAD calls
 	out=$("$PERFSCRIPT" -e "c = assert(perfmon.counter('uprobe:$WORKLOAD:ps_probe_target'))
 perfmon.aggregate(c, { by = { 'retval' } })" -c "$WORKLOAD calls 1" 2>&1)
 	like "$out" "'retval': only a return probe has a return value" "retval on an entry probe is refused, saying why"
+	for c in "uretprobe:$WORKLOAD:ps_probe_target arg2 a return probe's arguments are gone" \
+		"syscalls:sys_enter_getppid retval is not a probe" \
+		"usdt:$WORKLOAD:perfscript:tick arg1 a USDT marker's arguments are where its note says"; do
+		read -r spec key why <<<"$c"
+		out=$("$PERFSCRIPT" -e "c = perfmon.counter('$spec') perfmon.aggregate(c, { by = { '$key' } })" 2>&1)
+		like "$out" "aggregation field '$key': .*$why" "$key on ${spec%%:*} is refused: $why"
+	done
 	out=$( ( sleep 0.3; "$WORKLOAD" calls 321 >/dev/null 2>&1 ) & "$PERFSCRIPT" --backend=bpf -a -T 1.5 -e "c = assert(perfmon.counter('uprobe:$WORKLOAD:ps_probe_target'))
 local n = 0
 probe(c, function() n = n + 1 end)
