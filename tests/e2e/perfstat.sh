@@ -13,10 +13,12 @@ fi
 
 # A report with its numbers, and whether a -r row shows its noise (which
 # depends on the numbers), taken out; the distinct lines, sorted (-I
-# reports may differ in how many intervals fit).
+# reports may differ in how many intervals fit). A <not counted> row is
+# left out too: whether an interval found the command running at all is
+# the scheduler's call, on either tool (the row itself: unprivileged.sh).
 norm() {
 	sed -E 's/ *\( \+- *[0-9.]+% \)//; s/[0-9]+(\.[0-9]+)?/N/g; s/[KMG]\/sec/\/sec/g; s/ +/ /g; s/^ //; s/ $//' |
-		sort -u
+		grep -v '<not counted>' | sort -u
 }
 # same LABEL 'PERF OPTIONS' 'COMMAND': both tools, then the comparisons
 same() {

@@ -176,18 +176,20 @@ local n, sum = 0, 0
 probe(c, function(s) n = n + 1; sum = sum + s:arg(1) end)
 probe('end', function() print(n, sum, (c:read())) end)" -c "$WORKLOAD calls 1000" 2>&1 | grep -v '^guarded ')
 		is "$out" "$(printf '1000\t499500\t1000')" "--backend=$b uprobe: 1000 samples, s:arg(1) summed, count 1000"
-		# (the kernel may throttle the perf path's samples on a loaded machine:
-		# then it says so, and the samples that came are still every 10th)
 		out=$("$PERFSCRIPT" --backend=$b -e "c = assert(perfmon.counter('uretprobe:$WORKLOAD:ps_probe_target/period=10/'))
-local n, sum, tenth = 0, 0, true
-probe(c, function(s) n = n + 1; sum = sum + s.retval; tenth = tenth and s.retval % 10 == 9 end)
-probe('end', function()
-  local _, throttled = perfmon.lost(c)
-  if throttled > 0 and tenth then print('throttled', (c:read())) else print(n, sum, (c:read())) end
-end)" -c "$WORKLOAD calls 1000" 2>&1 | grep -v '^guarded ')
-		[[ $b == perf && $out == throttled* ]] && diag "the kernel throttled the perf path's samples: $out"
-		[[ $b == perf && $out == throttled* ]] && out=$(printf '100\t50400\t%s' "${out##*$'\t'}")
-		is "$out" "$(printf '100\t50400\t1000')" "--backend=$b uretprobe period=10: every 10th return (s.retval 9, 19, ...), count 1000"
+local n, sum = 0, 0
+probe(c, function(s) n = n + 1; sum = sum + s.retval end)
+probe('end', function() print(n, sum, (c:read())) end)" -c "$WORKLOAD calls 1000" 2>&1 | grep -v '^guarded ')
+		if [[ $b == bpf ]]; then
+			is "$out" "$(printf '100\t50400\t1000')" "--backend=bpf uretprobe period=10: every 10th return (s.retval 9, 19, ...), count 1000"
+		else
+			# the perf path counts the period per fd, one per CPU: a thread
+			# that moved between CPUs leaves up to a period's remainder on
+			# each (perf record does the same)
+			n=${out%%$'\t'*}
+			ok $(( n <= 100 && n > 100 - $(nproc) && ${out##*$'\t'} == 1000 ? 0 : 1 )) \
+				"--backend=perf uretprobe period=10: 1000 counted, one sample per 10 hits of each CPU's fd ($out)"
+		fi
 	done
 	if readelf -n "$WORKLOAD" 2>/dev/null | grep -q stapsdt; then
 		out=$("$PERFSCRIPT" --backend=bpf -e "c = assert(perfmon.counter('usdt:$WORKLOAD:perfscript:tick'))
