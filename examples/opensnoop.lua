@@ -18,7 +18,7 @@ local opts = require("args").parse(arg, {
 io.stdout:setvbuf("line") -- a row as it happens, into a pipe or a file too
 
 -- The open calls this kernel has (open(2) is not on every architecture).
-local pending, start, why = {}, nil, nil
+local pending, returned, start, why = {}, {}, nil, nil
 local function watch(call)
   local enter, err = perfmon.counter("syscalls:sys_enter_" .. call)
   local exit
@@ -27,20 +27,27 @@ local function watch(call)
     why = why or err
     return false
   end
-  probe(enter, function(s)
-    pending[s.tid] = { path = s.args.filename, comm = s.comm, pid = s.pid, time = s.time }
-  end)
-  probe(exit, function(s)
-    local p = pending[s.tid]
-    pending[s.tid] = nil
-    if not p then return end -- its entry came before the session did
-    local ret = s.args.ret
+  -- An open is printed once both its halves are in. The entry usually
+  -- comes first; one whose path was out of memory at the entry is sent at
+  -- the syscall's exit, with its entry's time, and may come after.
+  local function row(p, ret)
     if opts.failed and ret >= 0 then return end
     if opts.name and not p.comm:find(opts.name, 1, true) then return end
     start = start or p.time
     if opts.timestamp then printf("%-14.6f ", (p.time - start) / 1e9) end
     printf("%-7d %-16s %4d %3d %s\n", p.pid, p.comm, ret >= 0 and ret or -1,
            ret >= 0 and 0 or -ret, p.path or "[unreadable]")
+  end
+  probe(enter, function(s)
+    local p = { path = s.args.filename, comm = s.comm, pid = s.pid, time = s.time }
+    local ret = returned[s.tid]
+    returned[s.tid] = nil
+    if ret and ret.time >= s.time then row(p, ret.value) else pending[s.tid] = p end
+  end)
+  probe(exit, function(s)
+    local p = pending[s.tid]
+    pending[s.tid] = nil
+    if p then row(p, s.args.ret) else returned[s.tid] = { value = s.args.ret, time = s.time } end
   end)
   return true
 end
