@@ -567,7 +567,14 @@ enum ps_bpf_mode {
 	 * switched out, from its switch-out (where the key is taken: its
 	 * stacks, args.prev_state) to its next switch-in */
 	PS_BPF_OFFCPU = 4,
+	/* The same, on-CPU: sum the nanoseconds from a thread's switch-in to
+	 * its next switch-out, under the key taken there, args.prev_state
+	 * PS_STATE_ONCPU. With OFFCPU, each thread's time in the session is
+	 * split whole between on-CPU, runnable and blocked. */
+	PS_BPF_ONCPU = 8,
 };
+
+#define PS_STATE_ONCPU (-1) /* PS_BPF_ONCPU's args.prev_state */
 
 enum ps_agg_field { /* aggregation key fields, ORed */
 		    PS_AGG_PID = 1u << 0,

@@ -42,25 +42,7 @@ local started = gettimeofday_ns()
 local STATES = { [0] = "R", [1] = "S", [2] = "D", [4] = "T", [8] = "t", [128] = "I", [256] = "R" }
 local function state_of(v) return STATES[v] or tostring(v) end
 
--- Where a wait is, in a few words: the innermost user frame (what the
--- program called) and the kernel function that went to the scheduler.
-local function where(stack)
-  local user, kernel = nil, nil
-  local in_kernel = false
-  for f in stack:gmatch("[^;]+") do
-    if f:match("^entry_SYSCALL") or f:match("^asm_") or f:match("^ret_from_fork") then
-      in_kernel = true
-    elseif in_kernel then
-      if not f:match("schedule") then kernel = f end
-    else
-      user = f
-    end
-  end
-  local parts = {}
-  parts[#parts + 1] = user
-  parts[#parts + 1] = kernel
-  return table.concat(parts, " > ")
-end
+local where = require("profile").where
 
 probe("end", function()
   local rows, total, folded = {}, 0, {}

@@ -33,6 +33,25 @@ function M.folded_key(s)
   return table.concat(M.stack(s), ";")
 end
 
+-- A stack (frames root first, ";"-joined, user then kernel) in a few
+-- words: the innermost user frame, what the program called, and the
+-- innermost kernel function that is not the scheduler's, what it waited
+-- in: "read > anon_pipe_read". Either may be missing.
+function M.where(stack)
+  local user, kernel, in_kernel = nil, nil, false
+  for f in stack:gmatch("[^;]+") do
+    if f:match("^entry_SYSCALL") or f:match("^asm_") or f:match("^ret_from_fork") then
+      in_kernel = true
+    elseif in_kernel then
+      if not f:match("schedule") and not f:match("^__traceiter") then kernel = f end
+    else
+      user = f
+    end
+  end
+  if user and kernel then return user .. " > " .. kernel end
+  return user or kernel or "-"
+end
+
 local Profile = {}
 Profile.__index = Profile
 

@@ -62,9 +62,10 @@ int ps_driver__merge_bpf(struct ps_driver *d, ps_handle h, const struct ps_bpf_o
 		free(c->cpus);
 		c->cpus = cpus;
 	}
-	c->dirty |= o->backend || o->npids || o->ncpus || o->tid || o->priv || o->every ||
-		    o->keys || o->entries || (o->mode & ~c->o.mode) ||
-		    ((o->mode & PS_BPF_OFFCPU) && o->offcpu_min_ns != c->o.offcpu_min_ns);
+	c->dirty |=
+	    o->backend || o->npids || o->ncpus || o->tid || o->priv || o->every || o->keys ||
+	    o->entries || (o->mode & ~c->o.mode) ||
+	    ((o->mode & (PS_BPF_OFFCPU | PS_BPF_ONCPU)) && o->offcpu_min_ns != c->o.offcpu_min_ns);
 	c->o.backend = o->backend ? o->backend : c->o.backend;
 	c->o.npids = o->npids ? o->npids : c->o.npids;
 	c->o.ncpus = o->ncpus ? o->ncpus : c->o.ncpus;
@@ -79,7 +80,7 @@ int ps_driver__merge_bpf(struct ps_driver *d, ps_handle h, const struct ps_bpf_o
 		c->o.field_size = o->field_size;
 		c->o.field_signed = o->field_signed;
 	}
-	if ((o->mode & PS_BPF_OFFCPU) &&
+	if ((o->mode & (PS_BPF_OFFCPU | PS_BPF_ONCPU)) &&
 	    o->sz >= offsetof(struct ps_bpf_opts, offcpu_min_ns) + sizeof(o->offcpu_min_ns))
 		c->o.offcpu_min_ns = o->offcpu_min_ns;
 	c->o.mode |= o->mode;

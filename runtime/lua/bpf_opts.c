@@ -76,9 +76,9 @@ static void check_ids(lua_State *L, const char *key, const long long *v, size_t 
 /* The filter options of the table at idx into c; raises on misuse. */
 void ps_lua_bpf_opts__filters(lua_State *L, int idx, struct ps_lua_opts *c)
 {
-	static const char *const known[] = {"backend", "pid",	 "tid",	   "cpu",
-					    "mode",    "every",	 "by",	   "entries",
-					    "forward", "offcpu", "min_us", NULL};
+	static const char *const known[] = {"backend", "pid",	 "tid",	    "cpu",     "mode",
+					    "every",   "by",	 "entries", "forward", "offcpu",
+					    "oncpu",   "min_us", NULL};
 	static const char *const backends[] = {"auto", "perf", "bpf", NULL};
 	long long list[PS_LUA_MAX_LIST];
 	size_t n;
@@ -92,10 +92,11 @@ void ps_lua_bpf_opts__filters(lua_State *L, int idx, struct ps_lua_opts *c)
 		while (known[i] && strcmp(known[i], k))
 			i++;
 		if (!known[i])
-			luaL_error(L,
-				   "unknown option '%s' (options: backend pid tid cpu mode every; "
-				   "perfmon.aggregate also: by entries forward offcpu min_us)",
-				   k);
+			luaL_error(
+			    L,
+			    "unknown option '%s' (options: backend pid tid cpu mode every; "
+			    "perfmon.aggregate also: by entries forward offcpu oncpu min_us)",
+			    k);
 		lua_pop(L, 1);
 	}
 	if (lua_getfield(L, idx, "backend") != LUA_TNIL) {
@@ -167,31 +168,37 @@ int ps_lua_bpf_opts__use(struct ps_script *sc, ps_handle h, const struct ps_lua_
 	return ps_driver__merge_bpf(sc->driver, h, &o);
 }
 
-/* offcpu = true, min_us = N: sched_switch's intervals summed in ns, by the
- * key at the switch-out; only the kernel can, so BPF is asked for by name. */
+/* offcpu = true, oncpu = true, min_us = N: sched_switch's intervals off
+ * (or slices on) the CPU summed in ns, by the key at the switch-out; only
+ * the kernel can, so BPF is asked for by name. */
 void ps_lua_bpf_opts__offcpu(lua_State *L, struct ps_script *sc, ps_handle h, struct ps_lua_opts *c)
 {
 	const char *tp = ps_session__tracepoint(sc->session, h);
+	unsigned mode = 0;
 	lua_Number us = 1;
 
-	if (lua_getfield(L, 2, "offcpu") == LUA_TNIL || !lua_toboolean(L, -1)) {
-		lua_pop(L, 1);
+	if (lua_getfield(L, 2, "offcpu") != LUA_TNIL && lua_toboolean(L, -1))
+		mode |= PS_BPF_OFFCPU;
+	if (lua_getfield(L, 2, "oncpu") != LUA_TNIL && lua_toboolean(L, -1))
+		mode |= PS_BPF_ONCPU;
+	lua_pop(L, 2);
+	if (!mode)
 		return;
-	}
-	lua_pop(L, 1);
 	if (!tp || strcmp(tp, "sched:sched_switch"))
 		luaL_error(L,
-			   "perfmon.aggregate: offcpu = true sums the intervals between "
+			   "perfmon.aggregate: %s = true sums the intervals between "
 			   "sched:sched_switch's switch-out and switch-in of a thread; '%s' is "
 			   "not sched:sched_switch",
+			   mode & PS_BPF_OFFCPU ? "offcpu" : "oncpu",
 			   ps_session__name(sc->session, h));
 	if (c->o.mode & PS_BPF_FORWARD)
-		luaL_error(L, "perfmon.aggregate: offcpu = true has no samples to forward");
+		luaL_error(L, "perfmon.aggregate: %s = true has no samples to forward",
+			   mode & PS_BPF_OFFCPU ? "offcpu" : "oncpu");
 	if (lua_getfield(L, 2, "min_us") != LUA_TNIL)
 		us = luaL_checknumber(L, -1);
 	lua_pop(L, 1);
 	luaL_argcheck(L, us >= 0 && us < 1e12, 2, "min_us must be 0 or more microseconds");
-	c->o.mode |= PS_BPF_OFFCPU;
+	c->o.mode |= mode;
 	c->o.offcpu_min_ns = (uint64_t)(us * 1000);
 	c->o.backend = PS_BACKEND_BPF; /* the perf path cannot measure it */
 }

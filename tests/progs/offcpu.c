@@ -7,6 +7,10 @@
  *   offcpu pinned   two threads spin 0.5 s of wall time each, both on CPU 0,
  *                   so each waits about half of it in the run queue; each
  *                   prints "tid on_cpu_ns run_delay_ns" from its schedstat
+ *   offcpu mixed    the four threads and the two pinned ones at once; each
+ *                   prints "tid lifetime_ns on_cpu_ns run_delay_ns nslices",
+ *                   its lifetime from before its creation to its last line,
+ *                   on-CPU and run delay as the kernel counts them
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -77,7 +81,8 @@ static void *run(void *what)
 	return NULL;
 }
 
-/* Spin 0.5 s of wall time on CPU 0, then say what the kernel counted. */
+/* Spin 0.5 s of wall time on CPU 0, then say what the kernel counted
+ * (unless arg, for mixed, which says it itself). */
 static void *pinned(void *arg)
 {
 	struct timespec s, n;
@@ -85,7 +90,6 @@ static void *pinned(void *arg)
 	char line[128] = "";
 	FILE *f;
 
-	(void)arg;
 	CPU_ZERO(&one);
 	CPU_SET(0, &one);
 	sched_setaffinity(0, sizeof(one), &one);
@@ -94,6 +98,8 @@ static void *pinned(void *arg)
 	do
 		clock_gettime(CLOCK_MONOTONIC, &n);
 	while (elapsed_ns(&s, &n) < 500000000L);
+	if (arg)
+		return NULL;
 	f = fopen("/proc/thread-self/schedstat", "r");
 	if (!f || !fgets(line, sizeof(line), f))
 		_exit(1);
@@ -102,10 +108,68 @@ static void *pinned(void *arg)
 	return NULL;
 }
 
+/* mixed: a thread, when it was asked for, and what it runs */
+struct life {
+	pthread_t t;
+	struct timespec born;
+	void *(*fn)(void *);
+	void *arg;
+};
+
+/* Run the thread's part, then say what the kernel counted and how long
+ * the thread lived, as late as it can: only its exit follows. The time it
+ * ran is its CPU-time clock's (schedstat's first figure is as of the last
+ * tick, up to a tick behind in a running thread). */
+static void *lived(void *arg)
+{
+	struct life *l = arg;
+	unsigned long long on = 0, delay = 0, slices = 0;
+	struct timespec now, ran = {0, 0};
+	FILE *f;
+
+	l->fn(l->arg);
+	f = fopen("/proc/thread-self/schedstat", "r");
+	if (!f || fscanf(f, "%llu %llu %llu", &on, &delay, &slices) != 3)
+		_exit(1);
+	fclose(f);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ran);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	printf("%ld %ld %ld %llu %llu\n", (long)syscall(SYS_gettid), elapsed_ns(&l->born, &now),
+	       ran.tv_sec * 1000000000L + ran.tv_nsec, delay, slices);
+	return NULL;
+}
+
+static int mixed(void)
+{
+	static char *names[] = {"sleeper", "reader", "locker", "xspinner"};
+	struct timespec one = {1, 0};
+	struct life l[6];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (pipe(fds))
+		return 1;
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < 6; i++) {
+		l[i].fn = i < 4 ? run : pinned;
+		l[i].arg = i < 4 ? names[i] : "quiet";
+		clock_gettime(CLOCK_MONOTONIC, &l[i].born);
+		pthread_create(&l[i].t, NULL, lived, &l[i]);
+	}
+	nanosleep(&one, NULL);
+	if (write(fds[1], "x", 1) != 1)
+		return 1;
+	pthread_mutex_unlock(&mu);
+	for (int i = 0; i < 6; i++)
+		pthread_join(l[i].t, NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static char *names[] = {"sleeper", "reader", "locker", "xspinner"};
 
+	if (argc > 1 && !strcmp(argv[1], "mixed"))
+		return mixed();
 	if (argc > 1 && !strcmp(argv[1], "pinned")) {
 		pthread_t p[2];
 

@@ -19,6 +19,15 @@ local function fed(opts)
 end
 
 describe("profile", function()
+  it("says where a stack waits: the user frame and the kernel function", function()
+    assert.equals("read > anon_pipe_read", profile.where(
+      "start_thread;run;read;entry_SYSCALL_64_after_hwframe;do_syscall_64;vfs_read;anon_pipe_read;" ..
+      "schedule;__schedule;__traceiter_sched_switch"))
+    assert.equals("spin", profile.where("main;spin"))
+    assert.equals("worker_thread", profile.where("ret_from_fork;kthread;worker_thread;schedule"))
+    assert.equals("-", profile.where(""))
+  end)
+
   it("strips offsets from symbols", function()
     assert.equals("hot", profile.func("hot+0x1f"))
     assert.equals("0x7fff1234", profile.func("0x7fff1234"))

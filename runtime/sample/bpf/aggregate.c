@@ -180,6 +180,27 @@ int ps_session__aggregate_clear(struct ps_session *s, ps_handle h)
 	return take(s, h, NULL, NULL);
 }
 
+/* Hits the kernel did not run a program of b's for: another BPF program
+ * was running on that CPU (a tracepoint's program is skipped then; a map
+ * read by a process preempted meanwhile is enough). */
+static uint64_t skipped(const struct ps_bpf_counter *b)
+{
+	struct bpf_program *p;
+	uint64_t n = 0;
+
+	bpf_object__for_each_program(p, b->skel->obj)
+	{
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (bpf_program__fd(p) >= 0 &&
+		    !bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+			n += info.recursion_misses;
+	}
+	return n;
+}
+
 int ps_session__aggregate_dropped(const struct ps_session *s, ps_handle h, uint64_t *dropped)
 {
 	uint32_t fields;
@@ -202,6 +223,8 @@ int ps_session__aggregate_dropped(const struct ps_session *s, ps_handle h, uint6
 				   (size_t)ncpu * sizeof(*v), 0);
 	for (int i = 0; !err && i < ncpu; i++)
 		*dropped += v[i];
+	if (!err)
+		*dropped += skipped(b);
 	free(v);
 	return err;
 }

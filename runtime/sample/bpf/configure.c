@@ -218,9 +218,9 @@ static int offcpu_field(const struct ps_counter *c, const char *name)
 	return f ? (int)f->offset : -1;
 }
 
-/* An off-CPU aggregate on sched_switch: where next_pid is, the shortest
- * interval, and, keyed by prev_state, the wake-ups that split a sleep (and
- * a new thread's first wait, with a process tree to follow). */
+/* An off-CPU (or on-CPU) aggregate on sched_switch: where next_pid is, the
+ * shortest interval, and, keyed by prev_state, the wake-ups that split a
+ * sleep; with a process tree to follow, a new thread's first wait. */
 static void configure_offcpu(const struct ps_counter *c, const struct ps_sample_conf *b,
 			     uint32_t keys, struct ps_sample_bpf *skel)
 {
@@ -229,13 +229,15 @@ static void configure_offcpu(const struct ps_counter *c, const struct ps_sample_
 	if (offcpu_field(c, "next_pid") < 0)
 		return;
 	split = (keys & PS_AGG_FIELD) && (int)b->field_offset == offcpu_field(c, "prev_state");
-	skel->rodata->cfg_offcpu = 1;
+	skel->rodata->cfg_offcpu =
+	    (b->mode & PS_BPF_OFFCPU ? 1 : 0) | (b->mode & PS_BPF_ONCPU ? 2 : 0);
 	skel->rodata->cfg_next_pid_off = (__u32)offcpu_field(c, "next_pid");
 	skel->rodata->cfg_offcpu_min_ns = b->offcpu_min_ns;
 	skel->rodata->cfg_offcpu_split = split;
 	bpf_program__set_autoload(skel->progs.ps_wakeup, split);
 	bpf_program__set_autoload(skel->progs.ps_wakeup_new,
-				  split && (skel->rodata->cfg_flags & PS_BPF_F_TGT_TREE));
+				  (split || (b->mode & PS_BPF_ONCPU)) &&
+				      (skel->rodata->cfg_flags & PS_BPF_F_TGT_TREE));
 }
 
 static uint32_t agg_entries(const struct ps_counter *c, uint32_t flags)
@@ -281,7 +283,7 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 		: 0;
 	skel->rodata->cfg_wake_bytes = ring_bytes(m) / 4;
 	skel->rodata->cfg_whole = tp && (flags & PS_BPF_F_FORWARD) && whole(c, skel);
-	if (tp && (b->mode & PS_BPF_OFFCPU))
+	if (tp && (b->mode & (PS_BPF_OFFCPU | PS_BPF_ONCPU)))
 		configure_offcpu(c, b, keys, skel);
 	skel->rodata->cfg_raw_size = tp && (ps_counter__attr(c)->sample_type & PERF_SAMPLE_RAW)
 					 ? raw_size(c, skel->rodata->cfg_whole)

@@ -254,7 +254,8 @@ static int attach_links(const struct ps_counter *c, const struct ps_session *s,
 			return links[*nlinks];
 		(*nlinks)++;
 	}
-	if (skel->rodata->cfg_offcpu_split) { /* and a new thread's first wait */
+	if (skel->rodata->cfg_offcpu_split || (skel->rodata->cfg_offcpu & 2)) {
+		/* and a new thread's first wait */
 		links[*nlinks] = bpf_raw_tracepoint_open(
 		    "sched_wakeup_new", bpf_program__fd(skel->progs.ps_wakeup_new));
 		if (links[*nlinks] < 0)

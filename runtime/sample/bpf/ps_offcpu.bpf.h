@@ -5,18 +5,42 @@
  * the target is switched out (it is the current task: prev), its key is
  * taken there (its stacks, comm, args.prev_state: why it left the CPU)
  * and kept with the time; when that thread is switched in again (next),
- * the interval is added to the key's sum, if it is long enough. Intervals
- * that find the map full are counted as dropped (ps_lost[1]), like keys.
- * Included once, by ps_sample.bpf.c, after make_key, add and in_target.
+ * the interval is added to the key's sum, if it is long enough. With
+ * on-CPU slices asked for too (cfg_offcpu & PS_OC_ON), the entry stays from
+ * the switch-in and the time until the next switch-out is added under the
+ * key taken there, its state PS_STATE_ONCPU: a thread's parts then add up
+ * to its whole time in the session. A dying thread's last switch-out ends
+ * its last slice and keeps no entry. Intervals that find the map full are
+ * counted as dropped (ps_lost[1]), like keys. Included once, by
+ * ps_sample.bpf.c, after make_key, add and in_target.
  */
 #ifndef PS_OFFCPU_BPF_H
 #define PS_OFFCPU_BPF_H
 
+#define PS_OC_OFF	1    /* cfg_offcpu: sum the intervals switched out... */
+#define PS_OC_ON	2    /* ...and the slices switched in */
+#define PS_STATE_ONCPU	(-1) /* a slice's args.prev_state: the thread ran... */
+#define PS_STATE_STOLEN (-2) /* ...or held the CPU while it did not (steal, IRQs) */
+
 struct offcpu_start {
-	__u64 since;	       /* bpf_ktime_get_ns at the switch-out */
+	__u64 since;	       /* bpf_ktime_get_ns at the switch-out (or in) */
 	__u64 woken;	       /* at its first wake-up since, 0 until then */
-	struct ps_agg_key key; /* taken there */
+	__u64 oncpu;	       /* 1: since the switch-in, the key not taken yet */
+	__u64 ran;	       /* the thread's sum_exec_runtime at the switch-out */
+	struct ps_agg_key key; /* taken at the switch-out */
 };
+
+struct sched_entity___ps {
+	__u64 sum_exec_runtime;
+} __attribute__((preserve_access_index));
+
+/* What the scheduler counted: the time the task ran (its task clock, up to
+ * date at its switch-out; hypervisor steal left out), and exit_state, set
+ * by an exiting task's last switch. */
+struct task_struct___run {
+	struct sched_entity___ps se;
+	int exit_state;
+} __attribute__((preserve_access_index));
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -32,44 +56,110 @@ struct {
 	__type(value, struct offcpu_start);
 } ps_offcpu_scratch SEC(".maps"); /* a key is built here: too big for the stack */
 
+/* An interval off the CPU, from st's switch-out to end, is added to its
+ * key, if it is long enough. Keyed by args.prev_state, a sleep's time
+ * after its wake-up is the run queue's: it goes under the runnable state
+ * (0), the rest under the state it slept in. */
+static __always_inline void waited(struct offcpu_start *st, __u64 end)
+{
+	if (!(cfg_offcpu & PS_OC_OFF) || end - st->since < cfg_offcpu_min_ns)
+		return;
+	if (cfg_offcpu_split && st->woken > st->since && st->woken <= end) {
+		add(&st->key, st->woken - st->since);
+		st->key.field = 0;
+		add(&st->key, end - st->woken);
+	} else {
+		add(&st->key, end - st->since);
+	}
+}
+
+/* The thread switched in: its interval off the CPU ends (whoever is
+ * switched out). With slices asked for, its entry stays, as the start of
+ * one. Found running already, its switch-out was missed (the kernel skips
+ * a tracepoint's programs on a CPU where another BPF program, or a map
+ * update, is under way): counted as dropped, and the slice goes on. */
+static __always_inline void switched_in(void *ctx, __u64 now)
+{
+	struct offcpu_start *st;
+	__u32 next = 0;
+
+	bpf_probe_read_kernel(&next, sizeof(next), (char *)ctx + cfg_next_pid_off);
+	if (!next || !(st = bpf_map_lookup_elem(&ps_offcpu, &next)))
+		return;
+	if (st->oncpu) {
+		bump(1);
+		return;
+	}
+	waited(st, now);
+	if (!(cfg_offcpu & PS_OC_ON)) {
+		bpf_map_delete_elem(&ps_offcpu, &next);
+		return;
+	}
+	st->since = now;
+	st->woken = 0;
+	st->oncpu = 1;
+}
+
+/* The thread switched out ends what its entry began: a slice, from its
+ * switch-in; or, that switch-in missed, an interval off the CPU and the
+ * slice after it. The task clock says how long it ran (the rest of a
+ * slice's wall time the hypervisor took), so the interval ends that long
+ * before now: both are exact still. key: taken at this switch-out. */
+static __always_inline void ended(struct offcpu_start *was, struct ps_agg_key *key, __u64 now,
+				  __u64 ran)
+{
+	__u64 wall = now - was->since, task = ran - was->ran < wall ? ran - was->ran : wall;
+	__s64 state = key->field;
+
+	if (!was->oncpu)
+		waited(was, now - task);
+	if (!(cfg_offcpu & PS_OC_ON))
+		return;
+	if (cfg_offcpu_split)
+		key->field = PS_STATE_ONCPU;
+	add(key, task);
+	if (cfg_offcpu_split && was->oncpu && wall > task) {
+		key->field = PS_STATE_STOLEN;
+		add(key, wall - task);
+	}
+	key->field = state;
+}
+
 static __always_inline void offcpu(void *ctx)
 {
 	__u64 now = bpf_ktime_get_ns(), pt = bpf_get_current_pid_tgid();
-	__u32 zero = 0, next = 0, tgid = pt >> 32, tid = (__u32)pt,
-	      cpu = bpf_get_smp_processor_id();
-	struct offcpu_start *st;
+	__u32 zero = 0, tgid = pt >> 32, tid = (__u32)pt, cpu = bpf_get_smp_processor_id();
+	struct task_struct___run *me = (void *)bpf_get_current_task();
+	__u64 ran = BPF_CORE_READ(me, se.sum_exec_runtime);
+	struct offcpu_start *st, *was = NULL;
 
-	/* the thread switched in: its interval ends (whoever is switched out).
-	 * Keyed by args.prev_state, a sleep's time after its wake-up is the run
-	 * queue's: it goes under the runnable state (0), the rest under the
-	 * state it slept in. */
-	bpf_probe_read_kernel(&next, sizeof(next), (char *)ctx + cfg_next_pid_off);
-	if (next && (st = bpf_map_lookup_elem(&ps_offcpu, &next))) {
-		if (now - st->since >= cfg_offcpu_min_ns) {
-			if (cfg_offcpu_split && st->woken > st->since && st->woken <= now) {
-				add(&st->key, st->woken - st->since);
-				st->key.field = 0;
-				add(&st->key, now - st->woken);
-			} else {
-				add(&st->key, now - st->since);
-			}
-		}
-		bpf_map_delete_elem(&ps_offcpu, &next);
-	}
-	/* the thread switched out: a thread of the target, counters on */
-	if (!tid || !on || !in_target(tgid, cpu))
+	switched_in(ctx, now);
+	/* the thread switched out: one the target had at its last switch (its
+	 * counters may be gone if it is exiting), or a thread of the target */
+	if (tid)
+		was = bpf_map_lookup_elem(&ps_offcpu, &tid);
+	if (!was && (!tid || !on || !in_target(tgid, cpu)))
 		return;
-	if ((cfg_flags & PS_BPF_F_PIDS) && !bpf_map_lookup_elem(&ps_pids, &tgid))
+	if (!was && (cfg_flags & PS_BPF_F_PIDS) && !bpf_map_lookup_elem(&ps_pids, &tgid))
 		return;
-	if (cfg_tid && tid != cfg_tid)
+	if (!was && cfg_tid && tid != cfg_tid)
 		return;
 	st = bpf_map_lookup_elem(&ps_offcpu_scratch, &zero);
 	if (!st)
 		return;
 	__builtin_memset(&st->key, 0, sizeof(st->key));
+	make_key(&st->key, ctx, tgid, tid, cpu, 0, 0, 1);
+	if (was)
+		ended(was, &st->key, now, ran);
+	if (BPF_CORE_READ(me, exit_state) || !on) { /* no switch-in follows */
+		if (was)
+			bpf_map_delete_elem(&ps_offcpu, &tid);
+		return;
+	}
 	st->since = now;
 	st->woken = 0;
-	make_key(&st->key, ctx, tgid, tid, cpu, 0, 0, 1);
+	st->oncpu = 0;
+	st->ran = ran;
 	if (bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_ANY))
 		bump(1);
 }
@@ -83,7 +173,7 @@ int ps_wakeup(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tid = BPF_CORE_READ(p, pid);
 	struct offcpu_start *st = bpf_map_lookup_elem(&ps_offcpu, &tid);
 
-	if (st && !st->woken)
+	if (st && !st->woken && !st->oncpu)
 		st->woken = bpf_ktime_get_ns();
 	return 0;
 }
@@ -95,6 +185,7 @@ SEC("raw_tp/sched_wakeup_new")
 int ps_wakeup_new(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct___ps *p = (void *)ctx->args[0];
+	struct task_struct___run *r = (void *)p;
 	__u32 tid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid), zero = 0;
 	struct offcpu_start *st;
 
@@ -106,6 +197,8 @@ int ps_wakeup_new(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	__builtin_memset(&st->key, 0, sizeof(st->key));
 	st->since = st->woken = bpf_ktime_get_ns();
+	st->oncpu = 0;
+	st->ran = BPF_CORE_READ(r, se.sum_exec_runtime);
 	st->key.ustack = st->key.kstack = -1;
 	if (cfg_keys & (PS_BPF_K_PID | PS_BPF_K_USTACK | PS_BPF_K_IP))
 		st->key.pid = tgid;

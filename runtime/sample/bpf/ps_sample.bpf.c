@@ -42,7 +42,7 @@ const volatile __u32 cfg_field_off = 0;	    /* PS_BPF_K_FIELD: where the field i
 const volatile __u32 cfg_field_size = 0;    /* ...its size (1, 2, 4, 8)... */
 const volatile __u32 cfg_field_signed = 0;  /* ...and whether to sign-extend it */
 const volatile __u64 cfg_freq_ns = 0;	    /* tracepoints with freq=: ns between samples */
-const volatile __u32 cfg_offcpu = 0;	    /* sched_switch: sum the ns switched out by key */
+const volatile __u32 cfg_offcpu = 0;	    /* sched_switch: sum the ns switched out (1), in (2) */
 const volatile __u32 cfg_next_pid_off = 0;  /* ...where next_pid is in its record */
 const volatile __u64 cfg_offcpu_min_ns = 0; /* ...and the shortest interval kept */
 const volatile __u32 cfg_offcpu_split = 0;  /* keyed by prev_state: after a wake-up is runnable */

@@ -1,0 +1,172 @@
+-- wallclock.lua: where each thread's wall time went. Every thread of the
+-- target has its time in the session split whole, in the kernel, at each
+-- of its context switches (perfmon.aggregate with offcpu and oncpu on
+-- sched:sched_switch): on the CPU (its task clock, as schedstat and
+-- CLOCK_THREAD_CPUTIME_ID count it), runnable (waiting in the run queue:
+-- preempted, or woken and not yet running), blocked (sleeping S or
+-- uninterruptible D), and steal (holding the CPU while the hypervisor ran
+-- something else: on-CPU wall time its task clock does not count). The four
+-- add up to the thread's lifetime in the session.
+--   perfscript examples/wallclock.lua -c './server'                 per-thread table
+--   perfscript examples/wallclock.lua -p PID -T 10 --csv t.csv      for a spreadsheet
+--   perfscript examples/wallclock.lua -c CMD --folded wall.folded   one flame graph
+-- Off-CPU parts are by the stacks at which the thread left the CPU; the
+-- on-CPU part by cpu-clock samples (--hz), each thread's samples scaled to
+-- its exact on-CPU time. A thread's lifetime starts at its creation, or at
+-- its first switch in the session if it was there before it.
+local opts = require("args").parse(arg, {
+  name = "wallclock.lua",
+  usage = "perfscript examples/wallclock.lua -c 'CMD args' | -p PID | -a | -C CPUS [-T SECONDS] [options]",
+  summary = "Each thread's wall time split into on-CPU, runnable, blocked (and steal), by stack.",
+  { "--hz", "N", "on-CPU samples per second, for the on-CPU stacks (default 99)",
+    number = true, default = 99 },
+  { "--top", "N", "stacks to print (default 10)", number = true, default = 10 },
+  { "--csv", "FILE", "write tid,comm,lifetime_ns,oncpu_ns,runnable_ns,blocked_ns,steal_ns to FILE" },
+  { "--folded", "FILE", "write comm;part;stack microseconds lines to FILE (one flame graph)" },
+  { "--pprof", "FILE", "write a pprof profile (wall, nanoseconds; a part label) to FILE" },
+})
+
+local function need(v, err)
+  if not v then
+    io.stderr:write("wallclock.lua: ", tostring(err), "\n")
+    os.exit(1)
+  end
+  return v
+end
+local switch = need(perfmon.counter("sched:sched_switch"))
+local parts = need(perfmon.aggregate(switch, {
+  by = { "tid", "comm", "args.prev_state", "ustack", "kstack" },
+  offcpu = true, oncpu = true, min_us = 0 }))
+local clock = need(perfmon.counter(("cpu-clock/freq=%d/"):format(opts.hz)))
+local samples = need(perfmon.aggregate(clock, { by = { "tid", "ustack", "kstack" } }))
+local started = gettimeofday_ns()
+local where = require("profile").where
+
+-- args.prev_state as the kernel reports it (TASK_REPORT), and the two
+-- states of the on-CPU slices
+local PART = { [-1] = "on-cpu", [-2] = "steal", [0] = "runnable", [256] = "runnable" }
+local function part_of(state) return PART[state] or "blocked" end
+
+-- The threads and the stacks of each part.
+local function collect()
+  local threads, rows = {}, {}
+  local function thread(tid)
+    local t = threads[tid]
+    if not t then
+      t = { tid = tid, comms = {}, ["on-cpu"] = 0, runnable = 0, blocked = 0, steal = 0 }
+      threads[tid] = t
+    end
+    return t
+  end
+  for key, ns in pairs(parts:read()) do
+    local tid, comm, state, stack = key:match("^(%d+);([^;]*);(%-?%d+);?(.*)$")
+    local t, part = thread(tonumber(tid)), part_of(tonumber(state))
+    t[part] = t[part] + ns
+    t.comms[comm] = (t.comms[comm] or 0) + ns
+    if part ~= "on-cpu" then
+      rows[#rows + 1] = { tid = t.tid, part = part, stack = stack, ns = ns }
+    end
+  end
+  -- on-CPU by stack: the samples of each thread, scaled to its time
+  local sampled, count = {}, {}
+  for key, n in pairs(samples:read()) do
+    local tid, stack = key:match("^(%d+);?(.*)$")
+    tid = tonumber(tid)
+    sampled[#sampled + 1] = { tid = tid, stack = stack, n = n }
+    count[tid] = (count[tid] or 0) + n
+  end
+  local placed = {}
+  for _, s in ipairs(sampled) do
+    local t = threads[s.tid]
+    if t then
+      local ns = t["on-cpu"] * s.n // count[s.tid]
+      rows[#rows + 1] = { tid = s.tid, part = "on-cpu", stack = s.stack, ns = ns }
+      placed[s.tid] = (placed[s.tid] or 0) + ns
+    end
+  end
+  for tid, t in pairs(threads) do -- what no sample landed in
+    local rest = t["on-cpu"] - (placed[tid] or 0)
+    if rest > 0 then rows[#rows + 1] = { tid = tid, part = "on-cpu", stack = "", ns = rest } end
+    local best = 0
+    for comm, ns in pairs(t.comms) do
+      if ns > best then t.comm, best = comm, ns end
+    end
+    t.lifetime = t["on-cpu"] + t.runnable + t.blocked + t.steal
+  end
+  for _, r in ipairs(rows) do r.comm = threads[r.tid].comm end
+  return threads, rows
+end
+
+local function saved(ok, err)
+  if not ok then
+    io.stderr:write("wallclock.lua: cannot write ", tostring(err), "\n")
+    exit(1)
+  end
+  return ok
+end
+
+local function pct(part, whole) return whole > 0 and 100 * part / whole or 0 end
+
+probe("end", function()
+  local threads, rows = collect()
+  local list, total = {}, { lifetime = 0, ["on-cpu"] = 0, runnable = 0, blocked = 0, steal = 0 }
+  for _, t in pairs(threads) do
+    list[#list + 1] = t
+    for k in pairs(total) do total[k] = total[k] + t[k] end
+  end
+  table.sort(list, function(a, b) return a.lifetime > b.lifetime or
+                                         a.lifetime == b.lifetime and a.tid < b.tid end)
+  printf("%d threads, %.3f s of wall time: on-CPU %.1f%%, runnable %.1f%%, blocked %.1f%%, steal %.1f%%\n",
+         #list, total.lifetime / 1e9, pct(total["on-cpu"], total.lifetime),
+         pct(total.runnable, total.lifetime), pct(total.blocked, total.lifetime),
+         pct(total.steal, total.lifetime))
+  printf("%8s %-16s %12s %12s %12s %12s %10s\n", "TID", "COMM", "LIFETIME ms", "ON-CPU ms",
+         "RUNNABLE ms", "BLOCKED ms", "STEAL ms")
+  for _, t in ipairs(list) do
+    printf("%8d %-16s %12.3f %12.3f %12.3f %12.3f %10.3f\n", t.tid, t.comm, t.lifetime / 1e6,
+           t["on-cpu"] / 1e6, t.runnable / 1e6, t.blocked / 1e6, t.steal / 1e6)
+  end
+  table.sort(rows, function(a, b) return a.ns > b.ns end)
+  printf("\n%12s %6s %-8s %-16s %s\n", "ms", "%", "PART", "COMM", "WHERE")
+  for i = 1, math.min(opts.top, #rows) do
+    local r = rows[i]
+    printf("%12.3f %5.1f%% %-8s %-16s %s\n", r.ns / 1e6, pct(r.ns, total.lifetime), r.part, r.comm,
+           where(r.stack))
+  end
+  local pprof = require("pprof")
+  if opts.csv then
+    local lines = { "tid,comm,lifetime_ns,oncpu_ns,runnable_ns,blocked_ns,steal_ns\n" }
+    for _, t in ipairs(list) do
+      lines[#lines + 1] = ("%d,%s,%d,%d,%d,%d,%d\n"):format(t.tid, t.comm:gsub(",", "_"), t.lifetime,
+        t["on-cpu"], t.runnable, t.blocked, t.steal)
+    end
+    if not saved(pprof.save(opts.csv, table.concat(lines))) then return end
+  end
+  local function path(r) return r.comm .. ";" .. r.part .. (r.stack ~= "" and (";" .. r.stack) or "") end
+  if opts.folded then
+    local folded, lines = {}, {}
+    for _, r in ipairs(rows) do folded[path(r)] = (folded[path(r)] or 0) + r.ns end
+    for stack, ns in pairs(folded) do lines[#lines + 1] = ("%s %d\n"):format(stack, ns // 1000) end
+    table.sort(lines)
+    if not saved(pprof.save(opts.folded, table.concat(lines))) then return end
+  end
+  if opts.pprof then
+    local prows = {}
+    for _, r in ipairs(rows) do
+      prows[#prows + 1] = { stack = path(r), value = r.ns, labels = {
+        { key = "part", str = r.part }, { key = "tid", num = r.tid } } }
+    end
+    if not saved(pprof.write(pprof.from_folded(prows, {
+      type = "wall", unit = "nanoseconds", time_nanos = started,
+      duration_nanos = gettimeofday_ns() - started, comment = "perfscript wallclock.lua" }),
+      opts.pprof)) then return end
+  end
+  local lost = 0
+  for _, a in ipairs { parts, samples } do
+    local n, why = a:dropped()
+    if not n then io.stderr:write("wallclock.lua: ", tostring(why), "\n") else lost = lost + n end
+  end
+  if lost > 0 then
+    printf("(%d switches or samples could not be recorded: the figures above miss them)\n", lost)
+  end
+end)

@@ -1,0 +1,83 @@
+# wallclock.sh: each thread's wall time split whole in the kernel
+# (perfmon.aggregate with offcpu and oncpu, examples/wallclock.lua), against
+# what the threads themselves and the kernel say: tests/progs/offcpu.c
+# `mixed` runs six threads (sleep, pipe read, mutex wait, spin, and two
+# spinners pinned to one CPU, each waiting about half its time in the run
+# queue); each prints its lifetime (from before pthread_create to its last
+# line), its CPU-time clock and schedstat's run delay.
+source "$(dirname "$0")/lib.sh"
+cd "$(dirname "$0")/../.." || exit 1
+W=build/tests/offcpu
+
+if ! need_root || [[ ! -r /sys/kernel/btf/vmlinux ]]; then
+	skip "wall time is split by a BPF program: needs root and BTF" "wall time"
+	done_testing; exit
+fi
+tracefs_mount
+
+out=$("$PERFSCRIPT" examples/wallclock.lua -c "$W mixed" --csv "$TMP/w.csv" \
+	--folded "$TMP/w.folded" --pprof "$TMP/w.pb.gz" 2>&1)
+grep -qE "^7 threads, [0-9.]+ s of wall time: on-CPU" <<<"$out"
+ok $? "wallclock.lua: a summary line (6 threads and main)"
+like "$out" "TID +COMM +LIFETIME ms +ON-CPU ms +RUNNABLE ms +BLOCKED ms +STEAL ms" "... a per-thread table"
+like "$(head -1 "$TMP/w.csv")" "^tid,comm,lifetime_ns,oncpu_ns,runnable_ns,blocked_ns,steal_ns$" "--csv: its header"
+
+# Conservation and agreement, per thread: the parts add up to the lifetime
+# (by construction in the program, so the lifetime is checked against the
+# thread's own clocks: ±0.5%); on-CPU against its CPU-time clock, runnable
+# against schedstat's run delay, within 0.5% of its lifetime.
+while read -r tid life ran delay _; do
+	[[ $tid =~ ^[0-9]+$ ]] || continue
+	row=$(awk -F, -v t="$tid" '$1 == t' "$TMP/w.csv")
+	IFS=, read -r _ comm L on run blocked steal <<<"$row"
+	if [[ -z $row ]]; then
+		ok 1 "thread $tid is in the table"
+		continue
+	fi
+	is "$((on + run + blocked + steal))" "$L" "$comm ($tid): on-CPU + runnable + blocked + steal = its lifetime"
+	within() { awk -v a="$1" -v b="$2" -v l="$life" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.005 * l) }'; }
+	within "$L" "$life"; ok $? "$comm: lifetime $L ns, by its own clock $life ns (±0.5%)"
+	within "$on" "$ran"; ok $? "$comm: on-CPU $on ns, CPU-time clock $ran ns (±0.5% of its lifetime)"
+	within "$run" "$delay"; ok $? "$comm: runnable $run ns, schedstat run delay $delay ns (±0.5%)"
+done < <(grep -E '^[0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+$' <<<"$out")
+is "$(grep -cE '^[0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+$' <<<"$out")" 6 "the workload's six threads said what the kernel counted"
+
+# Each kind of thread where it should be.
+part() { awk -F, -v c="$1" -v k="$2" '$2 == c { s += $k } END { print s + 0 }' "$TMP/w.csv"; }
+share() { awk -v a="$1" -v b="$2" -v lo="$3" -v hi="$4" 'BEGIN { r = a / b; exit !(r >= lo && r <= hi) }'; }
+share "$(part sleeper 6)" "$(part sleeper 3)" 0.98 1.0; ok $? "the sleeper is blocked ~all its life"
+share "$(part xspinner 4)" "$(part xspinner 3)" 0.5 1.0; ok $? "the spinner is on the CPU most of its life"
+share "$(part pinned 5)" "$(part pinned 3)" 0.3 0.7; ok $? "two spinners pinned to one CPU: each runnable about half its life"
+
+# One flame graph: comm;part;stack microseconds.
+grep -qE "^reader;blocked;.*;read;.*anon_pipe_read" "$TMP/w.folded"
+ok $? "--folded: the reader blocked in the pipe's read"
+grep -qE "^xspinner;on-cpu;.*spin_a_second" "$TMP/w.folded"
+ok $? "--folded: the spinner on the CPU in its own function"
+us=$(awk '/^pinned;runnable/ { s += $NF } END { print s + 0 }' "$TMP/w.folded")
+ns=$(part pinned 5)
+awk -v u="$us" -v n="$ns" 'BEGIN { d = u * 1000 - n; if (d < 0) d = -d; exit !(d < 1000 * 200) }'
+ok $? "--folded: the pinned threads' runnable stacks add up to their runnable time ($us us)"
+if command -v go >/dev/null; then
+	top=$(go tool pprof -top -sample_index=wall "$TMP/w.pb.gz" 2>&1)
+	like "$top" "Type: wall" "--pprof: go tool pprof reads it, sample type wall"
+	like "$(go tool pprof -tags "$TMP/w.pb.gz" 2>&1)" "part: .*(on-cpu|blocked|runnable)" "--pprof: each sample labelled with its part"
+else
+	skip "go is not installed (make check installs golang-go)" "--pprof read by go tool pprof"
+fi
+
+# The library: on-CPU slices alone are the task clock.
+out=$("$PERFSCRIPT" -e 'c = perfmon.counter("sched:sched_switch")
+local a = assert(perfmon.aggregate(c, { by = { "comm" }, oncpu = true }))
+probe("end", function()
+  for k, ns in pairs(a:read()) do print(k, ns) end
+end)' -c "$W mixed" 2>&1)
+ran=$(awk '/^[0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+$/ && $3 > 900000000 { print $3 }' <<<"$out")
+got=$(awk '$1 == "xspinner" { print $2 }' <<<"$out")
+awk -v a="${got:-0}" -v b="${ran:-1}" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.005 * b) }'
+ok $? "oncpu = true alone: the spinner's on-CPU time $got ns, its CPU-time clock $ran ns"
+out=$("$PERFSCRIPT" -e 'c = perfmon.counter("cpu-clock")
+perfmon.aggregate(c, { by = { "comm" }, oncpu = true })' 2>&1)
+like "$out" "oncpu = true sums the intervals between sched:sched_switch" "oncpu on another event: refused, saying why"
+
+done_testing
