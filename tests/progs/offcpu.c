@@ -8,9 +8,10 @@
  *                   so each waits about half of it in the run queue; each
  *                   prints "tid on_cpu_ns run_delay_ns" from its schedstat
  *   offcpu mixed    the four threads and the two pinned ones at once; each
- *                   prints "tid lifetime_ns on_cpu_ns run_delay_ns nslices",
- *                   its lifetime from before its creation to its last line,
- *                   on-CPU and run delay as the kernel counts them
+ *                   prints "T tid self_ns on_cpu_ns run_delay_ns": how long
+ *                   it saw itself live, its on-CPU time and run delay as
+ *                   the kernel counts them; main prints "J tid span_ns"
+ *                   for each, from before its creation to its join
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -111,22 +112,25 @@ static void *pinned(void *arg)
 /* mixed: a thread, when it was asked for, and what it runs */
 struct life {
 	pthread_t t;
-	struct timespec born;
+	struct timespec born; /* before pthread_create */
 	void *(*fn)(void *);
 	void *arg;
+	long tid;
 };
 
 /* Run the thread's part, then say what the kernel counted and how long
- * the thread lived, as late as it can: only its exit follows. The time it
+ * the thread saw itself live, from its first line to its last. The time it
  * ran is its CPU-time clock's (schedstat's first figure is as of the last
  * tick, up to a tick behind in a running thread). */
 static void *lived(void *arg)
 {
 	struct life *l = arg;
 	unsigned long long on = 0, delay = 0, slices = 0;
-	struct timespec now, ran = {0, 0};
+	struct timespec start, now, ran = {0, 0};
 	FILE *f;
 
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	l->tid = (long)syscall(SYS_gettid);
 	l->fn(l->arg);
 	f = fopen("/proc/thread-self/schedstat", "r");
 	if (!f || fscanf(f, "%llu %llu %llu", &on, &delay, &slices) != 3)
@@ -134,15 +138,25 @@ static void *lived(void *arg)
 	fclose(f);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ran);
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	printf("%ld %ld %ld %llu %llu\n", (long)syscall(SYS_gettid), elapsed_ns(&l->born, &now),
-	       ran.tv_sec * 1000000000L + ran.tv_nsec, delay, slices);
+	printf("T %ld %ld %ld %llu\n", l->tid, elapsed_ns(&start, &now),
+	       ran.tv_sec * 1000000000L + ran.tv_nsec, delay);
 	return NULL;
+}
+
+/* Wait for t's end and say how long it was, from before its creation. */
+static void joined(struct life *t)
+{
+	struct timespec now;
+
+	pthread_join(t->t, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	printf("J %ld %ld\n", t->tid, elapsed_ns(&t->born, &now));
 }
 
 static int mixed(void)
 {
 	static char *names[] = {"sleeper", "reader", "locker", "xspinner"};
-	struct timespec one = {1, 0};
+	struct timespec half = {0, 500000000};
 	struct life l[6];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -155,12 +169,15 @@ static int mixed(void)
 		clock_gettime(CLOCK_MONOTONIC, &l[i].born);
 		pthread_create(&l[i].t, NULL, lived, &l[i]);
 	}
-	nanosleep(&one, NULL);
+	nanosleep(&half, NULL); /* the pinned ones end about now */
+	joined(&l[4]);
+	joined(&l[5]);
+	nanosleep(&half, NULL);
 	if (write(fds[1], "x", 1) != 1)
 		return 1;
 	pthread_mutex_unlock(&mu);
-	for (int i = 0; i < 6; i++)
-		pthread_join(l[i].t, NULL);
+	for (int i = 0; i < 4; i++)
+		joined(&l[i]);
 	return 0;
 }
 

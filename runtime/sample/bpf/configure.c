@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf_perf_event.h>
 
@@ -218,22 +219,49 @@ static int offcpu_field(const struct ps_counter *c, const char *name)
 	return f ? (int)f->offset : -1;
 }
 
+/* Whether this kernel's sched_switch raw tracepoint has prev_state, its
+ * fourth argument (5.18 on): from the BTF of its typedef, looked up once. */
+static bool switch_has_state(void)
+{
+	static int has = -1;
+	struct btf *btf;
+	const struct btf_type *t = NULL;
+	int id;
+
+	if (has >= 0)
+		return has;
+	btf = btf__load_vmlinux_btf();
+	if (libbpf_get_error(btf))
+		return (has = 0);
+	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+	t = id > 0 ? btf__type_by_id(btf, btf__type_by_id(btf, id)->type) : NULL;
+	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
+	has = t && btf_is_func_proto(t) && btf_vlen(t) == 5; /* void *, and four */
+	btf__free(btf);
+	return has;
+}
+
 /* An off-CPU (or on-CPU) aggregate on sched_switch: where next_pid is, the
  * shortest interval, and, keyed by prev_state, the wake-ups that split a
- * sleep; with a process tree to follow, a new thread's first wait. */
+ * sleep; with a process tree to follow, a new thread's first wait. Keyed
+ * by no field but prev_state, on a kernel that gives it, the raw
+ * tracepoint's program does the work (the kernel never skips it). */
 static void configure_offcpu(const struct ps_counter *c, const struct ps_sample_conf *b,
 			     uint32_t keys, struct ps_sample_bpf *skel)
 {
-	bool split;
+	bool split, raw;
 
 	if (offcpu_field(c, "next_pid") < 0)
 		return;
 	split = (keys & PS_AGG_FIELD) && (int)b->field_offset == offcpu_field(c, "prev_state");
+	raw = (!(keys & PS_AGG_FIELD) || split) && switch_has_state();
 	skel->rodata->cfg_offcpu =
 	    (b->mode & PS_BPF_OFFCPU ? 1 : 0) | (b->mode & PS_BPF_ONCPU ? 2 : 0);
 	skel->rodata->cfg_next_pid_off = (__u32)offcpu_field(c, "next_pid");
 	skel->rodata->cfg_offcpu_min_ns = b->offcpu_min_ns;
 	skel->rodata->cfg_offcpu_split = split;
+	skel->rodata->cfg_offcpu_raw = raw;
+	bpf_program__set_autoload(skel->progs.ps_switch, raw);
 	bpf_program__set_autoload(skel->progs.ps_wakeup, split);
 	bpf_program__set_autoload(skel->progs.ps_wakeup_new,
 				  (split || (b->mode & PS_BPF_ONCPU)) &&
@@ -268,7 +296,8 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 	bpf_program__set_autoload(skel->progs.ps_free, flags & PS_BPF_F_TGT_TREE);
 	bpf_program__set_autoload(skel->progs.ps_exec, flags & PS_BPF_F_TGT_TREE);
 	bpf_program__set_autoload(skel->progs.ps_tp_exit, false); /* below, when cfg_late */
-	bpf_program__set_autoload(skel->progs.ps_wakeup, false);  /* configure_offcpu's */
+	bpf_program__set_autoload(skel->progs.ps_switch, false);  /* configure_offcpu's */
+	bpf_program__set_autoload(skel->progs.ps_wakeup, false);
 	bpf_program__set_autoload(skel->progs.ps_wakeup_new, false);
 	skel->rodata->cfg_handle = ps_session__handle_of(m->s, slot);
 	skel->rodata->cfg_flags = flags;

@@ -205,6 +205,26 @@ static void close_counts(struct ps_bpf_counter *b)
 			close(b->counts_fd[i]);
 }
 
+/* An off-CPU aggregate's raw tracepoints, whatever the target: the
+ * switches themselves when ps_switch takes them, and the wake-ups that
+ * split a sleep. */
+static int offcpu_links(struct ps_sample_bpf *skel, struct ps_bpf_counter *b)
+{
+	const char *names[] = {"sched_switch", "sched_wakeup"};
+	struct bpf_program *progs[] = {skel->progs.ps_switch, skel->progs.ps_wakeup};
+	bool want[] = {skel->rodata->cfg_offcpu_raw, skel->rodata->cfg_offcpu_split};
+
+	for (int i = 0; i < 2; i++) {
+		if (!want[i])
+			continue;
+		b->links[b->nlinks] = bpf_raw_tracepoint_open(names[i], bpf_program__fd(progs[i]));
+		if (b->links[b->nlinks] < 0)
+			return b->links[b->nlinks];
+		b->nlinks++;
+	}
+	return 0;
+}
+
 /* Attach the loaded program to every fd of the counter (a tracepoint's or
  * probe's to its anchors, with the programs that follow the target's
  * forks); the links and anchors are the caller's to undo on failure. Links
@@ -219,7 +239,7 @@ static int attach_links(const struct ps_counter *c, const struct ps_session *s,
 	bool tp = kind != PS_BPF_KIND_PERF;
 	int *links = b->links, *nlinks = &b->nlinks, err = 0;
 
-	if (kind == PS_BPF_KIND_TRACEPOINT)
+	if (kind == PS_BPF_KIND_TRACEPOINT && !skel->rodata->cfg_offcpu_raw)
 		err = anchor(b, bpf_program__fd(skel->progs.ps_tp), open_anchor(c, s, 0, -1));
 	for (size_t k = 0; kind == PS_BPF_KIND_PROBE && !err && k < ps_counter__probe_sites(c); k++)
 		err = anchor(b, bpf_program__fd(skel->progs.ps_kp), open_anchor(c, s, 0, (int)k));
@@ -233,6 +253,8 @@ static int attach_links(const struct ps_counter *c, const struct ps_session *s,
 			return links[*nlinks];
 		(*nlinks)++;
 	}
+	if (!err)
+		err = offcpu_links(skel, b);
 	if (err)
 		return err;
 	if (!tp || !(skel->rodata->cfg_flags & PS_BPF_F_TGT_TREE))
@@ -247,13 +269,6 @@ static int attach_links(const struct ps_counter *c, const struct ps_session *s,
 	if (links[*nlinks] < 0)
 		return links[*nlinks];
 	(*nlinks)++;
-	if (skel->rodata->cfg_offcpu_split) { /* wake-ups split an interval */
-		links[*nlinks] =
-		    bpf_raw_tracepoint_open("sched_wakeup", bpf_program__fd(skel->progs.ps_wakeup));
-		if (links[*nlinks] < 0)
-			return links[*nlinks];
-		(*nlinks)++;
-	}
 	if (skel->rodata->cfg_offcpu_split || (skel->rodata->cfg_offcpu & 2)) {
 		/* and a new thread's first wait */
 		links[*nlinks] = bpf_raw_tracepoint_open(
@@ -357,11 +372,11 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 		return -EOPNOTSUPP;
 	}
 	/* links: the fds', or the anchors' (a probe's sites and a syscall's
-	 * exit), the three that follow the target's processes, and the two
-	 * wake-ups of off-CPU time */
+	 * exit), the three that follow the target's processes, and off-CPU
+	 * time's switches and two wake-ups */
 	nsites = ps_counter__probe_sites(c) ? ps_counter__probe_sites(c) : 1;
 	if (!bs || !b ||
-	    !(b->links = calloc((size_t)ps_counter__nfds(c) + nsites + 6, sizeof(*b->links))) ||
+	    !(b->links = calloc((size_t)ps_counter__nfds(c) + nsites + 7, sizeof(*b->links))) ||
 	    !(b->anchors = calloc(nsites + 1, sizeof(*b->anchors)))) {
 		err = -ENOMEM;
 		goto fail;

@@ -32,8 +32,10 @@ static __always_inline void make_key(struct ps_agg_key *k, void *ctx, __u32 tgid
 	k->ustack = k->kstack = -1;
 	if (cfg_keys & PS_BPF_K_USTACK)
 		k->ustack = bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK);
+	/* from sched_switch's raw tracepoint, the walk starts in the program
+	 * and bpf_trace_run4: left out, it ends where a tracepoint's does */
 	if ((cfg_keys & PS_BPF_K_KSTACK) && !user)
-		k->kstack = bpf_get_stackid(ctx, &ps_stacks, 0);
+		k->kstack = bpf_get_stackid(ctx, &ps_stacks, cfg_offcpu_raw ? 2 : 0);
 }
 
 /* Add n to key k's count in the map in slot 0 (dropped when it is full). */

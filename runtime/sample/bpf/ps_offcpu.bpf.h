@@ -78,12 +78,10 @@ static __always_inline void waited(struct offcpu_start *st, __u64 end)
  * one. Found running already, its switch-out was missed (the kernel skips
  * a tracepoint's programs on a CPU where another BPF program, or a map
  * update, is under way): counted as dropped, and the slice goes on. */
-static __always_inline void switched_in(void *ctx, __u64 now)
+static __always_inline void switched_in(__u32 next, __u64 now)
 {
 	struct offcpu_start *st;
-	__u32 next = 0;
 
-	bpf_probe_read_kernel(&next, sizeof(next), (char *)ctx + cfg_next_pid_off);
 	if (!next || !(st = bpf_map_lookup_elem(&ps_offcpu, &next)))
 		return;
 	if (st->oncpu) {
@@ -125,7 +123,10 @@ static __always_inline void ended(struct offcpu_start *was, struct ps_agg_key *k
 	key->field = state;
 }
 
-static __always_inline void offcpu(void *ctx)
+/* One switch: next is the thread switched in; ctx the program's, for the
+ * stacks; raw: ctx is sched_switch's raw arguments, state the switch's
+ * args.prev_state (a tracepoint's record has both). */
+static __always_inline void offcpu(void *ctx, __u32 next, __s64 state, int raw)
 {
 	__u64 now = bpf_ktime_get_ns(), pt = bpf_get_current_pid_tgid();
 	__u32 zero = 0, tgid = pt >> 32, tid = (__u32)pt, cpu = bpf_get_smp_processor_id();
@@ -133,7 +134,7 @@ static __always_inline void offcpu(void *ctx)
 	__u64 ran = BPF_CORE_READ(me, se.sum_exec_runtime);
 	struct offcpu_start *st, *was = NULL;
 
-	switched_in(ctx, now);
+	switched_in(next, now);
 	/* the thread switched out: one the target had at its last switch (its
 	 * counters may be gone if it is exiting), or a thread of the target */
 	if (tid)
@@ -148,7 +149,9 @@ static __always_inline void offcpu(void *ctx)
 	if (!st)
 		return;
 	__builtin_memset(&st->key, 0, sizeof(st->key));
-	make_key(&st->key, ctx, tgid, tid, cpu, 0, 0, 1);
+	make_key(&st->key, ctx, tgid, tid, cpu, 0, 0, !raw);
+	if (raw && (cfg_keys & PS_BPF_K_FIELD))
+		st->key.field = state;
 	if (was)
 		ended(was, &st->key, now, ran);
 	if (BPF_CORE_READ(me, exit_state) || !on) { /* no switch-in follows */
@@ -162,6 +165,42 @@ static __always_inline void offcpu(void *ctx)
 	st->ran = ran;
 	if (bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_ANY))
 		bump(1);
+}
+
+/* args.prev_state as sched_switch's record reports it (the kernel's
+ * __trace_sched_switch_state: TASK_REPORT bits, since 4.14): preempted is
+ * TASK_REPORT_MAX, an idle kernel thread TASK_REPORT_IDLE, otherwise the
+ * highest of the state and exit-state bits reported. */
+static __always_inline __s64 report_state(__u64 preempt, __u64 st, __u32 exit_state)
+{
+	__u32 s = (__u32)(st | exit_state) & 0x7f;
+
+	if (preempt)
+		return 0x100;
+	if (st == 0x402) /* TASK_IDLE */
+		return 0x80;
+	if (st == 0x1000) /* TASK_RTLOCK_WAIT: uninterruptible */
+		return 2;
+	for (int i = 6; i >= 0; i--)
+		if (s & (1u << i))
+			return 1 << i;
+	return 0;
+}
+
+/* sched_switch as a raw tracepoint (preempt, prev, next, prev_state; 5.18
+ * on): unlike a tracepoint's program, the kernel does not skip it while
+ * another BPF program runs on the CPU, or a map update is under way (a
+ * task preempted in one, another tool's, skipped the switch-in that
+ * followed), so no switch is missed. */
+SEC("raw_tp/sched_switch")
+int ps_switch(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct___run *prev = (void *)ctx->args[1];
+	struct task_struct___ps *next = (void *)ctx->args[2];
+
+	offcpu(ctx, BPF_CORE_READ(next, pid),
+	       report_state(ctx->args[0], ctx->args[3], BPF_CORE_READ(prev, exit_state)), 1);
+	return 0;
 }
 
 /* A thread of the target switched out is woken: the rest of its wait is

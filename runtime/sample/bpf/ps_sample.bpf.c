@@ -46,6 +46,7 @@ const volatile __u32 cfg_offcpu = 0;	    /* sched_switch: sum the ns switched ou
 const volatile __u32 cfg_next_pid_off = 0;  /* ...where next_pid is in its record */
 const volatile __u64 cfg_offcpu_min_ns = 0; /* ...and the shortest interval kept */
 const volatile __u32 cfg_offcpu_split = 0;  /* keyed by prev_state: after a wake-up is runnable */
+const volatile __u32 cfg_offcpu_raw = 0;    /* 1: ps_switch, on the raw tracepoint, does it */
 /* Tracepoints forwarded whole (the record's length read from its
  * __data_loc fields, user strings read here): */
 const volatile __u32 cfg_whole = 0;		     /* 1: forward this way */
@@ -427,7 +428,12 @@ int ps_tp(void *ctx)
 	__u64 ip = 0;
 
 	if (cfg_offcpu) { /* sched_switch: the intervals, not the hits */
-		offcpu(ctx);
+		__u32 next = 0;
+
+		if (cfg_offcpu_raw) /* ps_switch's, then */
+			return 1;
+		bpf_probe_read_kernel(&next, sizeof(next), (char *)ctx + cfg_next_pid_off);
+		offcpu(ctx, next, 0, 0);
 		return 1;
 	}
 	/* first, before any other work: most hits are other processes' */
