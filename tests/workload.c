@@ -12,6 +12,8 @@
  *   workload hop N          N getppid() calls, moving to the next online CPU before
  *                           each (sched_setaffinity): consecutive calls of one
  *                           thread land in different CPUs' sample rings
+ *   workload pingpong N     N round trips of a byte with a child over two pipes
+ *                           (two context switches each)
  *   workload forks N        N short-lived processes, one after the other
  *   workload children N1 N2 two child processes making N1 and N2 getppid() calls;
  *                           each prints "child PID N" on stdout, the parent waits
@@ -180,6 +182,33 @@ static void do_hop(unsigned long n)
 	}
 }
 
+/* n round trips of a byte between this process and a child over two
+ * pipes: two context switches each, for off-CPU benchmarks. */
+static void do_pingpong(unsigned long n)
+{
+	int ab[2], ba[2];
+	char c = 0;
+	pid_t pid;
+
+	if (pipe(ab) || pipe(ba)) {
+		perror("workload: pipe");
+		exit(1);
+	}
+	pid = fork();
+	if (pid < 0) {
+		perror("workload: fork");
+		exit(1);
+	}
+	for (unsigned long i = 0; i < n; i++) {
+		if (pid == 0 ? read(ab[0], &c, 1) != 1 || write(ba[1], &c, 1) != 1
+			     : write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1)
+			_exit(1);
+	}
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+}
+
 static void do_children(unsigned long n1, unsigned long n2)
 {
 	unsigned long n[2] = { n1, n2 };
@@ -269,6 +298,8 @@ static void run_mode(char **argv)
 		do_threads(arg_ul(argv[1]), arg_ul(argv[1] ? argv[2] : NULL));
 	else if (!strcmp(mode, "hop"))
 		do_hop(arg_ul(argv[1]));
+	else if (!strcmp(mode, "pingpong"))
+		do_pingpong(arg_ul(argv[1]));
 	else if (!strcmp(mode, "children"))
 		do_children(arg_ul(argv[1]), arg_ul(argv[1] ? argv[2] : NULL));
 	else if (!strcmp(mode, "forks"))

@@ -5,26 +5,45 @@
  * written, not again for records already waiting, so a full budget means
  * "go on", while between budgets a pending SIGINT or SIGTERM or the end of
  * the session wins. A timer drains every source every 5 ms, so slow
- * streams arrive promptly and the BPF programs' loss counts are read.
+ * streams arrive promptly and the BPF programs' loss counts are read;
+ * while a drain finds nothing (a session that aggregates in the kernel,
+ * a quiet target) its interval doubles up to 80 ms, so an idle session
+ * wakes 12 times a second, not 200, and the first record back sets it to
+ * 5 ms again.
  */
 #include <stdio.h>
 #include <sys/epoll.h>
 
 #include "loop/internal.h"
 
-void ps_driver__drain(struct ps_driver *d, int fd)
+size_t ps_driver__drain(struct ps_driver *d, int fd)
 {
-	while (ps_session__dispatch(d->s, fd, PS_DRAIN_BUDGET) == PS_DRAIN_BUDGET &&
-	       !ps_driver__stopping(d) &&
-	       !d->async_signo) /* a busy ring must not starve a signal */
-		;
+	size_t total = 0;
+	int n;
+
+	while ((n = ps_session__dispatch(d->s, fd, PS_DRAIN_BUDGET)) > 0) {
+		total += (size_t)n;
+		if (n != PS_DRAIN_BUDGET || ps_driver__stopping(d) ||
+		    d->async_signo) /* a busy ring must not starve a signal */
+			break;
+	}
+	return total;
+}
+
+/* The drain timer at ns, if it is not there already. */
+static void drain_every(struct ps_driver *d, uint64_t ns)
+{
+	if (d->drain_timer >= 0 && d->drain_ns != ns &&
+	    ps_loop__set_timer(d->loop, d->drain_timer, ns) == 0)
+		d->drain_ns = ns;
 }
 
 static int on_ready(struct ps_loop *loop, int fd, uint32_t events, void *ctx)
 {
 	struct ps_driver *d = ctx;
 
-	ps_driver__drain(d, fd);
+	if (ps_driver__drain(d, fd))
+		drain_every(d, PS_DRAIN_INTERVAL_NS);
 	/* A ring's carrier task exited: its fd polls HUP for ever. What its
 	 * children still write is drained by the timer. */
 	if (events & (EPOLLHUP | EPOLLERR))
@@ -38,11 +57,15 @@ static int on_drain_timer(struct ps_loop *loop, uint64_t expirations, void *ctx)
 	struct ps_driver *d = ctx;
 	const int *fds;
 	int n = ps_session__poll_fds(d->s, &fds);
+	size_t got = 0;
 
 	(void)loop;
 	(void)expirations;
 	for (int i = 0; i < n && !ps_driver__stopping(d); i++)
-		ps_driver__drain(d, fds[i]);
+		got += ps_driver__drain(d, fds[i]);
+	drain_every(d, got				    ? PS_DRAIN_INTERVAL_NS
+		       : d->drain_ns * 2 < PS_DRAIN_IDLE_NS ? d->drain_ns * 2
+							    : PS_DRAIN_IDLE_NS);
 	fflush(stdout);
 	return 0;
 }
@@ -60,12 +83,13 @@ int ps_driver__sync(struct ps_driver *d)
 		if (rc < 0)
 			return rc;
 	}
-	if (n > 0 && !d->drain_timer) {
+	if (n > 0 && d->drain_timer < 0) {
 		int id = ps_loop__add_timer(d->loop, PS_DRAIN_INTERVAL_NS, on_drain_timer, d);
 
 		if (id < 0)
 			return id;
-		d->drain_timer = true;
+		d->drain_timer = id;
+		d->drain_ns = PS_DRAIN_INTERVAL_NS;
 	}
 	return 0;
 }

@@ -66,6 +66,7 @@ struct ps_driver *ps_driver__new(struct ps_session *s, struct ps_loop *loop,
 	ps_session__set_cancel(s, &d->nasync); /* a signal stops a long open */
 	d->loop = loop;
 	d->sigfd = -1;
+	d->drain_timer = -1;
 	if (opts)
 		memcpy(&d->o, opts, opts->sz < sizeof(d->o) ? opts->sz : sizeof(d->o));
 	d->o.sz = sizeof(d->o);

@@ -18,6 +18,7 @@
 /* Low-rate samples arrive within 5 ms, and the time order of several
  * sources (sample/order.c) moves on at least that often. */
 #define PS_DRAIN_INTERVAL_NS 5000000u
+#define PS_DRAIN_IDLE_NS     80000000u /* the longest, after drains that found nothing */
 
 struct ps_bpf_conf; /* loop/bpfconf.c */
 
@@ -40,8 +41,9 @@ struct ps_driver {
 	bool target_done; /* the command or process exited */
 	int target_wstatus;
 
-	int nwatched; /* poll fds already on the loop */
-	bool drain_timer;
+	int nwatched;	   /* poll fds already on the loop */
+	int drain_timer;   /* its id on the loop, or -1 before the first poll fd */
+	uint64_t drain_ns; /* its interval: longer while nothing comes */
 
 	struct ps_pidmap comms; /* pid -> char[16] */
 	pid_t *exited;		/* the last processes to exit, a ring (loop/comm.c) */
@@ -51,7 +53,9 @@ struct ps_driver {
 };
 
 /* loop/drain.c: drain one source in budgets, yielding to signals and stop. */
-void ps_driver__drain(struct ps_driver *d, int fd);
+size_t ps_driver__drain(struct ps_driver *d, int fd);
+/* Timer id fires every interval_ns from now on. */
+int ps_loop__set_timer(struct ps_loop *loop, int id, uint64_t interval_ns);
 /* loop/signals.c: catch SIGINT, SIGTERM, SIGHUP, SIGPIPE for d (0 or
  * -errno), and give them back. */
 int ps_driver__catch_signals(struct ps_driver *d);

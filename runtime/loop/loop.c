@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/array.h"
+#include "loop/internal.h"
 #include "perfscript.h"
 
 enum source_kind { SRC_FREE, SRC_FD, SRC_TIMER, SRC_SIGNAL };
@@ -161,6 +162,19 @@ int ps_loop__add_timer(struct ps_loop *loop, uint64_t interval_ns, ps_timer_fn f
 	}
 	loop->src[slot].timer_fn = fn;
 	return slot;
+}
+
+int ps_loop__set_timer(struct ps_loop *loop, int id, uint64_t interval_ns)
+{
+	struct itimerspec its = {0};
+
+	if (!loop || id < 0 || (size_t)id >= loop->nsrc || loop->src[id].kind != SRC_TIMER ||
+	    !interval_ns)
+		return -EINVAL;
+	its.it_interval.tv_sec = (time_t)(interval_ns / 1000000000u);
+	its.it_interval.tv_nsec = (long)(interval_ns % 1000000000u);
+	its.it_value = its.it_interval;
+	return timerfd_settime(loop->src[id].fd, 0, &its, NULL) < 0 ? -errno : 0;
 }
 
 int ps_loop__del_timer(struct ps_loop *loop, int id)

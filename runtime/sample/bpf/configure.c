@@ -219,8 +219,21 @@ static int offcpu_field(const struct ps_counter *c, const char *name)
 	return f ? (int)f->offset : -1;
 }
 
+static bool has_member(const struct btf *btf, const char *type, const char *name)
+{
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	const struct btf_member *m = t ? btf_members(t) : NULL;
+
+	for (int i = 0; m && i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, m[i].name_off), name))
+			return true;
+	return false;
+}
+
 /* Whether this kernel's sched_switch raw tracepoint has prev_state, its
- * fourth argument (5.18 on): from the BTF of its typedef, looked up once. */
+ * fourth argument (5.18 on), and a task's run queue is in reach (a
+ * cfs_rq's rq: group scheduling): looked up once. */
 static bool switch_has_state(void)
 {
 	static int has = -1;
@@ -236,7 +249,8 @@ static bool switch_has_state(void)
 	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
 	t = id > 0 ? btf__type_by_id(btf, btf__type_by_id(btf, id)->type) : NULL;
 	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
-	has = t && btf_is_func_proto(t) && btf_vlen(t) == 5; /* void *, and four */
+	has = t && btf_is_func_proto(t) && btf_vlen(t) == 5 && /* void *, and four */
+	      has_member(btf, "cfs_rq", "rq");		       /* the way to its clock */
 	btf__free(btf);
 	return has;
 }
@@ -262,7 +276,7 @@ static void configure_offcpu(const struct ps_counter *c, const struct ps_sample_
 	skel->rodata->cfg_offcpu_split = split;
 	skel->rodata->cfg_offcpu_raw = raw;
 	bpf_program__set_autoload(skel->progs.ps_switch, raw);
-	bpf_program__set_autoload(skel->progs.ps_wakeup, split);
+	bpf_program__set_autoload(skel->progs.ps_wakeup, split && !raw); /* ps_switch knows */
 	bpf_program__set_autoload(skel->progs.ps_wakeup_new,
 				  (split || (b->mode & PS_BPF_ONCPU)) &&
 				      (skel->rodata->cfg_flags & PS_BPF_F_TGT_TREE));

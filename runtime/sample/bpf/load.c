@@ -212,7 +212,8 @@ static int offcpu_links(struct ps_sample_bpf *skel, struct ps_bpf_counter *b)
 {
 	const char *names[] = {"sched_switch", "sched_wakeup"};
 	struct bpf_program *progs[] = {skel->progs.ps_switch, skel->progs.ps_wakeup};
-	bool want[] = {skel->rodata->cfg_offcpu_raw, skel->rodata->cfg_offcpu_split};
+	bool want[] = {skel->rodata->cfg_offcpu_raw,
+		       skel->rodata->cfg_offcpu_split && !skel->rodata->cfg_offcpu_raw};
 
 	for (int i = 0; i < 2; i++) {
 		if (!want[i])

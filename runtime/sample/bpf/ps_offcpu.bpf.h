@@ -22,25 +22,55 @@
 #define PS_STATE_ONCPU	(-1) /* a slice's args.prev_state: the thread ran... */
 #define PS_STATE_STOLEN (-2) /* ...or held the CPU while it did not (steal, IRQs) */
 
+#define PS_NO_RUN (~0ull) /* waited(): the run-queue part is not known */
+
 struct offcpu_start {
-	__u64 since;	       /* bpf_ktime_get_ns at the switch-out (or in) */
+	__u64 since;	       /* the clock at the switch-out (or in) */
 	__u64 woken;	       /* at its first wake-up since, 0 until then */
 	__u64 oncpu;	       /* 1: since the switch-in, the key not taken yet */
 	__u64 ran;	       /* the thread's sum_exec_runtime at the switch-out */
+	__u64 delay;	       /* and its sched_info.run_delay */
 	struct ps_agg_key key; /* taken at the switch-out */
 };
 
+struct rq___ps {
+	__u64 clock;
+} __attribute__((preserve_access_index));
+
+struct cfs_rq___ps {
+	struct rq___ps *rq;
+} __attribute__((preserve_access_index));
+
 struct sched_entity___ps {
 	__u64 sum_exec_runtime;
+	struct cfs_rq___ps *cfs_rq; /* on its CPU's run queue */
+} __attribute__((preserve_access_index));
+
+struct sched_info___ps {
+	unsigned long long run_delay, last_queued;
 } __attribute__((preserve_access_index));
 
 /* What the scheduler counted: the time the task ran (its task clock, up to
- * date at its switch-out; hypervisor steal left out), and exit_state, set
- * by an exiting task's last switch. */
+ * date at its switch-out; hypervisor steal left out), its time in the run
+ * queue (run_delay; since last_queued, in the run queue's clock, for a
+ * thread queued now), and exit_state, set by an exiting task's last
+ * switch. */
 struct task_struct___run {
 	struct sched_entity___ps se;
+	struct sched_info___ps sched_info;
 	int exit_state;
 } __attribute__((preserve_access_index));
+
+/* Now, in the clock the interval is measured in: with ps_switch, the run
+ * queue's clock of the CPU that switches, as updated for the switch (the
+ * scheduler's own figures are in it; me is the task switched out, on
+ * it), otherwise bpf_ktime_get_ns. */
+static __always_inline __u64 clock_now(int raw, struct task_struct___run *me)
+{
+	if (raw)
+		return BPF_CORE_READ(me, se.cfs_rq, rq, clock);
+	return bpf_ktime_get_ns();
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -57,30 +87,48 @@ struct {
 } ps_offcpu_scratch SEC(".maps"); /* a key is built here: too big for the stack */
 
 /* An interval off the CPU, from st's switch-out to end, is added to its
- * key, if it is long enough. Keyed by args.prev_state, a sleep's time
- * after its wake-up is the run queue's: it goes under the runnable state
- * (0), the rest under the state it slept in. */
-static __always_inline void waited(struct offcpu_start *st, __u64 end)
+ * key, if it is long enough. Keyed by args.prev_state, its time in the run
+ * queue goes under a runnable state, the rest under the state it slept in:
+ * run is that time as the scheduler counted it, or PS_NO_RUN for the time
+ * since the wake-up seen. A preempted thread's interval is the run
+ * queue's; what the scheduler did not count of it (the clocks of two CPUs
+ * apart, after a migration) goes under PS_STATE_STOLEN, as in a slice. */
+static __always_inline void waited(struct offcpu_start *st, __u64 end, __u64 run)
 {
-	if (!(cfg_offcpu & PS_OC_OFF) || end - st->since < cfg_offcpu_min_ns)
+	__u64 off = end - st->since;
+	__s64 state = st->key.field;
+	int preempted = state == 0 || state == 0x100;
+
+	if (!(cfg_offcpu & PS_OC_OFF) || off < cfg_offcpu_min_ns)
 		return;
-	if (cfg_offcpu_split && st->woken > st->since && st->woken <= end) {
-		add(&st->key, st->woken - st->since);
-		st->key.field = 0;
-		add(&st->key, end - st->woken);
-	} else {
-		add(&st->key, end - st->since);
+	if (!cfg_offcpu_split || (preempted && run == PS_NO_RUN)) {
+		add(&st->key, off); /* not keyed by it, or runnable all along */
+		return;
 	}
+	if (run == PS_NO_RUN)
+		run = st->woken > st->since && st->woken <= end ? end - st->woken : 0;
+	if (run > off)
+		run = off;
+	if (off > run) {
+		st->key.field = preempted ? PS_STATE_STOLEN : state;
+		add(&st->key, off - run);
+	}
+	st->key.field = preempted ? state : 0;
+	if (run)
+		add(&st->key, run);
 }
 
-/* The thread switched in: its interval off the CPU ends (whoever is
- * switched out). With slices asked for, its entry stays, as the start of
- * one. Found running already, its switch-out was missed (the kernel skips
- * a tracepoint's programs on a CPU where another BPF program, or a map
+/* The thread switched in (nt, with ps_switch): its interval off the CPU
+ * ends (whoever is switched out). Its time in the run queue is what the
+ * scheduler added to its run_delay since its switch-out and is about to
+ * add. With slices asked for, its entry stays, as the start of one. Found
+ * running already, its switch-out was missed (the kernel skips a
+ * tracepoint's programs on a CPU where another BPF program, or a map
  * update, is under way): counted as dropped, and the slice goes on. */
-static __always_inline void switched_in(__u32 next, __u64 now)
+static __always_inline void switched_in(__u32 next, struct task_struct___run *nt, __u64 now)
 {
 	struct offcpu_start *st;
+	__u64 run = PS_NO_RUN, queued;
 
 	if (!next || !(st = bpf_map_lookup_elem(&ps_offcpu, &next)))
 		return;
@@ -88,7 +136,12 @@ static __always_inline void switched_in(__u32 next, __u64 now)
 		bump(1);
 		return;
 	}
-	waited(st, now);
+	if (nt) {
+		queued = BPF_CORE_READ(nt, sched_info.last_queued);
+		run = BPF_CORE_READ(nt, sched_info.run_delay) - st->delay +
+		      (queued && queued < now ? now - queued : 0);
+	}
+	waited(st, now, run);
 	if (!(cfg_offcpu & PS_OC_ON)) {
 		bpf_map_delete_elem(&ps_offcpu, &next);
 		return;
@@ -104,13 +157,13 @@ static __always_inline void switched_in(__u32 next, __u64 now)
  * slice's wall time the hypervisor took), so the interval ends that long
  * before now: both are exact still. key: taken at this switch-out. */
 static __always_inline void ended(struct offcpu_start *was, struct ps_agg_key *key, __u64 now,
-				  __u64 ran)
+				  __u64 ran, __u64 delay, int raw)
 {
 	__u64 wall = now - was->since, task = ran - was->ran < wall ? ran - was->ran : wall;
 	__s64 state = key->field;
 
 	if (!was->oncpu)
-		waited(was, now - task);
+		waited(was, now - task, raw ? delay - was->delay : PS_NO_RUN);
 	if (!(cfg_offcpu & PS_OC_ON))
 		return;
 	if (cfg_offcpu_split)
@@ -126,15 +179,17 @@ static __always_inline void ended(struct offcpu_start *was, struct ps_agg_key *k
 /* One switch: next is the thread switched in; ctx the program's, for the
  * stacks; raw: ctx is sched_switch's raw arguments, state the switch's
  * args.prev_state (a tracepoint's record has both). */
-static __always_inline void offcpu(void *ctx, __u32 next, __s64 state, int raw)
+static __always_inline void offcpu(void *ctx, __u32 next, struct task_struct___run *nt, __s64 state,
+				   int raw)
 {
-	__u64 now = bpf_ktime_get_ns(), pt = bpf_get_current_pid_tgid();
-	__u32 zero = 0, tgid = pt >> 32, tid = (__u32)pt, cpu = bpf_get_smp_processor_id();
 	struct task_struct___run *me = (void *)bpf_get_current_task();
-	__u64 ran = BPF_CORE_READ(me, se.sum_exec_runtime);
+	__u64 now = clock_now(raw, me), pt = bpf_get_current_pid_tgid();
+	__u32 zero = 0, tgid = pt >> 32, tid = (__u32)pt, cpu = bpf_get_smp_processor_id();
+	__u64 ran = BPF_CORE_READ(me, se.sum_exec_runtime),
+	      delay = BPF_CORE_READ(me, sched_info.run_delay);
 	struct offcpu_start *st, *was = NULL;
 
-	switched_in(next, now);
+	switched_in(next, nt, now);
 	/* the thread switched out: one the target had at its last switch (its
 	 * counters may be gone if it is exiting), or a thread of the target */
 	if (tid)
@@ -153,7 +208,7 @@ static __always_inline void offcpu(void *ctx, __u32 next, __s64 state, int raw)
 	if (raw && (cfg_keys & PS_BPF_K_FIELD))
 		st->key.field = state;
 	if (was)
-		ended(was, &st->key, now, ran);
+		ended(was, &st->key, now, ran, delay, raw);
 	if (BPF_CORE_READ(me, exit_state) || !on) { /* no switch-in follows */
 		if (was)
 			bpf_map_delete_elem(&ps_offcpu, &tid);
@@ -163,6 +218,7 @@ static __always_inline void offcpu(void *ctx, __u32 next, __s64 state, int raw)
 	st->woken = 0;
 	st->oncpu = 0;
 	st->ran = ran;
+	st->delay = delay;
 	if (bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_ANY))
 		bump(1);
 }
@@ -191,14 +247,17 @@ static __always_inline __s64 report_state(__u64 preempt, __u64 st, __u32 exit_st
  * on): unlike a tracepoint's program, the kernel does not skip it while
  * another BPF program runs on the CPU, or a map update is under way (a
  * task preempted in one, another tool's, skipped the switch-in that
- * followed), so no switch is missed. */
+ * followed), so no switch is missed; and with the tasks at hand, the
+ * intervals are in the scheduler's clock and its run-queue time is its
+ * own (steal inside a switch, after the clock was read, no longer moves
+ * run-queue time to the slice). */
 SEC("raw_tp/sched_switch")
 int ps_switch(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct task_struct___run *prev = (void *)ctx->args[1];
+	struct task_struct___run *prev = (void *)ctx->args[1], *nt = (void *)ctx->args[2];
 	struct task_struct___ps *next = (void *)ctx->args[2];
 
-	offcpu(ctx, BPF_CORE_READ(next, pid),
+	offcpu(ctx, BPF_CORE_READ(next, pid), nt,
 	       report_state(ctx->args[0], ctx->args[3], BPF_CORE_READ(prev, exit_state)), 1);
 	return 0;
 }
@@ -235,9 +294,14 @@ int ps_wakeup_new(struct bpf_raw_tracepoint_args *ctx)
 	if (!st)
 		return 0;
 	__builtin_memset(&st->key, 0, sizeof(st->key));
-	st->since = st->woken = bpf_ktime_get_ns();
+	/* with ps_switch, in the run queue's clock: since it was queued */
+	st->since = cfg_offcpu_raw ? BPF_CORE_READ(r, sched_info.last_queued) : 0;
+	if (!st->since)
+		st->since = clock_now(cfg_offcpu_raw, r);
+	st->woken = st->since;
 	st->oncpu = 0;
 	st->ran = BPF_CORE_READ(r, se.sum_exec_runtime);
+	st->delay = BPF_CORE_READ(r, sched_info.run_delay);
 	st->key.ustack = st->key.kstack = -1;
 	if (cfg_keys & (PS_BPF_K_PID | PS_BPF_K_USTACK | PS_BPF_K_IP))
 		st->key.pid = tgid;
