@@ -45,6 +45,8 @@ DEPS_BUILD := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang 
 DEPS_TEST := luajit libluajit-5.1-dev lua-busted lua-check linux-perf util-linux procps tmux g++ \
 	clang-format systemtap-sdt-dev golang-go prometheus curl bpftrace strace openssl python3 \
 	linux-libc-dev-arm64-cross lld debuginfod
+# ...and what only the benchmarks compare with (make bench).
+DEPS_BENCH := bpfcc-tools
 
 ifeq ($(V),1)
 Q :=
@@ -210,7 +212,9 @@ deps:
 	$(call install_missing,$(DEPS_BUILD),build)
 deps-test: deps
 	$(call install_missing,$(DEPS_TEST),test)
-.PHONY: deps deps-test
+deps-bench: deps-test
+	$(call install_missing,$(DEPS_BENCH),bench)
+.PHONY: deps deps-test deps-bench
 
 tests-bin: all $(UNIT_BINS) $(HELPERS)
 .PHONY: tests-bin
@@ -233,7 +237,7 @@ demo: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/tests/workload
 	./perfscript examples/counters.lua -c '$(BUILD)/tests/workload pages 20000'
 
-bench: deps-test
+bench: deps-bench
 	@$(MAKE) --no-print-directory all $(HELPERS)
 	@bench/run
 

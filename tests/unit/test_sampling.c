@@ -520,8 +520,10 @@ static void test_budget(void)
 	tap_ok(ps_session__dispatch(s, -1, 0) == -EBADF,
 	       "dispatching an fd that is not ours is -EBADF");
 	ps_session__start(s, h);
+	sched_setaffinity(0, sizeof(one), &one); /* the counter is on CPU 0 */
 	for (int i = 0; i < 10; i++)
 		syscall(SYS_getppid);
+	sched_setaffinity(0, sizeof(old), &old);
 	ps_session__stop(s, h);
 	ps_session__set_sample_ops(s, &stop);
 	stop_seen = 0;
