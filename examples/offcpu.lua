@@ -9,8 +9,9 @@
 --   perfscript examples/offcpu.lua -c './server'                  top 10
 --   perfscript examples/offcpu.lua -p PID -T 10 --folded off.folded   for flamegraph.pl
 --   perfscript examples/offcpu.lua -a -T 5 --pprof off.pb.gz      for go tool pprof
--- An interval counts when both its ends fall in the session: a wait that
--- began before it, or still goes on at its end, is not in the figures.
+-- A thread is seen from its creation or its first switch-out in the
+-- session; a wait still going on at the end is counted up to the end (a
+-- thread blocked from before the session to its end is not seen).
 -- User stacks are the kernel's frame-pointer walk: through a library built
 -- without frame pointers (libc) they may stop at its function.
 local opts = require("args").parse(arg, {

@@ -97,6 +97,13 @@ probe("end", function()
 end)' -c "$W" 2>&1)
 near1 "$(secs sleeper)"; ok $? "keyed by args.prev_pid (the tracepoint's program): the sleeper $(secs sleeper) s off the CPU"
 
+# A wait still going on at the end is counted up to the end: the session
+# stops after 1 s of a 3 s sleep.
+out=$("$PERFSCRIPT" "$EX/offcpu.lua" -T 1 -c "build/tests/workload sleep 3000" 2>&1)
+ms=$(awk '$3 == "S" && $4 == "workload" && /do_nanosleep/ { print $1 }' <<<"$out")
+awk -v m="${ms:-0}" 'BEGIN { exit !(m >= 900 && m <= 1100) }'
+ok $? "a wait going on at the end counts up to the end: ${ms:-no} ms of a 3 s sleep in a 1 s session"
+
 # The guide's example runs as written (keyed to this workload's reader).
 awk '/^## Where threads wait/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' \
 	docs/guide.md | sed 's/\^worker/^reader/' >"$TMP/guide.lua"

@@ -73,6 +73,13 @@ else
 	skip "go is not installed (make check installs golang-go)" "--pprof read by go tool pprof"
 fi
 
+# A slice still going on at the end is counted up to the end: the session
+# stops after 1 s of a 3 s spin.
+"$PERFSCRIPT" "$EX/wallclock.lua" -T 1 -c "build/tests/workload spin 3000" --csv "$TMP/spin.csv" >/dev/null 2>&1
+on=$(awk -F, '$2 == "workload" { s += $4 } END { print s + 0 }' "$TMP/spin.csv")
+awk -v n="$on" 'BEGIN { exit !(n >= 0.85e9 && n <= 1.1e9) }'
+ok $? "a slice going on at the end counts up to the end: $on ns on the CPU of a 3 s spin in a 1 s session"
+
 # The library: on-CPU slices alone are the task clock.
 out=$("$PERFSCRIPT" -e 'c = perfmon.counter("sched:sched_switch")
 local a = assert(perfmon.aggregate(c, { by = { "comm" }, oncpu = true }))

@@ -262,6 +262,80 @@ int ps_switch(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+/* The command's exec (ps_exec): its thread is running, and its time is the
+ * target's from now on, a slice begun, under its new name. */
+static __always_inline void offcpu_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct___run *me = (void *)bpf_get_current_task();
+	__u64 pt = bpf_get_current_pid_tgid();
+	__u32 zero = 0, tid = (__u32)pt;
+	struct offcpu_start *st = bpf_map_lookup_elem(&ps_offcpu_scratch, &zero);
+
+	if (!st)
+		return;
+	__builtin_memset(&st->key, 0, sizeof(st->key));
+	st->since = clock_now(cfg_offcpu_raw, me);
+	st->woken = 0;
+	st->oncpu = 1;
+	st->ran = BPF_CORE_READ(me, se.sum_exec_runtime);
+	st->delay = BPF_CORE_READ(me, sched_info.run_delay);
+	st->key.ustack = st->key.kstack = -1;
+	if (cfg_keys & (PS_BPF_K_PID | PS_BPF_K_USTACK | PS_BPF_K_IP))
+		st->key.pid = pt >> 32;
+	if (cfg_keys & PS_BPF_K_TID)
+		st->key.tid = tid;
+	if (cfg_keys & PS_BPF_K_COMM)
+		bpf_probe_read_kernel_str(&st->key.comm, sizeof(st->key.comm),
+					  (void *)ctx->args[1]);
+	if (bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_ANY))
+		bump(1);
+}
+
+/* Waits and slices still going on are booked up to now, read before the
+ * aggregate is (ps_flush, run by the reader through BPF_PROG_TEST_RUN): a
+ * thread blocked all session long, or running, is then in the figures,
+ * and its entry goes on from now. */
+struct flush_ctx {
+	__u64 now;
+};
+
+static long flush_one(void *map, __u32 *tid, struct offcpu_start *st, struct flush_ctx *fc)
+{
+	__u64 now = fc->now, booked = now - st->since;
+	__s64 state = st->key.field;
+
+	(void)map;
+	(void)tid;
+	if (now <= st->since)
+		return 0;
+	if (st->oncpu) { /* its task clock is behind: the wall time, all run */
+		if (cfg_offcpu & PS_OC_ON) {
+			if (cfg_offcpu_split)
+				st->key.field = PS_STATE_ONCPU;
+			add(&st->key, booked);
+		}
+		st->ran += booked;
+	} else {
+		if (booked < cfg_offcpu_min_ns) /* it may pass later */
+			return 0;
+		waited(st, now, PS_NO_RUN);
+		st->woken = 0;
+	}
+	st->key.field = state;
+	st->since = now;
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int ps_flush(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct flush_ctx fc = {clock_now(cfg_offcpu_raw, (void *)bpf_get_current_task())};
+
+	(void)ctx;
+	bpf_for_each_map_elem(&ps_offcpu, flush_one, &fc, 0);
+	return 0;
+}
+
 /* A thread of the target switched out is woken: the rest of its wait is
  * in the run queue. */
 SEC("raw_tp/sched_wakeup")

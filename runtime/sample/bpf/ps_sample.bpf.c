@@ -238,6 +238,8 @@ int ps_fork(struct bpf_raw_tracepoint_args *ctx)
  * perf counts. (task:task_rename itself, counted on this path, may miss
  * the exec's own rename: its program and this one run in the order they
  * were attached.) */
+static __always_inline void offcpu_exec(struct bpf_raw_tracepoint_args *ctx);
+
 SEC("raw_tp/task_rename")
 int ps_exec(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -251,6 +253,8 @@ int ps_exec(struct bpf_raw_tracepoint_args *ctx)
 		bump(1);
 	first_tgid = tgid;
 	exec_tgid = 0;
+	if (cfg_offcpu)
+		offcpu_exec(ctx);
 	return 0;
 }
 
