@@ -110,17 +110,6 @@ static int read_counts(struct ps_bpf_counter *b, uint32_t fields, int fd, ps_agg
 	return err < 0 ? err : 0;
 }
 
-/* An off-CPU aggregate's waits and slices still going on, booked up to
- * now by its ps_flush program before it is read. */
-static void flush(const struct ps_bpf_counter *b)
-{
-	__u64 args[1] = {0};
-	LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = args, .ctx_size_in = sizeof(args));
-
-	if (b->skel->rodata->cfg_offcpu && bpf_program__fd(b->skel->progs.ps_flush) >= 0)
-		bpf_prog_test_run_opts(bpf_program__fd(b->skel->progs.ps_flush), &run);
-}
-
 /* Delete every key of map fd (key size ksz). */
 static int empty_map(int fd, size_t ksz)
 {
@@ -158,7 +147,7 @@ int ps_session__aggregate_read(struct ps_session *s, ps_handle h, ps_agg_fn fn, 
 		return err;
 	if (!fn)
 		return -EINVAL;
-	flush(b);
+	ps_bpf__offcpu_flush(b);
 	return read_counts(b, fields, b->counts_fd[b->active], fn, ctx);
 }
 
@@ -171,7 +160,7 @@ static int take(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx)
 
 	if (!b)
 		return err;
-	flush(b);
+	ps_bpf__offcpu_flush(b);
 	old = swap_counts(b);
 	if (old < 0)
 		return old;

@@ -78,6 +78,9 @@ int ps_bpf__drain(struct ps_sampler *m, int fd, size_t budget);
 /* sample/bpf/forward.c: reserve failures of slot's program (the lost op). */
 int ps_bpf__lost(struct ps_sampler *m, uint32_t slot, uint64_t *lost);
 /* sample/bpf/forward.c: read a stack of the counter's stack map, leaf first; how many frames. */
+/* sample/bpf/offcpu.c: an off-CPU aggregate's waits and slices still going
+ * on, booked up to now before it is read. */
+void ps_bpf__offcpu_flush(const struct ps_bpf_counter *b);
 size_t ps_bpf__stack(const struct ps_bpf_counter *b, int id, uint64_t *ips, size_t max);
 
 #endif

@@ -72,6 +72,19 @@ static __always_inline __u64 clock_now(int raw, struct task_struct___run *me)
 	return bpf_ktime_get_ns();
 }
 
+/* The run-queue clock less bpf_ktime_get_ns, as of the last switch (where
+ * the scheduler has just updated it): away from a switch a run queue's
+ * clock can be tens of milliseconds behind, so ps_flush and an exec take
+ * the time as bpf_ktime_get_ns plus this. */
+__s64 rq_minus_ktime = 0;
+
+static __always_inline __u64 clock_now_away(void)
+{
+	__u64 k = bpf_ktime_get_ns();
+
+	return cfg_offcpu_raw ? k + rq_minus_ktime : k;
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1); /* the loader sizes it: threads switched out at once */
@@ -189,6 +202,8 @@ static __always_inline void offcpu(void *ctx, __u32 next, struct task_struct___r
 	      delay = BPF_CORE_READ(me, sched_info.run_delay);
 	struct offcpu_start *st, *was = NULL;
 
+	if (raw)
+		rq_minus_ktime = (__s64)(now - bpf_ktime_get_ns());
 	switched_in(next, nt, now);
 	/* the thread switched out: one the target had at its last switch (its
 	 * counters may be gone if it is exiting), or a thread of the target */
@@ -274,7 +289,7 @@ static __always_inline void offcpu_exec(struct bpf_raw_tracepoint_args *ctx)
 	if (!st)
 		return;
 	__builtin_memset(&st->key, 0, sizeof(st->key));
-	st->since = clock_now(cfg_offcpu_raw, me);
+	st->since = clock_now_away();
 	st->woken = 0;
 	st->oncpu = 1;
 	st->ran = BPF_CORE_READ(me, se.sum_exec_runtime);
@@ -329,7 +344,7 @@ static long flush_one(void *map, __u32 *tid, struct offcpu_start *st, struct flu
 SEC("raw_tp/sched_switch")
 int ps_flush(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct flush_ctx fc = {clock_now(cfg_offcpu_raw, (void *)bpf_get_current_task())};
+	struct flush_ctx fc = {clock_now_away()};
 
 	(void)ctx;
 	bpf_for_each_map_elem(&ps_offcpu, flush_one, &fc, 0);
