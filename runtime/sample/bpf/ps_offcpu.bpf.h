@@ -11,7 +11,11 @@
  * key taken there, its state PS_STATE_ONCPU: a thread's parts then add up
  * to its whole time in the session. A dying thread's last switch-out ends
  * its last slice and keeps no entry. Intervals that find the map full are
- * counted as dropped (ps_lost[1]), like keys. Included once, by
+ * counted as dropped (ps_lost[1]), like keys. The switches come to
+ * ps_switch, on the raw tracepoint (kernels 5.18 on; in the scheduler's
+ * clock and figures), or else to the tracepoint's own program (ps_tp, with
+ * bpf_ktime_get_ns and the wake-ups ps_wakeup sees); ps_flush books what is
+ * still going on before the aggregate is read. Included once, by
  * ps_sample.bpf.c, after make_key, add and in_target.
  */
 #ifndef PS_OFFCPU_BPF_H
