@@ -10,6 +10,9 @@ if ! need_root; then
 fi
 
 N=200000
+# ring pages: enough for the flood with a handler at full speed; a
+# sanitizer build, several times slower, runs with more (tests/slow/asan.sh)
+RING=${PS_TEST_RING_PAGES:-2048}
 exact='
 c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=" .. arg[1] .. "/")
 local n, bad_pid, kernel, back = 0, 0, 0, 0
@@ -26,7 +29,7 @@ probe("end", function()
   local lost = perfmon.lost(c)
   print(n, lost, bad_pid, kernel, back)
 end)'
-out=$("$PERFSCRIPT" -b 2048 -e "$exact" -c "$WORKLOAD getppid $N" -- 1 2>"$TMP/err")
+out=$("$PERFSCRIPT" -b "$RING" -e "$exact" -c "$WORKLOAD getppid $N" -- 1 2>"$TMP/err")
 is "$out" "$(printf '%d\t0\t0\t0\t0' $N)" "period=1: exactly N samples, 0 lost, all from the workload, all user-mode, time never goes back"
 [[ ! -s $TMP/err ]]; ok $? "period=1: nothing on stderr ($(head -c 200 "$TMP/err"))"
 # pinned: each CPU's fd has its own period, so a task that moves between CPUs
@@ -40,7 +43,7 @@ rm -f "$TMP/ready"; mkfifo "$TMP/ready"
 read -r _ wpid <"$TMP/ready"
 # 30000 samples in a few ms: a ring that holds them all, so the check is
 # about which threads -p covers, not about how fast a (sanitizer) build drains
-out=$("$PERFSCRIPT" -b 2048 -p "$wpid" -e '
+out=$("$PERFSCRIPT" -b "$RING" -p "$wpid" -e '
 c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
 local n, other = 0, 0
 probe("perfmon.sample(c)", function(s) n = n + 1; if s.pid ~= target() then other = other + 1 end end)
@@ -48,7 +51,7 @@ probe("begin", function() perfmon_create_context(); os.execute("kill -USR1 " .. 
 probe("end", function() print(n, other, (perfmon.lost(c))) end)')
 wait
 is "$out" "$(printf '30000\t0\t0')" "-p: every sample of 3 threads x 10000 calls, all of the process"
-out=$("$PERFSCRIPT" -b 2048 -a -e '
+out=$("$PERFSCRIPT" -b "$RING" -a -e '
 c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
 local mine = 0
 probe("perfmon.sample(c)", function(s) if s.pid == target() then mine = mine + 1 end end)
