@@ -9,9 +9,9 @@
 --   perfscript examples/offcpu.lua -c './server'                  top 10
 --   perfscript examples/offcpu.lua -p PID -T 10 --folded off.folded   for flamegraph.pl
 --   perfscript examples/offcpu.lua -a -T 5 --pprof off.pb.gz      for go tool pprof
--- A thread is seen from its creation or its first switch-out in the
--- session; a wait still going on at the end is counted up to the end (a
--- thread blocked from before the session to its end is not seen).
+-- A thread is seen from its creation, or from the start for one the
+-- target had (-p, -a: its stacks unknown until it switches); a wait still
+-- going on at the end is counted up to the end.
 -- User stacks are the kernel's frame-pointer walk: through a library built
 -- without frame pointers (libc) they may stop at its function.
 local opts = require("args").parse(arg, {

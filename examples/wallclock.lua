@@ -13,9 +13,8 @@
 -- Off-CPU parts are by the stacks at which the thread left the CPU; the
 -- on-CPU part by cpu-clock samples (--hz), each thread's samples scaled to
 -- its exact on-CPU time. A thread's lifetime starts at its creation, or at
--- its first switch-out in the session if it was there before it, and ends
--- at its exit or at the end (a wait or a slice still going on is counted up
--- to then; a thread blocked all along from before the session is not seen).
+-- the start for one the target had (-p, -a), and ends at its exit or at the
+-- end (a wait or a slice still going on is counted up to then).
 local opts = require("args").parse(arg, {
   name = "wallclock.lua",
   usage = "perfscript examples/wallclock.lua -c 'CMD args' | -p PID | -a | -C CPUS [-T SECONDS] [options]",

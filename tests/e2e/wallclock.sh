@@ -81,6 +81,18 @@ on=$(awk -F, '$2 == "workload" { s += $4 } END { print s + 0 }' "$TMP/spin.csv")
 awk -v n="$on" 'BEGIN { exit !(n >= 0.85e9 && n <= 1.5e9) }'
 ok $? "a slice going on at the end counts up to the end: $on ns on the CPU of a 3 s spin in a 1 s session"
 
+# A thread blocked from before the session to its end never switches: it
+# is told to the program from /proc when the counter starts (-p, -a).
+(exec sleep 30) &
+sleeper=$!
+wait_for "/proc/$sleeper/comm" '^sleep$' 5
+"$PERFSCRIPT" "$EX/wallclock.lua" -p "$sleeper" -T 1 --csv "$TMP/sleep.csv" >/dev/null 2>&1
+kill "$sleeper" 2>/dev/null; wait "$sleeper" 2>/dev/null
+row=$(awk -F, '$2 == "sleep"' "$TMP/sleep.csv")
+IFS=, read -r _ _ L on run blocked _ <<<"$row"
+awk -v L="${L:-0}" -v b="${blocked:-0}" 'BEGIN { exit !(L >= 0.9e9 && L <= 2e9 && b >= 0.99 * L) }'
+ok $? "-p on a process asleep all along: its thread is there, blocked ${blocked:-?} of ${L:-?} ns"
+
 # The library: on-CPU slices alone are the task clock.
 out=$("$PERFSCRIPT" -e 'c = perfmon.counter("sched:sched_switch")
 local a = assert(perfmon.aggregate(c, { by = { "comm" }, oncpu = true }))

@@ -204,8 +204,11 @@ static void test_task_clock(void)
 	ps_overflow__stop(o);
 	ns = count_of(o);
 	want = ns / 1000000;
-	tap_ok(s.n + 1 >= want && s.n <= want + 1,
-	       "task-clock: one signal per ms of the thread's time, within 1 (%llu for %.1f ms)",
+	/* never more; fewer when the period's timer fires a whole period
+	 * late (the kernel skips what it overran: seen under a loaded VM) */
+	tap_ok(s.n + 1 + want / 20 >= want && s.n <= want + 1,
+	       "task-clock: one signal per ms of the thread's time, within 1 above and 5%% "
+	       "below (%llu for %.1f ms)",
 	       (unsigned long long)s.n, ns / 1e6);
 	s.n = 0;
 	ps_overflow__refresh(o, 3);

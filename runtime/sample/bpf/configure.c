@@ -276,7 +276,8 @@ static void configure_offcpu(const struct ps_counter *c, const struct ps_sample_
 	skel->rodata->cfg_offcpu_split = split;
 	skel->rodata->cfg_offcpu_raw = raw;
 	bpf_program__set_autoload(skel->progs.ps_switch, raw);
-	bpf_program__set_autoload(skel->progs.ps_flush, true);		 /* run, never attached */
+	bpf_program__set_autoload(skel->progs.ps_flush, true); /* run, never attached */
+	bpf_program__set_autoload(skel->progs.ps_seed, true);
 	bpf_program__set_autoload(skel->progs.ps_wakeup, split && !raw); /* ps_switch knows */
 	bpf_program__set_autoload(skel->progs.ps_wakeup_new,
 				  (split || (b->mode & PS_BPF_ONCPU)) &&
@@ -313,6 +314,7 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 	bpf_program__set_autoload(skel->progs.ps_tp_exit, false); /* below, when cfg_late */
 	bpf_program__set_autoload(skel->progs.ps_switch, false);  /* configure_offcpu's */
 	bpf_program__set_autoload(skel->progs.ps_flush, false);
+	bpf_program__set_autoload(skel->progs.ps_seed, false);
 	bpf_program__set_autoload(skel->progs.ps_wakeup, false);
 	bpf_program__set_autoload(skel->progs.ps_wakeup_new, false);
 	skel->rodata->cfg_handle = ps_session__handle_of(m->s, slot);

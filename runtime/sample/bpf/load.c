@@ -404,6 +404,10 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 		err = open_ring_buffer(m, bs, skel);
 	if (err)
 		goto fail;
+	if (skel->rodata->cfg_offcpu && skel->bss->on) { /* it counts from now */
+		ps_bpf__offcpu_seed(m->s, skel);
+		b->seeded = true;
+	}
 	b->skel = skel;
 	bpf_detach(m, slot); /* the previous object, if any */
 	ps_counter__sampled(c)->priv = b;
@@ -451,6 +455,10 @@ static void bpf_switched(struct ps_sampler *m, uint32_t slot, bool on)
 
 	if (b && b->skel->bss)
 		b->skel->bss->on = on;
+	if (b && on && b->skel->rodata->cfg_offcpu && !b->seeded) {
+		ps_bpf__offcpu_seed(m->s, b->skel);
+		b->seeded = true;
+	}
 }
 
 const struct ps_backend_ops ps_bpf_backend = {

@@ -310,6 +310,40 @@ static __always_inline void offcpu_exec(struct bpf_raw_tracepoint_args *ctx)
 		bump(1);
 }
 
+/* A thread the target had before the counter started, told by the reader
+ * (ps_bpf__offcpu_seed, through BPF_PROG_TEST_RUN, from /proc): args are
+ * its tid, tgid, state (as args.prev_state), name (two words), on-CPU and
+ * run-delay ns (schedstat). Off the CPU from now as far as is known: a
+ * thread blocked all session long is then seen. One that switched already
+ * has its entry, which stays. */
+SEC("raw_tp/sched_switch")
+int ps_seed(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 zero = 0, tid = (__u32)ctx->args[0], tgid = (__u32)ctx->args[1];
+	__u64 name[2] = {ctx->args[3], ctx->args[4]};
+	struct offcpu_start *st = bpf_map_lookup_elem(&ps_offcpu_scratch, &zero);
+
+	if (!st || !tid)
+		return 0;
+	__builtin_memset(&st->key, 0, sizeof(st->key));
+	st->since = clock_now_away();
+	st->woken = 0;
+	st->oncpu = 0;
+	st->ran = ctx->args[5];
+	st->delay = ctx->args[6];
+	st->key.ustack = st->key.kstack = -1;
+	if (cfg_keys & (PS_BPF_K_PID | PS_BPF_K_USTACK | PS_BPF_K_IP))
+		st->key.pid = tgid;
+	if (cfg_keys & PS_BPF_K_TID)
+		st->key.tid = tid;
+	if (cfg_keys & PS_BPF_K_COMM)
+		__builtin_memcpy(st->key.comm, name, sizeof(name));
+	if (cfg_offcpu_split)
+		st->key.field = (__s64)ctx->args[2];
+	bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_NOEXIST);
+	return 0;
+}
+
 /* Waits and slices still going on are booked up to now, read before the
  * aggregate is (ps_flush, run by the reader through BPF_PROG_TEST_RUN): a
  * thread blocked all session long, or running, is then in the figures,
