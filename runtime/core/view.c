@@ -98,6 +98,11 @@ bool ps_counter__stopped(const struct ps_counter *c)
 	return c->stopped;
 }
 
+bool ps_counter__running(const struct ps_counter *c)
+{
+	return c->running;
+}
+
 unsigned ps_counter__flags(const struct ps_counter *c)
 {
 	return c->flags;

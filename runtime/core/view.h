@@ -54,6 +54,8 @@ const char *ps_counter__spec_text(const struct ps_counter *c);	     /* the strin
 const char *ps_counter__tracepoint_name(const struct ps_counter *c); /* NULL: no tracepoint */
 bool ps_counter__live(const struct ps_counter *c);
 bool ps_counter__stopped(const struct ps_counter *c);
+/* Enabled (or armed for a held command's exec) and not stopped since. */
+bool ps_counter__running(const struct ps_counter *c);
 unsigned ps_counter__flags(const struct ps_counter *c); /* PS_EVENT_* */
 struct ps_sampled *ps_counter__sampled(const struct ps_counter *c);
 void ps_counter__set_sampled(struct ps_counter *c, struct ps_sampled *v);

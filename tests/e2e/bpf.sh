@@ -288,4 +288,22 @@ for b in bpf perf; do
 	out=$("$PERFSCRIPT" --backend=$b -e "$switches" -c "sh -c 'sleep 0.01; sleep 0.01; ls / >/dev/null'" 2>&1)
 	like "$out" "^true	" "--backend=$b: sched_switch of a forking, exiting command: delivered + lost = the count ($out)"
 done
+# An aggregate counts from when its counter does: under -p, with a second
+# counter whose program takes time to load, the first program was attached
+# (and counting) well before the counters were enabled (its sum was 20-29%
+# above the counter's value).
+build/tests/workload getppid 500000000 &
+wl=$!
+out=$("$PERFSCRIPT" -p $wl -T 0.5 -e 'local c = perfmon.counter("syscalls:sys_enter_getppid")
+local a = assert(perfmon.aggregate(c, { by = { "pid" } }))
+local s = perfmon.aggregate(perfmon.counter("cpu-clock/freq=99/"), { by = { "tid" } })
+probe("end", function()
+  local sum = 0
+  for _, n in pairs(a:read()) do sum = sum + n end
+  print(sum, (c:read()))
+end)' 2>&1)
+kill $wl 2>/dev/null; wait $wl 2>/dev/null
+read -r agg cnt <<<"$out"
+awk -v a="${agg:-0}" -v c="${cnt:-0}" 'BEGIN { d = c - a; if (d < 0) d = -d; exit !(c > 10000 && d <= c * 0.001) }'
+ok $? "-p with two counters: the aggregate's sum ${agg:-?} is the counter's value ${cnt:-?} (0.1%)"
 done_testing
