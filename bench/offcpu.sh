@@ -32,12 +32,11 @@ run_ms() { local t0; t0=$(now_ns); "$@" >/dev/null 2>&1; echo $(( ($(now_ns) - t
 bare_ms() { for _ in 1 2 3 4 5; do run_ms taskset -c 0 "$W" pingpong "$N"; done | median; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 wait_for() { for _ in $(seq 300); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
 
 # The workload three times under tracer PID: "ms cpu_ms" (the median run,
 # the tracer's CPU over all three), or nothing if the tracer died.
 under() {
-	local t0 c0 c1 ms
+	local c0 c1 ms
 	kill -0 "$1" 2>/dev/null || return
 	c0=$(cpu_ticks "$1")
 	ms=$(bare_ms)

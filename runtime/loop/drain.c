@@ -58,14 +58,14 @@ static int on_drain_timer(struct ps_loop *loop, uint64_t expirations, void *ctx)
 	const int *fds;
 	int n = ps_session__poll_fds(d->s, &fds);
 	size_t got = 0;
+	uint64_t idle;
 
 	(void)loop;
 	(void)expirations;
 	for (int i = 0; i < n && !ps_driver__stopping(d); i++)
 		got += ps_driver__drain(d, fds[i]);
-	drain_every(d, got				    ? PS_DRAIN_INTERVAL_NS
-		       : d->drain_ns * 2 < PS_DRAIN_IDLE_NS ? d->drain_ns * 2
-							    : PS_DRAIN_IDLE_NS);
+	idle = d->drain_ns * 2 < PS_DRAIN_IDLE_NS ? d->drain_ns * 2 : PS_DRAIN_IDLE_NS;
+	drain_every(d, got ? PS_DRAIN_INTERVAL_NS : idle);
 	fflush(stdout);
 	return 0;
 }

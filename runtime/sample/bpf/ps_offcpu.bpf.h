@@ -281,28 +281,45 @@ int ps_switch(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+/* The scratch entry, made for a thread seen before any switch of its (a
+ * new thread, the command at its exec, one the target had): its ids and
+ * times, no stacks yet; its name is the caller's to put in. NULL when
+ * there is no scratch. */
+static __always_inline struct offcpu_start *unswitched(__u32 tgid, __u32 tid, __u64 since,
+						       __u64 ran, __u64 delay, __u64 oncpu)
+{
+	__u32 zero = 0;
+	struct offcpu_start *st = bpf_map_lookup_elem(&ps_offcpu_scratch, &zero);
+
+	if (!st)
+		return NULL;
+	__builtin_memset(&st->key, 0, sizeof(st->key));
+	st->since = since;
+	st->woken = 0;
+	st->oncpu = oncpu;
+	st->ran = ran;
+	st->delay = delay;
+	st->key.ustack = st->key.kstack = -1;
+	if (cfg_keys & (PS_BPF_K_PID | PS_BPF_K_USTACK | PS_BPF_K_IP))
+		st->key.pid = tgid;
+	if (cfg_keys & PS_BPF_K_TID)
+		st->key.tid = tid;
+	return st;
+}
+
 /* The command's exec (ps_exec): its thread is running, and its time is the
  * target's from now on, a slice begun, under its new name. */
 static __always_inline void offcpu_exec(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct___run *me = (void *)bpf_get_current_task();
 	__u64 pt = bpf_get_current_pid_tgid();
-	__u32 zero = 0, tid = (__u32)pt;
-	struct offcpu_start *st = bpf_map_lookup_elem(&ps_offcpu_scratch, &zero);
+	__u32 tid = (__u32)pt;
+	struct offcpu_start *st =
+	    unswitched(pt >> 32, tid, clock_now_away(), BPF_CORE_READ(me, se.sum_exec_runtime),
+		       BPF_CORE_READ(me, sched_info.run_delay), 1);
 
 	if (!st)
 		return;
-	__builtin_memset(&st->key, 0, sizeof(st->key));
-	st->since = clock_now_away();
-	st->woken = 0;
-	st->oncpu = 1;
-	st->ran = BPF_CORE_READ(me, se.sum_exec_runtime);
-	st->delay = BPF_CORE_READ(me, sched_info.run_delay);
-	st->key.ustack = st->key.kstack = -1;
-	if (cfg_keys & (PS_BPF_K_PID | PS_BPF_K_USTACK | PS_BPF_K_IP))
-		st->key.pid = pt >> 32;
-	if (cfg_keys & PS_BPF_K_TID)
-		st->key.tid = tid;
 	if (cfg_keys & PS_BPF_K_COMM)
 		bpf_probe_read_kernel_str(&st->key.comm, sizeof(st->key.comm),
 					  (void *)ctx->args[1]);
@@ -319,23 +336,14 @@ static __always_inline void offcpu_exec(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/sched_switch")
 int ps_seed(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 zero = 0, tid = (__u32)ctx->args[0], tgid = (__u32)ctx->args[1];
+	__u32 tid = (__u32)ctx->args[0];
 	__u64 name[2] = {ctx->args[3], ctx->args[4]};
-	struct offcpu_start *st = bpf_map_lookup_elem(&ps_offcpu_scratch, &zero);
+	struct offcpu_start *st = tid ? unswitched((__u32)ctx->args[1], tid, clock_now_away(),
+						   ctx->args[5], ctx->args[6], 0)
+				      : NULL;
 
-	if (!st || !tid)
+	if (!st)
 		return 0;
-	__builtin_memset(&st->key, 0, sizeof(st->key));
-	st->since = clock_now_away();
-	st->woken = 0;
-	st->oncpu = 0;
-	st->ran = ctx->args[5];
-	st->delay = ctx->args[6];
-	st->key.ustack = st->key.kstack = -1;
-	if (cfg_keys & (PS_BPF_K_PID | PS_BPF_K_USTACK | PS_BPF_K_IP))
-		st->key.pid = tgid;
-	if (cfg_keys & PS_BPF_K_TID)
-		st->key.tid = tid;
 	if (cfg_keys & PS_BPF_K_COMM)
 		__builtin_memcpy(st->key.comm, name, sizeof(name));
 	if (cfg_offcpu_split)
@@ -411,29 +419,22 @@ int ps_wakeup_new(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct___ps *p = (void *)ctx->args[0];
 	struct task_struct___run *r = (void *)p;
-	__u32 tid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid), zero = 0;
+	__u32 tid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid);
 	struct offcpu_start *st;
+	__u64 since;
 
 	if (!on || !tid || !(cfg_flags & PS_BPF_F_TGT_TREE) ||
 	    !bpf_map_lookup_elem(&ps_targets, &tgid))
 		return 0;
-	st = bpf_map_lookup_elem(&ps_offcpu_scratch, &zero);
+	/* with ps_switch, in the run queue's clock: since it was queued */
+	since = cfg_offcpu_raw ? BPF_CORE_READ(r, sched_info.last_queued) : 0;
+	if (!since)
+		since = clock_now(cfg_offcpu_raw, r);
+	st = unswitched(tgid, tid, since, BPF_CORE_READ(r, se.sum_exec_runtime),
+			BPF_CORE_READ(r, sched_info.run_delay), 0);
 	if (!st)
 		return 0;
-	__builtin_memset(&st->key, 0, sizeof(st->key));
-	/* with ps_switch, in the run queue's clock: since it was queued */
-	st->since = cfg_offcpu_raw ? BPF_CORE_READ(r, sched_info.last_queued) : 0;
-	if (!st->since)
-		st->since = clock_now(cfg_offcpu_raw, r);
-	st->woken = st->since;
-	st->oncpu = 0;
-	st->ran = BPF_CORE_READ(r, se.sum_exec_runtime);
-	st->delay = BPF_CORE_READ(r, sched_info.run_delay);
-	st->key.ustack = st->key.kstack = -1;
-	if (cfg_keys & (PS_BPF_K_PID | PS_BPF_K_USTACK | PS_BPF_K_IP))
-		st->key.pid = tgid;
-	if (cfg_keys & PS_BPF_K_TID)
-		st->key.tid = tid;
+	st->woken = since; /* runnable from the start */
 	if (cfg_keys & PS_BPF_K_COMM)
 		BPF_CORE_READ_STR_INTO(&st->key.comm, p, comm);
 	if (bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_NOEXIST))
