@@ -27,9 +27,13 @@ local function watch(call)
     why = why or err
     return false
   end
-  -- An open is printed once both its halves are in. The entry usually
-  -- comes first; one whose path was out of memory at the entry is sent at
-  -- the syscall's exit, with its entry's time, and may come after.
+  -- An open is printed once both its halves are in. Each thread's entries
+  -- come in order, and so do its exits, but the two streams may interleave
+  -- out of order (an entry whose path was out of memory is sent at the
+  -- syscall's exit, with its entry's time; a writer held up past the
+  -- ordering window comes late). So a thread's unmatched halves wait in
+  -- two queues, and the oldest entry pairs with the oldest exit after it;
+  -- an exit older than every entry is of a call begun before the session.
   local function row(p, ret)
     if opts.failed and ret >= 0 then return end
     if opts.name and not p.comm:find(opts.name, 1, true) then return end
@@ -38,16 +42,35 @@ local function watch(call)
     printf("%-7d %-16s %4d %3d %s\n", p.pid, p.comm, ret >= 0 and ret or -1,
            ret >= 0 and 0 or -ret, p.path or "[unreadable]")
   end
+  local function queue(t, tid)
+    local q = t[tid]
+    if not q then
+      q = {}
+      t[tid] = q
+    end
+    return q
+  end
+  local function pair(tid)
+    local e, x = pending[tid], returned[tid]
+    while e and x and e[1] and x[1] do
+      if x[1].time < e[1].time then
+        table.remove(x, 1) -- its entry was before the session
+      else
+        row(table.remove(e, 1), table.remove(x, 1).value)
+      end
+    end
+    if e and not e[1] then pending[tid] = nil end
+    if x and not x[1] then returned[tid] = nil end
+  end
   probe(enter, function(s)
-    local p = { path = s.args.filename, comm = s.comm, pid = s.pid, time = s.time }
-    local ret = returned[s.tid]
-    returned[s.tid] = nil
-    if ret and ret.time >= s.time then row(p, ret.value) else pending[s.tid] = p end
+    local q = queue(pending, s.tid)
+    q[#q + 1] = { path = s.args.filename, comm = s.comm, pid = s.pid, time = s.time }
+    pair(s.tid)
   end)
   probe(exit, function(s)
-    local p = pending[s.tid]
-    pending[s.tid] = nil
-    if p then row(p, s.args.ret) else returned[s.tid] = { value = s.args.ret, time = s.time } end
+    local q = queue(returned, s.tid)
+    q[#q + 1] = { value = s.args.ret, time = s.time }
+    pair(s.tid)
   end)
   return true
 end
