@@ -12,8 +12,12 @@
 -- A thread is seen from its creation, or from the start for one the
 -- target had (-p, -a: its stacks unknown until it switches); a wait still
 -- going on at the end is counted up to the end.
--- User stacks are the kernel's frame-pointer walk: through a library built
--- without frame pointers (libc) they may stop at its function.
+-- User stacks are the kernel's frame-pointer walk (--call-graph fp, the
+-- default): through a library built without frame pointers (libc) they may
+-- stop at its function. --call-graph dwarf copies each thread's registers
+-- and 8 KiB of its user stack at the switch-out, and every interval kept
+-- comes as a sample whose stack is unwound here with the binaries' DWARF
+-- tables, as perf record --call-graph dwarf does on the CPU.
 local opts = require("args").parse(arg, {
   name = "offcpu.lua",
   usage = "perfscript examples/offcpu.lua -c 'CMD args' | -p PID | -a | -C CPUS [-T SECONDS] [options]",
@@ -23,7 +27,9 @@ local opts = require("args").parse(arg, {
   { "--top", "N", "stacks to print (default 10)", number = true, default = 10 },
   { "--folded", "FILE", "write comm;stack microseconds lines to FILE (bcc's offcputime -f)" },
   { "--pprof", "FILE", "write a pprof profile (off-cpu, nanoseconds) to FILE" },
+  { "--call-graph", "fp|dwarf", "how user stacks are taken (default fp)", choices = { "fp", "dwarf" } },
 })
+local dwarf = opts.call_graph == "dwarf"
 
 -- what cannot be had (no root, no BPF) is said in a line, not a traceback
 local function need(v, err)
@@ -33,9 +39,20 @@ local function need(v, err)
   end
   return v
 end
-local switch = need(perfmon.counter("sched:sched_switch"))
+local switch = need(perfmon.counter("sched:sched_switch" .. (dwarf and "/call-graph=dwarf/" or "")))
+-- the same sums either way: by key in the kernel, or with dwarf from the
+-- intervals it forwards, each a sample of its switch-out (s.period ns)
 local waits = need(perfmon.aggregate(switch, {
-  by = { "comm", "args.prev_state", "ustack", "kstack" }, offcpu = true, min_us = opts.min_us }))
+  by = dwarf and { "comm", "args.prev_state" } or { "comm", "args.prev_state", "ustack", "kstack" },
+  offcpu = true, min_us = opts.min_us, forward = dwarf }))
+local unwound = {}
+if dwarf then
+  probe(switch, function(s)
+    local a = s.args
+    local k = a.prev_comm .. ";" .. a.prev_state .. ";" .. s:folded():match("^[^;]*;?(.*)$")
+    unwound[k] = (unwound[k] or 0) + s.period
+  end)
+end
 local started = gettimeofday_ns()
 
 -- prev_state as the kernel reports it (TASK_REPORT): 0 and the
@@ -47,7 +64,7 @@ local where = require("profile").where
 
 probe("end", function()
   local rows, total, folded = {}, 0, {}
-  for key, ns in pairs(waits:read()) do
+  for key, ns in pairs(dwarf and unwound or waits:read()) do
     local comm, state, stack = key:match("^([^;]*);(%-?%d+);?(.*)$")
     rows[#rows + 1] = { comm = comm, state = state_of(tonumber(state)), stack = stack, ns = ns }
     total = total + ns

@@ -191,9 +191,9 @@ void ps_lua_bpf_opts__offcpu(lua_State *L, struct ps_script *sc, ps_handle h, st
 			   "not sched:sched_switch",
 			   mode & PS_BPF_OFFCPU ? "offcpu" : "oncpu",
 			   ps_session__name(sc->session, h));
-	if (c->o.mode & PS_BPF_FORWARD)
-		luaL_error(L, "perfmon.aggregate: %s = true has no samples to forward",
-			   mode & PS_BPF_OFFCPU ? "offcpu" : "oncpu");
+	if ((c->o.mode & PS_BPF_FORWARD) && !(mode & PS_BPF_OFFCPU))
+		luaL_error(L, "perfmon.aggregate: oncpu = true alone has no samples to forward "
+			      "(offcpu = true forwards its intervals)");
 	if (lua_getfield(L, 2, "min_us") != LUA_TNIL)
 		us = luaL_checknumber(L, -1);
 	lua_pop(L, 1);

@@ -204,6 +204,9 @@ int ps_session__flush(struct ps_session *s)
 
 	if (!m)
 		return -EINVAL;
+	for (size_t i = 0; i < m->nwatch; i++)
+		if (m->watch[i].backend->settle)
+			m->watch[i].backend->settle(m);
 	if (m->order || (m->nwatch > 1 && !m->unordered)) {
 		total = ps_order__flush(m);
 		if (total < 0)

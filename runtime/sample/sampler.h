@@ -53,6 +53,9 @@ struct ps_backend_ops {
 	 * behind fd, one the backend registered with ps_sampler__watch(). The
 	 * count consumed, or a negative code (a callback's stop, -EBADMSG). */
 	int (*drain)(struct ps_sampler *m, int fd, size_t budget);
+	/* Before a flush's drain (ps_session__flush): records the backend's
+	 * programs hold back (an off-CPU wait going on) are written now. */
+	void (*settle)(struct ps_sampler *m);
 	/* Samples of the counter this source could not deliver, counted at the
 	 * source (exact); -ENOENT when the source keeps no such count. */
 	int (*lost)(struct ps_sampler *m, uint32_t slot, uint64_t *lost);

@@ -117,9 +117,6 @@ out=$("$PERFSCRIPT" -e 'c = perfmon.counter("syscalls:sys_enter_getppid")
 perfmon.aggregate(c, { by = { "pid" }, offcpu = true })' 2>&1)
 like "$out" "offcpu = true sums the intervals between sched:sched_switch" "offcpu on another tracepoint is refused, saying why"
 out=$("$PERFSCRIPT" -e 'c = perfmon.counter("sched:sched_switch")
-perfmon.aggregate(c, { by = { "tid" }, offcpu = true, forward = true })' 2>&1)
-like "$out" "offcpu = true has no samples to forward" "offcpu with forward = true is refused"
-out=$("$PERFSCRIPT" -e 'c = perfmon.counter("sched:sched_switch")
 perfmon.aggregate(c, { by = { "tid" }, offcpu = true, min_us = -1 })' 2>&1)
 like "$out" "min_us must be 0 or more microseconds" "a negative min_us is refused"
 tracefs_restore

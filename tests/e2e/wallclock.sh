@@ -108,6 +108,6 @@ perfmon.aggregate(c, { by = { "comm" }, oncpu = true })' 2>&1)
 like "$out" "oncpu = true sums the intervals between sched:sched_switch" "oncpu on another event: refused, saying why"
 out=$("$PERFSCRIPT" -e 'c = perfmon.counter("sched:sched_switch")
 perfmon.aggregate(c, { by = { "tid" }, oncpu = true, forward = true })' 2>&1)
-like "$out" "oncpu = true has no samples to forward" "oncpu with forward = true: refused, saying why"
+like "$out" "oncpu = true alone has no samples to forward \\(offcpu = true forwards its intervals\\)" "oncpu alone with forward = true: refused, saying why"
 
 done_testing

@@ -25,6 +25,7 @@
 #define PS_STACK_ENTRIES       16384u
 #define PS_TARGET_ENTRIES      65536u /* processes of a target a tracepoint follows */
 #define PS_OFFCPU_ENTRIES      65536u /* threads of the target switched out at once */
+#define PS_OC_STACK_ENTRIES    2048u  /* their user stacks kept (LRU): 17 MiB */
 #define PS_LATE_ENTRIES	       1024u  /* threads in a syscall whose string comes at its exit */
 
 /* The ring buffer's bytes: the perf path's ring pages on every CPU, as a power of two. */
@@ -255,6 +256,23 @@ static bool switch_has_state(void)
 	return has;
 }
 
+/* An off-CPU aggregate that forwards its intervals: where sched_switch's
+ * fields are (ps_switch writes its record), and with call-graph=dwarf how
+ * much user stack each interval carries (PS_BPF_OC_STACK at most, whole
+ * words). */
+static void configure_forward(const struct ps_counter *c, struct ps_sample_bpf *skel)
+{
+	static const char *const field[] = {"prev_comm", "prev_pid", "prev_prio", "prev_state",
+					    "next_comm", "next_pid", "next_prio"};
+	const struct perf_event_attr *a = ps_counter__attr(c);
+	uint32_t stack = a->sample_type & PERF_SAMPLE_STACK_USER ? a->sample_stack_user : 0;
+
+	for (size_t i = 0; i < sizeof(field) / sizeof(*field); i++)
+		skel->rodata->cfg_sw_off[i] = offcpu_field(c, field[i]);
+	skel->rodata->cfg_offcpu_fwd = 1;
+	skel->rodata->cfg_offcpu_stack = (stack < PS_BPF_OC_STACK ? stack : PS_BPF_OC_STACK) & ~7u;
+}
+
 /* An off-CPU (or on-CPU) aggregate on sched_switch: where next_pid is, the
  * shortest interval, and, keyed by prev_state, the wake-ups that split a
  * sleep; with a process tree to follow, a new thread's first wait. Keyed
@@ -275,6 +293,8 @@ static void configure_offcpu(const struct ps_counter *c, const struct ps_sample_
 	skel->rodata->cfg_offcpu_min_ns = b->offcpu_min_ns;
 	skel->rodata->cfg_offcpu_split = split;
 	skel->rodata->cfg_offcpu_raw = raw;
+	if (skel->rodata->cfg_flags & PS_BPF_F_FORWARD)
+		configure_forward(c, skel);
 	bpf_program__set_autoload(skel->progs.ps_switch, raw);
 	bpf_program__set_autoload(skel->progs.ps_flush, true); /* run, never attached */
 	bpf_program__set_autoload(skel->progs.ps_seed, true);
@@ -353,6 +373,8 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 		err = bpf_map__set_max_entries(skel->maps.ps_late, PS_LATE_ENTRIES);
 	if (!err && skel->rodata->cfg_offcpu)
 		err = bpf_map__set_max_entries(skel->maps.ps_offcpu, PS_OFFCPU_ENTRIES);
+	if (!err && skel->rodata->cfg_offcpu_stack)
+		err = bpf_map__set_max_entries(skel->maps.ps_oc_stacks, PS_OC_STACK_ENTRIES);
 	if (!err)
 		err = bpf_program__set_autoload(skel->progs.ps_tp_exit, skel->rodata->cfg_late);
 	if (!err)

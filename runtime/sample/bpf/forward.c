@@ -79,6 +79,23 @@ static void chain(struct ps_bpf *bs, const struct ps_bpf_counter *b, const struc
 	smp->sample_type |= PERF_SAMPLE_CALLCHAIN;
 }
 
+/* An off-CPU interval's user registers and stack at its switch-out, p the
+ * n bytes after its record and strings: the sample then unwinds as a
+ * perf ring's call-graph=dwarf sample does. */
+static void user_stack(struct ps_bpf *bs, const struct ps_counter *c, const struct ps_bpf_rec *r,
+		       const char *p, size_t n, struct ps_sample *smp)
+{
+	if (r->regs_size > n || r->stack_size > n - r->regs_size)
+		return; /* malformed: left without */
+	smp->regs_user.mask =
+	    ps_regs__from_pt(p, r->regs_size, ps_counter__attr(c)->sample_regs_user, bs->regs);
+	smp->regs_user.abi = PERF_SAMPLE_REGS_ABI_64;
+	smp->regs_user.regs = bs->regs;
+	smp->stack = p + r->regs_size;
+	smp->stack_size = r->stack_size;
+	smp->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+}
+
 int ps_bpf__on_record(void *ctx, void *data, size_t size)
 {
 	struct ps_bpf *bs = ctx;
@@ -137,6 +154,9 @@ int ps_bpf__on_record(void *ctx, void *data, size_t size)
 			smp.strings = (const char *)data + at;
 			smp.strings_size = r->strings_size;
 		}
+		if (r->regs_size && at <= size && r->strings_size <= size - at)
+			user_stack(bs, c, r, (const char *)data + at + r->strings_size,
+				   size - at - r->strings_size, &smp);
 	}
 	rc = ps_sampler__deliver(m, &(struct ps_delivery){.from = &ps_bpf_backend,
 							  .slot = ps_session__slot_of(m->s, c),

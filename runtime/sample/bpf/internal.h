@@ -79,11 +79,13 @@ int ps_bpf__drain(struct ps_sampler *m, int fd, size_t budget);
 /* sample/bpf/forward.c: reserve failures of slot's program (the lost op). */
 int ps_bpf__lost(struct ps_sampler *m, uint32_t slot, uint64_t *lost);
 /* sample/bpf/forward.c: read a stack of the counter's stack map, leaf first; how many frames. */
+size_t ps_bpf__stack(const struct ps_bpf_counter *b, int id, uint64_t *ips, size_t max);
 /* sample/bpf/offcpu.c: an off-CPU aggregate's threads that were there
  * before its counter started (-p, -a), told to it when it starts; what is
  * still going on, booked up to now before it is read. */
 void ps_bpf__offcpu_seed(const struct ps_session *s, struct ps_sample_bpf *skel);
 void ps_bpf__offcpu_flush(const struct ps_bpf_counter *b);
-size_t ps_bpf__stack(const struct ps_bpf_counter *b, int id, uint64_t *ips, size_t max);
+/* The sampler's settle: ps_bpf__offcpu_flush of each that forwards. */
+void ps_bpf__offcpu_settle(struct ps_sampler *m);
 
 #endif

@@ -380,8 +380,10 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 	int err = 0;
 	char tail[512];
 
-	if (ps_counter__attr(c)->sample_type & PERF_SAMPLE_STACK_USER) {
-		/* a BPF record has no room for 8 KiB of stack per sample */
+	if ((ps_counter__attr(c)->sample_type & PERF_SAMPLE_STACK_USER) &&
+	    !(ps_counter__sampled(c)->conf.mode & PS_BPF_OFFCPU)) {
+		/* a BPF record has room for a user stack only as an off-CPU
+		 * interval's (taken at the switch-out, sent at the switch-in) */
 		free(b);
 		if (msg && msglen)
 			snprintf(
@@ -482,6 +484,7 @@ const struct ps_backend_ops ps_bpf_backend = {
     .switched = bpf_switched,
     .detach = bpf_detach,
     .drain = ps_bpf__drain,
+    .settle = ps_bpf__offcpu_settle,
     .lost = ps_bpf__lost,
     .free = bpf_free,
 };

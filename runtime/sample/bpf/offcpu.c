@@ -140,3 +140,15 @@ void ps_bpf__offcpu_flush(const struct ps_bpf_counter *b)
 	if (b->skel->rodata->cfg_offcpu)
 		run(b->skel->progs.ps_flush, &none, 1);
 }
+
+/* Before the last drain: the waits going on of an off-CPU aggregate that
+ * forwards are booked up to now, and so come in that drain. */
+void ps_bpf__offcpu_settle(struct ps_sampler *m)
+{
+	for (uint32_t slot = 0; slot < ps_session__nslots(m->s); slot++) {
+		struct ps_bpf_counter *b = ps_bpf__counter(m, slot);
+
+		if (b && b->skel && b->skel->rodata->cfg_offcpu_fwd)
+			ps_bpf__offcpu_flush(b);
+	}
+}

@@ -40,6 +40,12 @@
 #define PS_BPF_STR_MAX	4096 /* PATH_MAX, the NUL included */
 #define PS_BPF_LATE_RAW 128  /* a syscall's record, kept for its exit (late strings) */
 
+/* An off-CPU interval forwarded carries its switch's record (sched_switch's
+ * is 64 bytes) and, with call-graph=dwarf, up to PS_BPF_OC_STACK bytes of
+ * the thread's user stack at its switch-out. */
+#define PS_BPF_OC_REC	64
+#define PS_BPF_OC_STACK 8192
+
 #define PS_BPF_MAX_CPUS	   1024 /* CPU map entries before load; the loader sizes it */
 #define PS_BPF_STACK_DEPTH 127	/* kernel.perf_event_max_stack's default */
 
@@ -51,6 +57,8 @@ struct ps_bpf_rec {
 	__s32 ustack, kstack; /* ps_stacks ids, < 0 when absent */
 	__u32 raw_size;	      /* bytes of the tracepoint's record that follow */
 	__u32 strings_size;   /* bytes of ps_bpf_str entries after the record (8-aligned) */
+	__u32 regs_size;      /* then the task's user pt_regs (an off-CPU interval's)... */
+	__u32 stack_size;     /* ...and this much of its user stack, in a larger room */
 };
 
 struct ps_bpf_str {

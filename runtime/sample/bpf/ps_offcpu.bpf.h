@@ -35,6 +35,10 @@ struct offcpu_start {
 	__u64 ran;	       /* the thread's sum_exec_runtime at the switch-out */
 	__u64 delay;	       /* and its sched_info.run_delay */
 	struct ps_agg_key key; /* taken at the switch-out */
+	__u32 tgid, tid;       /* for a forwarded interval (ps_offcpu_fwd.bpf.h): */
+	__s32 us, ks;	       /* its stacks, */
+	__u32 has_rec, pad;    /* and whether rec is its switch's record */
+	__u8 rec[PS_BPF_OC_REC];
 };
 
 struct rq___ps {
@@ -89,6 +93,8 @@ static __always_inline __u64 clock_now_away(void)
 	return cfg_offcpu_raw ? k + rq_minus_ktime : k;
 }
 
+#include "ps_offcpu_fwd.bpf.h"
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1); /* the loader sizes it: threads switched out at once */
@@ -102,6 +108,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct offcpu_start);
 } ps_offcpu_scratch SEC(".maps"); /* a key is built here: too big for the stack */
+
+/* A part of an interval off the CPU, under st's key (and forwarded). */
+static __always_inline void part(struct offcpu_start *st, __u64 ns)
+{
+	add(&st->key, ns);
+	if (cfg_offcpu_fwd)
+		sw_forward(st, ns);
+}
 
 /* An interval off the CPU, from st's switch-out to end, is added to its
  * key, if it is long enough. Keyed by args.prev_state, its time in the run
@@ -119,7 +133,7 @@ static __always_inline void waited(struct offcpu_start *st, __u64 end, __u64 run
 	if (!(cfg_offcpu & PS_OC_OFF) || off < cfg_offcpu_min_ns)
 		return;
 	if (!cfg_offcpu_split || (preempted && run == PS_NO_RUN)) {
-		add(&st->key, off); /* not keyed by it, or runnable all along */
+		part(st, off); /* not keyed by it, or runnable all along */
 		return;
 	}
 	if (run == PS_NO_RUN)
@@ -128,11 +142,11 @@ static __always_inline void waited(struct offcpu_start *st, __u64 end, __u64 run
 		run = off;
 	if (off > run) {
 		st->key.field = preempted ? PS_STATE_STOLEN : state;
-		add(&st->key, off - run);
+		part(st, off - run);
 	}
 	st->key.field = preempted ? state : 0;
 	if (run)
-		add(&st->key, run);
+		part(st, run);
 }
 
 /* The thread switched in (nt, with ps_switch): its interval off the CPU
@@ -226,6 +240,7 @@ static __always_inline void offcpu(void *ctx, __u32 next, struct task_struct___r
 	make_key(&st->key, ctx, tgid, tid, cpu, 0, 0, !raw);
 	if (raw && (cfg_keys & PS_BPF_K_FIELD))
 		st->key.field = state;
+	sw_taken(st, ctx, tgid, tid, me, nt, state, raw);
 	if (was)
 		ended(was, &st->key, now, ran, delay, raw);
 	if (BPF_CORE_READ(me, exit_state) || !on) { /* no switch-in follows */
@@ -300,6 +315,10 @@ static __always_inline struct offcpu_start *unswitched(__u32 tgid, __u32 tid, __
 	st->ran = ran;
 	st->delay = delay;
 	st->key.ustack = st->key.kstack = -1;
+	st->tgid = tgid;
+	st->tid = tid;
+	st->us = st->ks = -1;
+	st->has_rec = 0;
 	if (cfg_keys & (PS_BPF_K_PID | PS_BPF_K_USTACK | PS_BPF_K_IP))
 		st->key.pid = tgid;
 	if (cfg_keys & PS_BPF_K_TID)

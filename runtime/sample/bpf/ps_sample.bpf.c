@@ -146,20 +146,24 @@ struct {
 struct pt_regs___ps {
 	unsigned long ip;
 	unsigned long cs;
+	unsigned long sp;
 } __attribute__((preserve_access_index));
 #define PERF_IP(r)   ((r)->rip)
 #define PERF_USER(r) (((r)->cs & 3) == 3)
 #define TASK_IP(r)   BPF_CORE_READ(r, ip)
 #define TASK_USER(r) ((BPF_CORE_READ(r, cs) & 3) == 3)
+#define TASK_SP(r)   BPF_CORE_READ(r, sp)
 #elif defined(__TARGET_ARCH_arm64)
 struct pt_regs___ps {
 	unsigned long pc;
 	unsigned long pstate;
+	unsigned long sp;
 } __attribute__((preserve_access_index));
 #define PERF_IP(r)   ((r)->pc)
 #define PERF_USER(r) (((r)->pstate & 0xf) == 0)
 #define TASK_IP(r)   BPF_CORE_READ(r, pc)
 #define TASK_USER(r) ((BPF_CORE_READ(r, pstate) & 0xf) == 0)
+#define TASK_SP(r)   BPF_CORE_READ(r, sp)
 #else
 #error "ps_sample.bpf.c: registers for x86 and arm64 only (-D__TARGET_ARCH_x86 or _arm64)"
 #endif
