@@ -8,7 +8,9 @@
 #     each reference runs (all key by user and kernel stack in the kernel);
 #     target: perfscript's <= the reference's (goal: <= 2%);
 #  2. the tracer's own CPU (utime + stime of its process during the
-#     workload's window); target: perfscript's <= the reference's.
+#     workload's window); target: perfscript's <= the reference's;
+#  3. the same two figures for offcpu.lua -a --call-graph dwarf (every
+#     interval forwarded with 8 KiB of stack and unwound): no target.
 # bcc compiles its program at start from the kernel's headers: on a kernel
 # without them (this VM's) it cannot run, and says why here. The bpftrace
 # reference stores each thread's stacks and time at its switch-out and
@@ -56,6 +58,14 @@ wait_for "$log" "session started" || echo "  perfscript did not start: $(head -3
 read -r ps_ms ps_cpu < <(under "$ps_pid")
 kill -TERM "$ps_pid" 2>/dev/null; wait "$ps_pid" 2>/dev/null
 echo "  under offcpu.lua -a                    ${ps_ms:-?} ms  (tracer CPU ${ps_cpu:-?} ms)"
+# DWARF user stacks: 8 KiB copied at each switch-out of the target's
+# threads, every interval forwarded and unwound here (a figure, no target)
+"$PS" -v examples/offcpu.lua -a --call-graph dwarf >"$log" 2>&1 &
+dw_pid=$!
+wait_for "$log" "session started" || echo "  perfscript --call-graph dwarf did not start: $(head -3 "$log")"
+read -r dw_ms dw_cpu < <(under "$dw_pid")
+kill -TERM "$dw_pid" 2>/dev/null; wait "$dw_pid" 2>/dev/null
+echo "  under offcpu.lua -a --call-graph dwarf ${dw_ms:-?} ms  (tracer CPU ${dw_cpu:-?} ms; $(awk -v a="${dw_ms:-0}" -v b="$base" 'BEGIN { printf "%.1f", 100 * (a - b) / b }')% slowdown)"
 BT_PROG='tracepoint:sched:sched_switch {
   if (args->prev_pid) { @ts[args->prev_pid] = nsecs; @ks[args->prev_pid] = kstack; @us[args->prev_pid] = ustack; }
   $t = @ts[args->next_pid];
