@@ -247,11 +247,14 @@ enum ps_target_kind {
 struct ps_target_opts {
 	size_t sz; /* sizeof(struct ps_target_opts) */
 	enum ps_target_kind kind;
-	pid_t pid;	   /* PS_TARGET_PID */
-	char *const *argv; /* PS_TARGET_COMMAND, NULL-terminated, run with execvp;
-			    * may be set with PS_TARGET_CPUS too (like perf stat -a
-			    * CMD): the command runs, counters stay per CPU */
-	const char *cpus;  /* PS_TARGET_CPUS: "0-3,5"; NULL means every online CPU */
+	pid_t pid;	    /* PS_TARGET_PID */
+	char *const *argv;  /* PS_TARGET_COMMAND, NULL-terminated, run with execvp;
+			     * may be set with PS_TARGET_CPUS too (like perf stat -a
+			     * CMD): the command runs, counters stay per CPU */
+	const char *cpus;   /* PS_TARGET_CPUS: "0-3,5"; NULL means every online CPU */
+	const char *cgroup; /* PS_TARGET_CPUS: only the tasks of this cgroup v2 group and
+			     * the groups below it (perf stat -G): its path below the
+			     * cgroup2 mount ("app/web"), or an absolute one; NULL: all */
 };
 
 struct ps_session;
@@ -271,6 +274,9 @@ pid_t ps_session__self_pid(const struct ps_session *s);
 /* The CPUs of a system-wide target (-a: every online CPU, -C: the list),
  * sorted; returns how many, 0 for other targets. */
 int ps_session__target_cpus(const struct ps_session *s, const int **cpus);
+/* A system-wide target's cgroup (PS_TARGET_CPUS with cgroup set): its
+ * path below the cgroup2 mount ("/app/web"), or NULL. */
+const char *ps_session__target_cgroup(const struct ps_session *s);
 /* pidfd of the command or pid target (readable when it exits), or -1. */
 int ps_session__target_pidfd(const struct ps_session *s);
 /* Let a held command exec. Counters opened before this follow it from exec. */

@@ -29,6 +29,7 @@ enum ps_error {
 enum ps_target_kind { PS_TARGET_SELF, PS_TARGET_COMMAND, PS_TARGET_PID, PS_TARGET_CPUS };
 struct ps_target_opts {
   size_t sz; enum ps_target_kind kind; int pid; char *const *argv; const char *cpus;
+  const char *cgroup;
 };
 struct ps_value { uint64_t value, raw, enabled, running; };
 
@@ -276,16 +277,18 @@ function Session:close()
   end
 end
 
--- perfscript.session([{pid = PID} | {cpus = "0-1"}]) -> session | nil, message
+-- perfscript.session([{pid = PID} | {cpus = "0-1"} | {cgroup = "app"[, cpus = "0-1"]}])
+--   -> session | nil, message
 function M.session(opts)
   opts = opts or {}
   local t = ffi.new("struct ps_target_opts")
   t.sz = ffi.sizeof(t)
   if opts.pid then
     t.kind, t.pid = lib.PS_TARGET_PID, opts.pid
-  elseif opts.cpus then
+  elseif opts.cpus or opts.cgroup then
     t.kind = lib.PS_TARGET_CPUS
-    if opts.cpus ~= true then t.cpus = opts.cpus end
+    if opts.cpus and opts.cpus ~= true then t.cpus = opts.cpus end
+    t.cgroup = opts.cgroup -- opts keeps the strings alive through the call
   end
   local ptr = lib.ps_session__new(t)
   if ptr == nil then return nil, "perfscript: cannot create the session: " .. strerror(ffi.errno()) end

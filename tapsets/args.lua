@@ -1,6 +1,6 @@
 -- args.lua: a script's own command-line options, parsed as users of perf
 -- and of GNU tools expect. What follows a script's name on perfscript's
--- command line is the script's (only -c, -p, -a, -C and -T are taken by
+-- command line is the script's (only -c, -p, -a, -C, -G and -T are taken by
 -- perfscript), so every script answers --help (usage on stdout, exit 0)
 -- and names an option it does not know, with the valid ones (on stderr,
 -- exit 2), instead of dropping it or dying with a traceback.

@@ -16,6 +16,17 @@ int ps_perf__open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd
 	return fd < 0 ? -errno : fd;
 }
 
+int ps_perf__open_in(struct perf_event_attr *attr, pid_t pid, int cgroup_fd, int cpu, int group_fd)
+{
+	int fd;
+
+	if (pid != -1 || cgroup_fd < 0)
+		return ps_perf__open(attr, pid, cpu, group_fd);
+	fd = (int)syscall(SYS_perf_event_open, attr, cgroup_fd, cpu, group_fd,
+			  PERF_FLAG_FD_CLOEXEC | PERF_FLAG_PID_CGROUP);
+	return fd < 0 ? -errno : fd;
+}
+
 void ps_read_layout__init(struct ps_read_layout *l, uint64_t rf)
 {
 	int at = 1; /* after the value (single) or nr (group) */

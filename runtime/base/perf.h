@@ -19,6 +19,10 @@
 /* perf_event_open(attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC): the fd,
  * or -errno (errno is set too). */
 int ps_perf__open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd);
+/* The same, but for pid -1 with a cgroup directory's fd (cgroup_fd >= 0):
+ * only the tasks of that group and the groups below it count on cpu
+ * (PERF_FLAG_PID_CGROUP). */
+int ps_perf__open_in(struct perf_event_attr *attr, pid_t pid, int cgroup_fd, int cpu, int group_fd);
 
 struct ps_read_layout {
 	bool group;	      /* PERF_FORMAT_GROUP */

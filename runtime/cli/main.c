@@ -133,9 +133,10 @@ static struct ps_session *make_session(const struct ps_cli_options *o)
 		t.kind = PS_TARGET_PID;
 		t.pid = o->pid;
 	}
-	if (o->system_wide || o->cpus) {
+	if (o->system_wide || o->cpus || o->cgroup) {
 		t.kind = PS_TARGET_CPUS;
 		t.cpus = o->cpus;
+		t.cgroup = o->cgroup;
 	}
 	s = ps_session__new(&t);
 	if (!s) {
@@ -143,6 +144,17 @@ static struct ps_session *make_session(const struct ps_cli_options *o)
 
 		if (err == ESRCH)
 			fprintf(stderr, "perfscript: -p %d: no such process\n", (int)o->pid);
+		else if ((err == ENOENT || err == ENOTDIR) && o->cgroup)
+			fprintf(stderr,
+				"perfscript: -G '%s': no such cgroup (a group's path below the "
+				"cgroup2 mount, as perf stat -G takes it: see /proc/self/mountinfo "
+				"for where cgroup2 is, and mkdir a group there)\n",
+				o->cgroup);
+		else if (err == ENODEV && o->cgroup)
+			fprintf(stderr,
+				"perfscript: -G '%s': cgroup v2 is not mounted here "
+				"(mount -t cgroup2 none /sys/fs/cgroup/unified)\n",
+				o->cgroup);
 		else if (err == EINVAL && o->cpus)
 			fprintf(stderr,
 				"perfscript: -C '%s': not a list of online CPUs "

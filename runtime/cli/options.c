@@ -28,6 +28,8 @@ const char ps_cli_usage[] =
     "  -p PID          attach to a running process (all its threads)\n"
     "  -a              count system-wide, on every CPU\n"
     "  -C LIST         count on these CPUs only, e.g. 0-3,5\n"
+    "  -G CGROUP       count only the tasks of this cgroup v2 group (and those\n"
+    "                  below it), its path below the cgroup2 mount; implies -a\n"
     "  -T SECONDS      end the session after SECONDS\n"
     "  -b PAGES        data pages per sample ring buffer (power of 2; default 256)\n"
     "  -I DIR          add DIR to the tapset search path\n"
@@ -127,11 +129,11 @@ bool ps_cli__quotes_closed(const char *cmd)
 }
 
 /* Options with a value, and flags, as getopt's string spells them. */
-static const char short_opts[] = "+e:c:p:aC:T:I:o:b:vhli";
+static const char short_opts[] = "+e:c:p:aC:G:T:I:o:b:vhli";
 
 /* The options that may also follow the script's name: what the session
  * watches and for how long (perfscript s.lua -c ./app -T 5). */
-static const char target_opts[] = "c:p:aC:T:";
+static const char target_opts[] = "c:p:aC:G:T:";
 
 /* Whether arg is one of our options (only a target option when
  * target_only); *takes_next when its value is the next argument. A cluster
@@ -176,7 +178,7 @@ static bool is_our_option(const char *arg, bool target_only, bool *takes_next)
 
 /* Reorder argv as [argv0, our options..., "--", script, script args...].
  * Before the script's name every option is ours; after it only the target
- * options (-c, -p, -a, -C, -T) are, so that perfscript s.lua -c ./app
+ * options (-c, -p, -a, -C, -G, -T) are, so that perfscript s.lua -c ./app
  * works, and every other argument (--help, -e, -o, --json included) is
  * the script's, as it is a Lua or Python script's; after "--" all are. */
 char **ps_cli__split_args(int argc, char **argv, int *outc, const char **missing)
@@ -315,6 +317,9 @@ int ps_cli__parse_options(int argc, char **argv, struct ps_cli_options *o)
 		case 'C':
 			o->cpus = optarg;
 			break;
+		case 'G':
+			o->cgroup = optarg;
+			break;
 		case 'o':
 			o->output = optarg;
 			break;
@@ -349,7 +354,7 @@ int ps_cli__parse_options(int argc, char **argv, struct ps_cli_options *o)
 				return rc;
 		}
 	}
-	if (o->pid && (o->command || o->system_wide || o->cpus))
-		return ps_cli__die_usage("%s", "-p cannot be combined with -c, -a or -C");
+	if (o->pid && (o->command || o->system_wide || o->cpus || o->cgroup))
+		return ps_cli__die_usage("%s", "-p cannot be combined with -c, -a, -C or -G");
 	return 0;
 }

@@ -13,6 +13,7 @@
 /* What the command line asked for. */
 struct ps_cli_options {
 	const char *code, *command, *cpus, *output;
+	const char *cgroup;	/* -G: a cgroup v2 group's path below its mount */
 	const char *chunks[32]; /* every -e, in order (code is the first) */
 	int nchunks;
 	const char *includes[32];

@@ -104,6 +104,8 @@ struct ps_session {
 	pid_t pid;	  /* command child or -p pid; 0 otherwise */
 	pid_t self;	  /* our pid, taken at create: no later getpid() a self counter sees */
 	int pidfd;	  /* -1 when none */
+	int cgroup_fd;	  /* a CPUS target's cgroup directory (-G), or -1 */
+	char *cgroup;	  /* and its path below the cgroup2 mount */
 	bool has_command; /* a forked child we own (COMMAND, or CPUS with argv) */
 	bool own_group;	  /* the command leads its own process group */
 	bool held;	  /* the child waits for ps_session__release() */

@@ -65,16 +65,17 @@ static int by_site(struct ps_position **pos, int npos, uint32_t nsites)
 }
 
 /* P: perf's "highest precision the PMU offers" is found by asking: lower
- * precise_ip one step after each refusal until the kernel takes it. */
-static int open_precise(struct ps_counter *c, struct perf_event_attr *a, pid_t pid, int cpu,
-			int group_fd)
+ * precise_ip one step after each refusal until the kernel takes it. A CPU
+ * of a -G target counts its cgroup's tasks only. */
+static int open_precise(const struct ps_session *s, struct ps_counter *c, struct perf_event_attr *a,
+			pid_t pid, int cpu, int group_fd)
 {
-	int fd = ps_perf__open(a, pid, cpu, group_fd);
+	int fd = ps_perf__open_in(a, pid, s->cgroup_fd, cpu, group_fd);
 
 	while (fd < 0 && (errno == EINVAL || errno == EOPNOTSUPP) &&
 	       (c->flags & PS_EVENT_PRECISE_MAX) && a->precise_ip > 0) {
 		c->attr.precise_ip = --a->precise_ip;
-		fd = ps_perf__open(a, pid, cpu, group_fd);
+		fd = ps_perf__open_in(a, pid, s->cgroup_fd, cpu, group_fd);
 	}
 	return fd;
 }
@@ -157,7 +158,7 @@ static int open_member(struct opening *o, uint32_t m, int p)
 	int fd;
 
 	ps_counter__open_attr(s, c, m == 0, o->drop_group, at->site, &o->a);
-	fd = open_precise(c, &o->a, at->pid, at->cpu, m ? l->fds[o->kept] : -1);
+	fd = open_precise(s, c, &o->a, at->pid, at->cpu, m ? l->fds[o->kept] : -1);
 	if (fd == -EINVAL && m == 0 && o->kept == 0 && o->a.inherit &&
 	    (o->a.read_format & PERF_FORMAT_GROUP)) {
 		/* Kernels before group reads of inherited events (6.18 accepts

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "base/array.h"
+#include "base/cgroup.h"
 #include "base/cpus.h"
 #include "core/internal.h"
 
@@ -142,6 +143,18 @@ cleanup:
 	return err;
 }
 
+/* -G: the group's directory, for perf_event_open's PERF_FLAG_PID_CGROUP. */
+static int open_cgroup(struct ps_session *s, const char *name)
+{
+	char rel[4096];
+
+	s->cgroup_fd = ps_cgroup__open(name, rel, sizeof(rel));
+	if (s->cgroup_fd < 0)
+		return s->cgroup_fd;
+	s->cgroup = strdup(rel);
+	return s->cgroup ? 0 : -ENOMEM;
+}
+
 struct ps_session *ps_session__create(const struct ps_target_opts *opts)
 {
 	struct ps_session *s = NULL;
@@ -161,7 +174,7 @@ struct ps_session *ps_session__create(const struct ps_target_opts *opts)
 	s->self = getpid();
 	s->tag = next_tag();
 	s->kind = opts->kind;
-	s->pidfd = s->go_fd = s->status_fd = -1;
+	s->pidfd = s->go_fd = s->status_fd = s->cgroup_fd = -1;
 	switch (opts->kind) {
 	case PS_TARGET_SELF:
 		break;
@@ -181,8 +194,11 @@ struct ps_session *ps_session__create(const struct ps_target_opts *opts)
 			err = -ESRCH;
 		break;
 	case PS_TARGET_CPUS:
-		err = ps_cpus__select(opts->sz >= sizeof(*opts) ? opts->cpus : NULL, &s->cpus,
-				      &s->ncpus);
+		err = ps_cpus__select(opts->sz > offsetof(struct ps_target_opts, cpus) ? opts->cpus
+										       : NULL,
+				      &s->cpus, &s->ncpus);
+		if (!err && opts->sz >= sizeof(*opts) && opts->cgroup)
+			err = open_cgroup(s, opts->cgroup);
 		if (!err && opts->argv)
 			err = fork_command(s, opts->argv);
 		break;
@@ -225,6 +241,9 @@ void ps_session__free(struct ps_session *s)
 		close(s->status_fd);
 	if (s->pidfd >= 0)
 		close(s->pidfd);
+	if (s->cgroup_fd >= 0)
+		close(s->cgroup_fd);
+	free(s->cgroup);
 	free(s->cpus);
 	free(s->argv0);
 	free(s->tree);
@@ -246,6 +265,11 @@ pid_t ps_session__target_pid(const struct ps_session *s)
 {
 	/* a command run beside system-wide counters (-a -c) is a target too */
 	return s && (s->kind == PS_TARGET_PID || s->has_command) ? s->pid : 0;
+}
+
+const char *ps_session__target_cgroup(const struct ps_session *s)
+{
+	return s ? s->cgroup : NULL;
 }
 
 int ps_session__target_cpus(const struct ps_session *s, const int **cpus)

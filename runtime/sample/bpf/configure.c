@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf_perf_event.h>
 
+#include "base/cgroup.h"
 #include "base/cpus.h"
 #include "sample/bpf/internal.h"
 #include "ps_sample.skel.h"
@@ -27,6 +28,21 @@
 #define PS_OFFCPU_ENTRIES      65536u /* threads of the target switched out at once */
 #define PS_OC_STACK_ENTRIES    2048u  /* their user stacks kept (LRU): 17 MiB */
 #define PS_LATE_ENTRIES	       1024u  /* threads in a syscall whose string comes at its exit */
+
+/* A -G target's group into ps_cgroup, for bpf_current_task_under_cgroup. */
+static int cgroup_entry(const struct ps_session *s, struct ps_sample_bpf *skel)
+{
+	char rel[4096];
+	__u32 zero = 0;
+	int fd = ps_cgroup__open(ps_session__target_cgroup(s), rel, sizeof(rel)), err;
+
+	if (fd < 0)
+		return fd;
+	err = bpf_map__update_elem(skel->maps.ps_cgroup, &zero, sizeof(zero), &fd, sizeof(fd),
+				   BPF_ANY);
+	close(fd);
+	return err;
+}
 
 /* The ring buffer's bytes: the perf path's ring pages on every CPU, as a power of two. */
 static size_t ring_bytes(const struct ps_sampler *m)
@@ -72,6 +88,8 @@ int ps_bpf__fill_maps(const struct ps_session *s, const struct ps_counter *c,
 		const int *cpus;
 		int n = ps_session__target_cpus(s, &cpus);
 
+		if (ps_session__target_cgroup(s))
+			err = cgroup_entry(s, skel);
 		for (int i = 0; i < n && !err; i++) {
 			__u32 cpu = (__u32)cpus[i];
 			__u8 v = 0;
@@ -112,6 +130,9 @@ uint32_t ps_bpf__cfg_flags(const struct ps_session *s, const struct ps_counter *
 	if (ps_bpf__kind(c) != PS_BPF_KIND_PERF)
 		f |= ps_session__target_kind(s) == PS_TARGET_CPUS ? PS_BPF_F_TGT_CPUS
 								  : PS_BPF_F_TGT_TREE;
+	/* a -G target's fds count its tasks only; a tracepoint's program sees all */
+	if ((f & PS_BPF_F_TGT_CPUS) && ps_session__target_cgroup(s))
+		f |= PS_BPF_F_CGROUP;
 	/* perf samples syscalls:* at the user registers the syscall saved */
 	if (ps_counter__attr(c)->type == PERF_TYPE_TRACEPOINT &&
 	    !strncmp(ps_counter__spec_text(c), "syscalls:", 9))

@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "base/cgroup.h"
 #include "base/cpus.h"
 #include "sample/bpf/internal.h"
 #include "ps_sample.skel.h"
@@ -128,7 +129,9 @@ void ps_bpf__offcpu_seed(const struct ps_session *s, struct ps_sample_bpf *skel)
 	}
 	free(online);
 	while ((e = readdir(d)))
-		if (isdigit((unsigned char)e->d_name[0]))
+		if (isdigit((unsigned char)e->d_name[0]) &&
+		    (!ps_session__target_cgroup(s) ||
+		     ps_cgroup__has(atoi(e->d_name), ps_session__target_cgroup(s))))
 			seed_process(skel, e->d_name);
 	closedir(d);
 }

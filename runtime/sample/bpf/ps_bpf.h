@@ -20,6 +20,7 @@
 #define PS_BPF_F_TGT_CPUS  0x100u /* tracepoint: the target's CPUs only */
 #define PS_BPF_F_USER_REGS 0x200u /* tracepoint: report the task's user registers */
 #define PS_BPF_F_IP	   0x400u /* tracepoint: find the hit's ip (forwarded, or a key) */
+#define PS_BPF_F_CGROUP	   0x800u /* tracepoint: the target CPUs' tasks of ps_cgroup only */
 
 /* cfg_keys: the aggregation key's fields (also PS_AGG_* in perfscript.h) */
 #define PS_BPF_K_PID	0x1u

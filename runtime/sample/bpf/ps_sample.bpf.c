@@ -115,6 +115,13 @@ struct {
 } ps_cpus SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} ps_cgroup SEC(".maps"); /* a -G target's group (PS_BPF_F_CGROUP) */
+
+struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, 1);
 	__uint(key_size, sizeof(__u32));
@@ -200,7 +207,8 @@ static __always_inline int cpu_has(__u32 cpu, __u8 bit)
 static __always_inline int in_target(__u32 tgid, __u32 cpu)
 {
 	if (cfg_flags & PS_BPF_F_TGT_CPUS)
-		return cpu_has(cpu, 2);
+		return cpu_has(cpu, 2) && (!(cfg_flags & PS_BPF_F_CGROUP) ||
+					   bpf_current_task_under_cgroup(&ps_cgroup, 0) == 1);
 	if (!(cfg_flags & PS_BPF_F_TGT_TREE))
 		return 1;
 	if (!forked ? tgid != first_tgid : !bpf_map_lookup_elem(&ps_targets, &tgid))

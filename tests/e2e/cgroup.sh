@@ -1,0 +1,90 @@
+# cgroup.sh: -G CGROUP, the tasks of one cgroup v2 group on every CPU, as
+# perf stat -G counts them: a group the test makes, a workload that joins
+# it and makes a known number of getppid calls, and the same workload
+# outside it at the same time, which must not count. Counts equal perf
+# stat -G's on the same run shape and the workload's own number, on the
+# perf path and on the BPF path (an aggregate); samples are the group's
+# only; a group that does not exist is named with the fix.
+source "$(dirname "$0")/lib.sh"
+cd "$(dirname "$0")/../.." || exit 1
+
+mnt=$(awk '$(NF - 2) == "cgroup2" || $0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+if ! need_root || [[ -z $mnt ]]; then
+	skip "needs root and a cgroup v2 mount" "-G cgroup targets"
+	done_testing; exit
+fi
+tracefs_mount
+G=pstest$$
+mkdir "$mnt/$G" || { echo "Bail out! cannot make a cgroup under $mnt"; exit 1; }
+cleanup_cgroup() { rmdir "$mnt/$G" 2>/dev/null; }
+trap 'cleanup_cgroup' EXIT
+N=54321
+# the workload, in the group: the shell moves itself there and execs it
+printf 'echo $$ >%s/cgroup.procs && exec "$@"\n' "$mnt/$G" >"$TMP/join.sh"
+inside="sh $TMP/join.sh $WORKLOAD getppid $N"
+# the same calls outside the group, all along
+(while :; do "$WORKLOAD" getppid 20000 >/dev/null; done) &
+outside=$!
+
+count='c = assert(perfmon.counter("syscalls:sys_enter_getppid"))
+probe("end", function() print((c:read())) end)'
+got=$("$PERFSCRIPT" -G $G -e "$count" -c "$inside" 2>&1)
+is "$got" "$N" "-G: the group's getppid calls, none of those outside it ($N)"
+if command -v perf >/dev/null; then
+	perf_got=$(perf stat -x, -a -e syscalls:sys_enter_getppid -G $G -- $inside 2>&1 >/dev/null |
+		awk -F, '/sys_enter_getppid/ { print $1 }')
+	is "$got" "$perf_got" "-G counts equal perf stat -a -G's on the same workload ($perf_got)"
+else
+	skip "perf is not installed (make check installs linux-perf)" "-G against perf stat -G"
+fi
+got=$("$PERFSCRIPT" -G /$G/ -e "$count" -c "$inside" 2>&1)
+is "$got" "$N" "-G /NAME/: leading and trailing slashes are the same group"
+got=$("$PERFSCRIPT" -G $mnt/$G -e "$count" -c "$inside" 2>&1)
+is "$got" "$N" "-G with the group's absolute path"
+
+# BPF path: a tracepoint's program sees every task; the group is its filter.
+agg='c = assert(perfmon.counter("syscalls:sys_enter_getppid"))
+local a = assert(perfmon.aggregate(c, { by = { "pid" } }))
+probe("end", function()
+  local t = 0
+  for _, n in pairs(a:read()) do t = t + n end
+  print((c:read()), t)
+end)'
+got=$("$PERFSCRIPT" -G $G -e "$agg" -c "$inside" 2>&1)
+is "$got" "$(printf '%d\t%d' $N $N)" "-G on the BPF path: the aggregate counts the group's calls only"
+
+# Samples: a spinner in the group and one outside; every sample is the group's.
+samples='c = assert(perfmon.counter("cpu-clock/freq=499/"))
+local mine, other = 0, 0
+probe(c, function(s) if s.comm == "workload" then if s.pid == target() then mine = mine + 1 else other = other + 1 end end end)
+probe("end", function() print(mine, other) end)'
+"$WORKLOAD" spin 1500 >/dev/null &
+spinner=$!
+got=$("$PERFSCRIPT" -G $G -e "$samples" -c "sh $TMP/join.sh $WORKLOAD spin 400" 2>&1)
+kill $spinner 2>/dev/null; wait $spinner 2>/dev/null
+read -r mine other <<<"$got"
+awk -v m="${mine:-0}" -v o="${other:-1}" 'BEGIN { exit !(m >= 100 && o == 0) }'
+ok $? "-G sampling: the group's spinner only ($mine samples; $other of the one outside)"
+
+# The C library through the LuaJIT binding: {cgroup = NAME}.
+if command -v luajit >/dev/null; then
+	got=$(CG=$G RUN=$inside PERFSCRIPT_LIB=build/libperfscript.so LUA_PATH="bindings/?.lua;;" luajit -e '
+local p = require "perfscript"
+local s = assert(p.session({ cgroup = os.getenv("CG") }))
+local c = assert(s:counter("syscalls:sys_enter_getppid"))
+assert(c:start())
+os.execute(os.getenv("RUN"))
+print((c:read()))' 2>&1)
+	is "$got" "$N" "the FFI binding's session{cgroup = NAME}: the group's calls only"
+else
+	skip "luajit is not installed (make check installs it)" "the FFI binding's cgroup session"
+fi
+
+kill $outside 2>/dev/null; wait $outside 2>/dev/null
+
+out=$("$PERFSCRIPT" -G "nosuch$$" -e 'print(1)' 2>&1)
+like "$out" "-G 'nosuch$$': no such cgroup \(a group's path below the cgroup2 mount" "a group that does not exist: named, with where groups are"
+out=$("$PERFSCRIPT" -G "$G" -p 1 -e 'print(1)' 2>&1)
+like "$out" "-p cannot be combined with -c, -a, -C or -G" "-G with -p is refused"
+tracefs_restore
+done_testing
