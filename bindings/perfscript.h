@@ -433,6 +433,8 @@ struct ps_sample {
 	const void *stack;	  /* copied from the user stack pointer upwards */
 	uint32_t strings_size;	  /* the BPF path: the user strings of the record's */
 	const void *strings;	  /* user_string fields, read by the kernel at the event */
+	uint64_t cgroup;	  /* PERF_SAMPLE_CGROUP: the task's cgroup v2 id (its
+				   * directory's inode number), 0 when unknown */
 };
 
 /* The user string that s's tracepoint field at offset (a ps_tp_field with

@@ -4,7 +4,8 @@
 -- folded stacks ("root;caller;callee count"), the input of flamegraph.pl
 -- and speedscope. --pprof FILE writes the profile in pprof's format
 -- (gzip-compressed profile.proto) for go tool pprof, Pyroscope or Parca,
--- symbolized here; --labels pid,tid,comm adds those as pprof labels.
+-- symbolized here; --labels pid,tid,comm,cgroup adds those as pprof labels
+-- (cgroup: the sample's cgroup v2 path, and container where it names one).
 -- --diff-base OLD.pb.gz compares with an earlier pprof profile: it prints
 -- the functions that changed most, --pprof then writes the differential
 -- profile (what go tool pprof -diff_base OLD NEW shows) and --folded the
@@ -33,7 +34,7 @@ local opts = require("args").parse(arg, {
   { "--top", "N", "rows to print (default 20)", number = true, default = 20 },
   { "--folded", "FILE", "write folded stacks to FILE (flamegraph.pl, speedscope)" },
   { "--pprof", "FILE", "write the profile in pprof's format to FILE" },
-  { "--labels", "LIST", "pprof labels of each sample: pid, tid, comm (comma-separated)" },
+  { "--labels", "LIST", "pprof labels of each sample: pid, tid, comm, cgroup (comma-separated)" },
   { "--diff-base", "OLD.pb.gz", "compare with an earlier pprof profile", key = "base" },
   { "--call-graph", "fp|dwarf", "how stacks are taken", choices = { "fp", "dwarf" } },
   { "--inline", nil, "count inlined functions as their own rows" },
@@ -42,9 +43,13 @@ local opts = require("args").parse(arg, {
     default = "sym" },
 })
 if opts.lines then opts.sort = "srcline" end
+local cgroup_term = false
 if opts.labels then
   local list = {}
-  for l in opts.labels:gmatch("[^,]+") do list[#list + 1] = l end
+  for l in opts.labels:gmatch("[^,]+") do
+    list[#list + 1] = l
+    cgroup_term = cgroup_term or l == "cgroup"
+  end
   opts.labels = list
 end
 
@@ -70,6 +75,7 @@ end
 -- Stacks when asked for, or when folded or pprof output needs them.
 local call_graph = opts.call_graph or ((opts.folded or opts.pprof or opts.base) and "fp")
 local term = call_graph and ("call-graph=" .. call_graph)
+if cgroup_term then term = term and term .. ",cgroup" or "cgroup" end -- s.cgroup
 local spec = ("cpu-clock/freq=%d%s/"):format(opts.freq, term and "," .. term or "")
 if opts.event then -- the term goes into the event's own terms
   spec = not term and opts.event or opts.event:match("/$") and

@@ -64,8 +64,9 @@ local sorts = { sym = true, dso = true, srcline = true }
 -- "dso" counts per file (the library or executable), sort = "srcline" per
 -- source line ("file.c:42"); the default, "sym", per function.
 -- profile.new{ pprof = true } keeps raw call chains for p:write_pprof
--- (tapsets/pprof.lua), with opts.labels ({"pid", "tid", "comm"}, any of
--- them) as pprof labels.
+-- (tapsets/pprof.lua), with opts.labels ({"pid", "tid", "comm", "cgroup"},
+-- any of them) as pprof labels; cgroup (the sampling counter needs the
+-- cgroup term) adds a container label where the group's path names one.
 function M.new(opts)
   opts = opts or {}
   local sort = opts.sort or "sym"
@@ -79,8 +80,8 @@ function M.new(opts)
   if opts.pprof then
     p.chains, p.periods, p.chain_period, p.pprof_labels, p.symbolize = {}, {}, 0, {}, opts.symbolize
     for _, l in ipairs(opts.labels or {}) do
-      if l ~= "pid" and l ~= "tid" and l ~= "comm" then
-        error(("profile.new: unknown label '%s' (pid, tid, comm)"):format(tostring(l)), 2)
+      if l ~= "pid" and l ~= "tid" and l ~= "comm" and l ~= "cgroup" then
+        error(("profile.new: unknown label '%s' (pid, tid, comm, cgroup)"):format(tostring(l)), 2)
       end
       p.pprof_labels[l] = true
     end

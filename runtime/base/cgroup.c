@@ -1,10 +1,14 @@
 /*
- * cgroup.c: cgroup v2 groups by name (base/cgroup.h).
+ * cgroup.c: cgroup v2 groups by name and by id (base/cgroup.h).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/cgroup.h"
@@ -78,4 +82,114 @@ bool ps_cgroup__has(pid_t pid, const char *rel)
 	}
 	fclose(f);
 	return in;
+}
+
+struct group {
+	uint64_t id;
+	char *path;
+};
+
+struct ps_cgroups {
+	struct group *v; /* sorted by id */
+	size_t n, cap;
+	size_t mnt_len; /* of the mount, cut off the paths */
+	time_t read_at; /* when the mount was last read; 0: never */
+};
+
+static struct ps_cgroups *walking; /* nftw has no user pointer */
+
+static int add_group(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	struct ps_cgroups *cg = walking;
+	const char *rel = path + cg->mnt_len;
+
+	(void)ftw;
+	if (type != FTW_D)
+		return FTW_CONTINUE;
+	if (cg->n == cg->cap) {
+		size_t cap = cg->cap ? 2 * cg->cap : 64;
+		struct group *v = realloc(cg->v, cap * sizeof(*v));
+
+		if (!v)
+			return FTW_STOP;
+		cg->v = v;
+		cg->cap = cap;
+	}
+	cg->v[cg->n].id = (uint64_t)st->st_ino;
+	if (!(cg->v[cg->n].path = strdup(*rel ? rel : "/")))
+		return FTW_STOP;
+	cg->n++;
+	return FTW_CONTINUE;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Every group of the mount, anew. */
+static void read_groups(struct ps_cgroups *cg)
+{
+	char mnt[4096];
+
+	for (size_t i = 0; i < cg->n; i++)
+		free(cg->v[i].path);
+	cg->n = 0;
+	cg->read_at = time(NULL);
+	if (ps_cgroup__mount(mnt, sizeof(mnt)))
+		return;
+	cg->mnt_len = strlen(mnt);
+	walking = cg;
+	nftw(mnt, add_group, 16, FTW_PHYS | FTW_MOUNT | FTW_ACTIONRETVAL);
+	walking = NULL;
+	qsort(cg->v, cg->n, sizeof(*cg->v), by_id);
+}
+
+struct ps_cgroups *ps_cgroups__new(void)
+{
+	return calloc(1, sizeof(struct ps_cgroups));
+}
+
+const char *ps_cgroups__path(struct ps_cgroups *cg, uint64_t id)
+{
+	struct group key = {.id = id}, *g;
+
+	if (!cg || !id)
+		return NULL;
+	g = bsearch(&key, cg->v, cg->n, sizeof(*cg->v), by_id);
+	if (!g && time(NULL) != cg->read_at) {
+		read_groups(cg);
+		g = bsearch(&key, cg->v, cg->n, sizeof(*cg->v), by_id);
+	}
+	return g ? g->path : NULL;
+}
+
+void ps_cgroups__free(struct ps_cgroups *cg)
+{
+	if (!cg)
+		return;
+	for (size_t i = 0; i < cg->n; i++)
+		free(cg->v[i].path);
+	free(cg->v);
+	free(cg);
+}
+
+bool ps_cgroup__container(const char *path, char *id)
+{
+	const char *found = NULL;
+	size_t run = 0;
+
+	for (const char *p = path; p && *p; p++) {
+		run = isxdigit((unsigned char)*p) && !isupper((unsigned char)*p) ? run + 1 : 0;
+		/* exactly 64: a longer run is something else */
+		if (run == 64 && !isxdigit((unsigned char)p[1]))
+			found = p - 63;
+	}
+	if (!found)
+		return false;
+	memcpy(id, found, 64);
+	id[64] = '\0';
+	return true;
 }

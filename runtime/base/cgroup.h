@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Where cgroup v2 is mounted (the first cgroup2 line of
@@ -25,5 +26,23 @@ int ps_cgroup__open(const char *name, char *rel, size_t len);
 /* Whether process pid is in the group at rel or a group below it, as its
  * /proc/PID/cgroup's v2 line ("0::/app/web/x") says. */
 bool ps_cgroup__has(pid_t pid, const char *rel);
+
+/* cgroup v2 ids, as a sample gives them (PERF_SAMPLE_CGROUP,
+ * bpf_get_current_cgroup_id: the group directory's inode number), to paths
+ * below the mount. The groups are read from the mount when an id is not
+ * known, at most once a second (groups come and go). */
+struct ps_cgroups;
+
+struct ps_cgroups *ps_cgroups__new(void);
+/* id's path ("/system.slice/docker-<id>.scope"; "/" for the root), or NULL
+ * when no group has it (gone, or made within the last second). */
+const char *ps_cgroups__path(struct ps_cgroups *cg, uint64_t id);
+void ps_cgroups__free(struct ps_cgroups *cg);
+
+/* The container a group path names, as runtimes name their groups
+ * (docker-ID.scope, /docker/ID, cri-containerd-ID.scope, crio-ID.scope,
+ * libpod-ID.scope, kubepods/.../ID): the last 64-hex-digit ID in it, into
+ * id (65 bytes); false when there is none. */
+bool ps_cgroup__container(const char *path, char *id);
 
 #endif /* PS_BASE_CGROUP_H */

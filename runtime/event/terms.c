@@ -44,6 +44,7 @@ enum term_id {
 	T_METRIC_ID,
 	T_AUX_OUTPUT,
 	T_AUX_SAMPLE_SIZE,
+	T_CGROUP,
 };
 
 enum term_kind {
@@ -86,12 +87,13 @@ static const struct term_def {
     {"metric-id", T_METRIC_ID, K_STR},
     {"aux-output", T_AUX_OUTPUT, K_BOOL},
     {"aux-sample-size", T_AUX_SAMPLE_SIZE, K_COUNT},
+    {"cgroup", T_CGROUP, K_BOOL},
 };
 #define NTERMS (sizeof(terms) / sizeof(terms[0]))
 #define TERMS_LIST                                                                                 \
 	"period freq name inherit pinned exclusive cpu config config1 config2 callchain "          \
 	"call-graph stack-size max-stack stack addr raw bpf nobpf no-inherit time overwrite "      \
-	"no-overwrite percore metric-id aux-output aux-sample-size"
+	"no-overwrite percore metric-id aux-output aux-sample-size cgroup"
 /* Deepest callchain stack= may ask for; the kernel's own cap (kernel.perf_event_max_stack)
  * defaults to 127 and refuses more at open, but 1024 keeps room for a raised sysctl. */
 #define PS_MAX_STACK 1024
@@ -253,6 +255,9 @@ static int sample_term(const struct term_def *d, const struct term *t, uint64_t 
 		break;
 	case T_ADDR:
 		set_bit(&a->sample_type, PERF_SAMPLE_ADDR, v);
+		break;
+	case T_CGROUP: /* the sampled task's cgroup id (Linux 5.7): s.cgroup */
+		set_bit(&a->sample_type, PERF_SAMPLE_CGROUP, v);
 		break;
 	case T_RAW:
 		/* Only tracepoints have a raw record (their fields); the kernel would

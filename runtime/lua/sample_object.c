@@ -15,20 +15,22 @@
 
 #include <lauxlib.h>
 
+#include "base/cgroup.h"
 #include "lua/internal.h"
 
 #define SAMPLE_MT "perfscript.sample"
 
 struct ps_sample_state {
 	const struct ps_sample *cur;
-	int ref;		 /* the userdata, in the registry */
-	struct ps_symbols *syms; /* NULL until first needed */
-	bool raw_names;		 /* no demangling */
-	uint32_t seen_pid;	 /* the last pid handed to ps_symbols__seen */
-	uint64_t seq;		 /* samples pushed so far */
-	uint64_t unwound_seq;	 /* the sample uips belongs to (seq starts at 1) */
-	time_t trimmed;		 /* when the symbolizer last kept to its budget */
-	unsigned trim_calls;	 /* checks of the clock are every 1024th */
+	int ref;		    /* the userdata, in the registry */
+	struct ps_symbols *syms;    /* NULL until first needed */
+	struct ps_cgroups *cgroups; /* cgroup ids to paths, the same */
+	bool raw_names;		    /* no demangling */
+	uint32_t seen_pid;	    /* the last pid handed to ps_symbols__seen */
+	uint64_t seq;		    /* samples pushed so far */
+	uint64_t unwound_seq;	    /* the sample uips belongs to (seq starts at 1) */
+	time_t trimmed;		    /* when the symbolizer last kept to its budget */
+	unsigned trim_calls;	    /* checks of the clock are every 1024th */
 	int nuips;
 	uint64_t uips[PS_LUA_MAX_USTACK];
 };
@@ -232,11 +234,33 @@ static int m_packed(lua_State *L)
 
 static int sample_index(lua_State *L);
 
+/* s.cgroup: the path of the task's cgroup v2 group below the mount, from
+ * the id the sample carries (the cgroup term); s.container: the container
+ * id in that path. nil when not known. */
+static void push_cgroup(lua_State *L, struct ps_script *sc, const struct ps_sample *s, bool path)
+{
+	struct ps_sample_state *st = sc->sample_state;
+	const char *p;
+	char id[65];
+
+	if (st && !st->cgroups)
+		st->cgroups = ps_cgroups__new();
+	p = st && (s->sample_type & PERF_SAMPLE_CGROUP) ? ps_cgroups__path(st->cgroups, s->cgroup)
+							: NULL;
+	if (p && path)
+		lua_pushstring(L, p);
+	else if (p && ps_cgroup__container(p, id))
+		lua_pushstring(L, id);
+	else
+		lua_pushnil(L);
+}
+
 /* A sample's fields: those every sample has (what s:copy() copies), then
  * those of some events only; and its methods. __fields lists both. */
-static const char *const fields[] = {
-    "ip",   "pid", "tid", "time",   "cpu",	 "period",  "addr", "user", "handle", "name",
-    "comm", "sym", "dso", "values", "callchain", "srcline", "args", "raw",  "retval"};
+static const char *const fields[] = {"ip",     "pid",	 "tid",	      "time",	 "cpu",	 "period",
+				     "addr",   "user",	 "handle",    "name",	 "comm", "sym",
+				     "dso",    "values", "callchain", "srcline", "args", "raw",
+				     "retval", "cgroup", "container"};
 #define COMMON_FIELDS 16
 static const char *const methods[] = {"ustack", "kstack", "folded",	 "packed",
 				      "copy",	"arg",	  "user_string", "kernel_string"};
@@ -300,6 +324,8 @@ static int sample_index(lua_State *L)
 		ps_lua_sample_stack__callchain(L, sc, s);
 	else if (IS(k, len, "srcline"))
 		ps_lua_sample_stack__srcline(L, sc, s);
+	else if (IS(k, len, "cgroup") || IS(k, len, "container"))
+		push_cgroup(L, sc, s, len == 6);
 	else if (IS(k, len, "folded"))
 		lua_pushcfunction(L, m_folded);
 	else if (IS(k, len, "ustack"))
@@ -311,13 +337,13 @@ static int sample_index(lua_State *L)
 	else if (IS(k, len, "packed"))
 		lua_pushcfunction(L, m_packed);
 	else if (!ps_lua_sample_args__index(L, sc, s, k))
-		return luaL_error(
-		    L,
-		    "a sample has no field '%s' (fields: ip pid tid time cpu "
-		    "period addr user handle name comm sym dso srcline values "
-		    "callchain args raw retval; methods: ustack kstack folded packed copy "
-		    "arg user_string kernel_string)",
-		    k);
+		return luaL_error(L,
+				  "a sample has no field '%s' (fields: ip pid tid time cpu "
+				  "period addr user handle name comm sym dso srcline values "
+				  "callchain args raw retval cgroup container; methods: ustack "
+				  "kstack folded packed copy "
+				  "arg user_string kernel_string)",
+				  k);
 	return 1;
 }
 
@@ -432,6 +458,7 @@ void ps_lua_sample_object__free(struct ps_script *sc)
 	if (!st)
 		return;
 	ps_symbols__free(st->syms);
+	ps_cgroups__free(st->cgroups);
 	free(st);
 	sc->sample_state = NULL;
 }

@@ -4,7 +4,8 @@
 # outside it at the same time, which must not count. Counts equal perf
 # stat -G's on the same run shape and the workload's own number, on the
 # perf path and on the BPF path (an aggregate); samples are the group's
-# only; a group that does not exist is named with the fix.
+# only, and carry their group and container (the cgroup term) to a handler
+# and to pprof labels; a group that does not exist is named with the fix.
 source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
 
@@ -16,7 +17,7 @@ fi
 tracefs_mount
 G=pstest$$
 mkdir "$mnt/$G" || { echo "Bail out! cannot make a cgroup under $mnt"; exit 1; }
-cleanup_cgroup() { rmdir "$mnt/$G" 2>/dev/null; }
+cleanup_cgroup() { rmdir "$mnt/$G"/*/ "$mnt/$G" 2>/dev/null; }
 trap 'cleanup_cgroup' EXIT
 N=54321
 # the workload, in the group: the shell moves itself there and execs it
@@ -65,6 +66,37 @@ kill $spinner 2>/dev/null; wait $spinner 2>/dev/null
 read -r mine other <<<"$got"
 awk -v m="${mine:-0}" -v o="${other:-1}" 'BEGIN { exit !(m >= 100 && o == 0) }'
 ok $? "-G sampling: the group's spinner only ($mine samples; $other of the one outside)"
+
+# Labels: the cgroup term gives each sample its task's group (s.cgroup) as
+# the sample carries it (PERF_SAMPLE_CGROUP, or the BPF program's
+# bpf_get_current_cgroup_id), and the container a runtime's group name has.
+id=$(printf '%064x' $$)
+C=$G/docker-$id.scope
+mkdir "$mnt/$C"
+printf 'echo $$ >%s/cgroup.procs && exec "$@"\n' "$mnt/$C" >"$TMP/join_c.sh"
+labels='c = assert(perfmon.counter("cpu-clock/freq=199,cgroup/"))
+local t = {}
+probe(c, function(s)
+  if s.pid == target() then local k = tostring(s.cgroup) .. " " .. tostring(s.container); t[k] = (t[k] or 0) + 1 end
+end)
+probe("end", function() -- the most samples (the shell, before it joins, may have a few)
+  local top, most = nil, 0
+  for k, n in pairs(t) do if n > most then top, most = k, n end end
+  print(top, most)
+end)'
+for b in perf bpf; do
+	got=$("$PERFSCRIPT" --backend=$b -a -e "$labels" -c "sh $TMP/join_c.sh $WORKLOAD spin 300" 2>&1)
+	like "$got" "^/$C $id[[:space:]][0-9]+$" "$b path: s.cgroup is the task's group below the mount, s.container the id in its name"
+done
+"$PERFSCRIPT" examples/profile.lua -a --pprof "$TMP/cg.pb.gz" --labels comm,cgroup \
+	-c "sh $TMP/join_c.sh $WORKLOAD spin 300" >/dev/null 2>&1
+if command -v go >/dev/null; then
+	tags=$(go tool pprof -tags "$TMP/cg.pb.gz" 2>&1)
+	like "$tags" "cgroup: Total.*/$C" "profile.lua --labels cgroup: go tool pprof -tags shows the group"
+	like "$tags" "container: Total.*$id" "... and the container id its name has"
+else
+	skip "go is not installed (make check installs golang-go)" "cgroup labels read by go tool pprof"
+fi
 
 # The C library through the LuaJIT binding: {cgroup = NAME}.
 if command -v luajit >/dev/null; then

@@ -142,7 +142,7 @@ like "$out" "profile.lua: --diff-base .*bad.pb.gz: pprof: not a pprof profile" "
 out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 10" --diff-base "$TMP/none.pb.gz" 2>&1)
 like "$out" "none.pb.gz: No such file or directory" "a missing base is named"
 out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 10" --pprof "$TMP/x.pb.gz" --labels pid,cpu 2>&1)
-like "$out" "unknown label 'cpu' \(pid, tid, comm\)" "an unknown label is refused with the known ones"
+like "$out" "unknown label 'cpu' \(pid, tid, comm, cgroup\)" "an unknown label is refused with the known ones"
 
 # A decompression bomb as the base: 1 MiB of gzip inflating to 1 GiB is
 # refused at the cap, with a small peak RSS, before the command runs.

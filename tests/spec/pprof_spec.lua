@@ -73,7 +73,7 @@ describe("pprof", function()
     end
     assert.is_true(seen["pid=10"] and seen["pid=12"] and seen["comm=app"] and seen["comm=sh"])
     assert.has_error(function() profile.new{ pprof = true, labels = { "cpu" } } end,
-                     "profile.new: unknown label 'cpu' (pid, tid, comm)")
+                     "profile.new: unknown label 'cpu' (pid, tid, comm, cgroup)")
   end)
 
   it("encodes to gzip bytes that decode to the same profile", function()

@@ -116,11 +116,13 @@ int ps_bpf__on_record(void *ctx, void *data, size_t size)
 		goto next; /* a freed or detached counter's leftovers */
 	memset(&smp, 0, sizeof(smp));
 	smp.handle = r->handle;
-	smp.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-			  PERF_SAMPLE_PERIOD |
-			  (ps_counter__attr(c)->sample_type & PERF_SAMPLE_ADDR);
+	smp.sample_type =
+	    PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+	    PERF_SAMPLE_PERIOD |
+	    (ps_counter__attr(c)->sample_type & (PERF_SAMPLE_ADDR | PERF_SAMPLE_CGROUP));
 	smp.ip = r->ip;
 	smp.addr = r->addr;
+	smp.cgroup = smp.sample_type & PERF_SAMPLE_CGROUP ? r->cgroup : 0;
 	smp.time = r->time;
 	smp.period = r->period ? r->period : ps_counter__attr(c)->sample_period;
 	smp.pid = r->pid;

@@ -60,6 +60,7 @@ struct ps_bpf_rec {
 	__u32 strings_size;   /* bytes of ps_bpf_str entries after the record (8-aligned) */
 	__u32 regs_size;      /* then the task's user pt_regs (an off-CPU interval's)... */
 	__u32 stack_size;     /* ...and this much of its user stack, in a larger room */
+	__u64 cgroup;	      /* the task's cgroup id (bpf_get_current_cgroup_id) */
 };
 
 struct ps_bpf_str {

@@ -348,6 +348,7 @@ static __always_inline void fill(struct ps_bpf_rec *r, void *ctx, __u64 ip, __u3
 	r->cpu = cpu;
 	r->user = user;
 	r->raw_size = r->strings_size = 0;
+	r->cgroup = bpf_get_current_cgroup_id();
 	r->ustack = r->kstack = -1;
 	if (cfg_flags & PS_BPF_F_CALLCHAIN) {
 		r->ustack = bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK);

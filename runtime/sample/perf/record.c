@@ -124,7 +124,7 @@ static int take_stack(struct cur *c, struct ps_sample *s)
 }
 
 /* What follows RAW: branches, user registers and stack, three one-word
- * fields, interrupt registers. */
+ * fields, interrupt registers, the physical address, the cgroup id. */
 static int sample_tail(struct cur *c, const struct perf_event_attr *a, struct ps_sample *s)
 {
 	const uint64_t one_word = PERF_SAMPLE_WEIGHT | PS_SAMPLE_WEIGHT_STRUCT;
@@ -137,7 +137,7 @@ static int sample_tail(struct cur *c, const struct perf_event_attr *a, struct ps
 		return -EBADMSG;
 	if ((st & PERF_SAMPLE_STACK_USER) && take_stack(c, s))
 		return -EBADMSG;
-	if (!(st & PERF_SAMPLE_REGS_INTR))
+	if (!(st & (PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_CGROUP)))
 		return 0;
 	/* WEIGHT and WEIGHT_STRUCT share one word */
 	words =
@@ -145,7 +145,16 @@ static int sample_tail(struct cur *c, const struct perf_event_attr *a, struct ps
 	if (left(c) < words)
 		return -EBADMSG;
 	c->p += words * 8;
-	return take_regs(c, a->sample_regs_intr, &s->regs_intr);
+	if ((st & PERF_SAMPLE_REGS_INTR) && take_regs(c, a->sample_regs_intr, &s->regs_intr))
+		return -EBADMSG;
+	if (!(st & PERF_SAMPLE_CGROUP))
+		return 0;
+	words = !!(st & PERF_SAMPLE_PHYS_ADDR);
+	if (left(c) < words + 1)
+		return -EBADMSG;
+	c->p += words * 8;
+	s->cgroup = take(c);
+	return 0;
 }
 
 int ps_record__sample(const struct perf_event_header *h, const struct perf_event_attr *a,
@@ -154,7 +163,7 @@ int ps_record__sample(const struct perf_event_header *h, const struct perf_event
 	const uint64_t st = a->sample_type, rf = a->read_format;
 	/* what comes after RAW, when asked for */
 	const uint64_t tail = PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER |
-			      PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_INTR;
+			      PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_CGROUP;
 	struct cur c = {(const unsigned char *)(h + 1), (const unsigned char *)h + h->size};
 	/* the fixed-size u64 fields from IDENTIFIER to PERIOD, checked at once */
 	const uint64_t fixed = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
