@@ -957,6 +957,7 @@ struct ps_http_request {
 	const char *method; /* "GET" or "HEAD" */
 	const char *path;   /* "/metrics" */
 	const char *accept; /* the Accept header, or NULL */
+	void *impl;	    /* the listener's, for ps_http__args and ps_http__defer */
 };
 
 struct ps_http_reply {
@@ -990,6 +991,26 @@ int ps_http__port(const struct ps_http *h);
 uint64_t ps_http__evictions(const struct ps_http *h);
 /* Whether it speaks HTTPS (its web configuration has a certificate). */
 bool ps_http__tls(const struct ps_http *h);
+/* Inside the handler: each query argument of req ("seconds", "5" for
+ * /debug/pprof/profile?seconds=5), in order, to fn; how many. */
+int ps_http__args(const struct ps_http_request *req,
+		  void (*fn)(const char *key, const char *value, void *ctx), void *ctx);
+
+/* Replies owed at once, at most (ps_http__defer). */
+#define PS_HTTP_MAX_LATER 16
+/* Inside the handler: req's reply comes later, from ps_http__answer, and
+ * the handler leaves the reply it was given empty (a profile of the next N
+ * seconds). Returns the request's id (> 0), -EBUSY when PS_HTTP_MAX_LATER
+ * replies are owed already (reply 503 then), -EINVAL outside a handler.
+ * The connection waits meanwhile, counted as busy (never evicted); when the
+ * listener closes first, the client gets a 503. */
+int64_t ps_http__defer(const struct ps_http_request *req);
+/* The reply owed to request id: status, content type (NULL: text), body
+ * (copied). 0, or -ENOENT when nothing is owed to id (answered already). */
+int ps_http__answer(struct ps_http *h, int64_t id, int status, const char *content_type,
+		    const char *body, size_t len);
+/* Replies owed now. */
+unsigned ps_http__owed(const struct ps_http *h);
 
 /* ------------------------------------------------------------------------
  * Time (runtime/core/clock.c): the clock samples are stamped with

@@ -336,6 +336,11 @@ struct ps_http *ps_http__new(struct ps_loop *loop, const char *addr, ps_http_fn 
 
 static void destroy(struct ps_http *h)
 {
+	if (h->mhd && h->later) { /* MHD must not stop with a connection suspended */
+		ps_http__resume_all(h);
+		for (int i = 0; i < 4 && h->later; i++)
+			ps_mhd.run(h->mhd);
+	}
 	if (h->timer >= 0)
 		ps_loop__del_timer(h->loop, h->timer);
 	if (h->pause_timer >= 0)
@@ -375,4 +380,31 @@ uint64_t ps_http__evictions(const struct ps_http *h)
 bool ps_http__tls(const struct ps_http *h)
 {
 	return h && h->web && ps_webconfig__cert(h->web);
+}
+
+int ps_http__answer(struct ps_http *h, int64_t id, int status, const char *content_type,
+		    const char *body, size_t len)
+{
+	struct ps_http_later *l = h ? h->later : NULL;
+
+	while (l && (l->id != id || l->ready || !l->c))
+		l = l->next;
+	if (!l)
+		return -ENOENT;
+	if (!(l->body = malloc(len ? len : 1)))
+		return -ENOMEM;
+	memcpy(l->body, body, len);
+	l->len = len;
+	l->status = status;
+	snprintf(l->ctype, sizeof(l->ctype), "%s", content_type ? content_type : "text/plain");
+	l->ready = true;
+	ps_mhd.resume_connection(l->c);
+	if (!h->running) /* in external polling MHD must run after a resume */
+		run(h);
+	return 0;
+}
+
+unsigned ps_http__owed(const struct ps_http *h)
+{
+	return h ? h->nlater : 0;
 }

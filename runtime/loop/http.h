@@ -33,6 +33,9 @@ struct ps_mhd_api {
 	__typeof__(MHD_basic_auth_get_username_password) *basic_auth_get_username_password;
 	__typeof__(MHD_destroy_response) *destroy_response;
 	__typeof__(MHD_free) *free;
+	__typeof__(MHD_get_connection_values) *get_connection_values;
+	__typeof__(MHD_suspend_connection) *suspend_connection;
+	__typeof__(MHD_resume_connection) *resume_connection;
 };
 extern struct ps_mhd_api ps_mhd;
 
@@ -71,6 +74,32 @@ enum ps_auth ps_webconfig__check(struct ps_webconfig *w, const char *user, const
 
 /* ---- the listener (loop/http.c) and its requests (loop/http_serve.c) ---- */
 
+/* A request whose reply comes later (ps_http__defer): its connection is
+ * suspended until ps_http__answer resumes it with the reply (ready), or the
+ * listener goes (not ready: 503). */
+struct ps_http_later {
+	struct ps_http_later *next;
+	int64_t id;
+	struct MHD_Connection *c;
+	bool ready;
+	int status;
+	char ctype[128];
+	char *body;
+	size_t len;
+};
+
+/* A handler's call: what ps_http_request.impl points to. */
+struct ps_http_call {
+	struct ps_http *h;
+	struct MHD_Connection *c;
+	void **con_cls;		     /* MHD's per-request pointer: the later, once deferred */
+	struct ps_http_later *later; /* set by ps_http__defer */
+};
+
+/* http_serve.c: resume every request still owed a reply, to be answered
+ * 503 by the next run of MHD (the listener goes). */
+void ps_http__resume_all(struct ps_http *h);
+
 /* A connection, from the time it is accepted until libmicrohttpd closes it. */
 struct ps_http_conn {
 	struct ps_http_conn *prev, *next; /* in the order they were accepted */
@@ -93,6 +122,9 @@ struct ps_http {
 	unsigned live;	  /* connections not evicted */
 	struct ps_http_conn *head, *tail;
 	uint64_t evictions;
+	struct ps_http_later *later; /* replies owed */
+	unsigned nlater;
+	int64_t last_id;
 	bool running; /* inside MHD_run: a handler may free the listener */
 	bool doomed;  /* freed while running: done when MHD_run returns */
 	ps_http_fn fn;

@@ -50,7 +50,10 @@ int ps_mhd__load(char *msg, size_t msglen)
 	    resolve(lib, "MHD_basic_auth_get_username_password",
 		    &m->basic_auth_get_username_password) &&
 	    resolve(lib, "MHD_destroy_response", &m->destroy_response) &&
-	    resolve(lib, "MHD_free", &m->free))
+	    resolve(lib, "MHD_free", &m->free) &&
+	    resolve(lib, "MHD_get_connection_values", &m->get_connection_values) &&
+	    resolve(lib, "MHD_suspend_connection", &m->suspend_connection) &&
+	    resolve(lib, "MHD_resume_connection", &m->resume_connection))
 		return 0;
 	snprintf(msg, msglen, "cannot use %s for the HTTP listener: %s", PS_MHD_SONAME, dlerror());
 	dlclose(lib);

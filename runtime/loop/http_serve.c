@@ -78,12 +78,99 @@ static struct ps_http_conn *conn_of(struct MHD_Connection *c)
 	return i ? i->socket_context : NULL;
 }
 
+/* A deferred request, resumed: its reply, or 503 when the listener goes
+ * before it came. */
+static void unlink_later(struct ps_http *h, struct ps_http_later *l)
+{
+	struct ps_http_later **p = &h->later;
+
+	while (*p && *p != l)
+		p = &(*p)->next;
+	if (*p) {
+		*p = l->next;
+		h->nlater--;
+	}
+}
+
+static enum MHD_Result answer_later(struct ps_http *h, struct MHD_Connection *c,
+				    struct ps_http_later *l)
+{
+	enum MHD_Result rc;
+
+	unlink_later(h, l);
+	rc = l->ready ? respond(c, (unsigned)l->status, l->ctype, NULL, NULL, l->body, l->len)
+		      : respond_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+				     "the session ended before the reply was ready\n");
+	free(l);
+	return rc;
+}
+
+void ps_http__resume_all(struct ps_http *h)
+{
+	for (struct ps_http_later *l = h->later; l; l = l->next)
+		if (!l->ready && l->c) {
+			ps_mhd.resume_connection(l->c);
+			l->c = NULL; /* resumed: not again, and not answered */
+		}
+}
+
+int64_t ps_http__defer(const struct ps_http_request *req)
+{
+	struct ps_http_call *call = req ? req->impl : NULL;
+	struct ps_http_later *l;
+
+	if (!call || call->later)
+		return -EINVAL;
+	if (call->h->nlater >= PS_HTTP_MAX_LATER)
+		return -EBUSY;
+	if (!(l = calloc(1, sizeof(*l))))
+		return -ENOMEM;
+	l->id = ++call->h->last_id;
+	l->c = call->c;
+	l->next = call->h->later;
+	call->h->later = l;
+	call->h->nlater++;
+	call->later = l;
+	*call->con_cls = l;
+	return l->id;
+}
+
+struct args {
+	void (*fn)(const char *key, const char *value, void *ctx);
+	void *ctx;
+	int n;
+};
+
+static enum MHD_Result each_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+				const char *value)
+{
+	struct args *a = cls;
+
+	(void)kind;
+	a->fn(key, value ? value : "", a->ctx);
+	a->n++;
+	return MHD_YES;
+}
+
+int ps_http__args(const struct ps_http_request *req,
+		  void (*fn)(const char *key, const char *value, void *ctx), void *ctx)
+{
+	struct ps_http_call *call = req ? req->impl : NULL;
+	struct args a = {fn, ctx, 0};
+
+	if (!call || !fn)
+		return -EINVAL;
+	ps_mhd.get_connection_values(call->c, MHD_GET_ARGUMENT_KIND, each_arg, &a);
+	return a.n;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_size, void **con_cls)
 {
 	struct ps_http *h = cls;
-	struct ps_http_request req = {.method = method, .path = url};
+	struct ps_http_call call = {.h = h, .c = c, .con_cls = con_cls};
+	struct ps_http_request req = {.method = method, .path = url, .impl = &call};
 	struct ps_http_reply rep = {.status = 200};
 	struct ps_http_conn *conn = conn_of(c);
 	unsigned refused;
@@ -91,7 +178,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 	(void)version;
 	(void)upload_data;
-	(void)con_cls;
+	if (*con_cls)
+		return answer_later(h, c, *con_cls);
 	if (conn)
 		conn->idle_since = 0; /* busy until the reply is sent */
 	if ((refused = authorize(h, c)) != 0)
@@ -108,6 +196,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	req.accept = ps_mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	rc = h->doomed ? -ESHUTDOWN : h->fn(&req, &rep, h->ctx);
+	if (call.later) { /* its reply comes with ps_http__answer */
+		free(rep.body);
+		if (rc >= 0) {
+			ps_mhd.suspend_connection(c);
+			return MHD_YES;
+		}
+		*con_cls = NULL; /* the handler failed after all: the 500 below */
+		unlink_later(h, call.later);
+		free(call.later);
+	}
 	if (rc < 0) {
 		char msg[128];
 
@@ -169,7 +267,7 @@ struct MHD_Daemon *ps_http__start_mhd(struct ps_http *h, char *msg, size_t msgle
 {
 	const char *cert = h->web ? ps_webconfig__cert(h->web) : NULL;
 	const char *key = h->web ? ps_webconfig__key(h->web) : NULL;
-	unsigned flags = MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET;
+	unsigned flags = MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME;
 	struct MHD_OptionItem tls[] = {
 	    {MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert},
 	    {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key},

@@ -8,6 +8,9 @@
  * reported like any probe's error and the client gets a 500. A listener
  * keeps the session running, as a timer does, and stays open without a
  * reference from the script, until server:close() or the session's end.
+ * A handler may answer later: req:defer() gives a reply object whose
+ * send() answers when the script has the body (a profile of the next N
+ * seconds).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +21,7 @@
 #include "lua/internal.h"
 
 #define SERVER_MT "perfscript.http_server"
+#define REPLY_MT  "perfscript.http_reply"
 
 struct server_ud {
 	struct ps_script *sc;
@@ -26,6 +30,14 @@ struct server_ud {
 	int self;	   /* registry ref to this userdata while open: no GC */
 	char addr[128];
 	char ctype[128]; /* the last reply's content type (the listener wants a stable string) */
+	const struct ps_http_request *current; /* the request being handled, or NULL */
+	bool deferred;			       /* ...and whether its reply comes later */
+};
+
+/* A reply owed (req:defer()); its user value is the server's userdata. */
+struct reply_ud {
+	struct server_ud *u;
+	int64_t id; /* 0 once sent */
 };
 
 struct call {
@@ -34,8 +46,66 @@ struct call {
 	struct ps_http_reply *rep;
 };
 
+static void add_arg(const char *key, const char *value, void *ctx)
+{
+	lua_State *L = ctx;
+
+	lua_pushstring(L, value);
+	lua_setfield(L, -2, key);
+}
+
+/* req:defer() -> reply: the handler returns nothing, and reply:send()
+ * answers later. Only inside the handler, once. */
+static int req_defer(lua_State *L)
+{
+	struct server_ud *u = lua_touserdata(L, lua_upvalueindex(1));
+	struct reply_ud *r;
+	int64_t id;
+
+	if (!u->current || u->deferred)
+		return luaL_error(L, "req:defer() is for the handler's own request, once");
+	id = ps_http__defer(u->current);
+	if (id == -EBUSY)
+		return luaL_error(L, "req:defer(): %d replies are owed already", PS_HTTP_MAX_LATER);
+	if (id < 0)
+		return luaL_error(L, "req:defer(): %s", ps_strerror((int)id));
+	u->deferred = true;
+	r = lua_newuserdatauv(L, sizeof(*r), 1);
+	r->u = u;
+	r->id = id;
+	lua_pushvalue(L, lua_upvalueindex(1));
+	lua_setiuservalue(L, -2, 1); /* the server lives as long as the reply */
+	luaL_setmetatable(L, REPLY_MT);
+	return 1;
+}
+
+/* reply:send(body [, content_type [, status]]) -> true, or nil, message. */
+static int reply_send(lua_State *L)
+{
+	struct reply_ud *r = luaL_checkudata(L, 1, REPLY_MT);
+	size_t len;
+	const char *body = luaL_checklstring(L, 2, &len);
+	const char *ctype = luaL_optstring(L, 3, "text/plain; charset=utf-8");
+	lua_Integer status = luaL_optinteger(L, 4, 200);
+	int rc;
+
+	luaL_argcheck(L, status >= 100 && status <= 599, 4, "a status from 100 to 599");
+	rc = r->id && r->u->h ? ps_http__answer(r->u->h, r->id, (int)status, ctype, body, len)
+			      : -ENOENT;
+	r->id = 0;
+	if (rc < 0) {
+		lua_pushnil(L);
+		lua_pushstring(L, rc == -ENOENT ? "the request was answered already, or its server "
+						  "closed"
+						: ps_strerror(rc));
+		return 2;
+	}
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
 /* Runs protected (1 = the call): handler(request) -> body [, content_type
- * [, status]]. */
+ * [, status]], or nothing after req:defer(). */
 static int serve(lua_State *L)
 {
 	struct call *c = lua_touserdata(L, 1);
@@ -43,7 +113,13 @@ static int serve(lua_State *L)
 	const char *body;
 
 	lua_rawgeti(L, LUA_REGISTRYINDEX, c->u->handler);
-	lua_createtable(L, 0, 3);
+	lua_createtable(L, 0, 5);
+	lua_newtable(L);
+	ps_http__args(c->req, add_arg, L);
+	lua_setfield(L, -2, "args");
+	lua_rawgeti(L, LUA_REGISTRYINDEX, c->u->self); /* the server's userdata */
+	lua_pushcclosure(L, req_defer, 1);
+	lua_setfield(L, -2, "defer");
 	lua_pushstring(L, c->req->method);
 	lua_setfield(L, -2, "method");
 	lua_pushstring(L, c->req->path);
@@ -52,6 +128,11 @@ static int serve(lua_State *L)
 	lua_setfield(L, -2, "accept");
 	lua_call(L, 1, 3);
 	body = lua_tolstring(L, -3, &len);
+	if (c->u->deferred && !body)
+		return 0; /* reply:send() answers */
+	if (c->u->deferred)
+		return luaL_error(L, "http handler for %s returned a body after req:defer()",
+				  c->req->path);
 	if (!body)
 		return luaL_error(L, "http handler for %s returned %s, not a string body",
 				  c->req->path, luaL_typename(L, -3));
@@ -74,8 +155,13 @@ static int on_request(const struct ps_http_request *req, struct ps_http_reply *r
 {
 	struct server_ud *u = ctx;
 	struct call c = {.u = u, .req = req, .rep = rep};
+	int rc;
 
-	if (ps_lua__protect(u->sc, serve, &c, 0, "http handler") < 0) {
+	u->current = req;
+	u->deferred = false;
+	rc = ps_lua__protect(u->sc, serve, &c, 0, "http handler");
+	u->current = NULL;
+	if (rc < 0) {
 		free(rep->body);
 		rep->body = NULL;
 		return -EIO;
@@ -215,6 +301,13 @@ static int open_http(lua_State *L)
 	    {NULL, NULL},
 	};
 
+	if (luaL_newmetatable(L, REPLY_MT)) {
+		lua_createtable(L, 0, 1);
+		lua_pushcfunction(L, reply_send);
+		lua_setfield(L, -2, "send");
+		lua_setfield(L, -2, "__index");
+	}
+	lua_pop(L, 1);
 	if (luaL_newmetatable(L, SERVER_MT)) {
 		luaL_newlib(L, methods);
 		lua_setfield(L, -2, "__index");
