@@ -67,6 +67,9 @@ reg:family("perfscript_agent_profiles", "counter",
              return { { labels = { result = "served" }, value = served },
                       { labels = { result = "refused" }, value = refused } }
            end)
+reg:family("perfscript_agent_profiles_in_progress", "gauge",
+           "Profiles being taken now, each owed to a request when its seconds are up.",
+           function() return { { value = #open } } end)
 
 probe(sampler, function(s)
   for i = 1, #open do open[i].p:add(s) end

@@ -234,12 +234,12 @@ static const struct icase invalid[] = {
      "unknown term 'perod' at column 8 (did you mean 'period'?; valid terms: period freq "
      "name inherit pinned exclusive cpu config config1 config2 callchain call-graph stack-size "
      "max-stack stack addr raw bpf nobpf no-inherit time overwrite no-overwrite percore "
-     "metric-id aux-output aux-sample-size)"},
+     "metric-id aux-output aux-sample-size cgroup)"},
     {"cycles/bogus=1/", PS_ERR_UNKNOWN_TERM, 8, "",
      "unknown term 'bogus' at column 8 (valid terms: period freq name inherit pinned "
      "exclusive cpu config config1 config2 callchain call-graph stack-size max-stack stack addr "
      "raw bpf nobpf no-inherit time overwrite no-overwrite percore metric-id aux-output "
-     "aux-sample-size)"},
+     "aux-sample-size cgroup)"},
     {"cycles/period=xyz/", PS_ERR_BAD_VALUE, 15, NULL,
      "bad number 'xyz' for term 'period' at column 15"},
     {"cycles/period=1,freq=2/", PS_ERR_BAD_VALUE, 17, NULL,

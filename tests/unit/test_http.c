@@ -4,8 +4,9 @@
  * through a pipe, which the loop watches as one more source: the listener
  * is served by the loop alone, as in perfscript. Checks the reply, a second
  * request while another client stalls half-way, 405 for POST, 500 from a
- * failing handler, freeing the listener from inside its own handler, and
- * the messages of a bad or busy address.
+ * failing handler, freeing the listener from inside its own handler, a
+ * reply that comes later (ps_http__defer, ps_http__answer) with the
+ * query's arguments, and the messages of a bad or busy address.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -27,7 +28,17 @@ struct server {
 	bool fail;	      /* the handler returns an error */
 	bool free_in_handler; /* the handler frees the listener */
 	char path[64];
+	int64_t later; /* a deferred request's id */
+	char args[64]; /* its query, as "k=v;" */
 };
+
+static void take_arg(const char *key, const char *value, void *ctx)
+{
+	struct server *s = ctx;
+	size_t n = strlen(s->args);
+
+	snprintf(s->args + n, sizeof(s->args) - n, "%s=%s;", key, value);
+}
 
 static int handler(const struct ps_http_request *req, struct ps_http_reply *rep, void *ctx)
 {
@@ -37,6 +48,12 @@ static int handler(const struct ps_http_request *req, struct ps_http_reply *rep,
 	snprintf(s->path, sizeof(s->path), "%s", req->path);
 	if (s->fail)
 		return -EIO;
+	if (!strcmp(req->path, "/later")) {
+		s->args[0] = '\0';
+		ps_http__args(req, take_arg, s);
+		s->later = ps_http__defer(req);
+		return 0; /* no body: it comes with ps_http__answer */
+	}
 	if (s->free_in_handler) {
 		ps_http__free(s->h);
 		s->h = NULL;
@@ -105,6 +122,16 @@ static int on_reply(struct ps_loop *loop, int fd, uint32_t events, void *ctx)
 	return 0;
 }
 
+static int answer_now(struct ps_loop *loop, uint64_t expirations, void *ctx)
+{
+	struct server *s = ctx;
+
+	(void)loop;
+	(void)expirations;
+	ps_http__answer(s->h, s->later, 201, "text/plain", "later\n", 6);
+	return 0; /* again: -ENOENT, harmless */
+}
+
 static int on_deadline(struct ps_loop *loop, uint64_t expirations, void *ctx)
 {
 	(void)expirations;
@@ -163,6 +190,20 @@ int main(void)
 	ask(loop, port, "GET / HTTP/1.0\r\n\r\n", &r);
 	tap_ok(strstr(r.line, " 500 ") != NULL, "a failing handler gives 500 (%s)", r.line);
 	s.fail = false;
+
+	{ /* the reply comes from a timer, 50 ms after the request */
+		int t = ps_loop__add_timer(loop, 50000000ull, answer_now, &s);
+
+		ask(loop, port, "GET /later?n=7&x HTTP/1.0\r\n\r\n", &r);
+		tap_ok(strstr(r.line, " 201 ") != NULL && s.later > 0,
+		       "a deferred request is answered when ps_http__answer is called (%s)",
+		       r.line);
+		tap_ok(!strcmp(s.args, "n=7;x=;"), "its query's arguments, in order (%s)", s.args);
+		tap_ok(ps_http__answer(s.h, s.later, 200, NULL, "", 0) == -ENOENT &&
+			   ps_http__owed(s.h) == 0,
+		       "answered once: a second answer is -ENOENT, nothing owed");
+		ps_loop__del_timer(loop, t);
+	}
 
 	{
 		struct ps_http *busy = ps_http__new(loop, "127.0.0.1:0", handler, &s, NULL, msg, 0);

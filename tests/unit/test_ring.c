@@ -378,6 +378,7 @@ static void test_hostile_counts(void)
 	struct ps_sample s;
 	uint64_t st = BASE | PERF_SAMPLE_READ;
 	uint64_t rf = PERF_FORMAT_GROUP | EN | RUN | PERF_FORMAT_ID;
+	int rc;
 
 	h = make_sample(&r, st, rf, 2);
 	/* words: header, IDENTIFIER, IP, TID, TIME, CPU, PERIOD, then the group's nr */
@@ -397,12 +398,22 @@ static void test_hostile_counts(void)
 	tap_ok(decode(c, BASE | PERF_SAMPLE_RAW, 0, &s) == -EBADMSG,
 	       "a raw size past the record is refused");
 	free(c);
-	/* bits after REGS_INTR are not decoded, and do not stop what comes before */
+	/* after REGS_INTR: the physical address is skipped, the cgroup id read;
+	 * a record too short for them is refused */
+	h = make_sample(&r, BASE, 0, 0);
+	rec_u64(&r, 0x12345000); /* PHYS_ADDR */
+	rec_u64(&r, 4242);	 /* CGROUP */
+	h = rec_end(&r);
+	c = exact(h, h->size);
+	rc = decode(c, BASE | PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_CGROUP, 0, &s);
+	tap_ok(rc == 0 && s.ip == 0x401000 && s.cgroup == 4242,
+	       "the cgroup id after the physical address is read (%llu)",
+	       (unsigned long long)s.cgroup);
+	free(c);
 	h = make_sample(&r, BASE, 0, 0);
 	c = exact(h, h->size);
-	tap_ok(decode(c, BASE | PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_CGROUP, 0, &s) == 0 &&
-		   s.ip == 0x401000,
-	       "bits after REGS_INTR are skipped safely");
+	tap_ok(decode(c, BASE | PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_CGROUP, 0, &s) == -EBADMSG,
+	       "a record without the cgroup id it claims is refused");
 	free(c);
 	/* words: header, the 6 BASE words, then the user stack's size */
 	h = make_sample(&r, BASE | PERF_SAMPLE_STACK_USER, 0, 0);

@@ -1,0 +1,128 @@
+# agent.sh: examples/agent.lua, the whole-host agent, as its clients use
+# it: the real Go client (go tool pprof) fetches /debug/pprof/profile over
+# HTTP and reads a profile whose top function, labels (pid, comm, cgroup,
+# container) and sample count match the workload and a profile.lua -a run
+# of it; promtool accepts /metrics; bad and excess requests get 400 and 503
+# at once, without holding the listener; a profile still owed when the
+# session ends is answered 503, not left hanging.
+source "$(dirname "$0")/lib.sh"
+cd "$(dirname "$0")/../.." || exit 1
+EX=examples
+
+mnt=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+if ! need_root || ! command -v curl >/dev/null || [[ -z $mnt ]]; then
+	skip "needs root (system-wide sampling), curl and a cgroup v2 mount" "the agent"
+	done_testing; exit
+fi
+if ! command -v go >/dev/null; then
+	skip "go is not installed (make check installs golang-go)" "the agent read by go tool pprof"
+	done_testing; exit
+fi
+G=psagent$$
+id=$(printf '%064x' $$)
+C=$G/docker-$id.scope
+mkdir -p "$mnt/$C"
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rmdir "$mnt/$C" "$mnt/$G" 2>/dev/null
+}
+trap cleanup EXIT
+wait_line() { # FILE REGEX: its first line matching, within 10 s
+	local i line
+	for ((i = 0; i < 200; i++)); do
+		line=$(grep -m1 -E "$2" "$1" 2>/dev/null) && { echo "$line"; return 0; }
+		sleep 0.05
+	done
+	return 1
+}
+
+"$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --freq 97 --max-seconds 5 >"$TMP/agent.out" 2>&1 &
+agent=$!; pids+=($agent)
+line=$(wait_line "$TMP/agent.out" '^listening on ')
+like "$line" '^listening on http://127\.0\.0\.1:[0-9]+/ ' "agent.lua says where it listens"
+port=$(sed -E 's/.*:([0-9]+)\/ .*/\1/' <<<"$line")
+url=http://127.0.0.1:$port
+
+# A spinner in a container's group, for the profile's 2 seconds and more.
+printf 'echo $$ >%s/cgroup.procs && exec "$@"\n' "$mnt/$C" >"$TMP/join.sh"
+sh "$TMP/join.sh" "$WORKLOAD" spin 4000 >/dev/null &
+spin=$!; pids+=($spin)
+t0=$(date +%s%N)
+go tool pprof -raw -output "$TMP/raw.txt" "$url/debug/pprof/profile?seconds=2" >"$TMP/go.err" 2>&1
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+saved=$(sed -nE 's/^Saved profile in (.*)$/\1/p' "$TMP/go.err")
+[[ -s $saved ]]; ok $? "go tool pprof fetched /debug/pprof/profile?seconds=2 over HTTP ($saved)"
+awk -v m="$ms" 'BEGIN { exit !(m >= 1900 && m < 4000) }'; ok $? "... and the reply came when its 2 s were up ($ms ms)"
+top=$(go tool pprof -top -nodecount=3 "$saved" 2>&1)
+like "$top" "hot_spin" "the profile's top functions name the spinner's hot_spin"
+tags=$(go tool pprof -tags "$saved" 2>&1)
+like "$tags" "cgroup: Total.*/$C" "labels: the spinner's cgroup"
+like "$tags" "container: Total.*$id" "labels: the container id of its group"
+like "$tags" "comm: Total.*workload" "labels: comm"
+like "$tags" "pid: Total.*: $spin" "labels: pid"
+n=$(awk '/^ +[0-9]+ +[0-9]+: / && seen { s += $1 } /^Samples:/ { seen = 1 } END { print s + 0 }' "$TMP/raw.txt")
+# 97 Hz on each CPU for 2 s: the spinner alone is about 194
+awk -v n="$n" 'BEGIN { exit !(n >= 150 && n <= 2 * 97 * 2 * 1.2) }'; ok $? "$n samples in 2 s at 97 Hz (the spinner's CPU and what else ran)"
+# profile.lua -a of the same workload names the same top function
+ref=$("$PERFSCRIPT" $EX/profile.lua -a -T 1 --top 1 2>&1 | awk '/%/ { print $NF; exit }')
+like "$top" "$ref" "the same top function as profile.lua -a ($ref)"
+
+# /metrics on the same listener: promtool accepts it.
+page=$(curl -s "$url/metrics")
+like "$page" 'perfscript_events_total\{event="context-switches",cpu="0"\}' "/metrics: context switches per CPU"
+like "$page" 'perfscript_agent_profiles_total\{result="served"\} 1' "/metrics: the profile served"
+if command -v promtool >/dev/null; then
+	out=$(promtool check metrics <<<"$page" 2>&1); ok $? "promtool check metrics accepts the page${out:+: $out}"
+else
+	skip "promtool is not installed (make check installs prometheus)" "promtool accepts /metrics"
+fi
+
+# Bad and excess requests are answered at once.
+code=$(curl -s -o /dev/null -w '%{http_code}' "$url/debug/pprof/profile?seconds=abc")
+is "$code" 400 "seconds=abc: 400"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$url/debug/pprof/profile?seconds=600")
+is "$code" 400 "seconds over --max-seconds: 400"
+for i in $(seq 16); do curl -s -o "$TMP/held.$i" "$url/debug/pprof/profile?seconds=1" & done
+for ((i = 0; i < 200; i++)); do # until the 16 are owed
+	curl -s "$url/metrics" | grep -q '^perfscript_agent_profiles_in_progress 16$' && break
+	sleep 0.05
+done
+t0=$(date +%s%N)
+code=$(curl -s -o /dev/null -w '%{http_code}' "$url/debug/pprof/profile?seconds=1")
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+is "$code" 503 "a 17th profile while 16 are owed: 503"
+awk -v m="$ms" 'BEGIN { exit !(m < 500) }'; ok $? "... at once ($ms ms)"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$url/metrics")
+is "$code" 200 "/metrics is served while 16 profiles are owed"
+wait_n=0
+for i in $(seq 16); do
+	while kill -0 %$i 2>/dev/null && ((wait_n < 100)); do sleep 0.05; wait_n=$((wait_n + 1)); done
+done
+wait $(jobs -p | grep -v -E "^($agent|$spin)$") 2>/dev/null
+gz=0
+for i in $(seq 16); do [[ $(head -c2 "$TMP/held.$i" | od -An -tx1 | tr -d ' ') == 1f8b ]] && gz=$((gz + 1)); done
+is "$gz" 16 "the 16 owed profiles all came, gzip pprof each"
+kill $agent; wait $agent 2>/dev/null
+
+# A profile owed when the session ends: 503 with a reason, at the end.
+"$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 -T 1 >"$TMP/agent2.out" 2>&1 &
+pids+=($!)
+line=$(wait_line "$TMP/agent2.out" '^listening on ')
+port=$(sed -E 's/.*:([0-9]+)\/ .*/\1/' <<<"$line")
+out=$(curl -s -w ' %{http_code}' "http://127.0.0.1:$port/debug/pprof/profile?seconds=5")
+like "$out" "the session ended before the reply was ready.* 503$" "a profile owed at the session's end: 503, saying why"
+
+# docs/api.md's example of a reply that comes later runs as written.
+awk '/^The request also has `args`/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' \
+	docs/api.md >"$TMP/later.lua"
+"$PERFSCRIPT" -T 3 "$TMP/later.lua" >"$TMP/later.out" 2>&1 &
+pids+=($!)
+port=$(wait_line "$TMP/later.out" '^port' | cut -f2)
+out=$(curl -s "http://127.0.0.1:$port/x?n=7")
+is "$out" "a second later: n=7" "docs/api.md's req:defer() example: the reply comes from the timer"
+
+out=$("$PERFSCRIPT" $EX/agent.lua --listen 127.0.0.1:0 2>&1)
+like "$out" "agent.lua: profiles the whole host: run it with -a" "without -a: says how to run it"
+done_testing
