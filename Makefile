@@ -319,7 +319,7 @@ install: all
 		'Name: perfscript' 'Description: perf_event counters, regions and sampling from C' \
 		'Version: $(VERSION)' 'Libs: -L$${libdir} -lperfscript' 'Cflags: -I$${includedir}' \
 		>$(DESTDIR)$(PREFIX)/lib/pkgconfig/perfscript.pc
-	install -m 644 examples/*.lua examples/*.c $(DESTDIR)$(PREFIX)/share/perfscript/examples/
+	install -m 644 examples/*.lua examples/*.c examples/*.service $(DESTDIR)$(PREFIX)/share/perfscript/examples/
 	install -m 755 perfscript $(DESTDIR)$(PREFIX)/bin/perfscript
 	install -m 644 $(BUILD)/libperfscript.so $(DESTDIR)$(PREFIX)/lib/libperfscript.so.0
 	ln -sf libperfscript.so.0 $(DESTDIR)$(PREFIX)/lib/libperfscript.so

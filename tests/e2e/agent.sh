@@ -114,6 +114,25 @@ port=$(sed -E 's/.*:([0-9]+)\/ .*/\1/' <<<"$line")
 out=$(curl -s -w ' %{http_code}' "http://127.0.0.1:$port/debug/pprof/profile?seconds=5")
 like "$out" "the session ended before the reply was ready.* 503$" "a profile owed at the session's end: 503, saying why"
 
+# The systemd unit's way: no root, only the unit's capabilities.
+unit=$EX/perfscript-agent.service
+caps=$(sed -n 's/^AmbientCapabilities=//p' "$unit")
+like "$caps" "^CAP_PERFMON CAP_BPF CAP_SYSLOG$" "the unit grants CAP_PERFMON, CAP_BPF and CAP_SYSLOG, no more"
+if command -v systemd-analyze >/dev/null; then
+	out=$(systemd-analyze verify "$unit" 2>&1 | grep -v 'is not executable')
+	is "$out" "" "systemd-analyze verify accepts the unit (but for its binary, not installed here)"
+fi
+capset=$(tr 'A-Z ' 'a-z,' <<<"${caps//CAP_/+}")
+setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps="$capset" --ambient-caps="$capset" \
+	"$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --freq 97 >"$TMP/agent3.out" 2>&1 &
+pids+=($!)
+line=$(wait_line "$TMP/agent3.out" '^listening on ')
+port=$(sed -E 's/.*:([0-9]+)\/ .*/\1/' <<<"$line")
+"$WORKLOAD" spin 2500 >/dev/null &
+pids+=($!)
+top=$(go tool pprof -top -nodecount=3 "http://127.0.0.1:${port:-1}/debug/pprof/profile?seconds=1" 2>&1)
+like "$top" "hot_spin" "as nobody with the unit's capabilities ($capset): a profile naming hot_spin"
+
 # docs/api.md's example of a reply that comes later runs as written.
 awk '/^The request also has `args`/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' \
 	docs/api.md >"$TMP/later.lua"

@@ -17,8 +17,12 @@ fi
 tracefs_mount
 G=pstest$$
 mkdir "$mnt/$G" || { echo "Bail out! cannot make a cgroup under $mnt"; exit 1; }
-cleanup_cgroup() { rmdir "$mnt/$G"/*/ "$mnt/$G" 2>/dev/null; }
-trap 'cleanup_cgroup' EXIT
+outside=
+cleanup() { # the loop outside the group too, should the test end early
+	[[ -n $outside ]] && kill "$outside" 2>/dev/null && wait "$outside" 2>/dev/null
+	rmdir "$mnt/$G"/*/ "$mnt/$G" 2>/dev/null
+}
+trap cleanup EXIT
 N=54321
 # the workload, in the group: the shell moves itself there and execs it
 printf 'echo $$ >%s/cgroup.procs && exec "$@"\n' "$mnt/$G" >"$TMP/join.sh"
@@ -112,7 +116,7 @@ else
 	skip "luajit is not installed (make check installs it)" "the FFI binding's cgroup session"
 fi
 
-kill $outside 2>/dev/null; wait $outside 2>/dev/null
+kill $outside 2>/dev/null; wait $outside 2>/dev/null; outside=
 
 out=$("$PERFSCRIPT" -G "nosuch$$" -e 'print(1)' 2>&1)
 like "$out" "-G 'nosuch$$': no such cgroup \(a group's path below the cgroup2 mount" "a group that does not exist: named, with where groups are"
