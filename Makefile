@@ -39,7 +39,8 @@ BPF_SKELS := $(BPF_SRCS:runtime/sample/bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 # What building and running need (make demo, make install)...
 DEPS_BUILD := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang llvm \
 	libelf-dev zlib1g-dev libdw-dev libpfm4-dev libedit-dev \
-	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libyaml-dev libcrypt-dev libiberty-dev libdebuginfod-dev
+	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libyaml-dev libcrypt-dev libiberty-dev libdebuginfod-dev \
+	libcurl4-openssl-dev libsnappy-dev
 # ...and what the tests use besides (make check): the LuaJIT binding's
 # runtime, busted and luacheck, and the peers perfscript is compared with.
 DEPS_TEST := luajit libluajit-5.1-dev lua-busted lua-check linux-perf util-linux procps tmux g++ \
@@ -60,9 +61,9 @@ CORE_SRCS := $(foreach d,$(CORE_LAYERS),$(filter-out %.bpf.c,$(wildcard runtime/
 LUA_SRCS  := $(wildcard runtime/lua/*.c)
 CLI_SRCS  := $(wildcard runtime/cli/*.c)
 CORE_OBJS := $(CORE_SRCS:runtime/%.c=$(BUILD)/obj/%.o)
-# pprof (lua/pprof*.c): protoc-c generates the message code from the schema
-# lua/profile.proto into $(BUILD)/gen, outside obj/ (the layer check reads
-# obj/ only); zlib compresses.
+# pprof (lua/pprof*.c) and remote write (lua/remote_write.c): protoc-c
+# generates the message code from the schemas lua/*.proto into $(BUILD)/gen,
+# outside obj/ (the layer check reads obj/ only); zlib compresses pprof.
 PROTOS    := $(wildcard runtime/lua/*.proto)
 GEN_SRCS  := $(PROTOS:runtime/lua/%.proto=$(BUILD)/gen/%.pb-c.c)
 GEN_OBJS  := $(GEN_SRCS:.c=.o)
@@ -114,8 +115,8 @@ $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(call msg,CC,$<)
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(CFLAGS) $(PREFIX_MAP) -I$(BUILD)/gen -c -o $@ $<
 
-$(BUILD)/obj/lua/pprof.o $(BUILD)/obj/lua/pprof_decode.o: $(GEN_SRCS:.c=.h)
-$(BUILD)/obj/lua/pprof.o $(BUILD)/obj/lua/pprof_decode.o: ALL_CFLAGS += -I$(BUILD)/gen
+$(BUILD)/obj/lua/pprof.o $(BUILD)/obj/lua/pprof_decode.o $(BUILD)/obj/lua/remote_write.o: $(GEN_SRCS:.c=.h)
+$(BUILD)/obj/lua/pprof.o $(BUILD)/obj/lua/pprof_decode.o $(BUILD)/obj/lua/remote_write.o: ALL_CFLAGS += -I$(BUILD)/gen
 
 # Header dependencies are tracked per object (-MMD).
 DEPFLAGS = -MMD -MP

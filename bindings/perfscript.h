@@ -1013,6 +1013,32 @@ int ps_http__answer(struct ps_http *h, int64_t id, int status, const char *conte
 unsigned ps_http__owed(const struct ps_http *h);
 
 /* ------------------------------------------------------------------------
+ * HTTP POST from the loop (runtime/loop/http_client.c), for pushing what a
+ * session measures: libcurl's multi interface on the loop's epoll set, so
+ * no request blocks the loop. libcurl is loaded at the first client.
+ */
+
+struct ps_http_client;
+
+/* A request's end: status is the HTTP status, or a negative code when no
+ * reply came (-ETIMEDOUT, -ECONNREFUSED, -EIO), with body then libcurl's
+ * message; body is the reply's first 64 KiB otherwise. */
+typedef void (*ps_http_done_fn)(int status, const char *body, size_t len, void *ctx);
+
+/* NULL + errno with msg (libcurl missing: ENOENT, naming the package). */
+struct ps_http_client *ps_http_client__new(struct ps_loop *loop, char *msg, size_t msglen);
+/* POST body (copied) to url (http or https), with headers ("Name: value",
+ * NULL-terminated; may be NULL), within timeout_ms (0: 30 s); fn is called
+ * from the loop when it ends. 0 or -errno. */
+int ps_http_client__post(struct ps_http_client *c, const char *url, const char *const *headers,
+			 const void *body, size_t len, unsigned timeout_ms, ps_http_done_fn fn,
+			 void *ctx);
+/* Requests not ended yet. */
+unsigned ps_http_client__pending(const struct ps_http_client *c);
+/* Drops the requests not ended (their fn is not called); NULL is fine. */
+void ps_http_client__free(struct ps_http_client *c);
+
+/* ------------------------------------------------------------------------
  * Time (runtime/core/clock.c): the clock samples are stamped with
  * (CLOCK_MONOTONIC), in nanoseconds, read in user space: rdtsc converted
  * with the perf user page's time_zero/time_mult/time_shift where the kernel

@@ -12,10 +12,22 @@
 --                                    context switches and page faults per
 --                                    CPU, the samples it took and lost, its
 --                                    own CPU time
--- Samples go only to the profiles being asked for: between scrapes the
--- agent keeps nothing but its counters, so its memory does not grow.
+-- and, for hosts nobody scrapes, pushes every --push-interval seconds:
+--   --remote-write URL   the counters, by Prometheus remote write 1.0
+--                        (a snappy-compressed protobuf WriteRequest)
+--   --push URL           the window's profile, to Grafana Pyroscope's
+--                        ingest API (URL/ingest?name=APP{host=..}&from=&until=
+--                        &format=pprof, the profile in a multipart form)
+-- Pushes go out from the loop, one at a time per destination, and never
+-- hold up sampling; a failed one is retried with a backoff from 1 s to
+-- 30 s; a queue of 16 per destination drops its oldest when full. What was
+-- sent, retried, dropped or refused is on /metrics.
+-- Samples go only to the profiles being asked for (and the push window's):
+-- between them the agent keeps nothing but its counters.
 --   perfscript -a examples/agent.lua --listen 127.0.0.1:9464
 --   go tool pprof http://127.0.0.1:9464/debug/pprof/profile?seconds=10
+--   perfscript -a examples/agent.lua --listen 127.0.0.1:9464 \
+--       --remote-write http://prometheus:9090/api/v1/write --push http://pyroscope:4040
 -- The page and the profiles show the machine's processes and perfscript
 -- runs as root: listen on loopback or behind a firewall, or give it TLS and
 -- users (--web.config.file FILE; docs/fleet.md).
@@ -30,6 +42,11 @@ local opts = require("args").parse(arg, {
   { "--max-seconds", "N", "the longest profile a request may ask for (default 300)", number = true,
     default = 300 },
   { "--web.config.file", "FILE", "TLS and basic-auth users, the Prometheus exporters' format", key = "web_config" },
+  { "--remote-write", "URL", "push the counters by Prometheus remote write to URL" },
+  { "--push", "URL", "push each window's profile to Pyroscope's ingest API at URL" },
+  { "--app", "NAME", "the application name of pushed profiles (default host)", default = "host" },
+  { "--push-interval", "S", "seconds between pushes: the profile window (default 10)", number = true,
+    default = 10 },
 })
 local function fail(msg)
   io.stderr:write("agent.lua: ", msg, "\n")
@@ -39,6 +56,9 @@ if not opts.listen then fail("--listen ADDR:PORT is needed (e.g. --listen 127.0.
 local cpus = target_cpus()
 if not cpus then fail("profiles the whole host: run it with -a (or -C LIST, or -G CGROUP)") end
 if opts.freq < 1 or opts.freq > 10000 then fail("--freq wants 1 to 10000 samples a second") end
+if opts.push_interval < 0.1 or opts.push_interval > 3600 then
+  fail("--push-interval wants 0.1 to 3600 seconds")
+end
 
 local om, profile, pprof = require "openmetrics", require "profile", require "pprof"
 local encode = require("perfscript.pprof").encode
@@ -71,8 +91,13 @@ reg:family("perfscript_agent_profiles_in_progress", "gauge",
            "Profiles being taken now, each owed to a request when its seconds are up.",
            function() return { { value = #open } } end)
 
+-- The push window's profile, when profiles are pushed.
+local window = opts.push and { p = profile.new { pprof = true, labels = { "pid", "comm", "cgroup" } },
+                               from = gettimeofday_ns() }
+
 probe(sampler, function(s)
   for i = 1, #open do open[i].p:add(s) end
+  if window then window.p:add(s) end
 end)
 
 local function send_due(now)
@@ -110,6 +135,115 @@ local function profile_request(req)
 end
 
 local http = require "perfscript.http"
+
+-- A destination's queue: bodies sent one at a time, in order. A failure
+-- (no reply, 429, 5xx) is retried after a backoff that doubles from 1 s to
+-- 30 s; another 4xx will never be taken and is counted as refused; a full
+-- queue drops its oldest body.
+local QUEUE_MAX = 16
+local function queue(kind)
+  local q = { kind = kind, items = {}, busy = false, wait_until = 0, backoff = 1,
+              sent = 0, retried = 0, dropped = 0, refused = 0 }
+  function q:push(item)
+    if #self.items >= QUEUE_MAX then
+      table.remove(self.items, 1)
+      self.dropped = self.dropped + 1
+    end
+    self.items[#self.items + 1] = item
+    self:pump()
+  end
+  function q:pump()
+    if self.busy or #self.items == 0 or gettimeofday_ns() < self.wait_until then return end
+    local item = self.items[1]
+    local function done(status)
+      self.busy = false
+      local first = self.items[1] == item -- not dropped meanwhile
+      if status >= 200 and status < 300 then
+        if first then table.remove(self.items, 1) end
+        self.sent, self.backoff = self.sent + 1, 1
+      elseif status >= 400 and status < 500 and status ~= 429 then
+        if first then table.remove(self.items, 1) end
+        self.refused = self.refused + 1
+      else
+        self.retried = self.retried + 1
+        self.wait_until = gettimeofday_ns() + self.backoff * 1e9
+        self.backoff = math.min(self.backoff * 2, 30)
+      end
+      self:pump()
+    end
+    self.busy = true
+    local ok = http.post(item.url, item.body, { headers = item.headers, timeout_ms = 10000 }, done)
+    if not ok then done(-1) end
+  end
+  return q
+end
+
+local queues = {}
+if opts.remote_write then queues.remote_write = queue("remote_write") end
+if opts.push then queues.pyroscope = queue("pyroscope") end
+reg:family("perfscript_agent_pushes", "counter",
+           "Pushes by destination: sent, retried after a failure, dropped from a full queue, refused (4xx).",
+           function()
+             local rows = {}
+             for kind, q in pairs(queues) do
+               for _, r in ipairs({ "sent", "retried", "dropped", "refused" }) do
+                 rows[#rows + 1] = { labels = { kind = kind, result = r }, value = q[r] }
+               end
+             end
+             return rows
+           end)
+reg:family("perfscript_agent_push_queue", "gauge", "Bodies waiting to be pushed, by destination.",
+           function()
+             local rows = {}
+             for kind, q in pairs(queues) do rows[#rows + 1] = { labels = { kind = kind }, value = #q.items } end
+             return rows
+           end)
+
+local function hostname()
+  local f = io.open("/proc/sys/kernel/hostname")
+  local h = f and f:read("l") or "localhost"
+  if f then f:close() end
+  return h
+end
+local HOST = hostname()
+local function urlencode(s)
+  return (s:gsub("[^%w%-%._~]", function(c) return ("%%%02X"):format(c:byte()) end))
+end
+
+-- One push window: the counters as remote write, the profile to Pyroscope.
+local rw = opts.remote_write and require("perfscript.remote_write")
+local function push_window()
+  local now = gettimeofday_ns()
+  if queues.remote_write then
+    queues.remote_write:push { url = opts.remote_write, body = rw.encode(reg:series()),
+      headers = { ["Content-Encoding"] = "snappy", ["Content-Type"] = "application/x-protobuf",
+                  ["X-Prometheus-Remote-Write-Version"] = "0.1.0" } }
+  end
+  if window then
+    local p, from = window.p, window.from
+    window = { p = profile.new { pprof = true, labels = { "pid", "comm", "cgroup" } }, from = now }
+    local ok, bytes = pcall(function()
+      return encode(pprof.build(p, { event = spec, comment = "perfscript agent.lua" }))
+    end)
+    if ok then
+      local boundary = ("perfscript%x"):format(now)
+      local body = table.concat {
+        "--", boundary, "\r\n",
+        'Content-Disposition: form-data; name="profile"; filename="profile.pb.gz"\r\n',
+        "Content-Type: application/octet-stream\r\n\r\n", bytes, "\r\n--", boundary, "--\r\n" }
+      local name = ("%s{host=%s}"):format(opts.app, HOST)
+      queues.pyroscope:push { url = ("%s/ingest?name=%s&from=%d&until=%d&format=pprof&sampleRate=%d")
+                                  :format(opts.push:gsub("/+$", ""), urlencode(name), from // 1000000000,
+                                          now // 1000000000, opts.freq),
+        body = body, headers = { ["Content-Type"] = "multipart/form-data; boundary=" .. boundary } }
+    end
+  end
+end
+if next(queues) then
+  probe(("timer.ms(%d)"):format(math.floor(opts.push_interval * 1000 + 0.5)), push_window)
+  probe("timer.ms(200)", function() for _, q in pairs(queues) do q:pump() end end)
+end
+
 local server, err = http.listen(opts.listen, function(req)
   if req.path == "/debug/pprof/profile" then return profile_request(req) end
   if req.path == "/" then

@@ -288,6 +288,49 @@ function Registry:text(openmetrics)
   return table.concat(out)
 end
 
+-- A label set's text ('{a="1",b="x\"y"}') back to a table.
+local UNESCAPE = { ["\\"] = "\\", ['"'] = '"', n = "\n" }
+local function labels_of(text)
+  local out, i = {}, 2
+  while i < #text do
+    local name, at = text:match('^([%a_][%w_]*)="()', i)
+    if not name then break end
+    local v, j = {}, at
+    while j <= #text do
+      local c = text:sub(j, j)
+      if c == "\\" then
+        v[#v + 1] = UNESCAPE[text:sub(j + 1, j + 1)] or text:sub(j + 1, j + 1)
+        j = j + 2
+      elseif c == '"' then
+        break
+      else
+        v[#v + 1] = c
+        j = j + 1
+      end
+    end
+    out[name] = table.concat(v)
+    i = j + 2 -- past '",'
+  end
+  return out
+end
+
+-- Every sample of the page, as Prometheus remote write sends them
+-- (perfscript.remote_write): { {name =, labels = {...}, value =}, ... },
+-- the names as the text format spells them (counters end in _total).
+function Registry:series()
+  local out = {}
+  for line in self:text(false):gmatch("[^\n]+") do
+    if line:sub(1, 1) ~= "#" then
+      local name, rest = line:match("^([%a_:][%w_:]*)(.*)$")
+      local labels, value = rest:match("^(%b{}) (%S+)$")
+      if not labels then labels, value = "{}", rest:match("^ (%S+)$") end
+      out[#out + 1] = { name = name, labels = labels_of(labels), value = tonumber(value) or
+                        (value == "+Inf" and math.huge or value == "-Inf" and -math.huge or 0 / 0) }
+    end
+  end
+  return out
+end
+
 -- The reply to one request {method, path, accept}: body, content type, status.
 function Registry:handle(req, path)
   if req.path == (path or "/metrics") then

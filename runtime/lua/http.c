@@ -291,6 +291,7 @@ static int open_http(lua_State *L)
 {
 	static const luaL_Reg fns[] = {
 	    {"listen", l_listen},
+	    {"post", ps_lua_http__post},
 	    {NULL, NULL},
 	};
 	static const luaL_Reg methods[] = {

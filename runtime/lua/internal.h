@@ -89,6 +89,10 @@ void ps_lua_stats__open(lua_State *L);
 void ps_lua_pprof__open(lua_State *L);
 /* lua/http.c: package.preload["perfscript.http"], the loop's HTTP listener. */
 void ps_lua_http__open(lua_State *L);
+/* lua/remote_write.c: package.preload["perfscript.remote_write"]. */
+void ps_lua_remote_write__open(lua_State *L);
+/* lua/http_post.c: http.post(url, body, [opts,] callback). */
+int ps_lua_http__post(lua_State *L);
 /* lua/helpers.c: printf, exit, pid, tid, cpu, execname, ... */
 void ps_lua_helpers__open(lua_State *L, struct ps_script *sc);
 

@@ -51,7 +51,9 @@ local o = assert(perfmon.overflow("task-clock/period=1000000/", function() n = n
 local t = os.clock(); o:start(); while os.clock() - t < 0.1 do end; o:stop()
 perfmon.poll(); print(n, o:read() // 1000000)' 2>&1)
 read -r n ms <<<"$out"
-ok $([[ -n $n && $((n - ms)) -ge -1 && $((n - ms)) -le 1 ]]; echo $?) \
+# never more than one above; under load the period timer can fire a whole
+# period late and skip it (the kernel's hrtimer does), so up to 5% fewer
+ok $([[ -n $n && $((n - ms)) -le 1 && $((n * 100)) -ge $((ms * 95 - 100)) ]]; echo $?) \
 	"task-clock/period=1ms: one handler call per ms counted ($n calls, $ms ms)"
 
 if ! need_root; then

@@ -1,0 +1,123 @@
+# agent_push.sh: what examples/agent.lua pushes, received by real readers.
+# Remote write: a real Prometheus (--web.enable-remote-write-receiver)
+# takes the agent's counters and answers a PromQL query for them, and the
+# same Prometheus scrapes /metrics. Profiles: a loopback stand-in for
+# Pyroscope's ingest API (tests/e2e/ingest_receiver.py; no Pyroscope is
+# packaged in Debian) checks each request's path and query, is down for
+# its first requests and then recovers: no window is lost, and go tool
+# pprof reads every profile. A queue that overflows counts its drops.
+source "$(dirname "$0")/lib.sh"
+cd "$(dirname "$0")/../.." || exit 1
+EX=examples
+
+if ! need_root || ! command -v curl >/dev/null || ! command -v python3 >/dev/null; then
+	skip "needs root (system-wide sampling), curl and python3" "the agent's pushes"
+	done_testing; exit
+fi
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
+trap cleanup EXIT
+wait_line() { # FILE REGEX: its first line matching, within 10 s
+	local i line
+	for ((i = 0; i < 200; i++)); do
+		line=$(grep -m1 -E "$2" "$1" 2>/dev/null) && { echo "$line"; return 0; }
+		sleep 0.05
+	done
+	return 1
+}
+metric() { curl -s "$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
+
+# docs/api.md's examples of http.post and remote_write run as written.
+awk '/^### `http.post/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' docs/api.md >"$TMP/post.lua"
+out=$("$PERFSCRIPT" -T 10 "$TMP/post.lua" 2>&1)
+like "$out" "^no reply: .*Couldn't connect" "docs/api.md's http.post example: a refused connection is a reply of its own"
+awk '/^## Remote write/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' docs/api.md >"$TMP/rw.lua"
+out=$("$PERFSCRIPT" "$TMP/rw.lua" 2>&1)
+like "$out" "^[0-9]+[[:space:]]200$" "docs/api.md's remote_write example: encoded and decoded back"
+
+# Profiles: a receiver down for its first 3 requests.
+mkdir -p "$TMP/ingest"
+python3 tests/e2e/ingest_receiver.py "$TMP/ingest" 3 >"$TMP/ingest.log" 2>&1 &
+pids+=($!)
+rport=$(wait_line "$TMP/ingest.log" '^port ' | cut -d' ' -f2)
+"$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --push "http://127.0.0.1:$rport/" --app web \
+	--push-interval 0.5 >"$TMP/agent.out" 2>&1 &
+agent=$!; pids+=($agent)
+url=http://127.0.0.1:$(wait_line "$TMP/agent.out" '^listening on ' | sed -E 's/.*:([0-9]+)\/ .*/\1/')
+# four windows after the receiver recovered (its backoff is 1 s, then 2 s)
+wait_line "$TMP/ingest.log" '^ok 8 ' >/dev/null
+sent=$(metric "$url" 'perfscript_agent_pushes_total{kind="pyroscope",result="sent"}')
+retried=$(metric "$url" 'perfscript_agent_pushes_total{kind="pyroscope",result="retried"}')
+kill $agent; wait $agent 2>/dev/null
+is "$(grep -c '^failing$' "$TMP/ingest.log")" 3 "the receiver refused the first 3 pushes (503)"
+is "$(grep -c '^bad' "$TMP/ingest.log")" 0 "no request was malformed: path /ingest, name=APP{host=...}, from <= until, format=pprof, a profile field$(grep -m1 '^bad' "$TMP/ingest.log" | sed 's/^/: /')"
+like "$(grep -m1 '^ok ' "$TMP/ingest.log")" "^ok 1 web\{host=[^}]+\} [0-9]+ [0-9]+$" "name is --app with the host's name as a label"
+# windows follow each other: each one's from is the last one's until, none lost
+gaps=$(awk '/^ok / { if (last != "" && $4 != last) bad++; last = $5 } END { print bad + 0 }' "$TMP/ingest.log")
+is "$gaps" 0 "every window arrived, in order, none lost while the receiver was down"
+like "$retried" "^[1-9]" "the failures were retried ($retried), and counted on /metrics"
+like "$sent" "^[0-9]+$" "pushes sent are counted on /metrics ($sent)"
+good=0
+for f in "$TMP"/ingest/*.pb.gz; do
+	go tool pprof -raw "$f" >/dev/null 2>&1 && good=$((good + 1))
+done
+n=$(ls "$TMP"/ingest/*.pb.gz | wc -l)
+is "$good" "$n" "go tool pprof reads each of the $n profiles received"
+
+# A destination that never answers: the queue keeps 16, drops the oldest.
+"$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --push "http://127.0.0.1:1" \
+	--push-interval 0.1 >"$TMP/agent2.out" 2>&1 &
+agent=$!; pids+=($agent)
+url=http://127.0.0.1:$(wait_line "$TMP/agent2.out" '^listening on ' | sed -E 's/.*:([0-9]+)\/ .*/\1/')
+for ((i = 0; i < 100; i++)); do
+	dropped=$(metric "$url" 'perfscript_agent_pushes_total{kind="pyroscope",result="dropped"}')
+	[[ ${dropped:-0} -gt 0 ]] && break
+	sleep 0.1
+done
+queued=$(metric "$url" 'perfscript_agent_push_queue{kind="pyroscope"}')
+kill $agent; wait $agent 2>/dev/null
+like "$dropped" "^[1-9]" "a destination that never answers: the oldest windows are dropped ($dropped), and counted"
+is "$queued" 16 "the queue stays at 16"
+
+# Remote write, into a real Prometheus that also scrapes the agent.
+if ! command -v prometheus >/dev/null; then
+	skip "prometheus is not installed (Debian's prometheus package)" "remote write into Prometheus"
+	done_testing; exit
+fi
+for try in 1 2 3 4 5; do
+	pport=$((20000 + RANDOM % 40000))
+	aport=$((20000 + RANDOM % 40000))
+	printf '%s\n' "global: { scrape_interval: 1s, scrape_timeout: 1s }" "scrape_configs:" \
+		"  - job_name: agent" "    static_configs: [ { targets: [\"127.0.0.1:$aport\"] } ]" \
+		>"$TMP/prom.yml"
+	prometheus --config.file="$TMP/prom.yml" --storage.tsdb.path="$TMP/prom-data" \
+		--web.enable-remote-write-receiver --web.listen-address="127.0.0.1:$pport" >"$TMP/prom.log" 2>&1 &
+	prom=$!; pids+=($prom)
+	wait_line "$TMP/prom.log" 'Server is ready|address already in use' >/dev/null
+	kill -0 $prom 2>/dev/null && ! grep -q 'address already in use' "$TMP/prom.log" && break
+done
+"$PERFSCRIPT" -a $EX/agent.lua --listen "127.0.0.1:$aport" --push-interval 0.5 \
+	--remote-write "http://127.0.0.1:$pport/api/v1/write" >"$TMP/agent3.out" 2>&1 &
+pids+=($!)
+query() { curl -s "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1"; }
+got=""
+for ((i = 0; i < 100; i++)); do
+	got=$(query 'perfscript_events_total{event="context-switches",cpu="0",job=""}')
+	[[ $got == *'"value"'* ]] && break
+	sleep 0.2
+done
+like "$got" '"__name__":"perfscript_events_total".*"cpu":"0".*"event":"context-switches"' \
+	"Prometheus received the remote-written series and answers a PromQL query for it"
+for ((i = 0; i < 100; i++)); do # the count of a push arrives with the next one
+	got=$(query 'perfscript_agent_pushes_total{kind="remote_write",result="sent",job=""} > 0')
+	[[ $got == *'"value"'* ]] && break
+	sleep 0.2
+done
+like "$got" '"value"' "the agent's own push counter arrives by remote write too"
+for ((i = 0; i < 100; i++)); do
+	got=$(query 'up{job="agent"} == 1')
+	[[ $got == *'"value"'* ]] && break
+	sleep 0.2
+done
+like "$got" '"job":"agent"' "the same Prometheus scrapes the agent's /metrics"
+done_testing
