@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "symbols/internal.h"
 
@@ -144,9 +145,22 @@ static int proc_add_map(struct ps_proc *p, const struct ps_map *m)
 	return 0;
 }
 
-/* A mapping of name (a path, "[vdso]", "//anon", "") in p's process. */
+/* Whether pid lives in another mount namespace than ours (a container):
+ * then the paths of its mappings are its own, read through /proc/PID/root. */
+static bool other_mounts(pid_t pid)
+{
+	char path[64];
+	struct stat mine, its;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	return stat("/proc/self/ns/mnt", &mine) == 0 && stat(path, &its) == 0 &&
+	       (mine.st_ino != its.st_ino || mine.st_dev != its.st_dev);
+}
+
+/* A mapping of name (a path, "[vdso]", "//anon", "") in p's process;
+ * other: the process is in another mount namespace. */
 static int add_mapping(struct ps_symbols *syms, struct ps_proc *p, uint64_t start, uint64_t end,
-		       uint64_t pgoff, const char *name)
+		       uint64_t pgoff, const char *name, bool other)
 {
 	struct ps_map m = {.start = start, .end = end, .pgoff = pgoff};
 
@@ -155,12 +169,16 @@ static int add_mapping(struct ps_symbols *syms, struct ps_proc *p, uint64_t star
 	/* perf's convention names anonymous memory "//anon". */
 	if (name[0] == '/' && name[1] != '/') {
 		char alt[4096 + 64];
+		bool has_alt = snprintf(alt, sizeof(alt), "/proc/%d/root%s", (int)p->pid, name) <
+			       (int)sizeof(alt);
 
-		m.dso = ps_dsos__get(&syms->dsos, name, name);
-		/* A process in another mount namespace names files as it sees them. */
-		if (!m.dso && errno != ENOMEM &&
-		    snprintf(alt, sizeof(alt), "/proc/%d/root%s", (int)p->pid, name) <
-			(int)sizeof(alt))
+		/* A process in another mount namespace names files as it sees
+		 * them: the same path here may be another file (a container's
+		 * libc), so its own root comes first. */
+		m.dso = other && has_alt ? ps_dsos__get(&syms->dsos, name, alt) : NULL;
+		if (!m.dso && errno != ENOMEM)
+			m.dso = ps_dsos__get(&syms->dsos, name, name);
+		if (!m.dso && errno != ENOMEM && has_alt && !other)
 			m.dso = ps_dsos__get(&syms->dsos, name, alt);
 		if (!m.dso && errno != ENOMEM)
 			m.dso = ps_dsos__get_unreadable(&syms->dsos, name);
@@ -180,6 +198,7 @@ int ps_symbols__add_proc(struct ps_symbols *syms, pid_t pid)
 {
 	char path[64], line[4096 + 256];
 	struct ps_proc *p;
+	bool other;
 	FILE *f;
 	int err = 0;
 
@@ -196,6 +215,7 @@ int ps_symbols__add_proc(struct ps_symbols *syms, pid_t pid)
 	}
 	proc_forget(p);
 	p->from_proc = true;
+	other = other_mounts(pid);
 	/* "start-end perms offset dev inode   path" */
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long start, end, off;
@@ -213,7 +233,7 @@ int ps_symbols__add_proc(struct ps_symbols *syms, pid_t pid)
 		nl = strchr(name, '\n');
 		if (nl)
 			*nl = '\0';
-		err = add_mapping(syms, p, start, end, off, name);
+		err = add_mapping(syms, p, start, end, off, name, other);
 		if (err == -ENOMEM)
 			goto cleanup;
 		err = 0;
@@ -276,7 +296,7 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec)
 		/* Records describe this process now: /proc has nothing to add. */
 		p->from_proc = true;
 		return add_mapping(syms, p, rec->addr, rec->addr + rec->len, rec->pgoff,
-				   rec->filename) == -ENOMEM
+				   rec->filename, other_mounts((pid_t)rec->pid)) == -ENOMEM
 			   ? -ENOMEM
 			   : 0;
 	case PERF_RECORD_FORK:

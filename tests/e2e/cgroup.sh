@@ -102,6 +102,29 @@ else
 	skip "go is not installed (make check installs golang-go)" "cgroup labels read by go tool pprof"
 fi
 
+# A container: a process in the group, in its own pid and mount namespaces,
+# running /opt/psapp.../workload, a path that is another program (a decoy)
+# outside. Its samples carry its group, and its names come from its own
+# root (/proc/PID/root), not from the decoy at the same path here.
+app=/opt/psapp$$
+mkdir -p "$app" "$TMP/ctr"
+cp "$(dirname "$WORKLOAD")/inline" "$app/workload"
+cp "$WORKLOAD" "$TMP/ctr/workload"
+if command -v unshare >/dev/null && command -v go >/dev/null; then
+	unshare --mount --pid --fork --mount-proc sh -c "mount --bind $TMP/ctr $app &&
+		echo 1 >$mnt/$C/cgroup.procs && exec $app/workload spin 1500" &
+	ctr=$!
+	"$PERFSCRIPT" examples/profile.lua -a -T 1 --pprof "$TMP/ctr.pb.gz" --labels comm,cgroup >/dev/null 2>&1
+	wait $ctr
+	top=$(go tool pprof -top -nodecount=3 -tagfocus="cgroup=$C" "$TMP/ctr.pb.gz" 2>&1)
+	like "$top" "hot_spin" "a process in its own pid and mount namespaces: named from its own root (hot_spin, not the decoy's names)"
+	like "$(go tool pprof -tags "$TMP/ctr.pb.gz" 2>&1)" "container: Total.*$id" "... and labelled with its group's container id"
+else
+	skip "unshare or go is missing" "a process in its own namespaces"
+	skip "unshare or go is missing" "its container label"
+fi
+rm -rf "$app"
+
 # The C library through the LuaJIT binding: {cgroup = NAME}.
 if command -v luajit >/dev/null; then
 	got=$(CG=$G RUN=$inside PERFSCRIPT_LIB=build/libperfscript.so LUA_PATH="bindings/?.lua;;" luajit -e '
