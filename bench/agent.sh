@@ -20,7 +20,7 @@ PS=${PERFSCRIPT:-./perfscript}
 SECS=${AGENT_SECS:-60}
 T=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
+cleanup() { for p in "${pids[@]}"; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
 [[ $(id -u) == 0 ]] || { echo "agent: skipped: needs root (system-wide sampling)"; exit 0; }
 command -v go >/dev/null && command -v curl >/dev/null ||
@@ -34,9 +34,9 @@ verdict() { awk -v v="$1" -v t="$2" 'BEGIN { print (v <= t) ? "met" : "MISSED" }
 HZ=$(getconf CLK_TCK)
 
 # the workload: exec churn and a deep-stack spinner, for the whole bench
-(while :; do /bin/true; sleep 0.01; done) &
+(end=$((SECONDS + SECS * 3 + 60)); while ((SECONDS < end)); do /bin/true; sleep 0.01; done) &
 pids+=($!)
-(while :; do build/tests/chain 5000 >/dev/null; done) &
+(end=$((SECONDS + SECS * 3 + 60)); while ((SECONDS < end)); do build/tests/chain 5000 >/dev/null; done) &
 pids+=($!)
 
 echo "agent (bench/agent.sh: 19 Hz, DWARF, -a, ${SECS} s of back-to-back 10 s scrapes)"

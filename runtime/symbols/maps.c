@@ -82,8 +82,8 @@ static struct ps_proc *live(struct ps_symbols *syms, pid_t pid)
 {
 	struct ps_proc *p = ps_procs__get(syms, pid);
 
-	if (p && p->gone)
-		p->gone = 0, p->sampled = false;
+	if (p && p->gone) /* the pid is another process's now */
+		p->gone = 0, p->sampled = false, p->mnt_known = false;
 	return p;
 }
 
@@ -147,14 +147,22 @@ static int proc_add_map(struct ps_proc *p, const struct ps_map *m)
 
 /* Whether pid lives in another mount namespace than ours (a container):
  * then the paths of its mappings are its own, read through /proc/PID/root. */
-static bool other_mounts(pid_t pid)
+static bool other_mounts(struct ps_proc *p)
 {
+	static struct stat mine; /* ours, looked up once */
+	static int have_mine = -1;
 	char path[64];
-	struct stat mine, its;
+	struct stat its;
 
-	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
-	return stat("/proc/self/ns/mnt", &mine) == 0 && stat(path, &its) == 0 &&
-	       (mine.st_ino != its.st_ino || mine.st_dev != its.st_dev);
+	if (p->mnt_known) /* once per process: /proc lookups cost, and mmaps are many */
+		return p->mnt_other;
+	if (have_mine < 0)
+		have_mine = stat("/proc/self/ns/mnt", &mine) == 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)p->pid);
+	p->mnt_other = have_mine && stat(path, &its) == 0 &&
+		       (mine.st_ino != its.st_ino || mine.st_dev != its.st_dev);
+	p->mnt_known = true;
+	return p->mnt_other;
 }
 
 /* A mapping of name (a path, "[vdso]", "//anon", "") in p's process;
@@ -215,7 +223,7 @@ int ps_symbols__add_proc(struct ps_symbols *syms, pid_t pid)
 	}
 	proc_forget(p);
 	p->from_proc = true;
-	other = other_mounts(pid);
+	other = other_mounts(p);
 	/* "start-end perms offset dev inode   path" */
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long start, end, off;
@@ -296,7 +304,7 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec)
 		/* Records describe this process now: /proc has nothing to add. */
 		p->from_proc = true;
 		return add_mapping(syms, p, rec->addr, rec->addr + rec->len, rec->pgoff,
-				   rec->filename, other_mounts((pid_t)rec->pid)) == -ENOMEM
+				   rec->filename, other_mounts(p)) == -ENOMEM
 			   ? -ENOMEM
 			   : 0;
 	case PERF_RECORD_FORK:

@@ -28,7 +28,7 @@ N=54321
 printf 'echo $$ >%s/cgroup.procs && exec "$@"\n' "$mnt/$G" >"$TMP/join.sh"
 inside="sh $TMP/join.sh $WORKLOAD getppid $N"
 # the same calls outside the group, all along
-(while :; do "$WORKLOAD" getppid 20000 >/dev/null; done) &
+(end=$((SECONDS + 120)); while ((SECONDS < end)); do "$WORKLOAD" getppid 20000 >/dev/null; done) & # bounded, should a kill miss it
 outside=$!
 
 count='c = assert(perfmon.counter("syscalls:sys_enter_getppid"))
