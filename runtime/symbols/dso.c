@@ -75,10 +75,44 @@ static const Dwfl_Callbacks callbacks = {
     .debuginfo_path = &debuginfo_path,
 };
 
+/* An unwinder wants call frame information only: .eh_frame, or the file's
+ * own .debug_frame. A separate debug file (libc6-dbg's, a fetched one) is
+ * not looked for: libdwfl would open it, and inflate every compressed
+ * section of it, for each process's Dwfl, where a walk ends without
+ * .eh_frame (its outermost frame); under exec churn that was a quarter of
+ * a whole-host agent's CPU. */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			const char *file_name, const char *debuglink, GElf_Word crc,
+			char **debuginfo_file_name)
+{
+	(void)mod;
+	(void)userdata;
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	(void)debuglink;
+	(void)crc;
+	(void)debuginfo_file_name;
+	return -1;
+}
+
+static const Dwfl_Callbacks unwind_callbacks = {
+    .find_elf = find_elf,
+    .find_debuginfo = no_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
+};
+
 Dwfl *ps_dwfl__begin(void)
 {
 	elf_version(EV_CURRENT);
 	return dwfl_begin(&callbacks);
+}
+
+Dwfl *ps_dwfl__begin_unwind(void)
+{
+	elf_version(EV_CURRENT);
+	return dwfl_begin(&unwind_callbacks);
 }
 
 Dwfl_Module *ps_dso__report(struct ps_dso *dso, Dwfl *dwfl, int64_t bias)

@@ -150,9 +150,11 @@ int ps_dso__open(struct ps_dso *dso, struct ps_dso **real);
  * when the file does not open as ELF or no PT_LOAD covers pgoff. */
 int ps_dso__offset_adjust(struct ps_dso *dso, uint64_t pgoff, int64_t *adj);
 /* Report the file into dwfl so that its link-time address a is at a + bias.
- * Every Dwfl of the symbolizer is made by ps_dwfl__begin, whose find_elf
+ * Every Dwfl of the symbolizer is made by ps_dwfl__begin (or _unwind), whose find_elf
  * hands libdwfl an Elf over the dso's image. NULL when libdwfl refuses. */
 Dwfl *ps_dwfl__begin(void);
+/* The same for an unwinder: no separate debug file is looked for. */
+Dwfl *ps_dwfl__begin_unwind(void);
 Dwfl_Module *ps_dso__report(struct ps_dso *dso, Dwfl *dwfl, int64_t bias);
 /* "func+0x1a" for a link-time address, from the cache or the symbol table;
  * -ENOENT when no symbol covers it (that answer is cached too). */

@@ -175,7 +175,7 @@ static int build(struct ps_unwinder *uw, struct ps_proc *p)
 		dwfl_end(uw->dwfl);
 	uw->attached = false;
 	uw->gen = p->gen;
-	uw->dwfl = ps_dwfl__begin();
+	uw->dwfl = ps_dwfl__begin_unwind();
 	if (!uw->dwfl || !done) {
 		free(done);
 		return -ENOMEM;
