@@ -29,14 +29,6 @@ cleanup() {
 	rmdir "$mnt/$C" "$mnt/$G" 2>/dev/null
 }
 trap cleanup EXIT
-wait_line() { # FILE REGEX: its first line matching, within 10 s
-	local i line
-	for ((i = 0; i < 200; i++)); do
-		line=$(grep -m1 -E "$2" "$1" 2>/dev/null) && { echo "$line"; return 0; }
-		sleep 0.05
-	done
-	return 1
-}
 
 "$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --freq 97 --max-seconds 5 >"$TMP/agent.out" 2>&1 &
 agent=$!; pids+=($agent)

@@ -17,14 +17,6 @@ fi
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
 trap cleanup EXIT
-wait_line() { # FILE REGEX: its first line matching, within 10 s
-	local i line
-	for ((i = 0; i < 200; i++)); do
-		line=$(grep -m1 -E "$2" "$1" 2>/dev/null) && { echo "$line"; return 0; }
-		sleep 0.05
-	done
-	return 1
-}
 metric() { curl -s "$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
 
 # docs/api.md's examples of http.post and remote_write run as written.

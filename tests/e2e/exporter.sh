@@ -19,16 +19,6 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$TMP"; }
 trap cleanup EXIT
 
-# wait_line FILE REGEX: the first line of FILE matching REGEX, within 10 s.
-wait_line() {
-	local i line
-	for ((i = 0; i < 200; i++)); do
-		line=$(grep -m1 -E "$2" "$1" 2>/dev/null) && { echo "$line"; return 0; }
-		sleep 0.05
-	done
-	return 1
-}
-
 # A process that makes N getppid calls, then stays (--hold) with its final counts.
 "$WORKLOAD" --wait-usr1 --hold getppid $N >"$TMP/wl.out" &
 wl=$!; pids+=($wl)

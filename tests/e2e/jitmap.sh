@@ -20,14 +20,6 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -f /tmp/perf-"$jp".map; rm -rf "$TMP"; }
 trap cleanup EXIT
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-wait_line() {
-	local i line
-	for ((i = 0; i < 200; i++)); do
-		line=$(grep -m1 -E "$2" "$1" 2>/dev/null) && { echo "$line"; return 0; }
-		sleep 0.05
-	done
-	return 1
-}
 # A root profile of every CPU for 0.5 s: the JIT's hottest name, the
 # session's peak RSS in kB, and how long it took.
 PROFILE='c = perfmon_allocate_counter("cpu-clock/freq=499/")

@@ -52,6 +52,16 @@ wait_for() {
 	done
 	return 1
 }
+# wait_line FILE REGEX: the first line of FILE matching REGEX, printed,
+# within 10 s; 1 if none came.
+wait_line() {
+	local i line
+	for ((i = 0; i < 200; i++)); do
+		line=$(grep -m1 -E "$2" "$1" 2>/dev/null) && { echo "$line"; return 0; }
+		sleep 0.05
+	done
+	return 1
+}
 # tmux_wait SESSION REGEX [COUNT]: until COUNT (default 1) lines of the
 # pane match REGEX (grep -E, line by line), within 10 s; 1 on timeout.
 tmux_wait() {

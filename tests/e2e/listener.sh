@@ -20,15 +20,6 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/n
 trap cleanup EXIT
 ulimit -n 4096 2>/dev/null
 
-# wait_line FILE REGEX: the first line of FILE matching REGEX, within 10 s.
-wait_line() {
-	local i line
-	for ((i = 0; i < 200; i++)); do
-		line=$(grep -m1 -E "$2" "$1" 2>/dev/null) && { echo "$line"; return 0; }
-		sleep 0.05
-	done
-	return 1
-}
 # start NAME ARGS...: an exporter on a free port; sets $port.
 start() {
 	local name=$1; shift
