@@ -470,6 +470,8 @@ struct ps_record {
 	const uint8_t *build_id;
 	const char *filename; /* MMAP2 */
 	const char *comm;     /* COMM */
+	uint32_t maj, min;    /* MMAP2 without a build id: the file's device... */
+	uint64_t ino;	      /* ...and inode (0 when unknown) */
 };
 
 struct ps_sample_ops {

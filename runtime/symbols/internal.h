@@ -243,9 +243,8 @@ struct ps_proc {
 	uint32_t gen; /* bumped whenever the mappings change */
 	struct ps_unwinder *uw;
 	struct ps_jitmap *jit;
-	uint32_t gone;		   /* 0 while alive, else its number among exits (symbols/gone.c) */
-	bool sampled;		   /* a sample named it: a profile may hold its addresses */
-	bool mnt_known, mnt_other; /* whether it is in another mount namespace, once asked */
+	uint32_t gone; /* 0 while alive, else its number among exits (symbols/gone.c) */
+	bool sampled;  /* a sample named it: a profile may hold its addresses */
 };
 
 /* An exited process, as the FIFOs of symbols/gone.c hold it. */

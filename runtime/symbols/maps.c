@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "symbols/internal.h"
 
@@ -82,8 +83,8 @@ static struct ps_proc *live(struct ps_symbols *syms, pid_t pid)
 {
 	struct ps_proc *p = ps_procs__get(syms, pid);
 
-	if (p && p->gone) /* the pid is another process's now */
-		p->gone = 0, p->sampled = false, p->mnt_known = false;
+	if (p && p->gone)
+		p->gone = 0, p->sampled = false;
 	return p;
 }
 
@@ -145,30 +146,24 @@ static int proc_add_map(struct ps_proc *p, const struct ps_map *m)
 	return 0;
 }
 
-/* Whether pid lives in another mount namespace than ours (a container):
- * then the paths of its mappings are its own, read through /proc/PID/root. */
-static bool other_mounts(struct ps_proc *p)
-{
-	static struct stat mine; /* ours, looked up once */
-	static int have_mine = -1;
-	char path[64];
-	struct stat its;
+/* A mapped file as the kernel knows it: device and inode (ino 0: unknown). */
+struct file_id {
+	dev_t dev;
+	uint64_t ino;
+};
 
-	if (p->mnt_known) /* once per process: /proc lookups cost, and mmaps are many */
-		return p->mnt_other;
-	if (have_mine < 0)
-		have_mine = stat("/proc/self/ns/mnt", &mine) == 0;
-	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)p->pid);
-	p->mnt_other = have_mine && stat(path, &its) == 0 &&
-		       (mine.st_ino != its.st_ino || mine.st_dev != its.st_dev);
-	p->mnt_known = true;
-	return p->mnt_other;
+/* Whether path here is the file the process mapped. */
+static bool is_file(const char *path, const struct file_id *id)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
 }
 
-/* A mapping of name (a path, "[vdso]", "//anon", "") in p's process;
- * other: the process is in another mount namespace. */
+/* A mapping of name (a path, "[vdso]", "//anon", "") in p's process, of
+ * the file id. */
 static int add_mapping(struct ps_symbols *syms, struct ps_proc *p, uint64_t start, uint64_t end,
-		       uint64_t pgoff, const char *name, bool other)
+		       uint64_t pgoff, const char *name, const struct file_id *id)
 {
 	struct ps_map m = {.start = start, .end = end, .pgoff = pgoff};
 
@@ -182,7 +177,10 @@ static int add_mapping(struct ps_symbols *syms, struct ps_proc *p, uint64_t star
 
 		/* A process in another mount namespace names files as it sees
 		 * them: the same path here may be another file (a container's
-		 * libc), so its own root comes first. */
+		 * libc). When ours is not the file it mapped, its own root comes
+		 * first. */
+		bool other = id->ino && !is_file(name, id);
+
 		m.dso = other && has_alt ? ps_dsos__get(&syms->dsos, name, alt) : NULL;
 		if (!m.dso && errno != ENOMEM)
 			m.dso = ps_dsos__get(&syms->dsos, name, name);
@@ -206,7 +204,6 @@ int ps_symbols__add_proc(struct ps_symbols *syms, pid_t pid)
 {
 	char path[64], line[4096 + 256];
 	struct ps_proc *p;
-	bool other;
 	FILE *f;
 	int err = 0;
 
@@ -223,25 +220,27 @@ int ps_symbols__add_proc(struct ps_symbols *syms, pid_t pid)
 	}
 	proc_forget(p);
 	p->from_proc = true;
-	other = other_mounts(p);
-	/* "start-end perms offset dev inode   path" */
+	/* "start-end perms offset maj:min inode   path" */
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off;
+		unsigned long long start, end, off, ino;
+		unsigned maj, min;
 		char perms[8];
 		int name_at = 0;
 		char *name, *nl;
+		struct file_id id;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off,
-			   &name_at) < 4 ||
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off,
+			   &maj, &min, &ino, &name_at) < 7 ||
 		    !name_at)
 			continue;
+		id = (struct file_id){makedev(maj, min), ino};
 		if (perms[2] != 'x')
 			continue;
 		name = line + name_at;
 		nl = strchr(name, '\n');
 		if (nl)
 			*nl = '\0';
-		err = add_mapping(syms, p, start, end, off, name, other);
+		err = add_mapping(syms, p, start, end, off, name, &id);
 		if (err == -ENOMEM)
 			goto cleanup;
 		err = 0;
@@ -303,8 +302,9 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec)
 			return -ENOMEM;
 		/* Records describe this process now: /proc has nothing to add. */
 		p->from_proc = true;
-		return add_mapping(syms, p, rec->addr, rec->addr + rec->len, rec->pgoff,
-				   rec->filename, other_mounts(p)) == -ENOMEM
+		return add_mapping(
+			   syms, p, rec->addr, rec->addr + rec->len, rec->pgoff, rec->filename,
+			   &(struct file_id){makedev(rec->maj, rec->min), rec->ino}) == -ENOMEM
 			   ? -ENOMEM
 			   : 0;
 	case PERF_RECORD_FORK:

@@ -651,9 +651,10 @@ static void test_other_records(void)
 		tap_ok(rc == 0 && o.pid == 400 && o.addr == 0x400000 && o.len == 0x2000 &&
 			   o.pgoff == 0x1000 && o.prot == 5 && o.flags == 2 &&
 			   !strcmp(o.filename, fname) && o.id == 55 &&
-			   (b ? o.build_id_size == 20 && !memcmp(o.build_id, bid, 20)
-			      : o.build_id == NULL),
-		       "MMAP2 %s build id: fields, filename, trailer", b ? "with" : "without");
+			   (b ? o.build_id_size == 20 && !memcmp(o.build_id, bid, 20) && !o.ino
+			      : o.build_id == NULL && o.maj == 8 && o.min == 1 && o.ino == 12345),
+		       "MMAP2 %s build id: fields (%s), filename, trailer", b ? "with" : "without",
+		       b ? "the build id" : "device and inode");
 		for (size_t sz = h->size - 8; sz >= 8; sz -= 8) {
 			c = exact(h, sz);
 			rc = ps_record__other(c, TRAILER, &o);

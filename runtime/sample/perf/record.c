@@ -302,10 +302,38 @@ static const char *string(const struct cur *c)
 	return c->p < c->end && memchr(s, '\0', (size_t)(c->end - c->p)) ? s : NULL;
 }
 
+/* PERF_RECORD_MMAP2's body: pid/tid, addr, len, pgoff, 3 words of the
+ * file's device and inode or of its build id, prot/flags, the filename. */
+static int mmap2(struct cur *c, uint16_t misc, struct ps_record *r)
+{
+	uint32_t u;
+
+	if (left(c) < 8)
+		return -EBADMSG;
+	take_pair(c, &r->pid, &r->tid);
+	r->addr = take(c);
+	r->len = take(c);
+	r->pgoff = take(c);
+	if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		r->build_id_size = c->p[0];
+		if (r->build_id_size > 20)
+			return -EBADMSG;
+		r->build_id = c->p + 4; /* after the size byte and 3 reserved bytes */
+	} else {
+		memcpy(&r->maj, c->p, 4);
+		memcpy(&r->min, c->p + 4, 4);
+		memcpy(&r->ino, c->p + 8, 8);
+	}
+	c->p += 24;
+	take_pair(c, &r->prot, &u);
+	r->flags = u;
+	r->filename = string(c);
+	return r->filename ? 0 : -EBADMSG;
+}
+
 int ps_record__other(const struct perf_event_header *h, uint64_t st, struct ps_record *r)
 {
 	struct cur c = {(const unsigned char *)(h + 1), (const unsigned char *)h + h->size};
-	uint32_t u;
 
 	memset(r, 0, sizeof(*r));
 	r->type = h->type;
@@ -363,24 +391,7 @@ int ps_record__other(const struct perf_event_header *h, uint64_t st, struct ps_r
 		take_pair(&c, &r->tid, &r->ptid);
 		r->time = take(&c);
 		return 0;
-	default: /* PERF_RECORD_MMAP2 */
-		/* pid/tid, addr, len, pgoff, 3 words of device/inode or build id, prot/flags */
-		if (left(&c) < 8)
-			return -EBADMSG;
-		take_pair(&c, &r->pid, &r->tid);
-		r->addr = take(&c);
-		r->len = take(&c);
-		r->pgoff = take(&c);
-		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-			r->build_id_size = c.p[0];
-			if (r->build_id_size > 20)
-				return -EBADMSG;
-			r->build_id = c.p + 4; /* after the size byte and 3 reserved bytes */
-		}
-		c.p += 24;
-		take_pair(&c, &r->prot, &u);
-		r->flags = u;
-		r->filename = string(&c);
-		return r->filename ? 0 : -EBADMSG;
+	default:
+		return mmap2(&c, h->misc, r);
 	}
 }
