@@ -258,6 +258,10 @@ printf("listening on %s://%s:%d/ (profiles at /debug/pprof/profile, counters at 
        server:port())
 io.stdout:flush()
 
+-- The kernel's symbols (/proc/kallsyms, a tenth of a second) are read now,
+-- not when the first profile is owed.
+probe("begin", function() perfmon.symbolize(0, 0, true) end)
+
 probe("end", function()
   printf("served %d profiles and %d scrapes\n", served, reg.scrapes)
 end)
