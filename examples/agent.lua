@@ -91,9 +91,19 @@ reg:family("perfscript_agent_profiles_in_progress", "gauge",
            "Profiles being taken now, each owed to a request when its seconds are up.",
            function() return { { value = #open } } end)
 
+-- A profile being taken, and its gzip pprof bytes when it is done (or
+-- nil and why).
+local function new_profile() return profile.new { pprof = true, labels = { "pid", "comm", "cgroup" } } end
+local function pprof_bytes(p)
+  local ok, bytes = pcall(function()
+    return encode(pprof.build(p, { event = spec, comment = "perfscript agent.lua" }))
+  end)
+  if ok then return bytes end
+  return nil, tostring(bytes)
+end
+
 -- The push window's profile, when profiles are pushed.
-local window = opts.push and { p = profile.new { pprof = true, labels = { "pid", "comm", "cgroup" } },
-                               from = gettimeofday_ns() }
+local window = opts.push and { p = new_profile(), from = gettimeofday_ns() }
 
 probe(sampler, function(s)
   for i = 1, #open do open[i].p:add(s) end
@@ -105,14 +115,12 @@ local function send_due(now)
     local o = open[i]
     if now >= o.due then
       table.remove(open, i)
-      local ok, bytes = pcall(function()
-        return encode(pprof.build(o.p, { event = spec, comment = "perfscript agent.lua" }))
-      end)
-      if ok then
+      local bytes, why = pprof_bytes(o.p)
+      if bytes then
         o.reply:send(bytes, "application/octet-stream")
         served = served + 1
       else
-        o.reply:send("cannot build the profile: " .. tostring(bytes) .. "\n", nil, 500)
+        o.reply:send("cannot build the profile: " .. why .. "\n", nil, 500)
       end
     end
   end
@@ -131,7 +139,7 @@ local function profile_request(req)
     return "too many profiles are being taken at once: retry later\n", nil, 503
   end
   open[#open + 1] = { reply = reply, due = gettimeofday_ns() + math.floor(secs * 1e9),
-                      p = profile.new { pprof = true, labels = { "pid", "comm", "cgroup" } } }
+                      p = new_profile() }
 end
 
 local http = require "perfscript.http"
@@ -221,11 +229,9 @@ local function push_window()
   end
   if window then
     local p, from = window.p, window.from
-    window = { p = profile.new { pprof = true, labels = { "pid", "comm", "cgroup" } }, from = now }
-    local ok, bytes = pcall(function()
-      return encode(pprof.build(p, { event = spec, comment = "perfscript agent.lua" }))
-    end)
-    if ok then
+    window = { p = new_profile(), from = now }
+    local bytes = pprof_bytes(p)
+    if bytes then
       local boundary = ("perfscript%x"):format(now)
       local body = table.concat {
         "--", boundary, "\r\n",

@@ -56,6 +56,7 @@ function M.capture(p, s)
   local tid = want.tid and s.tid or -1
   local comm = want.comm and (s.comm or "?") or ""
   local cgroup = want.cgroup and (s.cgroup or "?") or ""
+  local container = want.cgroup and s.container or ""
   local chain
   if type(s) == "userdata" then
     chain = s:packed()
@@ -63,7 +64,7 @@ function M.capture(p, s)
     local c = chain_of(s)
     chain = string.pack("=" .. ("j"):rep(#c), table.unpack(c))
   end
-  local key = string.pack("=jjs1s2", s.pid, tid, comm, cgroup) .. chain
+  local key = string.pack("=jjs1s2s1", s.pid, tid, comm, cgroup, container) .. chain
   local counts, periods = p.chains, p.periods
   counts[key] = (counts[key] or 0) + 1
   periods[key] = (periods[key] or 0) + (s.period or 0)
@@ -71,27 +72,17 @@ function M.capture(p, s)
   if not p.event then p.event = s.name end
 end
 
--- A key of M.capture back to pid, tid (or nil), comm (or nil), cgroup (or
--- nil) and the chain's addresses, leaf first.
+-- A key of M.capture back to pid, tid (or nil), comm (or nil), cgroup and
+-- container (or nil) and the chain's addresses, leaf first.
 local function unpack_key(key)
-  local pid, tid, comm, cgroup, at = string.unpack("=jjs1s2", key)
+  local pid, tid, comm, cgroup, container, at = string.unpack("=jjs1s2s1", key)
   local chain, n = {}, 0
   for i = at, #key, 8 do
     n = n + 1
     chain[n] = string.unpack("=j", key, i)
   end
   return pid, tid >= 0 and tid or nil, comm ~= "" and comm or nil, cgroup ~= "" and cgroup or nil,
-         chain
-end
-
--- The container a cgroup path names (docker-ID.scope, /kubepods/.../ID):
--- its last 64-hex-digit ID, or nil.
-local function container_of(path)
-  local id
-  for run in path:gmatch("%x+") do
-    if #run == 64 then id = run end
-  end
-  return id
+         container ~= "" and container or nil, chain
 end
 
 -- A period term of the spec, or what a frequency means for a clock (ns).
@@ -249,7 +240,7 @@ function M.build(p, opts)
   table.sort(keys) -- the same samples give the same bytes
   local want = p.pprof_labels
   for _, k in ipairs(keys) do
-    local n, pid, tid, comm, cgroup, chain = p.chains[k], unpack_key(k)
+    local n, pid, tid, comm, cgroup, container, chain = p.chains[k], unpack_key(k)
     local ids = {}
     for i, addr in ipairs(chain) do
       ids[i] = t:location_id(pid, addr, i == 1)
@@ -261,9 +252,7 @@ function M.build(p, opts)
     if tid then labels[#labels + 1] = { key = "tid", num = tid, num_unit = "tid" } end
     if comm then labels[#labels + 1] = { key = "comm", str = comm } end
     if cgroup then labels[#labels + 1] = { key = "cgroup", str = cgroup } end
-    if cgroup and container_of(cgroup) then
-      labels[#labels + 1] = { key = "container", str = container_of(cgroup) }
-    end
+    if container then labels[#labels + 1] = { key = "container", str = container } end
     out.sample[#out.sample + 1] = { location_id = ids, value = { n, p.periods[k] }, label = labels }
   end
   t:order_mappings()

@@ -144,3 +144,8 @@ bool ps_counter__sampling(const struct ps_counter *c)
 {
 	return c->sampling;
 }
+
+int ps_session__cgroup_fd(const struct ps_session *s)
+{
+	return s ? s->cgroup_fd : -1;
+}

@@ -27,6 +27,22 @@ awk '/^## Remote write/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ {
 out=$("$PERFSCRIPT" "$TMP/rw.lua" 2>&1)
 like "$out" "^[0-9]+[[:space:]]200$" "docs/api.md's remote_write example: encoded and decoded back"
 
+# Misuse and refusals say what is wrong.
+out=$("$PERFSCRIPT" -e 'print(pcall(require("perfscript.remote_write").encode, { { value = 1 } }))' 2>&1)
+like "$out" "series 1 has no name" "remote_write.encode: a series without a name is refused, naming it"
+out=$("$PERFSCRIPT" -T 5 -e 'require("perfscript.http").post("ftp://127.0.0.1/x", "b", function(st, why) print(st, why); exit() end)' 2>&1)
+like "$out" "^-5[[:space:]]Protocol \"ftp\" not supported" "http.post: a URL that is not http or https gets no request, and says why"
+out=$("$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --push-interval 0 2>&1)
+like "$out" "agent.lua: --push-interval wants 0.1 to 3600 seconds" "agent.lua: a push interval out of range is refused"
+"$PERFSCRIPT" -T 5 -e 'local s = assert(require("perfscript.http").listen("127.0.0.1:0", function(req) req:defer(); req:defer() end))
+print("port", s:port())' >"$TMP/twice.out" 2>&1 &
+pids+=($!)
+port=$(wait_line "$TMP/twice.out" '^port' | cut -f2)
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${port:-1}/")
+is "$code" 500 "req:defer() twice: the handler's error is a 500 for the client"
+wait_line "$TMP/twice.out" "req:defer\(\) is for the handler's own request, once" >/dev/null
+ok $? "... and the error names the misuse"
+
 # Profiles: a receiver down for its first 3 requests.
 mkdir -p "$TMP/ingest"
 python3 tests/e2e/ingest_receiver.py "$TMP/ingest" 3 >"$TMP/ingest.log" 2>&1 &

@@ -17,7 +17,6 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf_perf_event.h>
 
-#include "base/cgroup.h"
 #include "base/cpus.h"
 #include "sample/bpf/internal.h"
 #include "ps_sample.skel.h"
@@ -29,19 +28,15 @@
 #define PS_OC_STACK_ENTRIES    2048u  /* their user stacks kept (LRU): 17 MiB */
 #define PS_LATE_ENTRIES	       1024u  /* threads in a syscall whose string comes at its exit */
 
-/* A -G target's group into ps_cgroup, for bpf_current_task_under_cgroup. */
+/* A -G target's group (the session's open directory) into ps_cgroup, for
+ * bpf_current_task_under_cgroup. */
 static int cgroup_entry(const struct ps_session *s, struct ps_sample_bpf *skel)
 {
-	char rel[4096];
 	__u32 zero = 0;
-	int fd = ps_cgroup__open(ps_session__target_cgroup(s), rel, sizeof(rel)), err;
+	int fd = ps_session__cgroup_fd(s);
 
-	if (fd < 0)
-		return fd;
-	err = bpf_map__update_elem(skel->maps.ps_cgroup, &zero, sizeof(zero), &fd, sizeof(fd),
-				   BPF_ANY);
-	close(fd);
-	return err;
+	return bpf_map__update_elem(skel->maps.ps_cgroup, &zero, sizeof(zero), &fd, sizeof(fd),
+				    BPF_ANY);
 }
 
 /* The ring buffer's bytes: the perf path's ring pages on every CPU, as a power of two. */
