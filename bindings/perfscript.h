@@ -427,14 +427,27 @@ struct ps_sample {
 	const void *raw;
 	/* Every pointer above and below is copied by the time-ordering queue
 	 * (runtime/sample/order.c): a new pointer field must be copied there. */
-	struct ps_regs regs_user; /* PERF_SAMPLE_REGS_USER: the task's user registers */
-	struct ps_regs regs_intr; /* PERF_SAMPLE_REGS_INTR: registers where it overflowed */
-	uint64_t stack_size;	  /* PERF_SAMPLE_STACK_USER: bytes of user stack at stack, */
-	const void *stack;	  /* copied from the user stack pointer upwards */
-	uint32_t strings_size;	  /* the BPF path: the user strings of the record's */
-	const void *strings;	  /* user_string fields, read by the kernel at the event */
-	uint64_t cgroup;	  /* PERF_SAMPLE_CGROUP: the task's cgroup v2 id (its
-				   * directory's inode number), 0 when unknown */
+	struct ps_regs regs_user;    /* PERF_SAMPLE_REGS_USER: the task's user registers */
+	struct ps_regs regs_intr;    /* PERF_SAMPLE_REGS_INTR: registers where it overflowed */
+	uint64_t stack_size;	     /* PERF_SAMPLE_STACK_USER: bytes of user stack at stack, */
+	const void *stack;	     /* copied from the user stack pointer upwards */
+	uint32_t strings_size;	     /* the BPF path: the user strings of the record's */
+	const void *strings;	     /* user_string fields, read by the kernel at the event */
+	uint64_t cgroup;	     /* PERF_SAMPLE_CGROUP: the task's cgroup v2 id (its
+				      * directory's inode number), 0 when unknown */
+	uint32_t py_n;		     /* PS_BPF_PYTHON: the thread's CPython frames, */
+	const struct ps_pyframe *py; /* innermost first */
+};
+
+/* One CPython frame of a sample (PS_BPF_PYTHON): its code object's
+ * address in the process, PS_PYFRAME_ENTRY set on the outermost frame of
+ * one call of the interpreter's eval loop (_PyEval_EvalFrameDefault);
+ * where in the code the frame was (3.11 and later: the address of its last
+ * instruction; 3.10: that instruction's index); and the address of the
+ * code's co_name, which tells it from a later code object at its address. */
+#define PS_PYFRAME_ENTRY 0x1ull
+struct ps_pyframe {
+	uint64_t code, at, name;
 };
 
 /* The user string that s's tracepoint field at offset (a ps_tp_field with
@@ -582,6 +595,12 @@ enum ps_bpf_mode {
 	 * PS_STATE_ONCPU. With OFFCPU, each thread's time in the session is
 	 * split whole between on-CPU, runnable and blocked. */
 	PS_BPF_ONCPU = 8,
+	/* With FORWARD, on a counter whose overflows are samples (not a
+	 * tracepoint or probe): each sample of a CPython process (3.10 to
+	 * 3.13) carries the Python frames its thread was running, read by the
+	 * program at the overflow (ps_sample.py). Implies the BPF path; with
+	 * call-graph=dwarf the user stack is taken there too. */
+	PS_BPF_PYTHON = 16,
 };
 
 #define PS_STATE_ONCPU (-1) /* PS_BPF_ONCPU's args.prev_state */

@@ -78,7 +78,7 @@ void ps_lua_bpf_opts__filters(lua_State *L, int idx, struct ps_lua_opts *c)
 {
 	static const char *const known[] = {"backend", "pid",	 "tid",	    "cpu",     "mode",
 					    "every",   "by",	 "entries", "forward", "offcpu",
-					    "oncpu",   "min_us", NULL};
+					    "oncpu",   "min_us", "python",  NULL};
 	static const char *const backends[] = {"auto", "perf", "bpf", NULL};
 	long long list[PS_LUA_MAX_LIST];
 	size_t n;
@@ -94,7 +94,7 @@ void ps_lua_bpf_opts__filters(lua_State *L, int idx, struct ps_lua_opts *c)
 		if (!known[i])
 			luaL_error(
 			    L,
-			    "unknown option '%s' (options: backend pid tid cpu mode every; "
+			    "unknown option '%s' (options: backend pid tid cpu mode every python; "
 			    "perfmon.aggregate also: by entries forward offcpu oncpu min_us)",
 			    k);
 		lua_pop(L, 1);
@@ -127,6 +127,9 @@ void ps_lua_bpf_opts__filters(lua_State *L, int idx, struct ps_lua_opts *c)
 
 		c->o.priv = (enum ps_bpf_priv)luaL_checkoption(L, -1, NULL, modes);
 	}
+	lua_pop(L, 1);
+	if (lua_getfield(L, idx, "python") != LUA_TNIL && lua_toboolean(L, -1))
+		c->o.mode |= PS_BPF_PYTHON;
 	lua_pop(L, 1);
 	if (lua_getfield(L, idx, "every") != LUA_TNIL) {
 		lua_Integer e = luaL_checkinteger(L, -1);

@@ -127,7 +127,8 @@ void ps_lua_sample_object__set_raw_names(struct ps_script *sc, bool raw);
 bool ps_lua_sample_object__raw_names(struct ps_script *sc);
 /* The user frames the DWARF unwinder finds in s (the current sample),
  * unwound once per sample: their count, *ips innermost first. */
-#define PS_LUA_MAX_USTACK 1024 /* user frames unwound at most (max-stack caps it lower) */
+#define PS_LUA_MAX_USTACK   1024 /* user frames unwound at most (max-stack caps it lower) */
+#define PS_LUA_MAX_PYFRAMES 256	 /* Python frames of a sample spliced at most */
 int ps_lua_sample_object__unwound(struct ps_script *sc, const struct ps_sample *s,
 				  const uint64_t **ips);
 void ps_lua_sample_object__free(struct ps_script *sc);

@@ -22,6 +22,7 @@
 #include <lauxlib.h>
 
 #include "lua/internal.h"
+#include "symbols/python.h"
 
 #define NAME_MAX_LEN 1024
 #define MAX_FRAMES   (PS_LUA_MAX_USTACK + 1024)
@@ -43,7 +44,55 @@ static bool is_user(const struct ps_sample *s)
 	return mode == PERF_RECORD_MISC_USER || mode == PERF_RECORD_MISC_GUEST_USER;
 }
 
-/* The sample's frames, innermost first: kernel, then user. */
+/* Whether a user frame is in CPython's eval loop. */
+static bool is_eval(struct ps_symbols *syms, pid_t pid, const struct frame *fr)
+{
+	static const char eval[] = "_PyEval_EvalFrameDefault";
+	char buf[NAME_MAX_LEN];
+
+	if (fr->kernel ||
+	    ps_symbols__resolve(syms, pid, fr->addr - fr->ret, false, buf, sizeof(buf), NULL))
+		return false;
+	return !strncmp(buf, eval, sizeof(eval) - 1) &&
+	       strchr("+.", buf[sizeof(eval) - 1] ? buf[sizeof(eval) - 1] : '+');
+}
+
+/* A CPython sample's Python frames in place of the eval loop's frames that
+ * run them: each call of _PyEval_EvalFrameDefault (innermost first) gives
+ * way to its group of frames, innermost first, the last of each marked
+ * entry. Left as it is when no frame of the loop is found. */
+static int splice_python(struct ps_script *sc, const struct ps_sample *s, struct frame *f, int n,
+			 int max)
+{
+	static struct frame out[MAX_FRAMES];
+	static uint64_t py[PS_LUA_MAX_PYFRAMES];
+	static bool entry[PS_LUA_MAX_PYFRAMES];
+	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
+	size_t np = syms ? ps_symbols__python_frames(
+			       syms, (pid_t)s->pid, s->py,
+			       s->py_n < PS_LUA_MAX_PYFRAMES ? s->py_n : PS_LUA_MAX_PYFRAMES, py,
+			       entry)
+			 : 0,
+	       k = 0;
+	int m = 0;
+
+	for (int i = 0; i < n && m < max; i++) {
+		if (k < np && is_eval(syms, (pid_t)s->pid, &f[i])) {
+			do
+				out[m++] = (struct frame){.addr = py[k]};
+			while (!entry[k++] && k < np && m < max);
+			continue;
+		}
+		out[m++] = f[i];
+	}
+	if (k == 0)
+		return n;
+	memcpy(f, out, (size_t)m * sizeof(*f));
+	return m;
+}
+
+/* The sample's frames, innermost first: kernel, then user; a CPython
+ * process's Python frames in place of its eval loop's. */
 static int frames_of(struct ps_script *sc, const struct ps_sample *s, struct frame *f, int max)
 {
 	bool dwarf = s->sample_type & PERF_SAMPLE_STACK_USER, kernel = !is_user(s);
@@ -72,7 +121,7 @@ static int frames_of(struct ps_script *sc, const struct ps_sample *s, struct fra
 	} else if (n == 0) {
 		f[n++] = (struct frame){.addr = s->ip, .kernel = !is_user(s)};
 	}
-	return n;
+	return s->py_n ? splice_python(sc, s, f, n, max) : n;
 }
 
 /* "func+0x1a" (or "file+0xOFF", hex) into buf; true when a symbol named it. */

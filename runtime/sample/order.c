@@ -166,12 +166,12 @@ static size_t payload_size(const struct ps_delivery *d)
 	const struct ps_record *r = d->record;
 
 	/* each array is put at an 8-aligned place: up to 7 bytes more for each
-	 * of the four that need not end on a word */
+	 * of the five that need not end on a word */
 	if (s)
 		return s->nr_ips * 8 + s->read_words * 8 + s->raw_size +
 		       (s->regs_user.regs ? words(s->regs_user.mask) : 0) +
 		       (s->regs_intr.regs ? words(s->regs_intr.mask) : 0) + s->stack_size +
-		       s->strings_size + 32;
+		       s->strings_size + s->py_n * sizeof(*s->py) + 40;
 	return (r->comm ? strlen(r->comm) + 1 : 0) + (r->filename ? strlen(r->filename) + 1 : 0) +
 	       r->build_id_size + 24;
 }
@@ -208,6 +208,7 @@ static void copy_in(struct item *it, const struct ps_delivery *d)
 			s->regs_intr.regs = put(&at, s->regs_intr.regs, words(s->regs_intr.mask));
 		s->stack = put(&at, s->stack, s->stack_size);
 		s->strings = put(&at, s->strings, s->strings_size);
+		s->py = put(&at, s->py, s->py_n * sizeof(*s->py));
 	} else {
 		struct ps_record *r = &it->u.r;
 

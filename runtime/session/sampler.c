@@ -23,8 +23,8 @@
 
 static bool wants_kernel_work(const struct ps_sample_conf *c)
 {
-	return c->configured && ((c->mode & PS_BPF_AGGREGATE) || c->npids || c->tid || c->ncpus ||
-				 c->priv != PS_PRIV_ANY || c->every > 1);
+	return c->configured && ((c->mode & (PS_BPF_AGGREGATE | PS_BPF_PYTHON)) || c->npids ||
+				 c->tid || c->ncpus || c->priv != PS_PRIV_ANY || c->every > 1);
 }
 
 /* A syscall tracepoint whose samples carry user strings (openat's

@@ -267,7 +267,30 @@ struct ps_symbols {
 	struct ps_unwinders *unwinders;
 	struct ps_gone_fifo recent, sampled; /* exited processes, oldest first */
 	uint32_t gone_seq;
+	struct ps_pysyms *py; /* symbols/python.c, made on first use */
 };
+
+/* symbols/python_code.c: one code object of one process, read once. */
+struct ps_py_layout;
+struct ps_pycode {
+	pid_t pid;
+	uint64_t addr, name_obj; /* the code object, and its co_name at the sample */
+	char *name, *file;	 /* NULL: not a code object we could read */
+	int firstline;
+	unsigned char *linetab;
+	size_t linetab_size;
+	uint64_t code_start; /* 3.11+: the address of its first instruction */
+};
+/* Read c->addr of pid (c->name stays NULL when it is not, or no longer, a
+ * code object); the line of a frame at `at` in it (ps_pyframe.at). */
+void ps_pycode__read(pid_t pid, const struct ps_py_layout *l, struct ps_pycode *c);
+int ps_pycode__line(const struct ps_py_layout *l, const struct ps_pycode *c, uint64_t at);
+
+/* symbols/python.c: its state's end; the name (and source line, when line
+ * is not NULL) of a Python frame's made-up address, or -ENOENT. */
+void ps_python__free(struct ps_symbols *syms);
+int ps_python__resolve(struct ps_symbols *syms, uint64_t addr, const char **func,
+		       struct ps_srcframe *line);
 
 struct ps_proc *ps_procs__find(struct ps_symbols *syms, pid_t pid);
 /* The entry for pid, made empty if it is new. NULL on ENOMEM. */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "symbols/internal.h"
+#include "symbols/python.h"
 
 /* resolve_user: no name, but buf holds the file+offset form. */
 #define PS_PLACED 1
@@ -36,6 +37,7 @@ void ps_symbols__free(struct ps_symbols *syms)
 	if (!syms)
 		return;
 	ps_procs__free(syms);
+	ps_python__free(syms);
 	ps_unwinders__free(syms);
 	ps_dsos__free(&syms->dsos);
 	ps_ksyms__free(syms->ksyms);
@@ -125,6 +127,14 @@ int ps_symbols__resolve(struct ps_symbols *syms, pid_t pid, uint64_t addr, bool 
 			err = ps_ksyms__resolve(syms->ksyms, addr, buf, len, &d);
 		else
 			d = "[kernel.kallsyms]";
+	} else if (ps_python__is_frame(addr)) {
+		const char *func;
+
+		err = ps_python__resolve(syms, addr, &func, NULL);
+		if (!err) {
+			copy_out(buf, len, func);
+			d = "[python]";
+		}
 	} else {
 		err = resolve_user(syms, pid, addr, buf, len, &d);
 	}
@@ -150,6 +160,15 @@ int ps_symbols__srcframes(struct ps_symbols *syms, pid_t pid, uint64_t addr,
 
 	if (!syms || !frames)
 		return -EINVAL;
+	if (ps_python__is_frame(addr)) {
+		static __thread struct ps_srcframe py;
+		const char *func;
+
+		if (ps_python__resolve(syms, addr, &func, &py) < 0 || !py.file)
+			return 0;
+		*frames = &py;
+		return 1;
+	}
 	p = ps_procs__known(syms, pid);
 	if (!p)
 		return -ENOMEM;

@@ -27,6 +27,7 @@
 #define PS_OFFCPU_ENTRIES      65536u /* threads of the target switched out at once */
 #define PS_OC_STACK_ENTRIES    2048u  /* their user stacks kept (LRU): 17 MiB */
 #define PS_LATE_ENTRIES	       1024u  /* threads in a syscall whose string comes at its exit */
+#define PS_PY_ENTRIES	       4096u  /* CPython processes a sampling counter walks */
 
 /* A -G target's group (the session's open directory) into ps_cgroup, for
  * bpf_current_task_under_cgroup. */
@@ -329,6 +330,61 @@ static uint32_t agg_entries(const struct ps_counter *c, uint32_t flags)
 	return b->entries ? b->entries : PS_AGG_ENTRIES_DEFAULT;
 }
 
+/* A sample's user side, taken at the overflow: with call-graph=dwarf its
+ * registers and stack (PS_BPF_USER_STACK at most, whole words), and its
+ * CPython frames when asked. */
+static void configure_user(const struct ps_counter *c, const struct ps_sample_conf *b,
+			   struct ps_sample_bpf *skel)
+{
+	const struct perf_event_attr *a = ps_counter__attr(c);
+	uint32_t stack = a->sample_type & PERF_SAMPLE_STACK_USER ? a->sample_stack_user : 0;
+
+	skel->rodata->cfg_user_stack =
+	    (stack < PS_BPF_USER_STACK ? stack : PS_BPF_USER_STACK) & ~7u;
+	skel->rodata->cfg_python = (b->mode & PS_BPF_PYTHON) != 0;
+}
+
+/* The object's map sizes (and the maps it shares with the others). */
+static int size_maps(const struct ps_sampler *m, const struct ps_bpf *bs,
+		     const struct ps_sample_conf *b, uint32_t flags, uint32_t keys,
+		     struct ps_sample_bpf *skel)
+{
+	int err;
+
+	if (bs->rb_fd >= 0)
+		err = bpf_map__reuse_fd(skel->maps.ps_events, bs->rb_fd);
+	else
+		err = bpf_map__set_max_entries(skel->maps.ps_events,
+					       flags & PS_BPF_F_FORWARD ? ring_bytes(m) : 4096);
+	if (!err && !skel->rodata->cfg_whole) /* only forward_whole uses it */
+		err = bpf_map__set_value_size(skel->maps.ps_scratch, 8);
+	if (!err && skel->rodata->cfg_late)
+		err = bpf_map__set_max_entries(skel->maps.ps_late, PS_LATE_ENTRIES);
+	if (!err && skel->rodata->cfg_offcpu)
+		err = bpf_map__set_max_entries(skel->maps.ps_offcpu, PS_OFFCPU_ENTRIES);
+	if (!err && skel->rodata->cfg_python)
+		err = bs->py_fd >= 0 ? bpf_map__reuse_fd(skel->maps.ps_py, bs->py_fd)
+				     : bpf_map__set_max_entries(skel->maps.ps_py, PS_PY_ENTRIES);
+	if (!err && skel->rodata->cfg_offcpu_stack)
+		err = bpf_map__set_max_entries(skel->maps.ps_oc_stacks, PS_OC_STACK_ENTRIES);
+	if (!err)
+		err = bpf_program__set_autoload(skel->progs.ps_tp_exit, skel->rodata->cfg_late);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.ps_pids, b->npids ? b->npids : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.ps_cpus, cpu_slots(m->s, b));
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.ps_targets,
+					       flags & PS_BPF_F_TGT_TREE ? PS_TARGET_ENTRIES : 1);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.ps_stacks,
+					       (flags & PS_BPF_F_CALLCHAIN) ||
+						       (keys & (PS_AGG_USTACK | PS_AGG_KSTACK))
+						   ? PS_STACK_ENTRIES
+						   : 1);
+	return err;
+}
+
 /* Settle the object's read-only configuration and map sizes before load. */
 int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint32_t slot,
 		      struct ps_sample_bpf *skel, int counts_fd)
@@ -373,39 +429,14 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 				     : kind == PS_BPF_KIND_PROBE
 					 ? sizeof(bpf_user_pt_regs_t) /* the registers */
 					 : 0;
+	if (kind == PS_BPF_KIND_PERF && (flags & PS_BPF_F_FORWARD))
+		configure_user(c, b, skel);
 	if (keys & PS_AGG_FIELD) {
 		skel->rodata->cfg_field_off = b->field_offset;
 		skel->rodata->cfg_field_size = b->field_size;
 		skel->rodata->cfg_field_signed = b->field_signed;
 	}
-	if (bs->rb_fd >= 0)
-		err = bpf_map__reuse_fd(skel->maps.ps_events, bs->rb_fd);
-	else
-		err = bpf_map__set_max_entries(skel->maps.ps_events,
-					       flags & PS_BPF_F_FORWARD ? ring_bytes(m) : 4096);
-	if (!err && !skel->rodata->cfg_whole) /* only forward_whole uses it */
-		err = bpf_map__set_value_size(skel->maps.ps_scratch, 8);
-	if (!err && skel->rodata->cfg_late)
-		err = bpf_map__set_max_entries(skel->maps.ps_late, PS_LATE_ENTRIES);
-	if (!err && skel->rodata->cfg_offcpu)
-		err = bpf_map__set_max_entries(skel->maps.ps_offcpu, PS_OFFCPU_ENTRIES);
-	if (!err && skel->rodata->cfg_offcpu_stack)
-		err = bpf_map__set_max_entries(skel->maps.ps_oc_stacks, PS_OC_STACK_ENTRIES);
-	if (!err)
-		err = bpf_program__set_autoload(skel->progs.ps_tp_exit, skel->rodata->cfg_late);
-	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.ps_pids, b->npids ? b->npids : 1);
-	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.ps_cpus, cpu_slots(m->s, b));
-	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.ps_targets,
-					       flags & PS_BPF_F_TGT_TREE ? PS_TARGET_ENTRIES : 1);
-	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.ps_stacks,
-					       (flags & PS_BPF_F_CALLCHAIN) ||
-						       (keys & (PS_AGG_USTACK | PS_AGG_KSTACK))
-						   ? PS_STACK_ENTRIES
-						   : 1);
+	err = size_maps(m, bs, b, flags, keys, skel);
 	/* libbpf cannot size an inner map's template (1.1 dereferences its
 	 * object, which it has none of): the first count map is the template */
 	if (!err && (flags & PS_BPF_F_AGGREGATE))

@@ -96,6 +96,23 @@ static void user_stack(struct ps_bpf *bs, const struct ps_counter *c, const stru
 	smp->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 }
 
+/* A sample's CPython frames and user stack (ps_python.bpf.h): the frames
+ * in their room right after the record, then the registers and stack. */
+static void user_side(struct ps_bpf *bs, const struct ps_bpf_counter *b, const struct ps_counter *c,
+		      const struct ps_bpf_rec *r, size_t size, struct ps_sample *smp)
+{
+	const char *p = (const char *)(r + 1);
+
+	if (r->py_n && r->py_n <= r->py_room / sizeof(struct ps_pyframe)) {
+		smp->py = (const struct ps_pyframe *)p;
+		smp->py_n = r->py_n;
+	}
+	if (r->regs_size)
+		user_stack(bs, c, r, p + r->py_room, size - sizeof(*r) - r->py_room, smp);
+	if (r->py_room)
+		ps_bpf__python_seen(bs, b, r->pid);
+}
+
 int ps_bpf__on_record(void *ctx, void *data, size_t size)
 {
 	struct ps_bpf *bs = ctx;
@@ -132,7 +149,9 @@ int ps_bpf__on_record(void *ctx, void *data, size_t size)
 	smp.read_format = ps_counter__attr(c)->read_format;
 	if (r->ustack >= 0 || r->kstack >= 0)
 		chain(bs, b, r, &smp);
-	if (ps_bpf__kind(c) == PS_BPF_KIND_PROBE && r->raw_size <= size - sizeof(*r)) {
+	if (ps_bpf__kind(c) == PS_BPF_KIND_PERF && r->py_room <= size - sizeof(*r))
+		user_side(bs, b, c, r, size, &smp);
+	else if (ps_bpf__kind(c) == PS_BPF_KIND_PROBE && r->raw_size <= size - sizeof(*r)) {
 		/* a probe's record carries its registers: a uprobe's are the
 		 * task's user registers, a kprobe's those at the breakpoint, as
 		 * the perf path samples them (s:arg(n), s.retval) */

@@ -12,6 +12,7 @@
 
 #include <linux/types.h>
 
+#include "base/pidmap.h"
 #include "sample/bpf/ps_bpf.h"
 #include "sample/sampler.h"
 
@@ -37,6 +38,12 @@ struct ps_bpf {
 	int stop;	      /* a callback's stop value */
 	uint64_t *ips;	      /* callchain scratch: 2 markers + 2 stacks */
 	uint64_t regs[64];    /* a probe's registers, in perf's order */
+	/* Python frames (PS_BPF_PYTHON): the processes looked at, each with
+	 * its probe's answer (0: not yet) and the symbolizer that looks */
+	struct ps_pidmap py_seen; /* pid -> python.c's struct py_seen */
+	struct ps_symbols *syms;
+	int py_fd;    /* the programs' one ps_py map, -1 until loaded */
+	bool py_said; /* an unknown version was reported */
 };
 
 /* The program serving slot, or NULL when BPF does not serve it. */
@@ -80,6 +87,15 @@ int ps_bpf__drain(struct ps_sampler *m, int fd, size_t budget);
 int ps_bpf__lost(struct ps_sampler *m, uint32_t slot, uint64_t *lost);
 /* sample/bpf/forward.c: read a stack of the counter's stack map, leaf first; how many frames. */
 size_t ps_bpf__stack(const struct ps_bpf_counter *b, int id, uint64_t *ips, size_t max);
+/* sample/bpf/python.c: on a sample of pid by b's program, which walks
+ * Python frames: the first of each process tells the program where its
+ * interpreter is (later samples carry its frames). */
+void ps_bpf__python_seen(struct ps_bpf *bs, const struct ps_bpf_counter *b, uint32_t pid);
+
+/* sample/bpf/python.c: 0, or -EOPNOTSUPP with msg saying why c's program
+ * cannot do what c asks (a user stack or Python frames of a tracepoint). */
+int ps_bpf__refuse(const struct ps_counter *c, char *msg, size_t msglen);
+
 /* sample/bpf/offcpu.c: an off-CPU aggregate's threads that were there
  * before its counter started (-p, -a), told to it when it starts; what is
  * still going on, booked up to now before it is read. */

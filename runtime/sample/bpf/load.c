@@ -128,6 +128,8 @@ static struct ps_bpf *bpf_of(struct ps_sampler *m)
 	if (!b && (b = calloc(1, sizeof(*b)))) {
 		b->m = m;
 		b->rb_fd = -1;
+		b->py_fd = -1;
+		ps_pidmap__init(&b->py_seen, 3 * sizeof(uint32_t));
 		m->bpf = b;
 	}
 	return b;
@@ -380,19 +382,10 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 	int err = 0;
 	char tail[512];
 
-	if ((ps_counter__attr(c)->sample_type & PERF_SAMPLE_STACK_USER) &&
-	    !(ps_counter__sampled(c)->conf.mode & PS_BPF_OFFCPU)) {
-		/* a BPF record has room for a user stack only as an off-CPU
-		 * interval's (taken at the switch-out, sent at the switch-in) */
+	err = ps_bpf__refuse(c, msg, msglen);
+	if (err) {
 		free(b);
-		if (msg && msglen)
-			snprintf(
-			    msg, msglen,
-			    "cannot take '%s' on the BPF path: call-graph=dwarf needs the perf "
-			    "ring (the BPF path has frame-pointer stacks only: use "
-			    "call-graph=fp, or nobpf)",
-			    ps_counter__name(c));
-		return -EOPNOTSUPP;
+		return err;
 	}
 	/* links: the fds', or the anchors' (a probe's sites and a syscall's
 	 * exit), the three that follow the target's processes, and off-CPU
@@ -424,6 +417,9 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 		err = attach_links(c, m->s, skel, b);
 	if (!err && bs->rb_fd < 0 && (skel->rodata->cfg_flags & PS_BPF_F_FORWARD))
 		err = open_ring_buffer(m, bs, skel);
+	if (!err && bs->py_fd < 0 && skel->rodata->cfg_python &&
+	    (bs->py_fd = dup(bpf_map__fd(skel->maps.ps_py))) < 0)
+		err = -errno;
 	if (err)
 		goto fail;
 	b->skel = skel;
@@ -461,6 +457,10 @@ static void bpf_free(struct ps_sampler *m)
 	if (bs->rb_fd >= 0)
 		close(bs->rb_fd);
 	free(bs->ips);
+	ps_symbols__free(bs->syms);
+	if (bs->py_fd >= 0)
+		close(bs->py_fd);
+	ps_pidmap__free(&bs->py_seen);
 	free(bs);
 	m->bpf = NULL;
 }

@@ -61,7 +61,39 @@ struct ps_bpf_rec {
 	__u32 regs_size;      /* then the task's user pt_regs (an off-CPU interval's)... */
 	__u32 stack_size;     /* ...and this much of its user stack, in a larger room */
 	__u64 cgroup;	      /* the task's cgroup id (bpf_get_current_cgroup_id) */
+	__u32 py_room;	      /* a sample's: bytes for CPython frames right after the record, */
+	__u32 py_n;	      /* of which this many ps_bpf_pyframe are filled */
 };
+
+/* A sampled thread's CPython frames, innermost first (ps_python.bpf.h):
+ * the code object's address, with PS_BPF_PY_ENTRY set on the outermost
+ * frame one call of the eval loop runs, and where the frame is in it
+ * (3.11 and later: the instruction's address; 3.10: its index), and its
+ * name object's address. */
+#define PS_BPF_PY_FRAMES 64
+#define PS_BPF_PY_ENTRY	 0x1ull
+struct ps_bpf_pyframe {
+	__u64 code, at;
+	__u64 name; /* the code's co_name: tells a code object from a later one at its address */
+};
+
+/* Where a CPython process keeps its threads and frames: the map value the
+ * loader writes for each process (symbols/python.c's table gives the
+ * offsets). f_entry is 3.11's is_entry; f_owner 3.12's and later (a frame
+ * of owner 3 is the eval loop's C shim); -1 where a version has none. */
+struct ps_bpf_py {
+	__u64 head; /* address of _PyRuntime.interpreters.head */
+	__u16 interp_threads, ts_next, ts_thread_id, ts_frame;
+	__s16 cframe_frame; /* >= 0: ts_frame points at a _PyCFrame, the frame here */
+	__u16 f_back, f_code, f_at;
+	__s16 f_entry, f_owner;
+	__u16 at_size; /* 4: f_at is 3.10's int f_lasti; 8: a pointer */
+	__u16 co_name; /* the code object's name */
+};
+
+/* A sample's user registers and stack (call-graph=dwarf on the BPF path)
+ * follow its CPython frames' room: at most this much stack. */
+#define PS_BPF_USER_STACK 16384
 
 struct ps_bpf_str {
 	/* the pointer field's offset in the record; the bytes that follow,

@@ -157,6 +157,7 @@ static __always_inline void sw_forward(struct offcpu_start *st, __u64 ns)
 	r->kstack = st->ks;
 	r->raw_size = PS_BPF_OC_REC;
 	r->strings_size = r->regs_size = r->stack_size = 0;
+	r->py_room = r->py_n = 0;
 	r->cgroup = 0; /* the thread's is not at hand at its switch-in */
 	raw = (__u8 *)(r + 1);
 	__builtin_memcpy(raw, st->rec, PS_BPF_OC_REC);

@@ -156,6 +156,7 @@ struct pt_regs___ps {
 	unsigned long sp;
 } __attribute__((preserve_access_index));
 #define PERF_IP(r)   ((r)->rip)
+#define PERF_SP(r)   ((r)->rsp)
 #define PERF_USER(r) (((r)->cs & 3) == 3)
 #define TASK_IP(r)   BPF_CORE_READ(r, ip)
 #define TASK_USER(r) ((BPF_CORE_READ(r, cs) & 3) == 3)
@@ -167,6 +168,7 @@ struct pt_regs___ps {
 	unsigned long sp;
 } __attribute__((preserve_access_index));
 #define PERF_IP(r)   ((r)->pc)
+#define PERF_SP(r)   ((r)->sp)
 #define PERF_USER(r) (((r)->pstate & 0xf) == 0)
 #define TASK_IP(r)   BPF_CORE_READ(r, pc)
 #define TASK_USER(r) ((BPF_CORE_READ(r, pstate) & 0xf) == 0)
@@ -347,7 +349,8 @@ static __always_inline void fill(struct ps_bpf_rec *r, void *ctx, __u64 ip, __u3
 	r->tid = tid;
 	r->cpu = cpu;
 	r->user = user;
-	r->raw_size = r->strings_size = 0;
+	r->raw_size = r->strings_size = r->regs_size = r->stack_size = 0;
+	r->py_room = r->py_n = 0;
 	r->cgroup = bpf_get_current_cgroup_id();
 	r->ustack = r->kstack = -1;
 	if (cfg_flags & PS_BPF_F_CALLCHAIN) {
@@ -380,6 +383,7 @@ static __always_inline void forward(void *ctx, __u64 ip, __u32 user, __u64 perio
 
 #include "ps_whole.bpf.h"
 #include "ps_offcpu.bpf.h"
+#include "ps_python.bpf.h"
 
 static __always_inline int handle(void *ctx, __u64 ip, __u32 user, __u64 period, __u64 addr,
 				  int tracepoint)
@@ -411,6 +415,8 @@ static __always_inline int handle(void *ctx, __u64 ip, __u32 user, __u64 period,
 		return 0;
 	if (tracepoint && cfg_whole)
 		forward_whole(ctx, ip, user, period, tgid, tid, cpu);
+	else if (!tracepoint && (cfg_user_stack || cfg_python))
+		forward_user(ctx, ip, user, period, addr, tgid, tid, cpu);
 	else
 		forward(ctx, ip, user, period, addr, tgid, tid, cpu, tracepoint);
 	return 0;

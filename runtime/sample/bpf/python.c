@@ -1,0 +1,104 @@
+/*
+ * python.c: the BPF backend's side of Python frames. A program that walks
+ * them (PS_BPF_PYTHON) finds a process's interpreter through ps_py, which
+ * this fills: the first sample of each process has it looked at (the
+ * symbolizer finds _PyRuntime and the version, symbols/python.c), and a
+ * CPython one gets its entry, so that its later samples carry frames. The
+ * process is looked at again when it execs (its comm changes: the
+ * sampler's records say so), since a shell may become python3. And what
+ * the programs' records have no room for is refused before load.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include <bpf/bpf.h>
+
+#include "sample/bpf/internal.h"
+#include "symbols/python.h"
+
+static void python_entry(const struct ps_python *py, struct ps_bpf_py *v)
+{
+	const struct ps_py_layout *l = py->layout;
+
+	*v = (struct ps_bpf_py){
+	    .head = py->runtime + (uint64_t)l->runtime_head,
+	    .interp_threads = (__u16)l->interp_threads,
+	    .ts_next = (__u16)l->ts_next,
+	    .ts_thread_id = (__u16)l->ts_thread_id,
+	    .ts_frame = (__u16)l->ts_frame,
+	    .cframe_frame = l->cframe_frame,
+	    .f_back = (__u16)l->f_back,
+	    .f_code = (__u16)l->f_code,
+	    .f_at = (__u16)l->f_at,
+	    .f_entry = l->f_entry,
+	    .f_owner = l->f_owner,
+	    .at_size = (__u16)l->at_size,
+	    .co_name = (__u16)l->co_name,
+	};
+}
+
+/* What the backend knows of a process: its probe's answer (1: CPython,
+ * entry made; else -errno), and when to look again at one that was not
+ * (after 1, 2, 4, ... 1024 more samples: it may exec a Python yet). */
+struct py_seen {
+	int rc;
+	uint32_t samples, next;
+};
+
+void ps_bpf__python_seen(struct ps_bpf *bs, const struct ps_bpf_counter *b, uint32_t pid)
+{
+	struct py_seen *seen = ps_pidmap__get(&bs->py_seen, (pid_t)pid);
+	struct ps_python py;
+	struct ps_bpf_py v;
+	char version[16];
+
+	(void)b;
+	if (bs->py_fd < 0 || (seen && (seen->rc == 1 || seen->rc == -ENOTSUP)))
+		return;
+	if (seen && (++seen->samples < seen->next || seen->next > 1024))
+		return;
+	if (!seen && !(seen = ps_pidmap__put(&bs->py_seen, (pid_t)pid)))
+		return;
+	if (!bs->syms && !(bs->syms = ps_symbols__new()))
+		return;
+	if (seen->next) /* a second look: its mappings as they are now */
+		ps_symbols__add_proc(bs->syms, (pid_t)pid);
+	seen->next = seen->next ? 2 * seen->next : 1;
+	seen->samples = 0;
+	seen->rc = ps_python__probe(bs->syms, (pid_t)pid, &py, version, sizeof(version));
+	if (seen->rc == -ENOTSUP && !bs->py_said) {
+		bs->py_said = true;
+		fprintf(stderr,
+			"perfscript: process %u runs Python %s: its Python frames are not "
+			"available (CPython 3.10 to 3.13 are); its native frames are\n",
+			pid, version);
+	}
+	if (seen->rc)
+		return;
+	seen->rc = 1;
+	python_entry(&py, &v);
+	bpf_map_update_elem(bs->py_fd, &pid, &v, BPF_ANY);
+}
+
+int ps_bpf__refuse(const struct ps_counter *c, char *msg, size_t msglen)
+{
+	bool hits = ps_bpf__kind(c) != PS_BPF_KIND_PERF;
+	const char *why = NULL;
+
+	/* a record has room for a user stack as a sample's (taken at the
+	 * overflow) or an off-CPU interval's (at the switch-out); a
+	 * tracepoint's or a probe's program has its record only */
+	if (hits && (ps_counter__attr(c)->sample_type & PERF_SAMPLE_STACK_USER) &&
+	    !(ps_counter__sampled(c)->conf.mode & PS_BPF_OFFCPU))
+		why = "cannot take '%s' on the BPF path: call-graph=dwarf on a tracepoint or "
+		      "probe needs the perf ring (use call-graph=fp, or nobpf)";
+	else if (hits && (ps_counter__sampled(c)->conf.mode & PS_BPF_PYTHON))
+		why = "cannot walk Python frames on '%s': they are read at a sample's overflow, "
+		      "and a tracepoint or probe has none (sample cpu-clock or another "
+		      "counting event)";
+	if (!why)
+		return 0;
+	if (msg && msglen)
+		snprintf(msg, msglen, why, ps_counter__name(c));
+	return -EOPNOTSUPP;
+}
