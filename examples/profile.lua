@@ -19,12 +19,16 @@
 --                          put inlined frames into folded stacks
 --   --lines                rows per source line instead of per function
 --   --sort sym|dso         rows per function (default) or per file
+--   --python               CPython processes' (3.10 to 3.13) Python frames in
+--                          the stacks, py::FUNCTION:FILE in place of the
+--                          interpreter's eval loop (read in the kernel at
+--                          each sample; implies --call-graph dwarf)
 --   --event SPEC           sample another event (a spec with a period or
 --                          frequency, e.g. 'syscalls:sys_enter_getppid/period=1/');
 --                          --freq is then ignored
 --   perfscript examples/profile.lua -c './app args' [--freq HZ] [--event SPEC] [--top N]
 --       [--folded FILE] [--pprof FILE [--labels LIST]] [--diff-base OLD.pb.gz]
---       [--call-graph fp|dwarf] [--inline] [--lines] [--sort sym|dso]
+--       [--call-graph fp|dwarf] [--python] [--inline] [--lines] [--sort sym|dso]
 local opts = require("args").parse(arg, {
   name = "profile.lua",
   usage = "perfscript examples/profile.lua -c 'CMD args' | -p PID | -a [options]",
@@ -37,6 +41,7 @@ local opts = require("args").parse(arg, {
   { "--labels", "LIST", "pprof labels of each sample: pid, tid, comm, cgroup (comma-separated)" },
   { "--diff-base", "OLD.pb.gz", "compare with an earlier pprof profile", key = "base" },
   { "--call-graph", "fp|dwarf", "how stacks are taken", choices = { "fp", "dwarf" } },
+  { "--python", nil, "Python frames of CPython processes in the stacks" },
   { "--inline", nil, "count inlined functions as their own rows" },
   { "--lines", nil, "rows per source line" },
   { "--sort", "sym|dso", "rows per function (default) or per file", choices = { "sym", "dso" },
@@ -73,7 +78,8 @@ for _, k in ipairs { "folded", "pprof" } do
 end
 
 -- Stacks when asked for, or when folded or pprof output needs them.
-local call_graph = opts.call_graph or ((opts.folded or opts.pprof or opts.base) and "fp")
+local call_graph = opts.call_graph or (opts.python and "dwarf") or
+                   ((opts.folded or opts.pprof or opts.base) and "fp")
 local term = call_graph and ("call-graph=" .. call_graph)
 if cgroup_term then term = term and term .. ",cgroup" or "cgroup" end -- s.cgroup
 local spec = ("cpu-clock/freq=%d%s/"):format(opts.freq, term and "," .. term or "")
@@ -89,7 +95,7 @@ local p = require("profile").new{ stacks = opts.folded ~= nil and not base,
                                   pprof = (opts.pprof or base) and true, labels = opts.labels,
                                   inline = opts.inline, sort = opts.sort }
 
-probe("perfmon.sample(prof)", function(s) p:add(s) end)
+probe("perfmon.sample(prof)", function(s) p:add(s) end, opts.python and { python = true } or nil)
 
 -- A result that cannot be written (a full disk) is reported and the
 -- session exits 1.

@@ -168,8 +168,12 @@ function Table:location_id(pid, addr, leaf)
   if id then return id end
   local m = self.detail and not kernel and self.detail.mapping(pid, addr)
   local map, lines
+  local py = not m and not kernel and self.detail and self.detail.frames(pid, addr)[1]
   if m and m.file ~= "" then
     map, lines = self:mapping_id(m.file, false, m), self:lines_of(pid, addr, m)
+  elseif py and py.func:match("^py::") then -- a Python frame: its file and line
+    map = self:mapping_id("[python]", false)
+    lines = { { function_id = self:function_id(py.func, py.file), line = py.line } }
   else
     local sym, file, func = self.resolve(kernel and 0 or pid, addr, kernel)
     file = (file and file ~= "") and file or (kernel and "[kernel.kallsyms]" or "[unknown]")

@@ -157,6 +157,19 @@ void ps_lua_sample_stack__srcline(lua_State *L, struct ps_script *sc, const stru
 /* perfmon.symbolize, perfmon.frames and perfmon.demangle, in the module table. */
 void ps_lua_sample_stack__open(lua_State *L, struct ps_script *sc);
 
+/* One frame of a sample's stack (lua/sample_stack.c). */
+struct ps_lua_frame {
+	uint64_t addr;
+	bool kernel;
+	bool ret; /* a return address from the kernel's walk: look up addr - 1 */
+};
+/* lua/python.c: a CPython sample's Python frames spliced into its n
+ * frames f (room for max) in place of the eval loop's; the new count. */
+int ps_lua_python__splice(struct ps_script *sc, const struct ps_sample *s, struct ps_lua_frame *f,
+			  int n, int max);
+/* lua/python.c: perfmon.python_versions. */
+void ps_lua_python__open(lua_State *L);
+
 /* lua/bpf_opts.c: the in-kernel options of sample probes. */
 #define PS_LUA_MAX_LIST 256 /* pids or CPUs one option may list */
 /* A probe's or perfmon.aggregate's options, parsed. */

@@ -22,16 +22,9 @@
 #include <lauxlib.h>
 
 #include "lua/internal.h"
-#include "symbols/python.h"
 
 #define NAME_MAX_LEN 1024
 #define MAX_FRAMES   (PS_LUA_MAX_USTACK + 1024)
-
-struct frame {
-	uint64_t addr;
-	bool kernel;
-	bool ret; /* a return address from the kernel's walk: look up addr - 1 */
-};
 
 struct opts {
 	bool inline_frames;
@@ -44,56 +37,10 @@ static bool is_user(const struct ps_sample *s)
 	return mode == PERF_RECORD_MISC_USER || mode == PERF_RECORD_MISC_GUEST_USER;
 }
 
-/* Whether a user frame is in CPython's eval loop. */
-static bool is_eval(struct ps_symbols *syms, pid_t pid, const struct frame *fr)
-{
-	static const char eval[] = "_PyEval_EvalFrameDefault";
-	char buf[NAME_MAX_LEN];
-
-	if (fr->kernel ||
-	    ps_symbols__resolve(syms, pid, fr->addr - fr->ret, false, buf, sizeof(buf), NULL))
-		return false;
-	return !strncmp(buf, eval, sizeof(eval) - 1) &&
-	       strchr("+.", buf[sizeof(eval) - 1] ? buf[sizeof(eval) - 1] : '+');
-}
-
-/* A CPython sample's Python frames in place of the eval loop's frames that
- * run them: each call of _PyEval_EvalFrameDefault (innermost first) gives
- * way to its group of frames, innermost first, the last of each marked
- * entry. Left as it is when no frame of the loop is found. */
-static int splice_python(struct ps_script *sc, const struct ps_sample *s, struct frame *f, int n,
-			 int max)
-{
-	static struct frame out[MAX_FRAMES];
-	static uint64_t py[PS_LUA_MAX_PYFRAMES];
-	static bool entry[PS_LUA_MAX_PYFRAMES];
-	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
-	size_t np = syms ? ps_symbols__python_frames(
-			       syms, (pid_t)s->pid, s->py,
-			       s->py_n < PS_LUA_MAX_PYFRAMES ? s->py_n : PS_LUA_MAX_PYFRAMES, py,
-			       entry)
-			 : 0,
-	       k = 0;
-	int m = 0;
-
-	for (int i = 0; i < n && m < max; i++) {
-		if (k < np && is_eval(syms, (pid_t)s->pid, &f[i])) {
-			do
-				out[m++] = (struct frame){.addr = py[k]};
-			while (!entry[k++] && k < np && m < max);
-			continue;
-		}
-		out[m++] = f[i];
-	}
-	if (k == 0)
-		return n;
-	memcpy(f, out, (size_t)m * sizeof(*f));
-	return m;
-}
-
 /* The sample's frames, innermost first: kernel, then user; a CPython
  * process's Python frames in place of its eval loop's. */
-static int frames_of(struct ps_script *sc, const struct ps_sample *s, struct frame *f, int max)
+static int frames_of(struct ps_script *sc, const struct ps_sample *s, struct ps_lua_frame *f,
+		     int max)
 {
 	bool dwarf = s->sample_type & PERF_SAMPLE_STACK_USER, kernel = !is_user(s);
 	int n = 0, nuser = 0;
@@ -110,23 +57,23 @@ static int frames_of(struct ps_script *sc, const struct ps_sample *s, struct fra
 			continue; /* the unwinder's frames replace the kernel's guess */
 		if (!kernel && ip == 0)
 			break; /* a frame-pointer walk that left the stack */
-		f[n++] =
-		    (struct frame){.addr = ip, .kernel = kernel, .ret = !kernel && nuser++ > 0};
+		f[n++] = (struct ps_lua_frame){
+		    .addr = ip, .kernel = kernel, .ret = !kernel && nuser++ > 0};
 	}
 	if (dwarf) {
 		int nu = ps_lua_sample_object__unwound(sc, s, &ips);
 
 		for (int i = 0; i < nu && n < max; i++)
-			f[n++] = (struct frame){.addr = ips[i]};
+			f[n++] = (struct ps_lua_frame){.addr = ips[i]};
 	} else if (n == 0) {
-		f[n++] = (struct frame){.addr = s->ip, .kernel = !is_user(s)};
+		f[n++] = (struct ps_lua_frame){.addr = s->ip, .kernel = !is_user(s)};
 	}
-	return s->py_n ? splice_python(sc, s, f, n, max) : n;
+	return s->py_n ? ps_lua_python__splice(sc, s, f, n, max) : n;
 }
 
 /* "func+0x1a" (or "file+0xOFF", hex) into buf; true when a symbol named it. */
-static bool name_of(struct ps_script *sc, pid_t pid, const struct frame *fr, char *buf, size_t len,
-		    const char **dso)
+static bool name_of(struct ps_script *sc, pid_t pid, const struct ps_lua_frame *fr, char *buf,
+		    size_t len, const char **dso)
 {
 	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
 	int rc =
@@ -156,7 +103,7 @@ static void strip_offset(char *buf, size_t len, bool resolved)
 }
 
 /* The frames inlined at a user frame, innermost first (none: 0). */
-static int inlined_at(struct ps_script *sc, pid_t pid, const struct frame *fr,
+static int inlined_at(struct ps_script *sc, pid_t pid, const struct ps_lua_frame *fr,
 		      const struct ps_srcframe **sf)
 {
 	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
@@ -187,7 +134,7 @@ static void check_opts(lua_State *L, int idx, struct opts *o)
 
 void ps_lua_sample_stack__callchain(lua_State *L, struct ps_script *sc, const struct ps_sample *s)
 {
-	static struct frame f[MAX_FRAMES];
+	static struct ps_lua_frame f[MAX_FRAMES];
 	int n = frames_of(sc, s, f, MAX_FRAMES);
 
 	lua_createtable(L, n, 0);
@@ -199,7 +146,7 @@ void ps_lua_sample_stack__callchain(lua_State *L, struct ps_script *sc, const st
 
 void ps_lua_sample_stack__packed(lua_State *L, struct ps_script *sc, const struct ps_sample *s)
 {
-	static struct frame f[MAX_FRAMES];
+	static struct ps_lua_frame f[MAX_FRAMES];
 	static uint64_t out[MAX_FRAMES];
 	int n = frames_of(sc, s, f, MAX_FRAMES), k = 0;
 
@@ -214,7 +161,7 @@ void ps_lua_sample_stack__packed(lua_State *L, struct ps_script *sc, const struc
 void ps_lua_sample_stack__chain(lua_State *L, struct ps_script *sc, const struct ps_sample *s,
 				bool kernel, int opts_idx)
 {
-	static struct frame f[MAX_FRAMES];
+	static struct ps_lua_frame f[MAX_FRAMES];
 	int n = frames_of(sc, s, f, MAX_FRAMES);
 	lua_Integer k = 0;
 	struct opts o;
@@ -245,8 +192,8 @@ void ps_lua_sample_stack__chain(lua_State *L, struct ps_script *sc, const struct
 
 /* One frame of a folded stack, root first: the function, then what was
  * inlined into it, outermost first. */
-static void fold_frame(luaL_Buffer *b, struct ps_script *sc, pid_t pid, const struct frame *fr,
-		       const struct opts *o)
+static void fold_frame(luaL_Buffer *b, struct ps_script *sc, pid_t pid,
+		       const struct ps_lua_frame *fr, const struct opts *o)
 {
 	const struct ps_srcframe *sf;
 	int ni = o->inline_frames ? inlined_at(sc, pid, fr, &sf) : 0;
@@ -264,7 +211,7 @@ static void fold_frame(luaL_Buffer *b, struct ps_script *sc, pid_t pid, const st
 void ps_lua_sample_stack__folded(lua_State *L, struct ps_script *sc, const struct ps_sample *s,
 				 int opts_idx)
 {
-	static struct frame f[MAX_FRAMES];
+	static struct ps_lua_frame f[MAX_FRAMES];
 	int n = frames_of(sc, s, f, MAX_FRAMES);
 	struct opts o;
 	luaL_Buffer b;
@@ -309,8 +256,8 @@ void ps_lua_sample_stack__srcline(lua_State *L, struct ps_script *sc, const stru
 static int l_symbolize(lua_State *L)
 {
 	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
-	struct frame fr = {.addr = (uint64_t)luaL_checkinteger(L, 2),
-			   .kernel = lua_toboolean(L, 3)};
+	struct ps_lua_frame fr = {.addr = (uint64_t)luaL_checkinteger(L, 2),
+				  .kernel = lua_toboolean(L, 3)};
 	const char *dso = "";
 
 	ps_lua_sample_object__trim(sc); /* the last call's answers are Lua strings now */
@@ -348,8 +295,8 @@ static int l_frames(lua_State *L)
 {
 	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
 	pid_t pid = (pid_t)luaL_checkinteger(L, 1);
-	struct frame fr = {.addr = (uint64_t)luaL_checkinteger(L, 2),
-			   .kernel = lua_toboolean(L, 3)};
+	struct ps_lua_frame fr = {.addr = (uint64_t)luaL_checkinteger(L, 2),
+				  .kernel = lua_toboolean(L, 3)};
 	struct ps_symbols *syms =
 	    (ps_lua_sample_object__trim(sc), ps_lua_sample_object__symbols(sc));
 	const struct ps_srcframe *sf = NULL;

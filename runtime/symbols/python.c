@@ -8,10 +8,11 @@
  * the process's memory (process_vm_readv): code objects live as long as
  * the functions they belong to, so each is read once and cached.
  *
- * A frame becomes a made-up address, PS_PY_BASE plus its index in one
- * table of (pid, code object, line), above every user address (x86-64
+ * A frame becomes a made-up address, PS_PY_BASE + 16 * its index in one
+ * table of (pid, code object, line) + 8, above every user address (x86-64
  * and arm64 user space ends below 2^56), so that profiles can count it as
- * they count any frame and name it at the end: "py::QUALNAME:FILE", with
+ * they count any frame and name it at the end (the address a byte before
+ * it, where a return address is looked up, names it too): "py::QUALNAME:FILE", with
  * FILE:LINE as its source line, the form perf gives CPython's own
  * trampolines (3.12's -X perf).
  *
@@ -250,7 +251,7 @@ static uint64_t name_frame(struct ps_pysyms *ps, pid_t pid, const struct ps_pyco
 		nm = &ps->names[ps->byname[i]];
 		if (nm->pid == pid && nm->code == code && nm->name_obj == name_obj &&
 		    nm->line == line)
-			return PS_PY_BASE + ps->byname[i];
+			return PS_PY_BASE + 16 * ps->byname[i] + 8;
 	}
 	nm = &ps->names[ps->nnames];
 	*nm = (struct pyname){.pid = pid, .code = code, .name_obj = name_obj, .line = line};
@@ -258,12 +259,12 @@ static uint64_t name_frame(struct ps_pysyms *ps, pid_t pid, const struct ps_pyco
 		return 0;
 	nm->file = nm->func + 4 + strlen(func) + 1; /* the file part of it */
 	ps->byname[i] = ps->nnames;
-	return PS_PY_BASE + ps->nnames++;
+	return PS_PY_BASE + 16 * ps->nnames++ + 8;
 }
 
 bool ps_python__is_frame(uint64_t addr)
 {
-	return addr >= PS_PY_BASE && addr < PS_PY_BASE + PS_PY_MAX_FRAMES;
+	return addr >= PS_PY_BASE && addr < PS_PY_BASE + 16ull * PS_PY_MAX_FRAMES;
 }
 
 static struct ps_pysyms *pysyms(struct ps_symbols *syms)
@@ -368,7 +369,7 @@ int ps_python__resolve(struct ps_symbols *syms, uint64_t addr, const char **func
 		       struct ps_srcframe *line)
 {
 	struct ps_pysyms *ps = syms->py;
-	size_t i = (size_t)(addr - PS_PY_BASE);
+	size_t i = (size_t)((addr - PS_PY_BASE) >> 4);
 
 	if (!ps || !ps_python__is_frame(addr) || i >= ps->nnames)
 		return -ENOENT;

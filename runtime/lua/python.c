@@ -1,0 +1,111 @@
+/*
+ * python.c: CPython's frames in a sample's stack (the BPF program read them
+ * at the sample, symbols/python.c names them), put where the interpreter's
+ * eval loop ran them; and perfmon.python_versions(), the versions whose
+ * frames are read, with the layout of each.
+ */
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "lua/internal.h"
+#include "symbols/python.h"
+
+#define NAME_MAX_LEN 1024
+#define MAX_FRAMES   (PS_LUA_MAX_USTACK + 1024)
+
+/* Whether a user frame is in CPython's eval loop. */
+static bool is_eval(struct ps_symbols *syms, pid_t pid, const struct ps_lua_frame *fr)
+{
+	static const char eval[] = "_PyEval_EvalFrameDefault";
+	char buf[NAME_MAX_LEN];
+
+	if (fr->kernel ||
+	    ps_symbols__resolve(syms, pid, fr->addr - fr->ret, false, buf, sizeof(buf), NULL))
+		return false;
+	return !strncmp(buf, eval, sizeof(eval) - 1) &&
+	       strchr("+.", buf[sizeof(eval) - 1] ? buf[sizeof(eval) - 1] : '+');
+}
+
+/* A CPython sample's Python frames in place of the eval loop's frames that
+ * run them: each call of _PyEval_EvalFrameDefault (innermost first) gives
+ * way to its group of frames, innermost first, the last of each marked
+ * entry. Left as it is when no frame of the loop is found. */
+int ps_lua_python__splice(struct ps_script *sc, const struct ps_sample *s, struct ps_lua_frame *f,
+			  int n, int max)
+{
+	static struct ps_lua_frame out[MAX_FRAMES];
+	static uint64_t py[PS_LUA_MAX_PYFRAMES];
+	static bool entry[PS_LUA_MAX_PYFRAMES];
+	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
+	size_t np = syms ? ps_symbols__python_frames(
+			       syms, (pid_t)s->pid, s->py,
+			       s->py_n < PS_LUA_MAX_PYFRAMES ? s->py_n : PS_LUA_MAX_PYFRAMES, py,
+			       entry)
+			 : 0,
+	       k = 0;
+	int m = 0;
+
+	for (int i = 0; i < n && m < max; i++) {
+		if (k < np && is_eval(syms, (pid_t)s->pid, &f[i])) {
+			do
+				out[m++] = (struct ps_lua_frame){.addr = py[k]};
+			while (!entry[k++] && k < np && m < max);
+			continue;
+		}
+		out[m++] = f[i];
+	}
+	if (k == 0)
+		return n;
+	memcpy(f, out, (size_t)m * sizeof(*f));
+	return m;
+}
+
+/* perfmon.python_versions() -> { {version = "3.11", runtime_head = 40,
+ * ...}, ... }: the CPython versions whose frames samples can carry, each
+ * with the offsets perfscript reads their structures at. */
+static int l_python_versions(lua_State *L)
+{
+	size_t n;
+	const struct ps_py_layout *l = ps_python__layouts(&n);
+
+	lua_createtable(L, (int)n, 0);
+	for (size_t i = 0; i < n; i++) {
+		lua_createtable(L, 0, 24);
+		lua_pushfstring(L, "3.%d", l[i].minor);
+		lua_setfield(L, -2, "version");
+#define FIELD(name) (lua_pushinteger(L, l[i].name), lua_setfield(L, -2, #name))
+		FIELD(runtime_head);
+		FIELD(interp_threads);
+		FIELD(ts_next);
+		FIELD(ts_thread_id);
+		FIELD(ts_frame);
+		FIELD(cframe_frame);
+		FIELD(f_back);
+		FIELD(f_code);
+		FIELD(f_at);
+		FIELD(f_entry);
+		FIELD(f_owner);
+		FIELD(at_size);
+		FIELD(co_name);
+		FIELD(co_qualname);
+		FIELD(co_filename);
+		FIELD(co_firstlineno);
+		FIELD(co_linetable);
+		FIELD(co_code);
+		FIELD(ascii_size);
+		FIELD(compact_size);
+#undef FIELD
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	return 1;
+}
+
+void ps_lua_python__open(lua_State *L)
+{
+	if (lua_getglobal(L, "perfmon") == LUA_TTABLE) {
+		lua_pushcfunction(L, l_python_versions);
+		lua_setfield(L, -2, "python_versions");
+	}
+	lua_pop(L, 1);
+}

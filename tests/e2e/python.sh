@@ -1,0 +1,192 @@
+# python.sh: CPython's frames in native profiles (python = true on a sample
+# probe, profile.lua --python): on every CPython 3.10-3.13 of the machine
+# (Debian's and pyenv's), a six-deep Python chain whose leaf calls into C
+# (an extension built here against that CPython's headers, and zlib) is
+# shown frame by frame in place of the eval loop, with the C above and
+# Py_RunMain below; the layout table against each version's own headers;
+# -p on a running interpreter; each thread's own chain; the script's lines
+# in pprof; a native program's profile without Python frames; a version
+# the table does not know gets native stacks and one line saying so.
+source "$(dirname "$0")/lib.sh"
+cd "$(dirname "$0")/../.." || exit 1
+EX=examples
+
+if ! need_root || [[ ! -r /sys/kernel/btf/vmlinux ]]; then
+	skip "Python frames are read by a BPF program: needs root and BTF" "Python frames"
+	done_testing; exit
+fi
+
+# The CPythons here, each with its headers (for the extension and the
+# layout check): Debian's python3.11 and pyenv's builds.
+pythons=()
+for py in /usr/bin/python3.1[0-9] "$HOME"/.pyenv/versions/3.1[0-9]*/bin/python3.1[0-9]; do
+	[[ -x $py ]] || continue
+	inc=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
+	if [[ ! -r $inc/Python.h || ! -r $inc/internal/pycore_runtime.h ]]; then
+		skip "$py has no headers at $inc (python3-dev)" "$py: Python frames"
+		continue
+	fi
+	pythons+=("$py")
+done
+[[ ${#pythons[@]} -gt 0 ]] || { done_testing; exit; }
+
+cat >"$TMP/chain.py" <<'EOF'
+import sys, time, zlib
+sys.path.insert(0, sys.argv[2])
+import pyext
+data = bytes(range(256)) * 2048
+def f6(i):
+    if i % 2:
+        return pyext.spin(2000000)
+    return zlib.compress(data, 6)
+def f5(i): return f6(i)
+def f4(i): return f5(i)
+def f3(i): return f4(i)
+def f2(i): return f3(i)
+def f1(i): return f2(i)
+start = time.time()
+end, i, said = start + float(sys.argv[1]), 0, False
+while time.time() < end:
+    f1(i)
+    i += 1
+    if not said and len(sys.argv) > 3 and time.time() > start + float(sys.argv[3]):
+        print("running", flush=True)
+        said = True
+EOF
+
+# Samples of the script's run (under Py_RunMain), and of those how many
+# have the six frames in order between Py_RunMain and the C function;
+# the lines the C calls were made from.
+cat >"$TMP/check.lua" <<'EOF'
+local c = perfmon.counter("cpu-clock/freq=199,call-graph=dwarf/")
+local n, good, ext, zlib, lines = 0, 0, 0, 0, {}
+local six = "Py_RunMain;.-py::f1:[^;]*chain%.py;.-py::f2:[^;]*;.-py::f3:[^;]*;.-py::f4:[^;]*;" ..
+            ".-py::f5:[^;]*;.-py::f6:[^;]*chain%.py;.-"
+probe(c, function(s)
+  local f = s:folded()
+  if not f:find(";Py_RunMain;") then return end
+  n = n + 1
+  local e, z = f:find(six .. "spin_in_c"), f:find(six .. "deflate")
+  if e or z then
+    good = good + 1
+    ext, zlib = ext + (e and 1 or 0), zlib + (z and 1 or 0)
+    for _, a in ipairs(s.callchain) do
+      local fr = perfmon.frames(s.pid, a)[1]
+      if fr.func:match("^py::f6:") then lines[fr.srcline] = true end
+    end
+  end
+end, { python = true })
+probe("end", function()
+  local l = {}
+  for k in pairs(lines) do l[#l + 1] = k end
+  table.sort(l)
+  print(("good %d of %d ext %d zlib %d lines %s"):format(good, n, ext, zlib, table.concat(l, ",")))
+end)
+EOF
+
+layouts=$("$PERFSCRIPT" -e 'for _, v in ipairs(perfmon.python_versions()) do
+  io.write(v.version)
+  for _, k in ipairs { "runtime_head", "interp_threads", "ts_next", "ts_thread_id", "ts_frame",
+      "cframe_frame", "f_back", "f_code", "f_at", "f_entry", "f_owner", "at_size", "co_name",
+      "co_qualname", "co_filename", "co_firstlineno", "co_linetable", "co_code", "ascii_size",
+      "compact_size" } do io.write(" ", k, "=", v[k]) end
+  io.write("\n")
+end')
+
+for py in "${pythons[@]}"; do
+	v=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	inc=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+	d=$TMP/$(basename "$(dirname "$(dirname "$py")")")-$v
+	mkdir -p "$d"
+	# the table's row is what this CPython's own headers say
+	gcc -w -I"$inc" -o "$d/pyoffsets" tests/progs/pyoffsets.c && want=$("$d/pyoffsets")
+	is "$(grep "^$v " <<<"$layouts")" "$want" "$py: the layout table's row for $v is its headers' offsets"
+	gcc -shared -fPIC -O2 -I"$inc" -o "$d/pyext.so" tests/progs/pyext.c
+	"$PERFSCRIPT" "$TMP/check.lua" -c "$py $TMP/chain.py 1.2 $d" >"$d/out" 2>&1
+	read -r _ good _ n _ ext _ zlib _ lines < <(grep '^good' "$d/out")
+	ok "$(awk -v g="${good:-0}" -v n="${n:-0}" 'BEGIN { exit !(n >= 100 && g >= 0.95 * n) }'; echo $?)" \
+		"$py: $good of $n samples show f1..f6 between Py_RunMain and the C function (>= 95%)"
+	ok "$( ((${ext:-0} >= 10 && ${zlib:-0} >= 10)); echo $?)" \
+		"$py: the extension's C function ($ext) and zlib's deflate ($zlib) under the six frames"
+	is "$lines" "chain.py:7,chain.py:8" "$py: f6's frames are at the lines of its two calls"
+done
+
+# The first python3 of the list: a process running for a while before
+# perfscript starts (-p), and its profile.lua --python outputs.
+py=${pythons[0]}
+v=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+d=$TMP/$(basename "$(dirname "$(dirname "$py")")")-$v
+"$py" "$TMP/chain.py" 30 "$d" 2 >"$TMP/running" 2>&1 &
+pid=$!
+wait_line "$TMP/running" "^running" >/dev/null
+"$PERFSCRIPT" -T 1 "$TMP/check.lua" -p "$pid" >"$TMP/p.out" 2>&1
+kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+read -r _ good _ n _ < <(grep '^good' "$TMP/p.out")
+ok "$(awk -v g="${good:-0}" -v n="${n:-0}" 'BEGIN { exit !(n >= 100 && g >= 0.95 * n) }'; echo $?)" \
+	"-p on a $py running for 2 s: $good of $n samples with the six frames"
+
+"$PERFSCRIPT" "$EX/profile.lua" --python --folded "$TMP/f.folded" --pprof "$TMP/p.pb.gz" \
+	-c "$py $TMP/chain.py 1 $d" >"$TMP/prof.out" 2>&1
+like "$(sort -t' ' -k2 -nr "$TMP/f.folded" | head -1)" \
+	"^python[0-9.]*;.*Py_RunMain;.*py::<module>:[^;]*chain.py;py::f1:[^;]*chain.py;.*py::f6:[^;]*chain.py;" \
+	"profile.lua --python --folded: the Python frames root first, in place of the eval loop"
+if command -v go >/dev/null; then
+	go tool pprof -top -lines "$TMP/p.pb.gz" >"$TMP/pprof.top" 2>&1
+	like "$(grep -c 'py::f[1-6]:.*chain.py .*chain.py:[0-9]' "$TMP/pprof.top")" "^([6-9]|[1-9][0-9]+)$" \
+		"go tool pprof -lines reads a Function and a Line of the script for each Python frame"
+else
+	skip "go tool pprof is not installed (golang-go)" "pprof Python frames"
+fi
+
+# Threads: each thread's samples carry its own chain.
+cat >"$TMP/threads.py" <<'EOF'
+import sys, threading, time, zlib
+sys.path.insert(0, sys.argv[2])
+import pyext
+data = bytes(range(256)) * 2048
+def ta3(): return zlib.compress(data, 6)
+def ta2(): return ta3()
+def ta1(end):
+    while time.time() < end: ta2()
+def tb3(): return pyext.spin(2000000)
+def tb2(): return tb3()
+def tb1(end):
+    while time.time() < end: tb2()
+end = time.time() + float(sys.argv[1])
+ts = [threading.Thread(target=ta1, args=(end,), name="a"), threading.Thread(target=tb1, args=(end,), name="b")]
+for t in ts: t.start()
+for t in ts: t.join()
+EOF
+"$PERFSCRIPT" "$EX/profile.lua" --python --folded "$TMP/t.folded" -c "$py $TMP/threads.py 1 $d" >/dev/null 2>&1
+count() { awk -v re="$1" '$0 ~ re { s += $NF } END { print s + 0 }' "$TMP/t.folded"; }
+a=$(count 'py::ta1:[^;]*;py::ta2:[^;]*;py::ta3:[^;]*;.*deflate')
+b=$(count 'py::tb1:[^;]*;py::tb2:[^;]*;py::tb3:[^;]*;.*spin_in_c')
+mixed=$(count 'py::t[ab][123].*py::t[ab][123].*py::t[ab][123].*py::t[ab]')
+ok "$( ((a >= 50 && b >= 50 && mixed == 0)); echo $?)" \
+	"threads: $a samples of thread a's chain, $b of thread b's, none mixing the two"
+
+# A native program's profile has no Python frame and the same stacks.
+"$PERFSCRIPT" "$EX/profile.lua" --python --folded "$TMP/n.folded" -c "build/tests/chain 300" >/dev/null 2>&1
+"$PERFSCRIPT" "$EX/profile.lua" --call-graph dwarf --folded "$TMP/n0.folded" -c "build/tests/chain 300" >/dev/null 2>&1
+top() { sort -t' ' -k2 -nr "$1" | head -1 | sed 's/ [0-9]*$//'; }
+is "$(grep -c 'py::' "$TMP/n.folded")" "0" "a native program: no Python frame"
+is "$(top "$TMP/n.folded")" "$(top "$TMP/n0.folded")" "a native program: the same top stack with --python as without"
+
+# A version the table does not know: native stacks, and one line.
+py39=$(ls "$HOME"/.pyenv/versions/3.9*/bin/python3.9 2>/dev/null | head -1)
+if [[ -x $py39 ]]; then
+	"$PERFSCRIPT" "$EX/profile.lua" --python --folded "$TMP/39.folded" \
+		-c "$py39 -c 'import zlib; [zlib.compress(bytes(1000000)) for i in range(300)]'" >/dev/null 2>"$TMP/39.err"
+	is "$(grep -c 'runs Python 3.9: its Python frames are not available (CPython 3.10 to 3.13 are)' "$TMP/39.err")" \
+		"1" "Python 3.9: one line says its frames are not available"
+	like "$(cat "$TMP/39.folded")" "_PyEval_EvalFrameDefault;.*deflate" "Python 3.9: native stacks as before"
+else
+	skip "no Python 3.9 here to stand for an unknown version" "unknown version"
+fi
+
+# Python frames are read at an overflow: a tracepoint has none.
+"$PERFSCRIPT" -e 'c = perfmon.counter("syscalls:sys_enter_getppid/period=1/")
+probe(c, function() end, { python = true, backend = "bpf" })' -c true >/dev/null 2>"$TMP/tp.err"
+like "$(cat "$TMP/tp.err")" "cannot walk Python frames on 'syscalls:sys_enter_getppid/period=1/': they are read at a sample's overflow" \
+	"python = true on a tracepoint: refused, saying why"
+done_testing
