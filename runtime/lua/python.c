@@ -13,18 +13,35 @@
 
 #define NAME_MAX_LEN 1024
 #define MAX_FRAMES   (PS_LUA_MAX_USTACK + 1024)
+#define EVAL_CACHE   1024
 
-/* Whether a user frame is in CPython's eval loop. */
+/* Whether a user frame is in CPython's eval loop: its name, looked up once
+ * per address and process (a direct-mapped cache: the same few return
+ * addresses come back in every sample). */
 static bool is_eval(struct ps_symbols *syms, pid_t pid, const struct ps_lua_frame *fr)
 {
 	static const char eval[] = "_PyEval_EvalFrameDefault";
+	static struct {
+		uint64_t addr;
+		pid_t pid;
+		bool eval;
+	} cache[EVAL_CACHE];
+	uint64_t addr = fr->addr - fr->ret;
+	size_t i = (size_t)(((addr ^ (uint64_t)pid) * 0x9e3779b97f4a7c15ull) >> 54) % EVAL_CACHE;
 	char buf[NAME_MAX_LEN];
+	bool yes;
 
-	if (fr->kernel ||
-	    ps_symbols__resolve(syms, pid, fr->addr - fr->ret, false, buf, sizeof(buf), NULL))
+	if (fr->kernel)
 		return false;
-	return !strncmp(buf, eval, sizeof(eval) - 1) &&
-	       strchr("+.", buf[sizeof(eval) - 1] ? buf[sizeof(eval) - 1] : '+');
+	if (cache[i].addr == addr && cache[i].pid == pid)
+		return cache[i].eval;
+	yes = !ps_symbols__resolve(syms, pid, addr, false, buf, sizeof(buf), NULL) &&
+	      !strncmp(buf, eval, sizeof(eval) - 1) &&
+	      strchr("+.", buf[sizeof(eval) - 1] ? buf[sizeof(eval) - 1] : '+');
+	cache[i].addr = addr;
+	cache[i].pid = pid;
+	cache[i].eval = yes;
+	return yes;
 }
 
 /* A CPython sample's Python frames in place of the eval loop's frames that

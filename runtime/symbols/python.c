@@ -302,21 +302,32 @@ static int minor_of(const char *base)
 	return minor;
 }
 
+/* The layout of pid's CPython, from the file names of its mappings
+ * (minor: the version found, -1 for none); NULL when the table has none. */
+static const struct ps_py_layout *layout_of(struct ps_symbols *syms, pid_t pid, int *minor)
+{
+	struct ps_proc *p = ps_procs__known(syms, pid);
+	size_t n;
+
+	*minor = -1;
+	for (size_t i = 0; p && i < p->n && *minor < 0; i++)
+		if (p->maps[i].dso)
+			*minor = minor_of(p->maps[i].dso->base_name);
+	ps_python__layouts(&n);
+	for (size_t i = 0; *minor >= 0 && i < n; i++)
+		if (layouts[i].minor == *minor)
+			return &layouts[i];
+	return NULL;
+}
+
 int ps_python__probe(struct ps_symbols *syms, pid_t pid, struct ps_python *py, char *version,
 		     size_t versionlen)
 {
-	struct ps_proc *p = ps_procs__known(syms, pid);
-	struct ps_pysyms *ps = pysyms(syms);
-	int minor = -1, err;
-	size_t n;
+	int minor, err;
 
 	if (version && versionlen)
 		version[0] = '\0';
-	if (!p || !ps)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->n && minor < 0; i++)
-		if (p->maps[i].dso)
-			minor = minor_of(p->maps[i].dso->base_name);
+	py->layout = layout_of(syms, pid, &minor);
 	if (minor < 0)
 		return -ENOENT;
 	err = ps_syms__lookup(syms, pid, "_PyRuntime", &py->runtime, NULL, 0);
@@ -324,18 +335,7 @@ int ps_python__probe(struct ps_symbols *syms, pid_t pid, struct ps_python *py, c
 		return err;
 	if (version && versionlen)
 		snprintf(version, versionlen, "3.%d", minor);
-	ps_python__layouts(&n);
-	for (size_t i = 0; i < n; i++) {
-		if (layouts[i].minor == minor) {
-			const struct ps_py_layout **v = ps_pidmap__put(&ps->versions, pid);
-
-			py->layout = &layouts[i];
-			if (v)
-				*v = py->layout;
-			return 0;
-		}
-	}
-	return -ENOTSUP;
+	return py->layout ? 0 : -ENOTSUP;
 }
 
 size_t ps_symbols__python_frames(struct ps_symbols *syms, pid_t pid, const struct ps_pyframe *py,
@@ -343,11 +343,13 @@ size_t ps_symbols__python_frames(struct ps_symbols *syms, pid_t pid, const struc
 {
 	struct ps_pysyms *ps = syms ? pysyms(syms) : NULL;
 	const struct ps_py_layout *const *lp = ps ? ps_pidmap__get(&ps->versions, pid) : NULL;
-	struct ps_python probe;
+	const struct ps_py_layout *l = NULL, **put;
 	size_t k = 0;
+	int minor;
 
-	if (ps && !lp && ps_python__probe(syms, pid, &probe, NULL, 0) == 0)
-		lp = ps_pidmap__get(&ps->versions, pid);
+	if (ps && !lp && (l = layout_of(syms, pid, &minor)) &&
+	    (put = ps_pidmap__put(&ps->versions, pid)))
+		*put = l, lp = (const struct ps_py_layout *const *)put;
 	if (!lp)
 		return 0;
 	for (size_t i = 0; i < n; i++) {

@@ -185,7 +185,7 @@ static int line_311(const struct ps_pycode *c, uint64_t unit)
 	return c->firstline;
 }
 
-int ps_pycode__line(const struct ps_py_layout *l, const struct ps_pycode *c, uint64_t at)
+static int line_at(const struct ps_py_layout *l, const struct ps_pycode *c, uint64_t at)
 {
 	if (!c->linetab_size)
 		return c->firstline;
@@ -195,4 +195,17 @@ int ps_pycode__line(const struct ps_py_layout *l, const struct ps_pycode *c, uin
 	if (at < c->code_start || (at - c->code_start) / 2 > (1u << 24))
 		return c->firstline;
 	return line_311(c, (at - c->code_start) / 2);
+}
+
+/* The last few positions asked of a code object are remembered: a loop's
+ * samples come back to the same instructions. */
+int ps_pycode__line(const struct ps_py_layout *l, struct ps_pycode *c, uint64_t at)
+{
+	unsigned i = (unsigned)(at >> 1) % PS_PYCODE_LINES;
+
+	if (c->lines[i].at != at || !c->lines[i].line) {
+		c->lines[i].at = at;
+		c->lines[i].line = line_at(l, c, at);
+	}
+	return c->lines[i].line;
 }

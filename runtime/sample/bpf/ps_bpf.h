@@ -70,8 +70,9 @@ struct ps_bpf_rec {
  * frame one call of the eval loop runs, and where the frame is in it
  * (3.11 and later: the instruction's address; 3.10: its index), and its
  * name object's address. */
-#define PS_BPF_PY_FRAMES 64
-#define PS_BPF_PY_ENTRY	 0x1ull
+#define PS_BPF_PY_FRAMES     64
+#define PS_BPF_PY_FRAME_READ 128 /* bytes of a frame read at once: a power of two */
+#define PS_BPF_PY_ENTRY	     0x1ull
 struct ps_bpf_pyframe {
 	__u64 code, at;
 	__u64 name; /* the code's co_name: tells a code object from a later one at its address */
@@ -87,8 +88,9 @@ struct ps_bpf_py {
 	__s16 cframe_frame; /* >= 0: ts_frame points at a _PyCFrame, the frame here */
 	__u16 f_back, f_code, f_at;
 	__s16 f_entry, f_owner;
-	__u16 at_size; /* 4: f_at is 3.10's int f_lasti; 8: a pointer */
-	__u16 co_name; /* the code object's name */
+	__u16 at_size;	  /* 4: f_at is 3.10's int f_lasti; 8: a pointer */
+	__u16 co_name;	  /* the code object's name */
+	__u16 frame_read; /* bytes of a frame that hold every field above */
 };
 
 /* A sample's user registers and stack (call-graph=dwarf on the BPF path)

@@ -91,30 +91,36 @@ static long py_thread_step(__u64 i, struct py_walk *w)
 	return 0;
 }
 
-/* Over the thread's frames, newest first. */
+/* Over the thread's frames, newest first: each frame's fields are taken
+ * from one read of its first PS_BPF_PY_FRAME_READ bytes (every field the
+ * walk needs is there in each version: frame_read bytes), its code's name
+ * from another. */
 static long py_frame_step(__u64 i, struct py_walk *w)
 {
 	const struct ps_bpf_py *py = w->py;
-	__u64 frame = w->frame, at = 0;
-	__u8 owner = 0, entry = 0;
+	__u8 fb[PS_BPF_PY_FRAME_READ];
+	__u64 code;
 	__u32 n = w->n;
+	__u8 entry;
 
-	if (!frame || n >= PS_BPF_PY_FRAMES)
+	if (!w->frame || n >= PS_BPF_PY_FRAMES || py->frame_read > sizeof(fb) ||
+	    bpf_probe_read_user(fb, py->frame_read, (void *)w->frame))
 		return 1;
-	w->frame = read_ptr(frame + py->f_back);
-	if (py->f_owner >= 0)
-		bpf_probe_read_user(&owner, 1, (void *)(frame + (__u16)py->f_owner));
-	if (owner == 3) { /* the eval loop's C shim: the frame before it was the first */
+	/* offsets masked to the buffer and the field's alignment */
+	w->frame = *(__u64 *)(fb + (py->f_back & (PS_BPF_PY_FRAME_READ - 8)));
+	if (py->f_owner >= 0 && fb[py->f_owner & (PS_BPF_PY_FRAME_READ - 1)] == 3) {
+		/* the eval loop's C shim: the frame before it was the first */
 		if (n > 0 && n - 1 < PS_BPF_PY_FRAMES)
 			w->out->f[n - 1].code |= PS_BPF_PY_ENTRY;
 		return 0;
 	}
-	if (py->f_entry >= 0)
-		bpf_probe_read_user(&entry, 1, (void *)(frame + (__u16)py->f_entry));
-	bpf_probe_read_user(&at, py->at_size == 4 ? 4 : 8, (void *)(frame + py->f_at));
-	w->out->f[n].code = read_ptr(frame + py->f_code) & ~7ull;
-	w->out->f[n].at = at;
-	w->out->f[n].name = read_ptr(w->out->f[n].code + py->co_name);
+	entry = py->f_entry >= 0 ? fb[py->f_entry & (PS_BPF_PY_FRAME_READ - 1)] : 0;
+	code = *(__u64 *)(fb + (py->f_code & (PS_BPF_PY_FRAME_READ - 8))) & ~7ull;
+	w->out->f[n].code = code;
+	w->out->f[n].at = py->at_size == 4
+			      ? *(__u32 *)(fb + (py->f_at & (PS_BPF_PY_FRAME_READ - 4)))
+			      : *(__u64 *)(fb + (py->f_at & (PS_BPF_PY_FRAME_READ - 8)));
+	w->out->f[n].name = read_ptr(code + py->co_name);
 	/* 3.10 runs one eval call a frame; 3.11 marks its first */
 	if (py->f_owner < 0 || entry)
 		w->out->f[n].code |= PS_BPF_PY_ENTRY;

@@ -16,6 +16,18 @@
 #include "sample/bpf/internal.h"
 #include "symbols/python.h"
 
+/* The bytes of a frame that hold the fields the walk reads. */
+static int frame_read(const struct ps_py_layout *l)
+{
+	int end = l->f_at + l->at_size;
+
+	end = l->f_back + 8 > end ? l->f_back + 8 : end;
+	end = l->f_code + 8 > end ? l->f_code + 8 : end;
+	end = l->f_entry + 1 > end ? l->f_entry + 1 : end;
+	end = l->f_owner + 1 > end ? l->f_owner + 1 : end;
+	return (end + 7) & ~7;
+}
+
 static void python_entry(const struct ps_python *py, struct ps_bpf_py *v)
 {
 	const struct ps_py_layout *l = py->layout;
@@ -34,6 +46,7 @@ static void python_entry(const struct ps_python *py, struct ps_bpf_py *v)
 	    .f_owner = l->f_owner,
 	    .at_size = (__u16)l->at_size,
 	    .co_name = (__u16)l->co_name,
+	    .frame_read = (__u16)frame_read(l),
 	};
 }
 
