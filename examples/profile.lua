@@ -22,7 +22,9 @@
 --   --python               CPython processes' (3.10 to 3.13) Python frames in
 --                          the stacks, py::FUNCTION:FILE in place of the
 --                          interpreter's eval loop (read in the kernel at
---                          each sample; implies --call-graph dwarf)
+--                          each sample; implies --call-graph dwarf); the top
+--                          rows are then the innermost Python functions
+--                          (with --lines, the script's lines)
 --   --event SPEC           sample another event (a spec with a period or
 --                          frequency, e.g. 'syscalls:sys_enter_getppid/period=1/');
 --                          --freq is then ignored
@@ -93,7 +95,7 @@ prof, err = perfmon_allocate_counter(spec)
 if prof == 0 then error(("profile.lua: %s: %s"):format(spec, err), 0) end
 local p = require("profile").new{ stacks = opts.folded ~= nil and not base,
                                   pprof = (opts.pprof or base) and true, labels = opts.labels,
-                                  inline = opts.inline, sort = opts.sort }
+                                  inline = opts.inline, sort = opts.sort, python = opts.python }
 
 probe("perfmon.sample(prof)", function(s) p:add(s) end, opts.python and { python = true } or nil)
 

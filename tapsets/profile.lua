@@ -63,6 +63,10 @@ local sorts = { sym = true, dso = true, srcline = true }
 -- ("name (inlined)") and puts inlined frames into folded stacks; sort =
 -- "dso" counts per file (the library or executable), sort = "srcline" per
 -- source line ("file.c:42"); the default, "sym", per function.
+-- profile.new{ python = true } counts a sample of a CPython process (its
+-- counter's probe has python = true) under its innermost Python frame,
+-- "py::FUNC:FILE" (with sort = "srcline", the line of the script it was
+-- at), and the others under their ip as usual.
 -- profile.new{ pprof = true } keeps raw call chains for p:write_pprof
 -- (tapsets/pprof.lua), with opts.labels ({"pid", "tid", "comm", "cgroup"},
 -- any of them) as pprof labels; cgroup (the sampling counter needs the
@@ -76,6 +80,7 @@ function M.new(opts)
   local p = setmetatable({ total = 0, by_func = {}, by_pid = {}, by_comm = {}, stacks = {},
                            by_addr = {}, where = {}, keep_stacks = opts.stacks and true or false,
                            sort = sort, inline = opts.inline and true or false,
+                           python = opts.python and true or false,
                            fold_opts = { inline = opts.inline and true or false } }, Profile)
   if opts.pprof then
     p.chains, p.periods, p.chain_period, p.pprof_labels, p.symbolize = {}, {}, 0, {}, opts.symbolize
@@ -105,10 +110,12 @@ local frames = rawget(_G, "perfmon") and perfmon.frames
 function Profile:add(s)
   self.total = self.total + 1
   if symbolize and type(s) == "userdata" then
-    local pid = s.user and s.pid or -1 -- kernel addresses are the same in every process
+    -- with python, a sample counts under its innermost Python frame
+    local ip = self.python and s.pyip
+    local pid = (ip or s.user) and s.pid or -1 -- kernel addresses are the same in every process
     local t = self.by_addr[pid]
     if not t then t = {}; self.by_addr[pid] = t end
-    local ip = s.ip
+    ip = ip or s.ip
     t[ip] = (t[ip] or 0) + 1
   elseif self.sort == "dso" then
     bump(self.by_func, tostring(s.dso or "?"):match("[^/]*$"))

@@ -167,6 +167,8 @@ struct ps_lua_frame {
  * frames f (room for max) in place of the eval loop's; the new count. */
 int ps_lua_python__splice(struct ps_script *sc, const struct ps_sample *s, struct ps_lua_frame *f,
 			  int n, int max);
+/* lua/python.c: s.pyip, the innermost Python frame's address (or nil). */
+void ps_lua_python__push_ip(lua_State *L, struct ps_script *sc, const struct ps_sample *s);
 /* lua/python.c: perfmon.python_versions. */
 void ps_lua_python__open(lua_State *L);
 

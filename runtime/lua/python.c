@@ -78,6 +78,19 @@ int ps_lua_python__splice(struct ps_script *sc, const struct ps_sample *s, struc
 	return m;
 }
 
+/* s.pyip: the innermost Python frame's address, or nil. */
+void ps_lua_python__push_ip(lua_State *L, struct ps_script *sc, const struct ps_sample *s)
+{
+	struct ps_symbols *syms = s->py_n ? ps_lua_sample_object__symbols(sc) : NULL;
+	uint64_t addr;
+	bool entry;
+
+	if (syms && ps_symbols__python_frames(syms, (pid_t)s->pid, s->py, 1, &addr, &entry) == 1)
+		lua_pushinteger(L, (lua_Integer)addr);
+	else
+		lua_pushnil(L);
+}
+
 /* perfmon.python_versions() -> { {version = "3.11", runtime_head = 40,
  * ...}, ... }: the CPython versions whose frames samples can carry, each
  * with the offsets perfscript reads their structures at. */

@@ -260,7 +260,7 @@ static void push_cgroup(lua_State *L, struct ps_script *sc, const struct ps_samp
 static const char *const fields[] = {"ip",     "pid",	 "tid",	      "time",	 "cpu",	 "period",
 				     "addr",   "user",	 "handle",    "name",	 "comm", "sym",
 				     "dso",    "values", "callchain", "srcline", "args", "raw",
-				     "retval", "cgroup", "container"};
+				     "retval", "cgroup", "container", "pyip"};
 #define COMMON_FIELDS 16
 static const char *const methods[] = {"ustack", "kstack", "folded",	 "packed",
 				      "copy",	"arg",	  "user_string", "kernel_string"};
@@ -326,6 +326,8 @@ static int sample_index(lua_State *L)
 		ps_lua_sample_stack__srcline(L, sc, s);
 	else if (IS(k, len, "cgroup") || IS(k, len, "container"))
 		push_cgroup(L, sc, s, len == 6);
+	else if (IS(k, len, "pyip"))
+		ps_lua_python__push_ip(L, sc, s);
 	else if (IS(k, len, "folded"))
 		lua_pushcfunction(L, m_folded);
 	else if (IS(k, len, "ustack"))
@@ -337,13 +339,14 @@ static int sample_index(lua_State *L)
 	else if (IS(k, len, "packed"))
 		lua_pushcfunction(L, m_packed);
 	else if (!ps_lua_sample_args__index(L, sc, s, k))
-		return luaL_error(L,
-				  "a sample has no field '%s' (fields: ip pid tid time cpu "
-				  "period addr user handle name comm sym dso srcline values "
-				  "callchain args raw retval cgroup container; methods: ustack "
-				  "kstack folded packed copy "
-				  "arg user_string kernel_string)",
-				  k);
+		return luaL_error(
+		    L,
+		    "a sample has no field '%s' (fields: ip pid tid time cpu "
+		    "period addr user handle name comm sym dso srcline values "
+		    "callchain args raw retval cgroup container pyip; methods: ustack "
+		    "kstack folded packed copy "
+		    "arg user_string kernel_string)",
+		    k);
 	return 1;
 }
 

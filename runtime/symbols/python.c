@@ -255,9 +255,10 @@ static uint64_t name_frame(struct ps_pysyms *ps, pid_t pid, const struct ps_pyco
 	}
 	nm = &ps->names[ps->nnames];
 	*nm = (struct pyname){.pid = pid, .code = code, .name_obj = name_obj, .line = line};
-	if (asprintf(&nm->func, "py::%s:%s", func, file) < 0)
+	if ((c ? asprintf(&nm->func, "py::%s:%s", func, file)
+	       : asprintf(&nm->func, "py::[unknown]")) < 0)
 		return 0;
-	nm->file = nm->func + 4 + strlen(func) + 1; /* the file part of it */
+	nm->file = c ? nm->func + 4 + strlen(func) + 1 : ""; /* the file part of it */
 	ps->byname[i] = ps->nnames;
 	return PS_PY_BASE + 16 * ps->nnames++ + 8;
 }

@@ -130,6 +130,11 @@ ok "$(awk -v g="${good:-0}" -v n="${n:-0}" 'BEGIN { exit !(n >= 40 && g >= 0.95 
 like "$(sort -t' ' -k2 -nr "$TMP/f.folded" | head -1)" \
 	"^python[0-9.]*;.*Py_RunMain;.*py::<module>:[^;]*chain.py;py::f1:[^;]*chain.py;.*py::f6:[^;]*chain.py;" \
 	"profile.lua --python --folded: the Python frames root first, in place of the eval loop"
+like "$(sed -n 4p "$TMP/prof.out")" "^ *[0-9]+ +[0-9.]+%  \[\.\] py::f6:[^ ]*chain.py$" \
+	"profile.lua --python: the top row is the innermost Python function"
+"$PERFSCRIPT" "$EX/profile.lua" --python --lines -c "$py $TMP/chain.py 1 $d" --top 3 >"$TMP/lines.out" 2>&1
+like "$(sed -n 4,5p "$TMP/lines.out" | sort)" "chain.py:7.*chain.py:8|chain.py:8.*chain.py:7" \
+	"profile.lua --python --lines: the top rows are f6's two lines of the script"
 if command -v go >/dev/null; then
 	go tool pprof -top -lines "$TMP/p.pb.gz" >"$TMP/pprof.top" 2>&1
 	like "$(grep -c 'py::f[1-6]:.*chain.py .*chain.py:[0-9]' "$TMP/pprof.top")" "^([6-9]|[1-9][0-9]+)$" \
