@@ -62,6 +62,7 @@ static __always_inline __u64 read_ptr(__u64 addr)
 
 struct py_frames {
 	struct ps_bpf_pyframe f[PS_BPF_PY_FRAMES];
+	__u32 tgid; /* whose frames they are */
 };
 
 struct {
@@ -78,6 +79,7 @@ struct py_walk {
 	struct py_frames *out;
 	__u64 self, ts, frame;
 	__u32 n;
+	int same; /* out holds the last walk of this process on this CPU */
 };
 
 /* Over the interpreter's threads: stop at the current thread's state. */
@@ -94,7 +96,8 @@ static long py_thread_step(__u64 i, struct py_walk *w)
 /* Over the thread's frames, newest first: each frame's fields are taken
  * from one read of its first PS_BPF_PY_FRAME_READ bytes (every field the
  * walk needs is there in each version: frame_read bytes), its code's name
- * from another. */
+ * from another, unless the last walk on this CPU had that code object at
+ * that depth. */
 static long py_frame_step(__u64 i, struct py_walk *w)
 {
 	const struct ps_bpf_py *py = w->py;
@@ -116,11 +119,15 @@ static long py_frame_step(__u64 i, struct py_walk *w)
 	}
 	entry = py->f_entry >= 0 ? fb[py->f_entry & (PS_BPF_PY_FRAME_READ - 1)] : 0;
 	code = *(__u64 *)(fb + (py->f_code & (PS_BPF_PY_FRAME_READ - 8))) & ~7ull;
+	/* the CPU's last walk left its frames here: a code object at the
+	 * same depth as then has the name it had (user space checks it again
+	 * when it first names the object) */
+	if ((w->out->f[n].code & ~7ull) != code || !w->out->f[n].name || !w->same)
+		w->out->f[n].name = read_ptr(code + py->co_name);
 	w->out->f[n].code = code;
 	w->out->f[n].at = py->at_size == 4
 			      ? *(__u32 *)(fb + (py->f_at & (PS_BPF_PY_FRAME_READ - 4)))
 			      : *(__u64 *)(fb + (py->f_at & (PS_BPF_PY_FRAME_READ - 8)));
-	w->out->f[n].name = read_ptr(code + py->co_name);
 	/* 3.10 runs one eval call a frame; 3.11 marks its first */
 	if (py->f_owner < 0 || entry)
 		w->out->f[n].code |= PS_BPF_PY_ENTRY;
@@ -139,6 +146,8 @@ static __always_inline __u32 py_walk(__u8 *out, __u32 tgid)
 
 	if (!w.py || !w.out || !(w.self = thread_self()) || !(interp = read_ptr(w.py->head)))
 		return 0;
+	w.same = w.out->tgid == tgid;
+	w.out->tgid = tgid;
 	w.ts = read_ptr(interp + w.py->interp_threads);
 	bpf_loop(256, py_thread_step, &w, 0);
 	if (!w.ts)
