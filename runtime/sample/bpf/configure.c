@@ -28,6 +28,7 @@
 #define PS_OC_STACK_ENTRIES    2048u  /* their user stacks kept (LRU): 17 MiB */
 #define PS_LATE_ENTRIES	       1024u  /* threads in a syscall whose string comes at its exit */
 #define PS_PY_ENTRIES	       4096u  /* CPython processes a sampling counter walks */
+#define PS_PY_THREADS	       16384u /* their threads' states kept (LRU) */
 
 /* A -G target's group (the session's open directory) into ps_cgroup, for
  * bpf_current_task_under_cgroup. */
@@ -365,6 +366,8 @@ static int size_maps(const struct ps_sampler *m, const struct ps_bpf *bs,
 	if (!err && skel->rodata->cfg_python)
 		err = bs->py_fd >= 0 ? bpf_map__reuse_fd(skel->maps.ps_py, bs->py_fd)
 				     : bpf_map__set_max_entries(skel->maps.ps_py, PS_PY_ENTRIES);
+	if (!err && skel->rodata->cfg_python)
+		err = bpf_map__set_max_entries(skel->maps.ps_py_threads, PS_PY_THREADS);
 	if (!err && skel->rodata->cfg_offcpu_stack)
 		err = bpf_map__set_max_entries(skel->maps.ps_oc_stacks, PS_OC_STACK_ENTRIES);
 	if (!err)

@@ -9,7 +9,8 @@
  * A process is walked only once the loader has put its entry in ps_py
  * (where _PyRuntime keeps the interpreters, and the offsets of its
  * version). The thread's state is the one whose thread_id is the thread's
- * pthread_self(), which glibc keeps in the FS base on x86-64; its frames
+ * pthread_self(), which glibc keeps in the FS base on x86-64 (found in the
+ * interpreter's list once, then kept by thread while it stays so); its frames
  * are followed from the newest back, at most PS_BPF_PY_FRAMES. A frame
  * records its code object and where it was; the outermost frame of each
  * call of the eval loop is marked PS_BPF_PY_ENTRY, so that user space can
@@ -71,6 +72,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct py_frames);
 } ps_py_scratch SEC(".maps"); /* a walk's frames, copied into the record after */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);   /* tid */
+	__type(value, __u64); /* its PyThreadState, as last found */
+} ps_py_threads SEC(".maps");
 
 /* One walk, as bpf_loop's callbacks see it (the verifier checks a
  * callback once, where an unrolled walk would be checked per path). */
@@ -137,21 +145,30 @@ static long py_frame_step(__u64 i, struct py_walk *w)
 
 /* The current thread's frames, up to PS_BPF_PY_FRAMES, into the record's
  * room at out; how many. */
-static __always_inline __u32 py_walk(__u8 *out, __u32 tgid)
+static __always_inline __u32 py_walk(__u8 *out, __u32 tgid, __u32 tid)
 {
 	__u32 zero = 0;
 	struct py_walk w = {.py = bpf_map_lookup_elem(&ps_py, &tgid),
 			    .out = bpf_map_lookup_elem(&ps_py_scratch, &zero)};
-	__u64 interp;
+	__u64 *known, interp;
 
-	if (!w.py || !w.out || !(w.self = thread_self()) || !(interp = read_ptr(w.py->head)))
+	if (!w.py || !w.out || !(w.self = thread_self()))
 		return 0;
 	w.same = w.out->tgid == tgid;
 	w.out->tgid = tgid;
-	w.ts = read_ptr(interp + w.py->interp_threads);
-	bpf_loop(256, py_thread_step, &w, 0);
-	if (!w.ts)
-		return 0;
+	/* the thread's state as last found, if it is still the thread's */
+	known = bpf_map_lookup_elem(&ps_py_threads, &tid);
+	if (known && *known && read_ptr(*known + w.py->ts_thread_id) == w.self) {
+		w.ts = *known;
+	} else {
+		if (!(interp = read_ptr(w.py->head)))
+			return 0;
+		w.ts = read_ptr(interp + w.py->interp_threads);
+		bpf_loop(256, py_thread_step, &w, 0);
+		if (!w.ts)
+			return 0;
+		bpf_map_update_elem(&ps_py_threads, &tid, &w.ts, BPF_ANY);
+	}
 	w.frame = read_ptr(w.ts + w.py->ts_frame);
 	if (w.py->cframe_frame >= 0)
 		w.frame = read_ptr(w.frame + (__u16)w.py->cframe_frame);
@@ -183,7 +200,7 @@ static __always_inline void forward_user(struct bpf_perf_event_data *ctx, __u64 
 	r->py_n = 0;
 	p = (__u8 *)(r + 1);
 	if (cfg_python)
-		r->py_n = py_walk(p, tgid);
+		r->py_n = py_walk(p, tgid, tid);
 	p += py_room;
 	if (cfg_user_stack && cfg_user_stack <= PS_BPF_USER_STACK) {
 		struct pt_regs___ps *tr;
