@@ -69,7 +69,7 @@ enum ps_backend ps_sampler__choose(const struct ps_sampler *m, uint32_t slot, bo
 static int serve(struct ps_sampler *m, uint32_t slot, char *msg, size_t msglen)
 {
 	struct ps_sampled *c = ps_sampler__counter(m, slot);
-	char why[sizeof(m->fallback)];
+	char why[sizeof(m->fallback) - 40]; /* room for the Python note */
 	bool named;
 	int err;
 
@@ -87,7 +87,8 @@ static int serve(struct ps_sampler *m, uint32_t slot, char *msg, size_t msglen)
 	if (named)
 		return err;
 	if (!m->fallback[0])
-		snprintf(m->fallback, sizeof(m->fallback), "%s", why);
+		snprintf(m->fallback, sizeof(m->fallback), "%s%s", why,
+			 c->conf.mode & PS_BPF_PYTHON ? "; samples have no Python frames" : "");
 	if (!c->serving)
 		c->serving = &ps_perf_backend;
 	return 0;

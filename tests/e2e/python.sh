@@ -206,6 +206,17 @@ else
 	skip "no Python 3.9 here to stand for an unknown version" "unknown version"
 fi
 
+# Without BPF (a user without CAP_BPF) the perf ring serves, and says the
+# samples have no Python frames.
+if command -v runuser >/dev/null && runuser -u nobody -- test -x "$PERFSCRIPT"; then
+	runuser -u nobody -- "$PERFSCRIPT" -e 'c = perfmon.counter("cpu-clock/freq=99,call-graph=dwarf/")
+probe(c, function() end, { python = true })' -c "${pythons[0]} -c pass" >/dev/null 2>"$TMP/nobody.err"
+	like "$(cat "$TMP/nobody.err")" "using the perf ring buffer: .*; samples have no Python frames" \
+		"as nobody: the perf ring serves, and one line says the samples have no Python frames"
+else
+	skip "runuser cannot run $PERFSCRIPT as nobody" "Python frames without BPF"
+fi
+
 # Python frames are read at an overflow: a tracepoint has none.
 "$PERFSCRIPT" -e 'c = perfmon.counter("syscalls:sys_enter_getppid/period=1/")
 probe(c, function() end, { python = true, backend = "bpf" })' -c true >/dev/null 2>"$TMP/tp.err"
