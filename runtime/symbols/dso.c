@@ -188,6 +188,15 @@ struct ps_dso *ps_dsos__get(struct ps_dsos *dsos, const char *path, const char *
 	return d;
 }
 
+struct ps_dso *ps_dsos__by_id(struct ps_dsos *dsos, dev_t dev, uint64_t ino)
+{
+	for (size_t i = 0; ino && i < dsos->n; i++)
+		if (dsos->v[i]->open_path && dsos->v[i]->ino == (ino_t)ino &&
+		    dsos->v[i]->dev == dev)
+			return dsos->v[i];
+	return NULL;
+}
+
 struct ps_dso *ps_dsos__get_unreadable(struct ps_dsos *dsos, const char *path)
 {
 	struct ps_dso *d;

@@ -135,6 +135,9 @@ struct ps_dso *ps_dsos__get(struct ps_dsos *dsos, const char *path, const char *
 /* A file that is gone (" (deleted)") or unreadable: a ps_dso that only names
  * its mappings and resolves nothing. NULL on ENOMEM. */
 struct ps_dso *ps_dsos__get_unreadable(struct ps_dsos *dsos, const char *path);
+/* The readable file already known as device dev, inode ino, or NULL: a
+ * mapping record that names its file's inode needs no stat() of it. */
+struct ps_dso *ps_dsos__by_id(struct ps_dsos *dsos, dev_t dev, uint64_t ino);
 /* The vDSO, as the kernel maps it into every process (a copy of ours). NULL
  * when this process has none. */
 struct ps_dso *ps_dsos__vdso(struct ps_dsos *dsos);

@@ -179,8 +179,16 @@ static int add_mapping(struct ps_symbols *syms, struct ps_proc *p, uint64_t star
 		 * them: the same path here may be another file (a container's
 		 * libc). When ours is not the file it mapped, its own root comes
 		 * first. */
-		bool other = id->ino && !is_file(name, id);
+		bool other;
 
+		/* a file seen before by its inode (exec churn maps the same
+		 * few files again and again): no stat() */
+		m.dso = ps_dsos__by_id(&syms->dsos, id->dev, id->ino);
+		if (m.dso) {
+			m.label = ps_dso__name(m.dso);
+			return proc_add_map(p, &m);
+		}
+		other = id->ino && !is_file(name, id);
 		m.dso = other && has_alt ? ps_dsos__get(&syms->dsos, name, alt) : NULL;
 		if (!m.dso && errno != ENOMEM)
 			m.dso = ps_dsos__get(&syms->dsos, name, name);
