@@ -916,6 +916,14 @@ void ps_driver__free(struct ps_driver *d);
 /* The client's sample ops, called through the driver (which keeps its name
  * table and stops delivery once halted). */
 int ps_driver__set_sample_ops(struct ps_driver *d, const struct ps_sample_ops *ops);
+/* The sample rings are drained when the kernel wakes the driver (a quarter
+ * ring written) and by a timer, every 5 ms while records come: a client
+ * that can wait longer for them sets that shortest interval (1 ms to 1 s;
+ * -EINVAL outside), and drains at once with drain_now when it needs them
+ * (which does nothing from inside a handler a drain called). */
+int ps_driver__set_drain_interval(struct ps_driver *d, uint64_t ns);
+uint64_t ps_driver__drain_interval(const struct ps_driver *d);
+void ps_driver__drain_now(struct ps_driver *d);
 /* Merge o into what counter h will be given (ps_session__set_bpf): the
  * fields o sets (non-zero, non-empty) replace what earlier calls set, mode
  * bits add up. Applied by ps_driver__apply_bpf and at start. */

@@ -23,7 +23,9 @@
 -- 30 s; a queue of 16 per destination drops its oldest when full. What was
 -- sent, retried, dropped or refused is on /metrics.
 -- Samples go only to the profiles being asked for (and the push window's):
--- between them the agent keeps nothing but its counters.
+-- between them the agent keeps nothing but its counters. Records may wait
+-- in the rings up to 100 ms (perfmon.drain_interval): the agent wakes about
+-- 10 times a second, and drains when a window closes.
 --   perfscript -a examples/agent.lua --listen 127.0.0.1:9464
 --   go tool pprof http://127.0.0.1:9464/debug/pprof/profile?seconds=10
 --   perfscript -a examples/agent.lua --listen 127.0.0.1:9464 \
@@ -110,22 +112,23 @@ probe(sampler, function(s)
   if window then window.p:add(s) end
 end)
 
-local function send_due(now)
+-- A profile is sent when its window closes: the rings drained then (the
+-- agent lets records wait up to 100 ms otherwise, so that it wakes 10
+-- times a second, not 200), then built.
+perfmon.drain_interval(100)
+local function window_closed(o)
+  perfmon.drain()
   for i = #open, 1, -1 do
-    local o = open[i]
-    if now >= o.due then
-      table.remove(open, i)
-      local bytes, why = pprof_bytes(o.p)
-      if bytes then
-        o.reply:send(bytes, "application/octet-stream")
-        served = served + 1
-      else
-        o.reply:send("cannot build the profile: " .. why .. "\n", nil, 500)
-      end
-    end
+    if open[i] == o then table.remove(open, i) end
+  end
+  local bytes, why = pprof_bytes(o.p)
+  if bytes then
+    o.reply:send(bytes, "application/octet-stream")
+    served = served + 1
+  else
+    o.reply:send("cannot build the profile: " .. why .. "\n", nil, 500)
   end
 end
-probe("timer.ms(20)", function() if #open > 0 then send_due(gettimeofday_ns()) end end)
 
 local function profile_request(req)
   local secs = tonumber(req.args.seconds or "30") -- Go's default
@@ -138,8 +141,9 @@ local function profile_request(req)
     refused = refused + 1
     return "too many profiles are being taken at once: retry later\n", nil, 503
   end
-  open[#open + 1] = { reply = reply, due = gettimeofday_ns() + math.floor(secs * 1e9),
-                      p = new_profile() }
+  local o = { reply = reply, p = new_profile() }
+  open[#open + 1] = o
+  perfmon.after(secs * 1000, function() window_closed(o) end)
 end
 
 local http = require "perfscript.http"
@@ -228,6 +232,7 @@ local function push_window()
                   ["X-Prometheus-Remote-Write-Version"] = "0.1.0" } }
   end
   if window then
+    perfmon.drain() -- the window's last samples, still in the rings
     local p, from = window.p, window.from
     window = { p = new_profile(), from = now }
     local bytes = pprof_bytes(p)

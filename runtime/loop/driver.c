@@ -67,6 +67,7 @@ struct ps_driver *ps_driver__new(struct ps_session *s, struct ps_loop *loop,
 	d->loop = loop;
 	d->sigfd = -1;
 	d->drain_timer = -1;
+	d->drain_min_ns = PS_DRAIN_INTERVAL_NS;
 	if (opts)
 		memcpy(&d->o, opts, opts->sz < sizeof(d->o) ? opts->sz : sizeof(d->o));
 	d->o.sz = sizeof(d->o);

@@ -41,9 +41,11 @@ struct ps_driver {
 	bool target_done; /* the command or process exited */
 	int target_wstatus;
 
-	int nwatched;	   /* poll fds already on the loop */
-	int drain_timer;   /* its id on the loop, or -1 before the first poll fd */
-	uint64_t drain_ns; /* its interval: longer while nothing comes */
+	int nwatched;	       /* poll fds already on the loop */
+	int drain_timer;       /* its id on the loop, or -1 before the first poll fd */
+	uint64_t drain_ns;     /* its interval: longer while nothing comes */
+	uint64_t drain_min_ns; /* the shortest (ps_driver__set_drain_interval) */
+	bool draining;	       /* in a drain: a handler's drain_now does nothing */
 
 	struct ps_pidmap comms; /* pid -> char[16] */
 	pid_t *exited;		/* the last processes to exit, a ring (loop/comm.c) */

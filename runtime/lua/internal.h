@@ -169,6 +169,8 @@ int ps_lua_python__splice(struct ps_script *sc, const struct ps_sample *s, struc
 			  int n, int max);
 /* lua/python.c: s.pyip, the innermost Python frame's address (or nil). */
 void ps_lua_python__push_ip(lua_State *L, struct ps_script *sc, const struct ps_sample *s);
+/* lua/probe_timer.c: perfmon.after. */
+void ps_lua_timer__open(lua_State *L, struct ps_script *sc);
 /* lua/python.c: perfmon.python_versions. */
 void ps_lua_python__open(lua_State *L);
 

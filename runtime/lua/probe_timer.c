@@ -2,7 +2,10 @@
  * probe_timer.c: timer.s/ms/us/ns/hz(N) probes. Each becomes a timerfd on
  * the session's loop (CLOCK_MONOTONIC) when the session starts, or at once
  * when registered later (at the REPL). Ticks missed while a handler ran
- * collapse into one call, as timerfd reports them.
+ * collapse into one call, as timerfd reports them. perfmon.after(ms, fn)
+ * is a timer that fires once: it leaves the list when it has. Also
+ * perfmon.drain_interval and perfmon.drain, how soon records reach
+ * handlers (loop/drain.c).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -17,6 +20,7 @@ struct timer {
 	int ref; /* handler in the registry */
 	int id;	 /* loop timer id, -1 until armed */
 	uint64_t interval_ns;
+	bool once; /* perfmon.after's */
 	char point[48];
 	char where[56]; /* "timer.ms(10) probe", for error messages */
 };
@@ -35,18 +39,55 @@ static const struct {
     {"usec", 1e3}, {"ns", 1},	 {"nsec", 1}, {"hz", 0},
 };
 
+/* A timer that fired once leaves the list, its handler unreferenced. */
+static void drop(struct ps_script *sc, struct timer *t)
+{
+	struct ps_timers *ts = sc->timers;
+
+	for (struct timer **p = &ts->head; *p; p = &(*p)->next) {
+		if (*p == t) {
+			*p = t->next;
+			ts->n--;
+			break;
+		}
+	}
+	if (t->id >= 0)
+		ps_loop__del_timer(sc->loop, t->id);
+	luaL_unref(sc->L, LUA_REGISTRYINDEX, t->ref);
+	free(t);
+}
+
 static int on_timer(struct ps_loop *loop, uint64_t expirations, void *ctx)
 {
 	struct timer *t = ctx;
+	struct ps_script *sc = t->sc;
 
 	(void)loop;
 	(void)expirations;
-	if (ps_lua_script__stopping(t->sc))
+	if (ps_lua_script__stopping(sc))
 		return 0;
-	lua_rawgeti(t->sc->L, LUA_REGISTRYINDEX, t->ref);
-	ps_lua__call(t->sc, 0, 0, 0, t->where);
+	lua_rawgeti(sc->L, LUA_REGISTRYINDEX, t->ref);
+	if (t->once) { /* gone before its handler runs: it may set another */
+		luaL_unref(sc->L, LUA_REGISTRYINDEX, t->ref);
+		t->ref = LUA_NOREF;
+		drop(sc, t);
+		ps_lua__call(sc, 0, 0, 0, "perfmon.after handler");
+	} else {
+		ps_lua__call(sc, 0, 0, 0, t->where);
+	}
 	fflush(stdout);
 	return 0;
+}
+
+/* The script's timer list, made on first use: armed already when the
+ * session runs (a timer set from a handler or at the REPL arms at once). */
+static struct ps_timers *new_timers(struct ps_script *sc)
+{
+	struct ps_timers *ts = calloc(1, sizeof(*ts));
+
+	if (ts)
+		ts->armed = ps_driver__started(sc->driver);
+	return sc->timers = ts;
 }
 
 static int arm(struct ps_script *sc, struct timer *t)
@@ -95,7 +136,7 @@ static int attach(lua_State *L, struct ps_script *sc, const char *point,
 	struct ps_timers *ts = sc->timers;
 	struct timer *t, **tail;
 
-	if (!ts && !(ts = sc->timers = calloc(1, sizeof(*ts))))
+	if (!ts && !(ts = new_timers(sc)))
 		return luaL_error(L, "out of memory");
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -165,3 +206,82 @@ const struct ps_lua_provider ps_lua_timer_provider = {
     .detach = detach,
     .count = count,
 };
+
+/* perfmon.after(ms, fn): fn runs once, ms milliseconds from now (from the
+ * session's start when called before it). */
+static int l_after(lua_State *L)
+{
+	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
+	lua_Number ms = luaL_checknumber(L, 1);
+	struct ps_timers *ts;
+	struct timer *t;
+
+	luaL_argcheck(L, ms >= 0.001 && ms <= 1e9, 1, "a delay from 0.001 to 1e9 milliseconds");
+	luaL_checktype(L, 2, LUA_TFUNCTION);
+	if (!(ts = sc->timers) && !(ts = new_timers(sc)))
+		return luaL_error(L, "out of memory");
+	if (!(t = calloc(1, sizeof(*t))))
+		return luaL_error(L, "out of memory");
+	t->sc = sc;
+	t->id = -1;
+	t->once = true;
+	t->interval_ns = (uint64_t)(ms * 1e6);
+	snprintf(t->point, sizeof(t->point), "perfmon.after(%g)", (double)ms);
+	lua_pushvalue(L, 2);
+	t->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	t->next = ts->head;
+	ts->head = t;
+	ts->n++;
+	if (ts->armed && arm(sc, t) < 0) {
+		drop(sc, t);
+		return luaL_error(L, "%s", sc->setup_error);
+	}
+	return 0;
+}
+
+/* perfmon.drain_interval([ms]) -> ms: how soon records reach handlers at
+ * the latest, setting it when ms is given (the driver's shortest drain
+ * interval, 5 ms by default). */
+static int l_drain_interval(lua_State *L)
+{
+	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
+
+	if (!lua_isnoneornil(L, 1)) {
+		lua_Number ms = luaL_checknumber(L, 1);
+
+		luaL_argcheck(L, ms >= 1 && ms <= 1000, 1,
+			      "an interval from 1 to 1000 milliseconds");
+		ps_driver__set_drain_interval(sc->driver, (uint64_t)(ms * 1e6));
+	}
+	uint64_t ns = ps_driver__drain_interval(sc->driver);
+
+	if (ns % 1000000u == 0)
+		lua_pushinteger(L, (lua_Integer)(ns / 1000000u));
+	else
+		lua_pushnumber(L, (lua_Number)ns / 1e6);
+	return 1;
+}
+
+/* perfmon.drain(): deliver what the rings hold now (nothing from a sample
+ * handler, which a drain is running). */
+static int l_drain(lua_State *L)
+{
+	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
+
+	ps_driver__drain_now(sc->driver);
+	return 0;
+}
+
+void ps_lua_timer__open(lua_State *L, struct ps_script *sc)
+{
+	static const luaL_Reg fns[] = {{"after", l_after},
+				       {"drain_interval", l_drain_interval},
+				       {"drain", l_drain},
+				       {NULL, NULL}};
+
+	if (lua_getglobal(L, "perfmon") == LUA_TTABLE) {
+		lua_pushlightuserdata(L, sc);
+		luaL_setfuncs(L, fns, 1);
+	}
+	lua_pop(L, 1);
+}

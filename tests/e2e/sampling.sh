@@ -206,4 +206,25 @@ kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
 like "$(cat "$TMP/slow.out")" "end ran" "end probes ran after SIGINT"
 pkill -f "workload getppid 100000000" 2>/dev/null
 
+# perfmon.drain_interval: records wait in the rings up to the interval
+# (200 getppid samples fill no quarter ring), and perfmon.drain() hands
+# them over at once; perfmon.after fires once, a set one from a handler too.
+out=$("$PERFSCRIPT" -e 'c = perfmon.counter("syscalls:sys_enter_getppid/period=1/")
+local n, fired = 0, 0
+probe(c, function() n = n + 1 end)
+assert(perfmon.drain_interval(1000) == 1000)
+perfmon.after(500, function()
+  local before = n
+  perfmon.drain()
+  fired = fired + 1
+  perfmon.after(20, function() fired = fired + 1; print(before, n, fired); exit() end)
+end)' -c "sh -c '$WORKLOAD getppid 200; $WORKLOAD sleep 3000'" 2>&1)
+like "$out" "^0	20[0-9]	2$" "drain_interval(1000): none of 200 samples delivered at 500 ms; drain() delivers them; after() fired twice"
+like "$("$PERFSCRIPT" -e 'perfmon.drain_interval(0.5)' 2>&1)" "an interval from 1 to 1000 milliseconds" \
+	"perfmon.drain_interval refuses an interval under 1 ms"
+# the docs' example of perfmon.after runs as the page says
+awk '/^### `perfmon.after/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' \
+	"$(dirname "$0")/../../docs/api.md" >"$TMP/after.lua"
+is "$("$PERFSCRIPT" "$TMP/after.lua" 2>&1)" "200 ms in" "docs/api.md's perfmon.after example prints what it says"
+
 done_testing
