@@ -116,6 +116,9 @@ end)
 -- agent lets records wait up to 100 ms otherwise, so that it wakes 10
 -- times a second, not 200), then built.
 perfmon.drain_interval(100)
+-- The open profiles' stacks are named as they come, once a second, so
+-- that little is left to do when a window closes.
+probe("timer.s(1)", function() for i = 1, #open do pprof.prepare(open[i].p) end end)
 local function window_closed(o)
   perfmon.drain()
   for i = #open, 1, -1 do

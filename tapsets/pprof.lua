@@ -220,16 +220,41 @@ end
 -- perfscript.pprof encodes). opts: event (name of the sampled event),
 -- unit (of its values, default "count"), period, comment, symbolize
 -- (pid, addr, kernel -> sym, file; default perfmon.symbolize).
-function M.build(p, opts)
-  opts = opts or {}
+local function symbolizer(p, opts)
   local pm, custom = rawget(_G, "perfmon"), opts.symbolize or p.symbolize
   local resolve = custom or (pm and pm.symbolize)
-  if not resolve then error("pprof.build: no symbolizer (pass opts.symbolize)", 2) end
-  local detail = not custom and pm and pm.mapping and pm or nil
+  if not resolve then error("pprof.build: no symbolizer (pass opts.symbolize)", 3) end
+  return resolve, not custom and pm and pm.mapping and pm or nil
+end
+
+-- Name the chains p counted so far (their Locations, Functions and
+-- Mappings), ahead of M.build, which then names only the newer ones: a
+-- profile that must be ready soon after its window closes is prepared
+-- as it goes (and names short-lived processes while they are there).
+function M.prepare(p, opts)
+  opts = opts or {}
+  if not p.table then
+    p.table, p.prepared = new_table(symbolizer(p, opts)), {}
+  end
+  local t, done, new = p.table, p.prepared, {}
+  for k in pairs(p.chains) do
+    if not done[k] then new[#new + 1] = k end
+  end
+  table.sort(new) -- in the same order each run
+  for _, k in ipairs(new) do
+    done[k] = true
+    local pid, _, _, _, _, chain = unpack_key(k)
+    for i, addr in ipairs(chain) do t:location_id(pid, addr, i == 1) end
+  end
+end
+
+function M.build(p, opts)
+  opts = opts or {}
   local spec = opts.event or p.event or "samples"
   local event = M.event_name(spec)
   local clock = is_clock(event)
-  local t = new_table(resolve, detail)
+  local t = p.table or new_table(symbolizer(p, opts))
+  p.table, p.prepared = nil, nil -- a prepared table serves one build
   local out = {
     sample_type = { { type = "samples", unit = "count" },
                     clock and { type = "cpu", unit = "nanoseconds" } or { type = event, unit = opts.unit or "count" } },

@@ -63,6 +63,19 @@ describe("pprof", function()
     assert.same({ hot = 4, do_syscall_64 = 1 }, pprof.flat(t))
   end)
 
+  it("gives the same profile when chains were named ahead (pprof.prepare)", function()
+    local a, b = fed(), fed()
+    pprof.prepare(a)
+    for _, p in ipairs { a, b } do p:add(sample({ 0x1004, 0x3001 }, { pid = 13 })) end
+    local ta, tb = a:pprof(), b:pprof()
+    -- the same stacks, names and files, only numbered in another order
+    assert.same(pprof.folded(tb), pprof.folded(ta))
+    assert.same(pprof.flat(tb), pprof.flat(ta))
+    for _, k in ipairs { "location", "function", "mapping", "sample" } do assert.equals(#tb[k], #ta[k]) end
+    assert.equals(tb.mapping[1].filename, ta.mapping[1].filename)
+    assert.is_nil(a.table) -- a prepared table serves one build
+  end)
+
   it("adds pid, tid and comm labels only when asked", function()
     local plain = fed():pprof()
     for _, s in ipairs(plain.sample) do assert.same({}, s.label) end
