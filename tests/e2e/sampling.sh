@@ -10,9 +10,9 @@ if ! need_root; then
 fi
 
 N=200000
-# ring pages: enough for the flood with a handler at full speed; a
-# sanitizer build, several times slower, runs with more (tests/slow/asan.sh)
-RING=${PS_TEST_RING_PAGES:-2048}
+# ring pages: enough to hold the whole flood (about 80 bytes a sample),
+# since a getppid call can take 0.1 us here, faster than any handler
+RING=${PS_TEST_RING_PAGES:-8192}
 exact='
 c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=" .. arg[1] .. "/")
 local n, bad_pid, kernel, back = 0, 0, 0, 0

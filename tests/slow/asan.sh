@@ -12,7 +12,7 @@ export PERFSCRIPT_PATH="$ROOT/tapsets"
 export PERFSCRIPT="$ROOT/build-asan/perfscript" ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 # sampling.sh's floods, with a handler several times slower under the
 # sanitizers: a ring that holds them (2048 pages lost 1.3% once)
-export PS_TEST_RING_PAGES=8192
+export PS_TEST_RING_PAGES=16384
 for suite in cli lifecycle errors sampling repl; do
 	bash "$ROOT/tests/e2e/$suite.sh" >"$TMP/$suite.log" 2>&1
 	rc=$?
