@@ -360,6 +360,14 @@ int ps_session__read(struct ps_session *s, ps_handle h, struct ps_value *v);
  * vals[i] is member i (leader first). Returns the member count. */
 int ps_session__read_group(struct ps_session *s, ps_handle leader, struct ps_value *vals,
 			   size_t max);
+/* Read now the fds of these counters (and of a group's members when its
+ * leader reads them one by one) that count on a CPU, each from its own
+ * CPU: the calling thread visits each CPU in turn and its CPU mask is put
+ * back after, as perf stat reads. Reading another CPU's active counter
+ * from afar interrupts that CPU once per fd. The next ps_session__read or
+ * ps_session__read_group of each returns what was read here, once; a
+ * later read-ahead drops what this one read and nobody took. 0 or -errno. */
+int ps_session__read_ahead(struct ps_session *s, const ps_handle *h, size_t n);
 /* Handles of the group h belongs to (leader first); returns the count. */
 int ps_session__group(struct ps_session *s, ps_handle h, ps_handle *handles, size_t max);
 

@@ -101,7 +101,8 @@ if opts.ms then
   local counters = {}
   for _, m in ipairs(set.list) do
     local ev = m.def.event
-    counters[#counters + 1] = { supported = m.group ~= nil, name = function() return ev end, read = function()
+    counters[#counters + 1] = { supported = m.group ~= nil, source = m.group,
+                                name = function() return ev end, read = function()
       if not m.group then return 0 end
       local v, enabled, running = m.group:read()
       return v[ev], enabled, running

@@ -9,6 +9,7 @@
 --   local m = metrics.open({ "ipc", "cpu-utilization" })
 --   probe("end", function() io.write(m:report()) end)
 local M = {}
+local rtrim = require("interval").rtrim
 
 -- compute(v, wall_ns) gets the group's values by event name and the wall
 -- time the metric was measured over; nil means "no value" (nothing counted).
@@ -178,7 +179,7 @@ function M.stat_row(ev, count, value, unit)
   if ev == "task-clock" or ev == "cpu-clock" then c = ("%18.2f msec"):format(count / 1e6)
   else c = ("%18d     "):format(math.floor(count + 0.5)) end
   local metric = value and rate_text(value, unit) or ""
-  return (("%s %-32s # %s"):format(c, ev, metric):gsub("%s+$", ""))
+  return rtrim(("%s %-32s # %s"):format(c, ev, metric))
 end
 
 -- perf stat's layout: one row per metric that names an `event`, the

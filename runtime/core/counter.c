@@ -32,7 +32,10 @@ static void close_fds(struct ps_session *s, uint32_t slot)
 	free(c->fds);
 	free(c->ids);
 	free(c->tasks);
+	free(c->cpus);
+	ps_counter__free_ahead(c);
 	c->fds = NULL;
+	c->cpus = NULL;
 	c->ids = NULL;
 	c->tasks = NULL;
 	c->nfds = 0;

@@ -12,6 +12,8 @@
 #ifndef PS_COUNTER_INTERNAL_H
 #define PS_COUNTER_INTERNAL_H
 
+#include <unistd.h>
+
 #include "perfscript.h"
 #include "core/sampler.h"
 #include "core/view.h"
@@ -53,6 +55,8 @@ struct ps_counter {
 	pid_t *tasks;	/* the pid each fd was opened on, -1 for a whole CPU; the
 			 * fds of one task on several CPUs are adjacent (core/read.c) */
 	struct perf_event_mmap_page *user_page; /* self, one fd: rdpmc reads (core/read.c) */
+	int *cpus;				/* the CPU each fd counts on, -1 for any */
+	struct ps_read_ahead *ahead;		/* reads taken early (core/read_ahead.c) */
 
 	bool stopped;	   /* ps_session__stop()ed explicitly: open leaves it off */
 	bool open_failed;  /* leader: ps_session__open_counter failed; ps_session__open skips it */
@@ -122,6 +126,8 @@ struct ps_session {
 	size_t ntree, captree;
 	struct ps_sampler *sampler;	      /* overflow delivery (sample/), NULL: none */
 	const struct ps_sampler_hooks *hooks; /* how the core calls it */
+	uint32_t ahead_gen;		      /* the last ps_session__read_ahead (never 0) */
+	struct ps_ahead_scratch *ahead;	      /* its scratch (core/read_ahead.c) */
 };
 
 /* core/target.c: the positions a counter with cpu= term `cpu` (or -1) opens on;
@@ -149,6 +155,28 @@ bool ps_user_page__read(const struct perf_event_mmap_page *pc, uint64_t *raw, ui
 void ps_counter__close_group(struct ps_session *s, uint32_t leader);
 /* core/counter.c: enable a group's members, then its leader; 0 or -errno. */
 int ps_counter__enable_group(struct ps_session *s, uint32_t leader);
+
+/* core/read_ahead.c: what ps_session__read_ahead read of one counter's fds. */
+struct ps_read_ahead {
+	size_t words;  /* room per fd */
+	uint32_t *gen; /* per fd: the read-ahead that read it; 0 once taken */
+	ssize_t *n;    /* per fd: read()'s result, bytes or -errno */
+	uint64_t *buf; /* nfds * words */
+};
+/* Take fd k's early read into buf (at most bytes); read()'s result. */
+ssize_t ps_counter__take_ahead(struct ps_counter *c, int k, uint64_t *buf, size_t bytes);
+void ps_counter__free_ahead(struct ps_counter *c);
+void ps_session__free_ahead(struct ps_session *s);
+
+/* Read fd k of c: what ps_session__read_ahead read for it, if it did and
+ * nobody took it since, else now. */
+static inline ssize_t ps_counter__read_fd(const struct ps_session *s, struct ps_counter *c, int k,
+					  uint64_t *buf, size_t bytes)
+{
+	if (c->ahead && c->ahead->gen[k] == s->ahead_gen)
+		return ps_counter__take_ahead(c, k, buf, bytes);
+	return read(c->fds[k], buf, bytes);
+}
 
 /* core/breakpoint.c: give a mem:SYMBOL counter its address in the
  * session's target (once; nothing to do for any other counter). 0, or

@@ -137,7 +137,8 @@ static int alloc_fds(struct opening *o)
 		c->fds = malloc(o->npos * sizeof(*c->fds));
 		c->ids = calloc(o->npos, sizeof(*c->ids));
 		c->tasks = malloc(o->npos * sizeof(*c->tasks));
-		if (!c->fds || !c->ids || !c->tasks) {
+		c->cpus = malloc(o->npos * sizeof(*c->cpus));
+		if (!c->fds || !c->ids || !c->tasks || !c->cpus) {
 			o->bad = l->members[m];
 			return -ENOMEM;
 		}
@@ -172,6 +173,7 @@ static int open_member(struct opening *o, uint32_t m, int p)
 	if (fd >= 0) {
 		c->fds[o->kept] = fd;
 		c->tasks[o->kept] = at->pid;
+		c->cpus[o->kept] = at->cpu;
 		fd = ioctl(fd, PERF_EVENT_IOC_ID, &c->ids[o->kept]) < 0 ? -errno : 0;
 	}
 	if (!fd && c->sampling)

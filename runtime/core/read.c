@@ -214,7 +214,7 @@ static int read_spans(struct ps_session *s, struct ps_counter *c, struct ps_valu
 	for (int k = 0; k < c->nfds; k++) {
 		uint64_t *buf = c->group_fmt ? l->rbuf : small;
 		size_t words = c->group_fmt ? l->rbuf_words : 5;
-		ssize_t n = read(c->fds[k], buf, words * sizeof(*buf));
+		ssize_t n = ps_counter__read_fd(s, c, k, buf, words * sizeof(*buf));
 		uint64_t raw = 0;
 
 		if (n < 0)
@@ -263,7 +263,7 @@ int ps_session__read(struct ps_session *s, ps_handle h, struct ps_value *v)
 			scale(v, raw, en, run);
 			return 0;
 		}
-		n = read(c->fds[0], buf, sizeof(buf));
+		n = ps_counter__read_fd(s, c, 0, buf, sizeof(buf));
 
 		if (n < 3 * (ssize_t)sizeof(*buf))
 			return n < 0 ? -errno : -EIO;
@@ -321,7 +321,7 @@ int ps_session__read_group(struct ps_session *s, ps_handle h, struct ps_value *v
 
 	ps_read_layout__init(&lay, l->attr.read_format);
 	for (int k = 0; k < l->nfds; k++) {
-		ssize_t n = read(l->fds[k], l->rbuf, l->rbuf_words * sizeof(*l->rbuf));
+		ssize_t n = ps_counter__read_fd(s, l, k, l->rbuf, l->rbuf_words * sizeof(*l->rbuf));
 		uint64_t *buf = l->rbuf;
 		long nr;
 

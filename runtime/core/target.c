@@ -227,6 +227,7 @@ void ps_session__free(struct ps_session *s)
 	if (s->hooks)
 		s->hooks->free(s); /* after the counters: their fds hold references to rings */
 	free(s->slots);
+	ps_session__free_ahead(s);
 	if (s->has_command && s->held && !s->reaped) {
 		kill(s->pid, SIGKILL);
 		while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)

@@ -162,3 +162,35 @@ int ps_lua_group__new(lua_State *L)
 	luaL_setmetatable(L, PS_GROUP_MT);
 	return 1;
 }
+
+/* perfmon.read_ahead({counter or group, ...}) -> true | nil, message, code:
+ * read their CPU-bound fds now, each from its CPU, for the reads that
+ * follow (ps_session__read_ahead). Anything else in the list (a table with
+ * its own read method) is left to its read. */
+int ps_lua__read_ahead(lua_State *L)
+{
+	lua_Integer n;
+	ps_handle *hs;
+	size_t k = 0;
+	int rc;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	n = luaL_len(L, 1);
+	hs = lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof(*hs), 0);
+	for (lua_Integer i = 1; i <= n; i++) {
+		struct counter_ud *c;
+		struct group_ud *g;
+
+		lua_geti(L, 1, i);
+		if ((c = luaL_testudata(L, -1, PS_COUNTER_MT)) && c->h)
+			hs[k++] = c->h;
+		else if ((g = luaL_testudata(L, -1, PS_GROUP_MT)) && g->n && g->h[0])
+			hs[k++] = g->h[0];
+		lua_pop(L, 1);
+	}
+	rc = ps_session__read_ahead(ps_lua__session(L), hs, k);
+	if (rc < 0)
+		return ps_lua__fail(L, false, ps_strerror(rc), rc);
+	lua_pushboolean(L, 1);
+	return 1;
+}

@@ -365,6 +365,7 @@ static int m_time_source(lua_State *L)
 static const luaL_Reg module_funcs[] = {
     {"counter", m_counter},
     {"group", ps_lua_group__new},
+    {"read_ahead", ps_lua__read_ahead},
     {"describe", ps_lua__describe},
     {"open", m_open},
     {"lost", m_lost},

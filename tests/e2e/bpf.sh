@@ -34,7 +34,8 @@ probe("perfmon.sample(c)", function(s)
   last[s.cpu] = s.time
 end)
 probe("end", function() print(n, perfmon.lost(c), bad_pid, kernel, back) end)'
-out=$("$PERFSCRIPT" --backend=bpf -b 2048 -e "$exact" -c "$WORKLOAD getppid $N" -- 1 2>"$TMP/err")
+# rings that hold a whole flood: a getppid call can take 0.1 us here
+out=$("$PERFSCRIPT" --backend=bpf -b 8192 -e "$exact" -c "$WORKLOAD getppid $N" -- 1 2>"$TMP/err")
 is "$out" "$(printf '%d\t0\t0\t0\t0' $N)" "bpf, period=1: exactly N samples, 0 lost, all the workload's, user mode, time never goes back"
 [[ ! -s $TMP/err ]]; ok $? "bpf, period=1: nothing on stderr ($(head -c 200 "$TMP/err"))"
 out=$("$PERFSCRIPT" --backend=bpf -e "$exact" -c "$WORKLOAD getppid $N" -- 1000)
@@ -45,7 +46,7 @@ is "$out" "$(printf '5000\t0\t0\t0\t0')" "the bpf term alone selects the in-kern
 rm -f "$TMP/ready"; mkfifo "$TMP/ready"
 "$WORKLOAD" --wait-usr1 threads 3 10000 >"$TMP/ready" &
 read -r _ wpid <"$TMP/ready"
-out=$("$PERFSCRIPT" --backend=bpf -p "$wpid" -e '
+out=$("$PERFSCRIPT" --backend=bpf -b 2048 -p "$wpid" -e '
 c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
 local n, other = 0, 0
 probe("perfmon.sample(c)", function(s) n = n + 1; if s.pid ~= target() then other = other + 1 end end)
@@ -229,9 +230,11 @@ out=$("$PERFSCRIPT" -e '
 s = assert(perfmon.counter("syscalls:sys_enter_getppid/freq=200,bpf/"))
 local n, sum = 0, 0
 probe("perfmon.sample(s)", function(x) n = n + 1; sum = sum + x.period end)
-probe("end", function() print(n, sum) end)' -c "$WORKLOAD getppid $M" 2>&1)
+probe("end", function() print(n, sum) end)' -c "$WORKLOAD getppid $((20 * M))" 2>&1)
 n=${out%%$'\t'*}; sum=${out##*$'\t'}
-ok $(( !(n >= 1 && n < 2000 && sum <= M && sum * 10 >= M * 9) )) "BPF path: freq=200 on a tracepoint samples at about the rate ($n samples, not one per hit) and the periods add up to the hits ($sum of $M)"
+# 2M calls, a few tenths of a second: the last period's remainder, not
+# delivered, is then a small part of the whole
+ok $(( !(n >= 1 && n < 2000 && sum <= 20 * M && sum * 10 >= 20 * M * 9) )) "BPF path: freq=200 on a tracepoint samples at about the rate ($n samples, not one per hit) and the periods add up to the hits ($sum of $((20 * M)))"
 # libbpf's attach enables the event and owns its fd: perfscript links the
 # programs itself, so -c counters start at exec and no fd is closed twice
 if command -v strace >/dev/null; then

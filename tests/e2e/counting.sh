@@ -149,4 +149,23 @@ out=$(for _ in $(seq 20); do "$PERFSCRIPT" -e "$script" -c "$WORKLOAD getppid 10
 is "$out" "$(printf '100000 %.0s' $(seq 20))" "a group started in the main chunk counts from exec: exactly 100000, 20 runs of 20"
 is "$("$PERFSCRIPT" -e "$script" -c "$WORKLOAD getppid 100000" -- stop)" "0 " "a group started then stopped before exec stays stopped (the exec does not start it)"
 
+# perfmon.read_ahead: -a counters read at one moment, from their CPUs; the
+# next read takes that moment's value, the one after is live again.
+out=$("$PERFSCRIPT" -a -e '
+local c = assert(perfmon.counter("syscalls:sys_enter_getppid"))
+local g = assert(perfmon.group("{syscalls:sys_enter_getppid,cpu-clock}"))
+probe("timer.ms(50)", function()
+  assert(perfmon.read_ahead({ c, g, { read = function() end } }))
+  os.execute(arg[1] .. " getppid 5000")
+  local a, b = c:read(), c:read()
+  local ga, gb = g:read()[1], g:read()[1]
+  print(b - a >= 5000, gb - ga >= 5000, a < 5000 or a)
+  exit()
+end)' -- "$WORKLOAD")
+is "$out" "$(printf 'true\ttrue\ttrue')" "perfmon.read_ahead: the next read of a counter and of a group is the read-ahead's, the one after is live"
+awk '/^### `perfmon.read_ahead/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' \
+	"$(dirname "$0")/../../docs/api.md" >"$TMP/ahead.lua"
+out=$("$PERFSCRIPT" -a "$TMP/ahead.lua" -c "sleep 1.2" 2>&1)
+like "$out" '^[0-9]+'$'\t''[0-9]+$' "docs/api.md's perfmon.read_ahead example prints the two counts"
+
 done_testing
