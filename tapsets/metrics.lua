@@ -123,6 +123,11 @@ end
 function Set:read()
   local wall = self.clock() - self.t0
   local out = {}
+  if rawget(_G, "perfmon") and perfmon.read_ahead then
+    local groups = {}
+    for _, m in ipairs(self.list) do groups[#groups + 1] = m.group end
+    perfmon.read_ahead(groups)
+  end
   for _, m in ipairs(self.list) do
     local r = { name = m.name, unit = m.def.unit }
     if m.group then

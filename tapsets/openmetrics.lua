@@ -235,6 +235,12 @@ function Registry:counter_families()
     end
     return label_text(l)
   end
+  -- the perfmon counters of the scrape read together, each CPU's from it
+  if rawget(_G, "perfmon") and perfmon.read_ahead then
+    local objs = {}
+    for _, e in ipairs(self.counters) do objs[#objs + 1] = e.c end
+    perfmon.read_ahead(objs)
+  end
   for _, e in ipairs(self.counters) do
     local v, enabled, running = e.c:read()
     local labels = e.text or resolve(e.labels)
