@@ -31,6 +31,8 @@
 #define PS_PY_BASE	 0x0100000000000000ull
 #define PS_PY_MAX_FRAMES (1u << 20) /* distinct (pid, code, line) named */
 #define PS_PY_MAX_CODES	 65536	    /* code objects cached before a flush */
+#define PS_PY_STACKS	 256	    /* whole stacks remembered (direct-mapped)... */
+#define PS_PY_STACK_MAX	 16	    /* ...of at most this many frames */
 
 static const struct ps_py_layout layouts[] = {
     {.minor = 10,
@@ -134,7 +136,19 @@ struct pyname {
 	const char *file;
 };
 
+/* A sample's frames as read and what they were named: a profile's samples
+ * repeat a few stacks, so one hash and one compare name the whole stack. */
+struct pystack {
+	pid_t pid;
+	uint32_t n; /* 0: empty */
+	struct ps_pyframe in[PS_PY_STACK_MAX];
+	uint64_t out[PS_PY_STACK_MAX];
+	bool entry[PS_PY_STACK_MAX];
+};
+
 struct ps_pysyms {
+	struct ps_symbols *syms;
+	struct pystack *stacks;	 /* PS_PY_STACKS, made at the first stack */
 	struct ps_pycode *codes; /* open addressing by (pid, addr), cap a power of two */
 	size_t ncodes, capcodes;
 	struct pyname *names; /* by index: PS_PY_BASE + i */
@@ -270,8 +284,10 @@ bool ps_python__is_frame(uint64_t addr)
 
 static struct ps_pysyms *pysyms(struct ps_symbols *syms)
 {
-	if (!syms->py && (syms->py = calloc(1, sizeof(*syms->py))))
+	if (!syms->py && (syms->py = calloc(1, sizeof(*syms->py)))) {
+		syms->py->syms = syms;
 		ps_pidmap__init(&syms->py->versions, sizeof(const struct ps_py_layout *));
+	}
 	return syms->py;
 }
 
@@ -282,6 +298,7 @@ void ps_python__free(struct ps_symbols *syms)
 	if (!ps)
 		return;
 	free_codes(ps);
+	free(ps->stacks);
 	for (size_t i = 0; i < ps->nnames; i++)
 		free(ps->names[i].func);
 	free(ps->names);
@@ -339,16 +356,30 @@ int ps_python__probe(struct ps_symbols *syms, pid_t pid, struct ps_python *py, c
 	return py->layout ? 0 : -ENOTSUP;
 }
 
-size_t ps_symbols__python_frames(struct ps_symbols *syms, pid_t pid, const struct ps_pyframe *py,
-				 size_t n, uint64_t *out, bool *entry)
+/* The remembered stack slot of (pid, py[0..n)): NULL when n is too deep. */
+static struct pystack *stack_slot(struct ps_pysyms *ps, pid_t pid, const struct ps_pyframe *py,
+				  size_t n)
 {
-	struct ps_pysyms *ps = syms ? pysyms(syms) : NULL;
+	uint64_t h = (uint64_t)pid * 0x9e3779b97f4a7c15ull ^ n;
+
+	if (n == 0 || n > PS_PY_STACK_MAX ||
+	    (!ps->stacks && !(ps->stacks = calloc(PS_PY_STACKS, sizeof(*ps->stacks)))))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ py[i].code ^ py[i].at * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
+	return &ps->stacks[(h >> 40) % PS_PY_STACKS];
+}
+
+/* Each frame named (ps_symbols__python_frames, for a stack not remembered). */
+static size_t name_frames(struct ps_pysyms *ps, pid_t pid, const struct ps_pyframe *py, size_t n,
+			  uint64_t *out, bool *entry)
+{
 	const struct ps_py_layout *const *lp = ps ? ps_pidmap__get(&ps->versions, pid) : NULL;
 	const struct ps_py_layout *l = NULL, **put;
 	size_t k = 0;
 	int minor;
 
-	if (ps && !lp && (l = layout_of(syms, pid, &minor)) &&
+	if (ps && !lp && (l = layout_of(ps->syms, pid, &minor)) &&
 	    (put = ps_pidmap__put(&ps->versions, pid)))
 		*put = l, lp = (const struct ps_py_layout *const *)put;
 	if (!lp)
@@ -363,6 +394,28 @@ size_t ps_symbols__python_frames(struct ps_symbols *syms, pid_t pid, const struc
 			break;
 		entry[k] = py[i].code & PS_PYFRAME_ENTRY;
 		out[k++] = a;
+	}
+	return k;
+}
+
+size_t ps_symbols__python_frames(struct ps_symbols *syms, pid_t pid, const struct ps_pyframe *py,
+				 size_t n, uint64_t *out, bool *entry)
+{
+	struct ps_pysyms *ps = syms ? pysyms(syms) : NULL;
+	struct pystack *st = ps ? stack_slot(ps, pid, py, n) : NULL;
+	size_t k;
+
+	if (st && st->n == n && st->pid == pid && !memcmp(st->in, py, n * sizeof(*py))) {
+		memcpy(out, st->out, n * sizeof(*out));
+		memcpy(entry, st->entry, n * sizeof(*entry));
+		return n;
+	}
+	k = name_frames(ps, pid, py, n, out, entry);
+	if (st && k == n) {
+		*st = (struct pystack){.pid = pid, .n = (uint32_t)n};
+		memcpy(st->in, py, n * sizeof(*py));
+		memcpy(st->out, out, n * sizeof(*out));
+		memcpy(st->entry, entry, n * sizeof(*entry));
 	}
 	return k;
 }
