@@ -61,9 +61,19 @@ static __always_inline __u64 read_ptr(__u64 addr)
 	return v;
 }
 
+/* 3.11 and later keep their frames one after another in chunks of memory
+ * (the newest highest), so the walk reads them a window at a time, not a
+ * frame at a time: each read of user memory costs about 0.1 us whatever its
+ * size. A window ends at the end of the frame it is read for and starts
+ * at most this far below, never below that frame's page (the page below may
+ * not be mapped: a read that crosses into it fails whole). */
+#define PY_WINDOW 2048
+
 struct py_frames {
 	struct ps_bpf_pyframe f[PS_BPF_PY_FRAMES];
 	__u32 tgid; /* whose frames they are */
+	__u8 win[PY_WINDOW +
+		 PS_BPF_PY_FRAME_READ]; /* the window, and room to copy a frame from its end */
 };
 
 struct {
@@ -86,6 +96,7 @@ struct py_walk {
 	const struct ps_bpf_py *py;
 	struct py_frames *out;
 	__u64 self, ts, frame;
+	__u64 wlo, whi; /* the addresses out->win holds */
 	__u32 n;
 	int same; /* out holds the last walk of this process on this CPU */
 };
@@ -101,6 +112,35 @@ static long py_thread_step(__u64 i, struct py_walk *w)
 	return 0;
 }
 
+/* Where the first PS_BPF_PY_FRAME_READ bytes of the frame at w->frame are:
+ * in the window (read anew when the frame is not in it), or, for 3.10's
+ * frames, which are objects of their own, read alone to the window's
+ * start; NULL when the memory cannot be read. */
+static __always_inline const __u8 *frame_bytes(struct py_walk *w)
+{
+	const struct ps_bpf_py *py = w->py;
+	__u64 a = w->frame, end = a + py->frame_read, lo, size;
+
+	if (py->f_owner < 0) {
+		w->whi = 0; /* the window is gone */
+		if (bpf_probe_read_user(w->out->win, py->frame_read & (PS_BPF_PY_FRAME_READ - 1),
+					(void *)a))
+			return NULL;
+		return w->out->win;
+	}
+	if (a < w->wlo || end > w->whi) {
+		lo = a & ~4095ull;
+		if (end - lo > PY_WINDOW)
+			lo = end - PY_WINDOW;
+		size = end - lo;
+		if (size > PY_WINDOW || bpf_probe_read_user(w->out->win, size, (void *)lo))
+			return NULL;
+		w->wlo = lo;
+		w->whi = end;
+	}
+	return w->out->win + ((a - w->wlo) & (PY_WINDOW - 1));
+}
+
 /* Over the thread's frames, newest first: each frame's fields are taken
  * from one read of its first PS_BPF_PY_FRAME_READ bytes (every field the
  * walk needs is there in each version: frame_read bytes), its code's name
@@ -109,13 +149,13 @@ static long py_thread_step(__u64 i, struct py_walk *w)
 static long py_frame_step(__u64 i, struct py_walk *w)
 {
 	const struct ps_bpf_py *py = w->py;
-	__u8 fb[PS_BPF_PY_FRAME_READ];
+	const __u8 *fb;
 	__u64 code;
 	__u32 n = w->n;
 	__u8 entry;
 
-	if (!w->frame || n >= PS_BPF_PY_FRAMES || py->frame_read > sizeof(fb) ||
-	    bpf_probe_read_user(fb, py->frame_read, (void *)w->frame))
+	if (!w->frame || n >= PS_BPF_PY_FRAMES || py->frame_read > PS_BPF_PY_FRAME_READ ||
+	    !(fb = frame_bytes(w)))
 		return 1;
 	/* offsets masked to the buffer and the field's alignment */
 	w->frame = *(__u64 *)(fb + (py->f_back & (PS_BPF_PY_FRAME_READ - 8)));
@@ -173,8 +213,9 @@ static __always_inline __u32 py_walk(__u8 *out, __u32 tgid, __u32 tid)
 	if (w.py->cframe_frame >= 0)
 		w.frame = read_ptr(w.frame + (__u16)w.py->cframe_frame);
 	bpf_loop(PS_BPF_PY_FRAMES * 2, py_frame_step, &w, 0);
-	if (w.n)
-		bpf_probe_read_kernel(out, sizeof(w.out->f), w.out->f);
+	/* the frames filled, not the whole room */
+	for (__u32 i = 0; i < PS_BPF_PY_FRAMES && i < w.n; i++)
+		((struct ps_bpf_pyframe *)out)[i] = w.out->f[i];
 	return w.n;
 }
 
