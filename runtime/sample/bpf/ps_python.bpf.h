@@ -72,8 +72,8 @@ static __always_inline __u64 read_ptr(__u64 addr)
 struct py_frames {
 	struct ps_bpf_pyframe f[PS_BPF_PY_FRAMES];
 	__u32 tgid; /* whose frames they are */
-	__u8 win[PY_WINDOW +
-		 PS_BPF_PY_FRAME_READ]; /* the window, and room to copy a frame from its end */
+	/* the window, and room for a frame's fields read at its last bytes */
+	__u8 win[PY_WINDOW + PS_BPF_PY_FRAME_READ];
 };
 
 struct {
