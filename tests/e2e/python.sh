@@ -195,6 +195,48 @@ top() { sort -t' ' -k2 -nr "$1" | head -1 | sed 's/ [0-9]*$//'; }
 is "$(grep -c 'py::' "$TMP/n.folded")" "0" "a native program: no Python frame"
 is "$(top "$TMP/n.folded")" "$(top "$TMP/n0.folded")" "a native program: the same top stack with --python as without"
 
+# Cross-check against the interpreter's own view: a thread of the script
+# samples sys._current_frames() of the main thread, which spends its time
+# in a() and b() (about 3 to 1); the share of a() among the main thread's
+# samples of the profile and among the script's own samples agree.
+cat >"$TMP/cross.py" <<'PYEOF'
+import sys, threading, time
+def a():
+    x = 0
+    for i in range(30000): x += i
+def b():
+    x = 0
+    for i in range(10000): x += i
+seen = {"a": 0, "b": 0}
+main, stop = threading.get_ident(), False
+def sampler():
+    while not stop:
+        f = sys._current_frames().get(main)
+        if f is not None and f.f_code.co_name in seen: seen[f.f_code.co_name] += 1
+        time.sleep(0.001)
+t = threading.Thread(target=sampler); t.start()
+end = time.time() + 1.5
+while time.time() < end: a(); b()
+stop = True; t.join()
+print("%.3f %d" % (seen["a"] / max(1, seen["a"] + seen["b"]), seen["a"] + seen["b"]))
+PYEOF
+"$PERFSCRIPT" -e '
+local c = perfmon.counter("cpu-clock/freq=499,call-graph=dwarf/")
+local n = { a = 0, b = 0 }
+probe(c, function(s)
+  if s.tid ~= s.pid or not s.pyip then return end
+  local _, _, func = perfmon.symbolize(s.pid, s.pyip)
+  local f = func:match("^py::(%w+):")
+  if n[f] then n[f] = n[f] + 1 end
+end, { python = true })
+probe("end", function() io.stderr:write(("%.3f %d\n"):format(n.a / math.max(1, n.a + n.b), n.a + n.b)) end)' \
+	-c "${pythons[0]} $TMP/cross.py" >"$TMP/cross.own" 2>"$TMP/cross.prof"
+read -r own nown <"$TMP/cross.own"
+read -r prof nprof < <(tail -1 "$TMP/cross.prof")
+ok $(awk -v a="${own:-0}" -v b="${prof:-9}" -v n="${nown:-0}" -v m="${nprof:-0}" \
+	'BEGIN { d = a - b; print (n >= 100 && m >= 100 && d < 0.1 && d > -0.1) ? 0 : 1 }') \
+	"a() takes the same share of the main thread in the profile ($prof of $nprof samples) as in sys._current_frames() ($own of $nown)"
+
 # A version the table does not know: native stacks, and one line.
 py39=$(ls "$HOME"/.pyenv/versions/3.9*/bin/python3.9 2>/dev/null | head -1)
 if [[ -x $py39 ]]; then
