@@ -1072,6 +1072,12 @@ int ps_http_client__post(struct ps_http_client *c, const char *url, const char *
 			 void *ctx);
 /* Requests not ended yet. */
 unsigned ps_http_client__pending(const struct ps_http_client *c);
+/* Run the requests under way, off the loop (when it no longer runs: at a
+ * session's end), until none is left, timeout_ms pass or *cancel (may be
+ * NULL) is set; their fns are called as they end, and requests those post
+ * are run too. Returns how many are left. */
+unsigned ps_http_client__flush(struct ps_http_client *c, unsigned timeout_ms,
+			       const volatile int *cancel);
 /* Drops the requests not ended (their fn is not called); NULL is fine. */
 void ps_http_client__free(struct ps_http_client *c);
 

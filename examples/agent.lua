@@ -47,6 +47,8 @@ local opts = require("args").parse(arg, {
   { "--remote-write", "URL", "push the counters by Prometheus remote write to URL" },
   { "--push", "URL", "push each window's profile to Pyroscope's ingest API at URL" },
   { "--app", "NAME", "the application name of pushed profiles (default host)", default = "host" },
+  { "--flush-ms", "MS", "at the end, wait up to MS for the last pushes (default 5000)", number = true,
+    default = 5000 },
   { "--push-interval", "S", "seconds between pushes: the profile window (default 10)", number = true,
     default = 10 },
 })
@@ -61,6 +63,7 @@ if opts.freq < 1 or opts.freq > 10000 then fail("--freq wants 1 to 10000 samples
 if opts.push_interval < 0.1 or opts.push_interval > 3600 then
   fail("--push-interval wants 0.1 to 3600 seconds")
 end
+if opts.flush_ms < 0 or opts.flush_ms > 600000 then fail("--flush-ms wants 0 to 600000") end
 
 local om, profile, pprof = require "openmetrics", require "profile", require "pprof"
 local encode = require("perfscript.pprof").encode
@@ -276,6 +279,24 @@ io.stdout:flush()
 -- not when the first profile is owed.
 probe("begin", function() perfmon.symbolize(0, 0, true) end)
 
+-- At the end: the last, partial window is pushed too, and what the queues
+-- hold is sent for up to --flush-ms (a second Ctrl-C stops the wait).
 probe("end", function()
+  if next(queues) then
+    push_window()
+    local waiting = 0
+    for _, q in pairs(queues) do q.wait_until = 0; q:pump(); waiting = waiting + #q.items end
+    if waiting > 0 then
+      io.stderr:write(("agent: sending the last %d pushes (up to %d ms; Ctrl-C again to stop)\n")
+                      :format(waiting, opts.flush_ms))
+      http.flush(opts.flush_ms)
+    end
+    for kind, q in pairs(queues) do
+      if #q.items > 0 then
+        io.stderr:write(("agent: %d %s pushes not sent: the destination did not take them within %d ms\n")
+                        :format(#q.items, kind, opts.flush_ms))
+      end
+    end
+  end
   printf("served %d profiles and %d scrapes\n", served, reg.scrapes)
 end)

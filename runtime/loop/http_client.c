@@ -12,10 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/epoll.h>
+#include <time.h>
 
 #include <curl/curl.h>
 
+#include "base/array.h"
 #include "perfscript.h"
 
 #define PS_CURL_SONAME "libcurl.so.4"
@@ -59,6 +63,8 @@ struct ps_http_client {
 	int timer; /* the loop timer libcurl asked for, or -1 */
 	struct post *posts;
 	unsigned npending;
+	struct pollfd *socks; /* the sockets libcurl watches, for a flush off the loop */
+	size_t nsocks, capsocks;
 };
 
 static bool resolve(void *lib, const char *name, void *fp)
@@ -161,6 +167,25 @@ static int on_socket_ready(struct ps_loop *loop, int fd, uint32_t events, void *
 	return 0;
 }
 
+/* Keep c's list of sockets as libcurl asks: fd for events, or (0) no more. */
+static void track(struct ps_http_client *c, int fd, short events)
+{
+	size_t i = 0;
+
+	while (i < c->nsocks && c->socks[i].fd != fd)
+		i++;
+	if (!events) {
+		if (i < c->nsocks)
+			c->socks[i] = c->socks[--c->nsocks];
+		return;
+	}
+	if (i == c->nsocks &&
+	    ps_array__reserve(&c->socks, &c->capsocks, c->nsocks + 1, sizeof(*c->socks)))
+		return; /* out of memory: only a flush misses it */
+	c->socks[i] = (struct pollfd){.fd = fd, .events = events};
+	c->nsocks += i == c->nsocks;
+}
+
 /* libcurl: watch fd for what, or stop watching it. */
 static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
 {
@@ -170,6 +195,10 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
 	(void)easy;
 	if (socketp)
 		ps_loop__del_fd(c->loop, fd);
+	track(c, fd,
+	      what == CURL_POLL_REMOVE
+		  ? 0
+		  : (short)((ev & EPOLLIN ? POLLIN : 0) | (ev & EPOLLOUT ? POLLOUT : 0)));
 	if (what == CURL_POLL_REMOVE) {
 		cu.multi_assign(c->multi, fd, NULL);
 		return 0;
@@ -308,6 +337,44 @@ unsigned ps_http_client__pending(const struct ps_http_client *c)
 	return c ? c->npending : 0;
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+unsigned ps_http_client__flush(struct ps_http_client *c, unsigned timeout_ms,
+			       const volatile int *cancel)
+{
+	uint64_t end = now_ms() + timeout_ms;
+
+	while (c && c->npending && !(cancel && *cancel)) {
+		uint64_t t = now_ms();
+		int running, n;
+
+		if (t >= end)
+			break;
+		/* slices of at most 50 ms: a signal is seen soon */
+		n = poll(c->socks, c->nsocks, end - t < 50 ? (int)(end - t) : 50);
+		for (size_t i = 0; n > 0 && i < c->nsocks; i++) {
+			short r = c->socks[i].revents;
+
+			if (r)
+				cu.multi_socket_action(
+				    c->multi, c->socks[i].fd,
+				    (r & POLLIN ? CURL_CSELECT_IN : 0) |
+					(r & POLLOUT ? CURL_CSELECT_OUT : 0) |
+					(r & (POLLERR | POLLHUP) ? CURL_CSELECT_ERR : 0),
+				    &running);
+		}
+		cu.multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+		collect(c); /* a callback may post again: it is flushed too */
+	}
+	return c ? c->npending : 0;
+}
+
 void ps_http_client__free(struct ps_http_client *c)
 {
 	if (!c)
@@ -322,5 +389,6 @@ void ps_http_client__free(struct ps_http_client *c)
 	cu.multi_cleanup(c->multi); /* closes its sockets through on_socket */
 	if (c->timer >= 0)
 		ps_loop__del_timer(c->loop, c->timer);
+	free(c->socks);
 	free(c);
 }

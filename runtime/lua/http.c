@@ -292,6 +292,7 @@ static int open_http(lua_State *L)
 	static const luaL_Reg fns[] = {
 	    {"listen", l_listen},
 	    {"post", ps_lua_http__post},
+	    {"flush", ps_lua_http__flush},
 	    {NULL, NULL},
 	};
 	static const luaL_Reg methods[] = {

@@ -198,3 +198,20 @@ int ps_lua_http__post(lua_State *L)
 	lua_pushboolean(L, 1);
 	return 1;
 }
+
+/* http.flush([timeout_ms]) -> left: run the posts under way (and those
+ * their callbacks make) off the loop, for an end probe, where the loop no
+ * longer runs them: until none is left, timeout_ms (default 5000) pass or
+ * a signal comes. How many are left (dropped when the session ends). */
+int ps_lua_http__flush(lua_State *L)
+{
+	struct ps_script *sc = ps_lua_script__from(L);
+	lua_Integer ms = luaL_optinteger(L, 1, 5000);
+	struct client_ud *u = client_of(L);
+
+	luaL_argcheck(L, ms >= 0 && ms <= 3600000, 1, "timeout_ms from 0 to 3600000");
+	lua_pushinteger(L, u && u->c ? (lua_Integer)ps_http_client__flush(u->c, (unsigned)ms,
+									  &sc->signal_pending)
+				     : 0);
+	return 1;
+}

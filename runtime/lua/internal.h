@@ -93,6 +93,7 @@ void ps_lua_http__open(lua_State *L);
 void ps_lua_remote_write__open(lua_State *L);
 /* lua/http_post.c: http.post(url, body, [opts,] callback). */
 int ps_lua_http__post(lua_State *L);
+int ps_lua_http__flush(lua_State *L);
 /* lua/helpers.c: printf, exit, pid, tid, cpu, execname, ... */
 void ps_lua_helpers__open(lua_State *L, struct ps_script *sc);
 

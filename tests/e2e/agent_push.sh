@@ -87,6 +87,52 @@ kill $agent; wait $agent 2>/dev/null
 like "$dropped" "^[1-9]" "a destination that never answers: the oldest windows are dropped ($dropped), and counted"
 is "$queued" 16 "the queue stays at 16"
 
+# The session's last window is pushed at its end: a window longer than the
+# session gives exactly one push, from the start to the end.
+mkdir -p "$TMP/last"
+python3 tests/e2e/ingest_receiver.py "$TMP/last" 0 >"$TMP/last.log" 2>&1 &
+pids+=($!)
+rport=$(wait_line "$TMP/last.log" '^port ' | cut -d' ' -f2)
+t0=$(date +%s)
+"$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --push "http://127.0.0.1:$rport/" \
+	--push-interval 600 >"$TMP/last.out" 2>&1 &
+agent=$!; pids+=($agent)
+wait_line "$TMP/last.out" '^listening on ' >/dev/null
+"$WORKLOAD" spin 300 >/dev/null
+kill -INT $agent; wait $agent 2>/dev/null
+t1=$(date +%s)
+is "$(grep -c '^ok ' "$TMP/last.log")" 1 "a session shorter than its window pushes its last, partial window at the end"
+read -r _ _ _ from until < <(grep -m1 '^ok ' "$TMP/last.log")
+ok $(( !(${from:-0} >= t0 - 1 && ${from:-0} <= ${until:-0} && ${until:-0} <= t1 + 1) )) "... from the session's start ($from) to its end ($until)"
+like "$(go tool pprof -raw "$TMP"/last/*.pb.gz 2>&1 | grep -c '^ *[0-9]*: ')" '^[1-9]' "... with the session's samples in it"
+
+# A destination that holds the connection and never answers: the end waits
+# --flush-ms for it, then says what was not sent; a second Ctrl-C cuts the wait.
+python3 -c 'import socket, time, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16)
+print("port", s.getsockname()[1], flush=True)
+conns = []
+while True: conns.append(s.accept())' >"$TMP/hole.log" 2>&1 &
+pids+=($!)
+hport=$(wait_line "$TMP/hole.log" '^port ' | cut -d' ' -f2)
+"$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --push "http://127.0.0.1:$hport/" \
+	--push-interval 600 --flush-ms 700 >"$TMP/hole.out" 2>&1 &
+agent=$!; pids+=($agent)
+wait_line "$TMP/hole.out" '^listening on ' >/dev/null
+s0=$(date +%s%N); kill -INT $agent; wait $agent 2>/dev/null; s1=$(date +%s%N)
+ms=$(( (s1 - s0) / 1000000 ))
+ok $(( !(ms >= 600 && ms < 3000) )) "a destination that never answers: the end waits about --flush-ms 700 for it ($ms ms)"
+like "$(cat "$TMP/hole.out")" "agent: 1 pyroscope pushes not sent: the destination did not take them within 700 ms" "... and says what was not sent"
+"$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --push "http://127.0.0.1:$hport/" \
+	--push-interval 600 --flush-ms 60000 >"$TMP/hole2.out" 2>&1 &
+agent=$!; pids+=($agent)
+wait_line "$TMP/hole2.out" '^listening on ' >/dev/null
+kill -INT $agent
+wait_line "$TMP/hole2.out" '^agent: sending the last 1 pushes' >/dev/null
+s0=$(date +%s%N); kill -INT $agent; wait $agent 2>/dev/null; s1=$(date +%s%N)
+ms=$(( (s1 - s0) / 1000000 ))
+ok $(( !(ms < 500) )) "a second Ctrl-C during the end's wait ends it at once ($ms ms)"
+
 # Remote write, into a real Prometheus that also scrapes the agent.
 if ! command -v prometheus >/dev/null; then
 	skip "prometheus is not installed (Debian's prometheus package)" "remote write into Prometheus"
