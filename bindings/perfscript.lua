@@ -85,6 +85,7 @@ int ps_session__reset(struct ps_session *s, ps_handle h);
 int ps_session__read(struct ps_session *s, ps_handle h, struct ps_value *v);
 int ps_session__read_group(struct ps_session *s, ps_handle leader, struct ps_value *vals,
                            size_t max);
+int ps_session__read_ahead(struct ps_session *s, const ps_handle *h, size_t n);
 int ps_session__group(struct ps_session *s, ps_handle h, ps_handle *handles, size_t max);
 const char *ps_session__name(const struct ps_session *s, ps_handle h);
 const char *ps_session__spec(const struct ps_session *s, ps_handle h);
@@ -268,6 +269,19 @@ function Session:group(spec)
     error("bad argument #1 to 'group' (one group expected, e.g. '{task-clock,page-faults}')", 2)
   end
   return g
+end
+
+-- s:read_ahead({counter or group, ...}) -> true | nil, message, errno: their
+-- CPU-bound fds read now, each from its CPU, for the reads that follow
+function Session:read_ahead(list)
+  if self.ptr == nil then closed("session", 2) end
+  local hs, n = ffi.new("ps_handle[?]", #list + 1), 0
+  for _, c in ipairs(list) do
+    if type(c) == "table" and c.s == self and c.h then hs[n], n = c.h, n + 1 end
+  end
+  local rc = lib.ps_session__read_ahead(self.ptr, hs, n)
+  if rc < 0 then return nil, strerror(rc), -rc end
+  return true
 end
 
 function Session:close()

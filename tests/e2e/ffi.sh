@@ -77,9 +77,17 @@ local s = assert(p.session()); local g = assert(s:group("{syscalls:sys_enter_get
 assert(g:start()); for _ = 1, 1000 do ffi.C.syscall(110) end; g:stop()
 local v = g:read(); print(v[1], v["task-clock"] > 0)')
 	is "$out" "$(printf '1000\ttrue')" "FFI: a group reads coherently"
+	out=$(lj 'local ffi, p = require "ffi", require "perfscript"
+ffi.cdef "long syscall(long n, ...);"
+local s = assert(p.session({ cpus = true })); local c = assert(s:counter("syscalls:sys_enter_getppid"))
+assert(c:start()); assert(s:read_ahead({ c }))
+for _ = 1, 1000 do ffi.C.syscall(110) end
+local a, b = c:read(), c:read(); print(b - a >= 1000)')
+	is "$out" true "FFI: session:read_ahead: the next read takes the value read ahead, the one after is live"
 else
 	skip "syscall tracepoints need root" "FFI: perfscript.measure counts exactly"
 	skip "syscall tracepoints need root" "FFI: a group reads coherently"
+	skip "syscall tracepoints need root" "FFI: session:read_ahead"
 fi
 
 # Groups: a start that fails says why; a group one of whose counters was
