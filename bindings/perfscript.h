@@ -719,6 +719,12 @@ void ps_symbols__free(struct ps_symbols *syms);
  * MiB. */
 void ps_symbols__set_budget(struct ps_symbols *syms, size_t bytes);
 size_t ps_symbols__trim(struct ps_symbols *syms);
+/* How many exited processes keep their mappings: the last recent to exit
+ * (default 4096), and, beyond those, the last sampled of them that a
+ * sample named (default 16384; a profile may name their addresses later).
+ * 0 sets a default. A session that names its samples soon (a profile
+ * prepared as it goes) can keep far fewer. 0 or -EINVAL. */
+int ps_symbols__set_exited(struct ps_symbols *syms, size_t recent, size_t sampled);
 
 /* Stripped files (no symbol table, no local debug file) are asked of the
  * debuginfod servers $DEBUGINFOD_URLS names, by build id, on a thread of
@@ -737,6 +743,7 @@ struct ps_symbols_stats {
 	uint64_t evictions;   /* files given back to stay within it */
 	size_t processes;     /* processes known (live, and recently exited) */
 	size_t unwinders;     /* processes with a DWARF unwinder (at most 64) */
+	size_t exited;	      /* processes known that exited (ps_symbols__set_exited) */
 };
 int ps_symbols__stats(struct ps_symbols *syms, struct ps_symbols_stats *st);
 

@@ -177,6 +177,7 @@ int ps_symbols__stats(struct ps_symbols *syms, struct ps_symbols_stats *st)
 	st->budget = syms->dsos.budget ? syms->dsos.budget : PS_SYMBOLS_BUDGET_DEFAULT;
 	st->evictions = syms->dsos.evictions;
 	st->processes = syms->procs.n;
+	st->exited = ps_procs__gone_count(syms);
 	st->unwinders = syms->unwinders ? ps_unwinders__count(syms->unwinders) : 0;
 	return 0;
 }

@@ -11,12 +11,23 @@
  * back (FORK, exec, /proc) is a live process again, and the old entries
  * that named it are ignored by their sequence number.
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "symbols/internal.h"
 
 #define PS_GONE_RECENT	4096
 #define PS_GONE_SAMPLED 16384
+
+static size_t cap_recent(const struct ps_symbols *syms)
+{
+	return syms->cap_recent ? syms->cap_recent : PS_GONE_RECENT;
+}
+
+static size_t cap_sampled(const struct ps_symbols *syms)
+{
+	return syms->cap_sampled ? syms->cap_sampled : PS_GONE_SAMPLED;
+}
 
 /* Under a memory budget (symbols/budget.c), exited processes no sample
  * named go before their time, oldest first; those a sample named stay,
@@ -46,6 +57,22 @@ static struct ps_proc *still(struct ps_symbols *syms, struct ps_gone e)
 	return p && p->gone == e.seq ? p : NULL;
 }
 
+/* An entry that left the recent FIFO: kept among the sampled ones if a
+ * sample named it (which may push their oldest out), else dropped. */
+static void retire(struct ps_symbols *syms, struct ps_gone old)
+{
+	struct ps_proc *p = still(syms, old);
+
+	if (!p)
+		return;
+	if (p->sampled && fifo_push(&syms->sampled, cap_sampled(syms), old, &old))
+		p = still(syms, old);
+	else if (p->sampled)
+		return;
+	if (p)
+		ps_procs__drop(syms, p);
+}
+
 void ps_procs__exited(struct ps_symbols *syms, pid_t pid)
 {
 	struct ps_proc *p = ps_procs__find(syms, pid);
@@ -55,14 +82,40 @@ void ps_procs__exited(struct ps_symbols *syms, pid_t pid)
 		return;
 	p->gone = ++syms->gone_seq ? syms->gone_seq : ++syms->gone_seq; /* never 0 */
 	e = (struct ps_gone){pid, p->gone};
-	if (!fifo_push(&syms->recent, PS_GONE_RECENT, e, &old) || !(p = still(syms, old)))
-		return;
-	if (p->sampled && fifo_push(&syms->sampled, PS_GONE_SAMPLED, old, &old))
-		p = still(syms, old);
-	else if (p->sampled)
-		return;
-	if (p)
-		ps_procs__drop(syms, p);
+	if (fifo_push(&syms->recent, cap_recent(syms), e, &old))
+		retire(syms, old);
+}
+
+int ps_symbols__set_exited(struct ps_symbols *syms, size_t recent, size_t sampled)
+{
+	struct ps_gone_fifo r, sa;
+	size_t capr, caps;
+	struct ps_gone out;
+
+	if (!syms)
+		return -EINVAL;
+	r = syms->recent, sa = syms->sampled;
+	capr = cap_recent(syms), caps = cap_sampled(syms);
+	syms->recent = syms->sampled = (struct ps_gone_fifo){0};
+	syms->cap_recent = recent;
+	syms->cap_sampled = sampled;
+	/* the same entries, oldest first, into rings of the new sizes: the
+	 * sampled first (they exited before every recent one), then the
+	 * recent, which retire their oldest as a new exit would */
+	for (size_t i = 0; sa.v && i < sa.n; i++) {
+		struct ps_proc *p;
+
+		if (fifo_push(&syms->sampled, cap_sampled(syms), sa.v[(sa.head + i) % caps],
+			      &out) &&
+		    (p = still(syms, out)))
+			ps_procs__drop(syms, p);
+	}
+	for (size_t i = 0; r.v && i < r.n; i++)
+		if (fifo_push(&syms->recent, cap_recent(syms), r.v[(r.head + i) % capr], &out))
+			retire(syms, out);
+	free(r.v);
+	free(sa.v);
+	return 0;
 }
 
 static size_t proc_bytes(const struct ps_proc *p)
@@ -89,12 +142,28 @@ static bool add_bytes(struct ps_symbols *syms, struct ps_proc *p, void *ctx)
 	return true;
 }
 
+static bool add_one(struct ps_symbols *syms, struct ps_proc *p, void *ctx)
+{
+	(void)syms, (void)p;
+	++*(size_t *)ctx;
+	return true;
+}
+
+size_t ps_procs__gone_count(struct ps_symbols *syms)
+{
+	size_t n = 0;
+
+	each_gone(syms, &syms->recent, cap_recent(syms), add_one, &n);
+	each_gone(syms, &syms->sampled, cap_sampled(syms), add_one, &n);
+	return n;
+}
+
 size_t ps_procs__gone_bytes(struct ps_symbols *syms)
 {
 	size_t n = 0;
 
-	each_gone(syms, &syms->recent, PS_GONE_RECENT, add_bytes, &n);
-	each_gone(syms, &syms->sampled, PS_GONE_SAMPLED, add_bytes, &n);
+	each_gone(syms, &syms->recent, cap_recent(syms), add_bytes, &n);
+	each_gone(syms, &syms->sampled, cap_sampled(syms), add_bytes, &n);
 	return n;
 }
 
@@ -114,7 +183,7 @@ size_t ps_procs__shed(struct ps_symbols *syms, size_t want)
 	size_t left = want;
 
 	if (left)
-		each_gone(syms, &syms->recent, PS_GONE_RECENT, shed_one, &left);
+		each_gone(syms, &syms->recent, cap_recent(syms), shed_one, &left);
 	return want - left;
 }
 

@@ -269,6 +269,7 @@ struct ps_symbols {
 	int ksyms_err; /* 1 until the first try, then 0 or -errno */
 	struct ps_unwinders *unwinders;
 	struct ps_gone_fifo recent, sampled; /* exited processes, oldest first */
+	size_t cap_recent, cap_sampled;	     /* their capacities (symbols/gone.c) */
 	uint32_t gone_seq;
 	struct ps_pysyms *py; /* symbols/python.c, made on first use */
 };
@@ -311,6 +312,7 @@ void ps_procs__free(struct ps_symbols *syms);
 void ps_procs__drop(struct ps_symbols *syms, struct ps_proc *p);
 /* symbols/gone.c: pid's process exited; older exited ones may go. */
 void ps_procs__exited(struct ps_symbols *syms, pid_t pid);
+size_t ps_procs__gone_count(struct ps_symbols *syms); /* exited processes kept */
 void ps_procs__free_gone(struct ps_symbols *syms);
 /* symbols/gone.c: what the exited processes kept hold; drop the oldest of
  * them no sample named until about want bytes are freed (what was freed). */

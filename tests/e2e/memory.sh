@@ -21,4 +21,14 @@ big=$(peak 14000)
 ok $? "both sessions report their peak RSS ($small KB, $big KB; $(head -c 200 "$TMP/err"))"
 (( big <= small + 1536 ))
 ok $? "10000 more processes grow the peak RSS by at most 1.5 MB (by $(( big - small )) KB)"
+
+# perfmon.symbols{exited =, exited_sampled =}: that many exited processes
+# keep their mappings, the rest go; the default keeps thousands.
+kept='c = perfmon.counter("task-clock/freq=999/")
+if arg[1] == "few" then perfmon.symbols { exited = 20, exited_sampled = 10 } end
+probe("perfmon.sample(c)", function(s) local _ = s.sym end)
+probe("end", function() perfmon.symbolize(0, 0); print(perfmon.symbols().exited) end)'
+few=$("$PERFSCRIPT" -e "$kept" -c "$WORKLOAD forks 2000" -- few 2>"$TMP/err")
+all=$("$PERFSCRIPT" -e "$kept" -c "$WORKLOAD forks 2000" -- all 2>>"$TMP/err")
+ok $(( !(${few:-99} <= 30 && ${all:-0} >= 1000) )) "perfmon.symbols{exited = 20, exited_sampled = 10}: at most 30 of 2000 exited processes kept ($few; $all by default)"
 done_testing
