@@ -283,6 +283,16 @@ probe("begin", function() perfmon.symbolize(0, 0, true) end)
 -- exited process is needed for a few seconds, not until 20480 more have
 -- exited: 100 execs a second grew the agent by 6 MB in its first 30 s.
 perfmon.symbols { exited = 2048, exited_sampled = 2048 }
+reg:family("perfscript_agent_symbolizer", "gauge",
+           "What the symbolizer holds: bytes (of its budget), files read, processes known and exited.",
+           function()
+             local st = perfmon.symbols()
+             return { { labels = { what = "bytes" }, value = st.bytes },
+                      { labels = { what = "budget_bytes" }, value = st.budget },
+                      { labels = { what = "files" }, value = st.files_open },
+                      { labels = { what = "processes" }, value = st.processes },
+                      { labels = { what = "exited" }, value = st.exited } }
+           end)
 
 -- At the end: the last, partial window is pushed too, and what the queues
 -- hold is sent for up to --flush-ms (a second Ctrl-C stops the wait).

@@ -65,6 +65,7 @@ like "$top" "$ref" "the same top function as profile.lua -a ($ref)"
 page=$(curl -s "$url/metrics")
 like "$page" 'perfscript_events_total\{event="context-switches",cpu="0"\}' "/metrics: context switches per CPU"
 like "$page" 'perfscript_agent_profiles_total\{result="served"\} 1' "/metrics: the profile served"
+like "$page" 'perfscript_agent_symbolizer\{what="exited"\} [0-9]+' "/metrics: the symbolizer's exited processes kept"
 if command -v promtool >/dev/null; then
 	out=$(promtool check metrics <<<"$page" 2>&1); ok $? "promtool check metrics accepts the page${out:+: $out}"
 else
