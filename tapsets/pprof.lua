@@ -118,6 +118,12 @@ end
 function Table:mapping_id(file, kernel, m)
   local key = m and ("%s\0%d\0%d"):format(file, m.start, m.offset) or file
   local id = self.maps[key]
+  if id and m and m.has_lines and not self.mapping[id].has_line_numbers then
+    -- what the file has, not what its first address had (a PLT stub has
+    -- no line, the functions around it do)
+    local mp = self.mapping[id]
+    mp.has_functions, mp.has_filenames, mp.has_line_numbers, mp.has_inline_frames = true, true, true, true
+  end
   if not id then
     id = #self.mapping + 1
     local lines = m and m.has_lines or false

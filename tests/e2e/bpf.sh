@@ -218,7 +218,7 @@ is "$out" "$(printf '%d\t%d\t%d' $((M / 1000)) $M $M)" "BPF path: the sampled tr
 # the target's forks join it; a process it did not fork never does
 "$WORKLOAD" getppid $M >/dev/null &
 other=$!
-out=$("$PERFSCRIPT" -e '
+out=$("$PERFSCRIPT" -b 4096 -e '
 s = assert(perfmon.counter("syscalls:sys_enter_getppid/period=1,bpf/"))
 local n, pids = 0, {}
 probe("perfmon.sample(s)", function(x) n = n + 1; pids[x.pid] = true end)
