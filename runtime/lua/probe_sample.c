@@ -244,6 +244,16 @@ static void detach(struct ps_script *sc)
 	sc->samplers = NULL;
 }
 
+/* The session ends, its rings drained: the sampled counters stop, so the
+ * end probes (which may take seconds, building a profile) are not run
+ * while a -p or -a target fills the rings with samples nobody will read,
+ * reported as lost after them (5% of a 20 s profile at 10 kHz). */
+static void stop(struct ps_script *sc)
+{
+	for (size_t i = 0; sc->samplers && i < sc->samplers->n; i++)
+		ps_session__stop(sc->session, sc->samplers->v[i].t.handle);
+}
+
 static void report(struct ps_script *sc)
 {
 	for (size_t i = 0; sc->samplers && i < sc->samplers->n; i++)
@@ -264,6 +274,7 @@ const struct ps_lua_provider ps_lua_sample_provider = {
     .parse = parse,
     .attach = attach,
     .start = start,
+    .stop = stop,
     .report = report,
     .detach = detach,
     .count = count,

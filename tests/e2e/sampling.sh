@@ -227,4 +227,18 @@ awk '/^### `perfmon.after/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$
 	"$(dirname "$0")/../../docs/api.md" >"$TMP/after.lua"
 is "$("$PERFSCRIPT" "$TMP/after.lua" 2>&1)" "200 ms in" "docs/api.md's perfmon.after example prints what it says"
 
+# When the session ends, its sampled counters stop: an end probe that takes
+# its time (a profile being built) does not leave a -p target filling the
+# rings, reported as lost after it, and its counter reads the same twice.
+"$WORKLOAD" spin 4000 >/dev/null &
+spin=$!
+out=$("$PERFSCRIPT" -p $spin -T 0.5 -e '
+c = assert(perfmon.counter("cpu-clock/freq=9999,call-graph=fp/"))
+probe(c, function() end)
+probe("end", function()
+  local a = c:read(); os.execute("sleep 1.5"); print(a == c:read())
+end)' 2>"$TMP/end.err")
+kill $spin 2>/dev/null; wait $spin 2>/dev/null
+is "$out" true "after the session, a sampled counter is stopped: its value holds through a slow end probe"
+[[ ! -s $TMP/end.err ]]; ok $? "... and no samples are reported lost for the end probe's 1.5 s ($(head -c 300 "$TMP/end.err"))"
 done_testing
