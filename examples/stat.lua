@@ -104,7 +104,8 @@ if opts.ms then
     counters[#counters + 1] = { supported = m.group ~= nil, source = m.group,
                                 name = function() return ev end, read = function()
       if not m.group then return 0 end
-      local v, enabled, running = m.group:read()
+      local v, enabled, running = m.group:read(m.values)
+      m.values = v -- filled again next time
       return v[ev], enabled, running
     end }
   end

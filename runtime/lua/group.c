@@ -22,7 +22,8 @@ static struct group_ud *check_group(lua_State *L)
 	return g;
 }
 
-/* g:read() -> { v1, v2, ..., [name] = v }, enabled, running */
+/* g:read([t]) -> { v1, v2, ..., [name] = v }, enabled, running; into t
+ * when given (a reader that reads often makes no table each time) */
 static int g_read(lua_State *L)
 {
 	struct ps_session *s = ps_lua__session(L);
@@ -34,7 +35,10 @@ static int g_read(lua_State *L)
 
 	if (n < 0)
 		return ps_lua__fail(L, false, ps_strerror(n), n);
-	lua_createtable(L, n, n);
+	if (lua_istable(L, 2))
+		lua_pushvalue(L, 2);
+	else
+		lua_createtable(L, n, n);
 	for (int i = 0; i < n; i++) {
 		lua_pushinteger(L, (lua_Integer)vals[i].value);
 		lua_pushvalue(L, -1);

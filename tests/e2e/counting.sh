@@ -163,6 +163,14 @@ probe("timer.ms(50)", function()
   exit()
 end)' -- "$WORKLOAD")
 is "$out" "$(printf 'true\ttrue\ttrue')" "perfmon.read_ahead: the next read of a counter and of a group is the read-ahead's, the one after is live"
+out=$("$PERFSCRIPT" -e '
+local g = assert(perfmon.group("{syscalls:sys_enter_close,task-clock}"))
+g:start()
+local t = {}
+for _ = 1, 100 do assert(io.open("/proc/self/stat")):close() end
+local v = g:read(t)
+print(v == t, t[1], t["task-clock"] == t[2])')
+is "$out" "$(printf 'true\t100\ttrue')" "group:read(t): the values go into t, by index and by name"
 awk '/^### `perfmon.read_ahead/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' \
 	"$(dirname "$0")/../../docs/api.md" >"$TMP/ahead.lua"
 out=$("$PERFSCRIPT" -a "$TMP/ahead.lua" -c "sleep 1.2" 2>&1)
