@@ -161,7 +161,9 @@ M=200000
 "$WORKLOAD" --wait-usr1 --hold getppid $M >"$TMP/wl2.out" &
 wl=$!; pids+=($wl)
 wait_line "$TMP/wl2.out" '^ready' >/dev/null
-"$PERFSCRIPT" -b 2048 -p $wl -e '
+# (a ring that holds the whole flood: 200000 calls take 20-40 ms here, and
+# a loss at a burst's end has no later sample to carry its LOST record)
+"$PERFSCRIPT" -b 8192 -p $wl -e '
 c = assert(perfmon.counter("syscalls:sys_enter_getppid/period=1/"))
 local n = 0
 probe("perfmon.sample(c)", function() n = n + 1 end)
