@@ -24,7 +24,10 @@
 --                          interpreter's eval loop (read in the kernel at
 --                          each sample; implies --call-graph dwarf); the top
 --                          rows are then the innermost Python functions
---                          (with --lines, the script's lines)
+--                          (with --lines, the script's lines). On by itself
+--                          when the target is a python3 command (-c) or
+--                          process (-p), unless --no-python or --call-graph
+--                          fp or --event say otherwise
 --   --event SPEC           sample another event (a spec with a period or
 --                          frequency, e.g. 'syscalls:sys_enter_getppid/period=1/');
 --                          --freq is then ignored
@@ -44,12 +47,30 @@ local opts = require("args").parse(arg, {
   { "--diff-base", "OLD.pb.gz", "compare with an earlier pprof profile", key = "base" },
   { "--call-graph", "fp|dwarf", "how stacks are taken", choices = { "fp", "dwarf" } },
   { "--python", nil, "Python frames of CPython processes in the stacks" },
+  { "--no-python", nil, "no Python frames, even for a python3 target", key = "no_python" },
   { "--inline", nil, "count inlined functions as their own rows" },
   { "--lines", nil, "rows per source line" },
   { "--sort", "sym|dso", "rows per function (default) or per file", choices = { "sym", "dso" },
     default = "sym" },
 })
 if opts.lines then opts.sort = "srcline" end
+
+-- A python3 target (the -c command, or the -p process) gets its Python
+-- frames without being asked: a Python profile of the eval loop alone
+-- names nothing the user wrote.
+local function target_is_python()
+  local cmd = target_command and target_command()
+  local exe = cmd and cmd:match("^%s*(%S+)")
+  if not exe and (target() or 0) > 0 then
+    local f = io.open(("/proc/%d/comm"):format(target()))
+    exe = f and f:read("l")
+    if f then f:close() end
+  end
+  return exe ~= nil and exe:match("[^/]*$"):match("^python3[%d.]*$") ~= nil
+end
+if not opts.python and not opts.no_python and not opts.event and opts.call_graph ~= "fp" then
+  opts.python = target_is_python()
+end
 local cgroup_term = false
 if opts.labels then
   local list = {}

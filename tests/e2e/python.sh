@@ -237,6 +237,13 @@ ok $(awk -v a="${own:-0}" -v b="${prof:-9}" -v n="${nown:-0}" -v m="${nprof:-0}"
 	'BEGIN { d = a - b; print (n >= 100 && m >= 100 && d < 0.1 && d > -0.1) ? 0 : 1 }') \
 	"a() takes the same share of the main thread in the profile ($prof of $nprof samples) as in sys._current_frames() ($own of $nown)"
 
+# profile.lua on a python3 target reads its Python frames unasked;
+# --no-python leaves them out.
+"$PERFSCRIPT" "$EX/profile.lua" --folded "$TMP/auto.folded" -c "${pythons[0]} $TMP/cross.py" >/dev/null 2>&1
+like "$(cat "$TMP/auto.folded")" "py::a:" "profile.lua -c 'python3 ...' without --python: the Python frames are there"
+"$PERFSCRIPT" "$EX/profile.lua" --no-python --folded "$TMP/noauto.folded" -c "${pythons[0]} $TMP/cross.py" >/dev/null 2>&1
+is "$(grep -c 'py::' "$TMP/noauto.folded")" 0 "... and --no-python leaves them out"
+
 # A version the table does not know: native stacks, and one line.
 py39=$(ls "$HOME"/.pyenv/versions/3.9*/bin/python3.9 2>/dev/null | head -1)
 if [[ -x $py39 ]]; then
