@@ -43,6 +43,11 @@ is "$code" 500 "req:defer() twice: the handler's error is a 500 for the client"
 wait_line "$TMP/twice.out" "req:defer\(\) is for the handler's own request, once" >/dev/null
 ok $? "... and the error names the misuse"
 
+out=$("$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --push http://127.0.0.1:1/ --flush-ms -1 2>&1)
+like "$out" "agent.lua: --flush-ms wants 0 to 600000" "agent.lua: a --flush-ms out of range is refused"
+out=$("$PERFSCRIPT" -e 'local http = require "perfscript.http"; print(http.flush(0)); print(pcall(http.flush, -1))' 2>&1)
+like "$out" $'^0\nfalse.*timeout_ms from 0 to 3600000' "http.flush: nothing under way is 0 left; a negative timeout is refused"
+
 # Profiles: a receiver down for its first 3 requests.
 mkdir -p "$TMP/ingest"
 python3 tests/e2e/ingest_receiver.py "$TMP/ingest" 3 >"$TMP/ingest.log" 2>&1 &

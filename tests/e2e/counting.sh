@@ -171,6 +171,8 @@ for _ = 1, 100 do assert(io.open("/proc/self/stat")):close() end
 local v = g:read(t)
 print(v == t, t[1], t["task-clock"] == t[2])')
 is "$out" "$(printf 'true\t100\ttrue')" "group:read(t): the values go into t, by index and by name"
+out=$("$PERFSCRIPT" -e 'print(pcall(perfmon.read_ahead, "c"))' 2>&1)
+like "$out" "^false.*bad argument #1 to .*read_ahead.* \(table expected, got string\)" "perfmon.read_ahead without a list: the argument error"
 awk '/^### `perfmon.read_ahead/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' \
 	"$(dirname "$0")/../../docs/api.md" >"$TMP/ahead.lua"
 out=$("$PERFSCRIPT" -a "$TMP/ahead.lua" -c "sleep 1.2" 2>&1)

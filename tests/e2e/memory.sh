@@ -31,4 +31,7 @@ probe("end", function() perfmon.symbolize(0, 0); print(perfmon.symbols().exited)
 few=$("$PERFSCRIPT" -e "$kept" -c "$WORKLOAD forks 2000" -- few 2>"$TMP/err")
 all=$("$PERFSCRIPT" -e "$kept" -c "$WORKLOAD forks 2000" -- all 2>>"$TMP/err")
 ok $(( !(${few:-99} <= 30 && ${all:-0} >= 1000) )) "perfmon.symbols{exited = 20, exited_sampled = 10}: at most 30 of 2000 exited processes kept ($few; $all by default)"
+out=$("$PERFSCRIPT" -e 'print(pcall(perfmon.symbols, { exited = 0 })); print(pcall(perfmon.symbols, { budget = 10 }))' 2>&1)
+like "$out" "perfmon.symbols: exited wants at least 1 process" "perfmon.symbols{exited = 0}: refused, saying what it wants"
+like "$out" "perfmon.symbols: budget wants at least 1 MiB" "perfmon.symbols{budget = 10}: refused, saying what it wants"
 done_testing
