@@ -155,6 +155,8 @@ int ps_session__reset(struct ps_session *s, ps_handle h)
 		return -PS_ERR_HANDLE;
 	if (!c->open)
 		return 0;
+	if (c->handed)
+		return s->hooks->read(s, (uint32_t)(c - s->slots), NULL, true);
 	return ioctl_all(c, PERF_EVENT_IOC_RESET,
 			 c->leader == (uint32_t)(c - s->slots) ? PERF_IOC_FLAG_GROUP : 0);
 }

@@ -38,8 +38,20 @@ static void close_fds(struct ps_session *s, uint32_t slot)
 	c->cpus = NULL;
 	c->ids = NULL;
 	c->tasks = NULL;
-	c->nfds = 0;
+	c->nfds = c->handed = 0;
 	c->open = c->running = c->group_fmt = false;
+}
+
+void ps_counter__hand_over(struct ps_session *s, struct ps_counter *c)
+{
+	(void)s;
+	ps_counter__unmap_user_page(c);
+	for (int i = 0; i < c->nfds; i++)
+		if (c->fds[i] >= 0)
+			close(c->fds[i]);
+	ps_counter__free_ahead(c);
+	c->handed = c->nfds > 0 ? c->nfds : 1;
+	c->nfds = 0;
 }
 
 void ps_counter__close_group(struct ps_session *s, uint32_t leader)

@@ -57,6 +57,7 @@ struct ps_counter {
 	struct perf_event_mmap_page *user_page; /* self, one fd: rdpmc reads (core/read.c) */
 	int *cpus;				/* the CPU each fd counts on, -1 for any */
 	struct ps_read_ahead *ahead;		/* reads taken early (core/read_ahead.c) */
+	int handed; /* the fds the sampler counts for instead (0: none handed over) */
 
 	bool stopped;	   /* ps_session__stop()ed explicitly: open leaves it off */
 	bool open_failed;  /* leader: ps_session__open_counter failed; ps_session__open skips it */

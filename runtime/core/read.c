@@ -254,6 +254,8 @@ int ps_session__read(struct ps_session *s, ps_handle h, struct ps_value *v)
 		return -PS_ERR_HANDLE;
 	if (!v)
 		return -EINVAL;
+	if (c->handed) /* counted by the sampler */
+		return s->hooks->read(s, (uint32_t)(c - s->slots), v, false);
 	if (c->nfds == 1 && !c->group_fmt) {
 		/* value, time_enabled, time_running, id (core/attr.c asked for all) */
 		uint64_t buf[5];

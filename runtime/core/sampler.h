@@ -18,6 +18,7 @@
 struct ps_session;
 struct ps_events;
 struct ps_position;
+struct ps_value;
 struct ps_sampler; /* the sampler's own state, opaque here */
 
 struct ps_sampler_hooks {
@@ -34,6 +35,10 @@ struct ps_sampler_hooks {
 	/* The counter was started (on) or stopped: its fds enabled or
 	 * disabled, or armed for a held command's exec. */
 	void (*switched)(struct ps_session *s, uint32_t slot, bool on);
+	/* A counter handed over (ps_counter__hand_over): its value and
+	 * times, as its fds would have read them; reset makes it count from 0
+	 * (v NULL). 0 or -errno. */
+	int (*read)(struct ps_session *s, uint32_t slot, struct ps_value *v, bool reset);
 	/* Its fds are about to close. */
 	void (*detach)(struct ps_session *s, uint32_t slot);
 	/* The counter is freed; its slot will be reused. */

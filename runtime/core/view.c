@@ -133,6 +133,16 @@ bool ps_counter__is_open(const struct ps_counter *c)
 	return c->open;
 }
 
+bool ps_counter__alone(const struct ps_session *s, const struct ps_counter *c)
+{
+	return c->leader == (uint32_t)(c - s->slots) && c->nmembers <= 1;
+}
+
+int ps_counter__handed(const struct ps_counter *c)
+{
+	return c->handed;
+}
+
 bool ps_counter__reads_group(const struct ps_session *s, const struct ps_counter *c,
 			     uint32_t *nmembers)
 {

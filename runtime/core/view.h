@@ -69,6 +69,15 @@ void ps_counter__probe_attr(const struct ps_counter *c, uint32_t site, struct pe
 /* Whether its fds are open; whether its own fd reads a group
  * (PERF_FORMAT_GROUP layout), and then the group's size, leader included. */
 bool ps_counter__is_open(const struct ps_counter *c);
+/* Alone in its group: no leader but itself, no members. */
+bool ps_counter__alone(const struct ps_session *s, const struct ps_counter *c);
+/* While the sampler attaches counter c (its fds open, none enabled): the
+ * sampler counts c's hits itself from now on, so its fds close (an event
+ * that is not there costs the kernel nothing) and its reads and resets go
+ * to the sampler's read hook, until the counter closes. */
+void ps_counter__hand_over(struct ps_session *s, struct ps_counter *c);
+/* How many fds c handed over (0: it counts on its own). */
+int ps_counter__handed(const struct ps_counter *c);
 bool ps_counter__sampling(const struct ps_counter *c); /* period= or freq= */
 bool ps_counter__reads_group(const struct ps_session *s, const struct ps_counter *c,
 			     uint32_t *nmembers);

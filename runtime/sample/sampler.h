@@ -47,6 +47,13 @@ struct ps_backend_ops {
 	int (*attach)(struct ps_sampler *m, uint32_t slot, char *msg, size_t msglen);
 	/* The counter was started (on) or stopped, after attach. */
 	void (*switched)(struct ps_sampler *m, uint32_t slot, bool on);
+	/* Whether the backend counts the counter's hits itself, after
+	 * attach: its fds may then be handed over (ps_counter__hand_over). */
+	bool (*counts_hits)(struct ps_sampler *m, uint32_t slot);
+	/* A counter whose hits the backend counts itself (its fds were
+	 * handed over): its value and times; reset (v NULL) counts from 0
+	 * on. 0 or -errno. */
+	int (*count)(struct ps_sampler *m, uint32_t slot, struct ps_value *v, bool reset);
 	/* Let go of the counter (before its fds close). */
 	void (*detach)(struct ps_sampler *m, uint32_t slot);
 	/* Decode and deliver at most budget records (0: all) of the source

@@ -81,7 +81,13 @@ static int serve(struct ps_sampler *m, uint32_t slot, char *msg, size_t msglen)
 	}
 	err = ps_bpf_backend.attach(m, slot, named ? msg : why, named ? msglen : sizeof(why));
 	if (!err) {
+		struct ps_counter *k = ps_session__counter(m->s, slot);
+
 		c->serving = &ps_bpf_backend;
+		if (ps_bpf_backend.counts_hits(m, slot) && !ps_counter__handed(k)) {
+			ps_perf_backend.detach(m, slot); /* its ids will name no fd */
+			ps_counter__hand_over(m->s, k);
+		}
 		return 0;
 	}
 	if (named)
@@ -148,6 +154,16 @@ static void hook_switched(struct ps_session *s, uint32_t slot, bool on)
 		c->serving->switched(m, slot, on);
 }
 
+static int hook_read(struct ps_session *s, uint32_t slot, struct ps_value *v, bool reset)
+{
+	struct ps_sampler *m = ps_session__sampler(s);
+	struct ps_sampled *c = ps_sampler__counter(m, slot);
+
+	if (!c || !c->serving || !c->serving->count)
+		return -ENODATA; /* handed over to a backend that is gone: cannot be */
+	return c->serving->count(m, slot, v, reset);
+}
+
 static void hook_detach(struct ps_session *s, uint32_t slot)
 {
 	struct ps_sampler *m = ps_session__sampler(s);
@@ -196,6 +212,7 @@ static const struct ps_sampler_hooks hooks = {
     .fd_opened = hook_fd_opened,
     .attach = hook_attach,
     .switched = hook_switched,
+    .read = hook_read,
     .detach = hook_detach,
     .release = hook_release,
     .free = hook_free,
@@ -329,6 +346,16 @@ int ps_session__set_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf_o
 					 ps_counter__name(k), o->cpus[i]);
 			return -EINVAL;
 		}
+	}
+	if (ps_counter__handed(k) && ps_counter__is_open(k)) {
+		/* its perf events are gone: nothing else could count it now */
+		if (msg && msglen)
+			snprintf(
+			    msg, msglen,
+			    "counter '%s' is counted by its in-kernel aggregation alone "
+			    "since it started: ask for samples and aggregations before it starts",
+			    ps_counter__name(k));
+		return -EBUSY;
 	}
 	err = conf_set(&ps_counter__sampled(k)->conf, o);
 	ps_counter__sampled(k)->passed = 0;

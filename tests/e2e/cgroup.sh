@@ -57,6 +57,16 @@ probe("end", function()
 end)'
 got=$("$PERFSCRIPT" -G $G -e "$agg" -c "$inside" 2>&1)
 is "$got" "$(printf '%d\t%d' $N $N)" "-G on the BPF path: the aggregate counts the group's calls only"
+# counted on the raw tracepoint (rawtp.sh), the group is the filter too
+raw='c = assert(perfmon.counter("raw_syscalls:sys_enter"))
+local a = assert(perfmon.aggregate(c, { by = { "args.id" } }))
+probe("end", function()
+  local t, sum = a:read(), 0
+  for _, n in pairs(t) do sum = sum + n end
+  print(t[110], sum == (c:read()))
+end)'
+got=$("$PERFSCRIPT" -G $G -e "$raw" -c "$inside" 2>&1)
+is "$got" "$(printf '%d\ttrue' $N)" "-G, counted on the raw tracepoint: the group's getppid calls only; the value is the aggregate's sum"
 
 # Samples: a spinner in the group and one outside; every sample is the group's.
 samples='c = assert(perfmon.counter("cpu-clock/freq=499/"))

@@ -69,10 +69,11 @@ static long list_keys(int fd, size_t ksz, void **out)
 static int read_counts(struct ps_bpf_counter *b, uint32_t fields, int fd, ps_agg_fn fn, void *ctx)
 {
 	uint64_t ustack[PS_BPF_STACK_DEPTH], kstack[PS_BPF_STACK_DEPTH]; /* 2 KiB, per call */
-	struct ps_agg_key *keys = NULL;
+	size_t ksz = ps_bpf__key_size(fields);
+	char *keys = NULL;
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t *percpu = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*percpu)) : NULL;
-	long n = percpu ? list_keys(fd, sizeof(*keys), (void **)&keys) : -ENOMEM;
+	long n = percpu ? list_keys(fd, ksz, (void **)&keys) : -ENOMEM;
 	int err = 0;
 
 	if (n < 0) {
@@ -80,26 +81,28 @@ static int read_counts(struct ps_bpf_counter *b, uint32_t fields, int fd, ps_agg
 		return (int)n;
 	}
 	for (long i = 0; i < n && err >= 0; i++) {
+		struct ps_agg_key k = {.ustack = -1, .kstack = -1}; /* the fields past ksz */
 		struct ps_agg_entry e;
 		uint64_t count = 0;
 
 		/* a count per possible CPU (8-byte values need no padding) */
-		if (bpf_map_lookup_elem(fd, &keys[i], percpu))
+		if (bpf_map_lookup_elem(fd, keys + (size_t)i * ksz, percpu))
 			continue; /* cleared meanwhile */
-		for (int k = 0; k < ncpu; k++)
-			count += percpu[k];
+		for (int j = 0; j < ncpu; j++)
+			count += percpu[j];
+		memcpy(&k, keys + (size_t)i * ksz, ksz);
 		memset(&e, 0, sizeof(e));
 		e.fields = fields;
-		e.pid = keys[i].pid;
-		e.tid = keys[i].tid;
-		e.cpu = keys[i].cpu;
-		memcpy(e.comm, keys[i].comm, sizeof(e.comm));
+		e.pid = k.pid;
+		e.tid = k.tid;
+		e.cpu = k.cpu;
+		memcpy(e.comm, k.comm, sizeof(e.comm));
 		e.comm[sizeof(e.comm) - 1] = '\0';
-		e.ip = keys[i].ip;
-		e.user = keys[i].user;
-		e.field = keys[i].field;
-		e.nustack = ps_bpf__stack(b, keys[i].ustack, ustack, PS_BPF_STACK_DEPTH);
-		e.nkstack = ps_bpf__stack(b, keys[i].kstack, kstack, PS_BPF_STACK_DEPTH);
+		e.ip = k.ip;
+		e.user = k.user;
+		e.field = k.field;
+		e.nustack = ps_bpf__stack(b, k.ustack, ustack, PS_BPF_STACK_DEPTH);
+		e.nkstack = ps_bpf__stack(b, k.kstack, kstack, PS_BPF_STACK_DEPTH);
 		e.ustack = ustack;
 		e.kstack = kstack;
 		e.count = count;
@@ -166,7 +169,7 @@ static int take(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx)
 		return old;
 	err = fn ? read_counts(b, fields, old, fn, ctx) : 0;
 	/* emptied even when fn failed: the spare must be empty for the next swap */
-	empty_map(old, sizeof(struct ps_agg_key));
+	empty_map(old, ps_bpf__key_size(fields));
 	if (fields & (PS_AGG_USTACK | PS_AGG_KSTACK))
 		empty_map(bpf_map__fd(b->skel->maps.ps_stacks), sizeof(__u32));
 	return err;
@@ -206,27 +209,16 @@ static uint64_t skipped(const struct ps_bpf_counter *b)
 int ps_session__aggregate_dropped(const struct ps_session *s, ps_handle h, uint64_t *dropped)
 {
 	uint32_t fields;
-	int err, ncpu = libbpf_num_possible_cpus();
+	int err;
 	struct ps_bpf_counter *b = aggregating(s, h, &fields, &err);
-	__u32 key = 1;
-	uint64_t *v;
 
 	if (!dropped)
 		return -EINVAL;
 	*dropped = 0;
 	if (!b)
 		return err;
-	if (ncpu <= 0)
-		return ncpu ? ncpu : -EINVAL;
-	v = calloc((size_t)ncpu, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	err = bpf_map__lookup_elem(b->skel->maps.ps_lost, &key, sizeof(key), v,
-				   (size_t)ncpu * sizeof(*v), 0);
-	for (int i = 0; !err && i < ncpu; i++)
-		*dropped += v[i];
+	err = ps_bpf__percpu_sum(b, PS_BPF_LOST_KEYS, dropped);
 	if (!err)
 		*dropped += skipped(b);
-	free(v);
 	return err;
 }

@@ -412,6 +412,10 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 	bpf_program__set_autoload(skel->progs.ps_seed, false);
 	bpf_program__set_autoload(skel->progs.ps_wakeup, false);
 	bpf_program__set_autoload(skel->progs.ps_wakeup_new, false);
+	/* ps_tp as well, for a tracepoint with no raw one of its name */
+	bpf_program__set_autoload(skel->progs.ps_raw, tp && ps_bpf__raw_count(m->s, c));
+	skel->rodata->cfg_raw_count = tp && ps_bpf__raw_count(m->s, c);
+	skel->rodata->cfg_raw_arg = skel->rodata->cfg_raw_count && (keys & PS_AGG_FIELD) ? 1 : -1;
 	skel->rodata->cfg_handle = ps_session__handle_of(m->s, slot);
 	skel->rodata->cfg_flags = flags;
 	skel->rodata->cfg_keys = keys;
@@ -455,9 +459,10 @@ int ps_bpf__make_counts(const struct ps_counter *c, uint32_t flags, struct ps_bp
 	if (!(flags & PS_BPF_F_AGGREGATE))
 		return 0;
 	for (int i = 0; i < 2; i++) {
-		b->counts_fd[i] = bpf_map_create(BPF_MAP_TYPE_PERCPU_HASH, "ps_counts_in",
-						 sizeof(struct ps_agg_key), sizeof(__u64),
-						 agg_entries(c, flags), NULL);
+		b->counts_fd[i] =
+		    bpf_map_create(BPF_MAP_TYPE_PERCPU_HASH, "ps_counts_in",
+				   ps_bpf__key_size(ps_counter__sampled(c)->conf.keys),
+				   sizeof(__u64), agg_entries(c, flags), NULL);
 		if (b->counts_fd[i] < 0)
 			return b->counts_fd[i];
 	}

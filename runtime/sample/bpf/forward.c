@@ -17,17 +17,13 @@
 
 #define PS_STOP_BUDGET (-EINTR) /* our own stop of ring_buffer__consume */
 
-int ps_bpf__lost(struct ps_sampler *m, uint32_t slot, uint64_t *lost)
+int ps_bpf__percpu_sum(const struct ps_bpf_counter *b, __u32 key, uint64_t *sum)
 {
-	const struct ps_bpf_counter *b = ps_bpf__counter(m, slot);
 	int ncpu = libbpf_num_possible_cpus();
-	__u32 key = 0;
 	uint64_t *v;
 	int err;
 
-	*lost = 0;
-	if (!b || !b->skel)
-		return -ENOENT;
+	*sum = 0;
 	if (ncpu <= 0)
 		return ncpu ? ncpu : -EINVAL;
 	v = calloc((size_t)ncpu, sizeof(*v));
@@ -36,9 +32,19 @@ int ps_bpf__lost(struct ps_sampler *m, uint32_t slot, uint64_t *lost)
 	err = bpf_map__lookup_elem(b->skel->maps.ps_lost, &key, sizeof(key), v,
 				   (size_t)ncpu * sizeof(*v), 0);
 	for (int i = 0; !err && i < ncpu; i++)
-		*lost += v[i];
+		*sum += v[i];
 	free(v);
 	return err;
+}
+
+int ps_bpf__lost(struct ps_sampler *m, uint32_t slot, uint64_t *lost)
+{
+	const struct ps_bpf_counter *b = ps_bpf__counter(m, slot);
+
+	*lost = 0;
+	if (!b || !b->skel)
+		return -ENOENT;
+	return ps_bpf__percpu_sum(b, PS_BPF_LOST_RING, lost);
 }
 
 size_t ps_bpf__stack(const struct ps_bpf_counter *b, int id, uint64_t *ips, size_t max)

@@ -10,6 +10,7 @@
 #ifndef PS_BPF_INTERNAL_H
 #define PS_BPF_INTERNAL_H
 
+#include <stddef.h>
 #include <linux/types.h>
 
 #include "base/pidmap.h"
@@ -28,6 +29,12 @@ struct ps_bpf_counter {
 	int nanchors;	  /* (a probe's sites, a syscall's exit for late strings) */
 	int counts_fd[2]; /* aggregating: the count maps, counts_fd[active] in use */
 	int active;
+	/* counted on its raw tracepoint (sample/bpf/rawtp.c): the counter's
+	 * fds were handed over, its value is the hits ps_raw counted */
+	bool raw;
+	uint64_t carried;	  /* hits of the object this one replaced */
+	uint64_t base, base_ns;	  /* at the last reset */
+	uint64_t on_ns, on_since; /* time on before, and since when now (0: off) */
 };
 
 struct ps_bpf {
@@ -45,6 +52,25 @@ struct ps_bpf {
 	int py_fd;    /* the programs' one ps_py map, -1 until loaded */
 	bool py_said; /* an unknown version was reported */
 };
+
+/* The bytes of struct ps_agg_key a counter keyed by keys (PS_AGG_*)
+ * fills, and its count maps hash: a hit's cost grows with them. */
+static inline size_t ps_bpf__key_size(uint32_t keys)
+{
+	if (keys & PS_AGG_COMM)
+		return sizeof(struct ps_agg_key);
+	if (keys & PS_AGG_IP)
+		return offsetof(struct ps_agg_key, comm);
+	if (keys & (PS_AGG_USTACK | PS_AGG_KSTACK))
+		return offsetof(struct ps_agg_key, ip);
+	if (keys & PS_AGG_CPU)
+		return offsetof(struct ps_agg_key, user);
+	if (keys & PS_AGG_TID)
+		return offsetof(struct ps_agg_key, cpu);
+	if (keys & PS_AGG_PID)
+		return offsetof(struct ps_agg_key, tid);
+	return offsetof(struct ps_agg_key, pid);
+}
 
 /* The program serving slot, or NULL when BPF does not serve it. */
 static inline struct ps_bpf_counter *ps_bpf__counter(const struct ps_sampler *m, uint32_t slot)
@@ -79,6 +105,21 @@ int ps_bpf__fill_maps(const struct ps_session *s, const struct ps_counter *c,
 int ps_bpf__make_counts(const struct ps_counter *c, uint32_t flags, struct ps_bpf_counter *b);
 int ps_bpf__put_counts(struct ps_sample_bpf *skel, struct ps_bpf_counter *b);
 
+/* sample/bpf/rawtp.c: whether c is counted on its raw tracepoint (ps_raw)
+ * rather than through perf events; its link, when the raw tracepoint is
+ * there (b->raw then); its time on; its value (the backend's count op). */
+bool ps_bpf__raw_count(const struct ps_session *s, const struct ps_counter *c);
+int ps_bpf__raw_link(const struct ps_counter *c, struct ps_sample_bpf *skel,
+		     struct ps_bpf_counter *b);
+void ps_bpf__raw_switched(struct ps_bpf_counter *b, bool on);
+/* b, attached, takes over from the counter's object before it (if any):
+ * its hits and times; its clock starts if it is on already. */
+void ps_bpf__raw_start(struct ps_sampler *m, uint32_t slot, struct ps_bpf_counter *b);
+int ps_bpf__count(struct ps_sampler *m, uint32_t slot, struct ps_value *v, bool reset);
+bool ps_bpf__counts_hits(struct ps_sampler *m, uint32_t slot);
+
+/* sample/bpf/forward.c: slot key of ps_lost (PS_BPF_LOST_*), summed over CPUs. */
+int ps_bpf__percpu_sum(const struct ps_bpf_counter *b, __u32 key, uint64_t *sum);
 /* sample/bpf/forward.c: libbpf's ring_buffer callback: one forwarded record. */
 int ps_bpf__on_record(void *ctx, void *data, size_t size);
 /* sample/bpf/forward.c: drain the ring buffer (the backend's drain op). */

@@ -228,6 +228,17 @@ static int offcpu_links(struct ps_sample_bpf *skel, struct ps_bpf_counter *b)
 	return 0;
 }
 
+/* prog on the raw tracepoint name, its link into b->links; 0 or -errno. */
+static int raw_link(struct ps_bpf_counter *b, const char *name, const struct bpf_program *prog)
+{
+	int fd = bpf_raw_tracepoint_open(name, bpf_program__fd(prog));
+
+	if (fd < 0)
+		return fd;
+	b->links[b->nlinks++] = fd;
+	return 0;
+}
+
 /* Attach the loaded program to every fd of the counter (a tracepoint's or
  * probe's to its anchors, with the programs that follow the target's
  * forks); the links and anchors are the caller's to undo on failure. Links
@@ -242,7 +253,9 @@ static int attach_links(const struct ps_counter *c, const struct ps_session *s,
 	bool tp = kind != PS_BPF_KIND_PERF;
 	int *links = b->links, *nlinks = &b->nlinks, err = 0;
 
-	if (kind == PS_BPF_KIND_TRACEPOINT && !skel->rodata->cfg_offcpu_raw)
+	if (kind == PS_BPF_KIND_TRACEPOINT)
+		err = ps_bpf__raw_link(c, skel, b);
+	if (!err && kind == PS_BPF_KIND_TRACEPOINT && !b->raw && !skel->rodata->cfg_offcpu_raw)
 		err = anchor(b, bpf_program__fd(skel->progs.ps_tp), open_anchor(c, s, 0, -1));
 	for (size_t k = 0; kind == PS_BPF_KIND_PROBE && !err && k < ps_counter__probe_sites(c); k++)
 		err = anchor(b, bpf_program__fd(skel->progs.ps_kp), open_anchor(c, s, 0, (int)k));
@@ -262,32 +275,15 @@ static int attach_links(const struct ps_counter *c, const struct ps_session *s,
 		return err;
 	if (!tp || !(skel->rodata->cfg_flags & PS_BPF_F_TGT_TREE))
 		return 0;
-	links[*nlinks] =
-	    bpf_raw_tracepoint_open("sched_process_fork", bpf_program__fd(skel->progs.ps_fork));
-	if (links[*nlinks] < 0)
-		return links[*nlinks];
-	(*nlinks)++;
-	links[*nlinks] =
-	    bpf_raw_tracepoint_open("sched_process_free", bpf_program__fd(skel->progs.ps_free));
-	if (links[*nlinks] < 0)
-		return links[*nlinks];
-	(*nlinks)++;
-	if (skel->rodata->cfg_offcpu_split || (skel->rodata->cfg_offcpu & 2)) {
-		/* and a new thread's first wait */
-		links[*nlinks] = bpf_raw_tracepoint_open(
-		    "sched_wakeup_new", bpf_program__fd(skel->progs.ps_wakeup_new));
-		if (links[*nlinks] < 0)
-			return links[*nlinks];
-		(*nlinks)++;
-	}
-	if (!skel->bss->exec_tgid)
-		return 0;
-	links[*nlinks] =
-	    bpf_raw_tracepoint_open("task_rename", bpf_program__fd(skel->progs.ps_exec));
-	if (links[*nlinks] < 0)
-		return links[*nlinks];
-	(*nlinks)++;
-	return 0;
+	err = raw_link(b, "sched_process_fork", skel->progs.ps_fork);
+	if (!err)
+		err = raw_link(b, "sched_process_free", skel->progs.ps_free);
+	/* and a new thread's first wait */
+	if (!err && (skel->rodata->cfg_offcpu_split || (skel->rodata->cfg_offcpu & 2)))
+		err = raw_link(b, "sched_wakeup_new", skel->progs.ps_wakeup_new);
+	if (!err && skel->bss->exec_tgid)
+		err = raw_link(b, "task_rename", skel->progs.ps_exec);
+	return err;
 }
 
 /* A tracepoint's program keeps the counter's period itself, and lets the
@@ -424,9 +420,17 @@ static int bpf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msg
 		goto fail;
 	b->skel = skel;
 	seed_once(m, b);
+	if (b->raw)
+		ps_bpf__raw_start(m, slot, b);
 	bpf_detach(m, slot); /* the previous object, if any */
 	ps_counter__sampled(c)->priv = b;
 	quiet_fds(c, true);
+	/* the sampler hands the counter's fds over (ps_bpf__counts_hits) */
+	if (b->raw && !ps_counter__handed(c) && log_verbose)
+		fprintf(stderr,
+			"perfscript: '%s' is counted and aggregated on its raw "
+			"tracepoint, with no perf event of its own\n",
+			ps_counter__name(c));
 	return 0;
 fail:
 	while (b && b->nlinks > 0)
@@ -474,6 +478,8 @@ static void bpf_switched(struct ps_sampler *m, uint32_t slot, bool on)
 
 	if (b && b->skel->bss)
 		b->skel->bss->on = on;
+	if (b && b->raw)
+		ps_bpf__raw_switched(b, on);
 	if (b)
 		seed_once(m, b);
 }
@@ -482,6 +488,8 @@ const struct ps_backend_ops ps_bpf_backend = {
     .name = "bpf",
     .attach = bpf_attach,
     .switched = bpf_switched,
+    .counts_hits = ps_bpf__counts_hits,
+    .count = ps_bpf__count,
     .detach = bpf_detach,
     .drain = ps_bpf__drain,
     .settle = ps_bpf__offcpu_settle,

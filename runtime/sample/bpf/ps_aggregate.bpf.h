@@ -46,7 +46,7 @@ static __always_inline void add(const struct ps_agg_key *k, __u64 n)
 	__u64 *v;
 
 	if (!counts) {
-		bump(1);
+		bump(PS_BPF_LOST_KEYS);
 		return;
 	}
 	v = bpf_map_lookup_elem(counts, k);
@@ -61,7 +61,7 @@ static __always_inline void add(const struct ps_agg_key *k, __u64 n)
 	if (v)
 		*v += n;
 	else
-		bump(1);
+		bump(PS_BPF_LOST_KEYS);
 }
 
 static __always_inline void aggregate(void *ctx, __u32 tgid, __u32 tid, __u32 cpu, __u64 ip,

@@ -23,6 +23,11 @@
 #define PS_BPF_F_CGROUP	   0x800u /* tracepoint: the target CPUs' tasks of ps_cgroup only */
 
 /* cfg_keys: the aggregation key's fields (also PS_AGG_* in perfscript.h) */
+/* Slots of ps_lost, per CPU */
+#define PS_BPF_LOST_RING 0 /* ring buffer reserves that failed */
+#define PS_BPF_LOST_KEYS 1 /* keys dropped: the count map was full */
+#define PS_BPF_HITS	 2 /* hits ps_raw counted: a raw-tracepoint counter's value */
+
 #define PS_BPF_K_PID	0x1u
 #define PS_BPF_K_TID	0x2u
 #define PS_BPF_K_CPU	0x4u
@@ -110,12 +115,15 @@ struct ps_bpf_str {
 	(sizeof(struct ps_bpf_rec) + PS_BPF_DYN_RAW +                                              \
 	 PS_BPF_NSTR * (sizeof(struct ps_bpf_str) + PS_BPF_STR_MAX))
 
+/* An aggregation key. A count map hashes only the part of it up to the
+ * last field its counter keys by (ps_bpf__key_size), so the fields go
+ * from the most often alone to the least. */
 struct ps_agg_key {
+	__s64 field; /* a tracepoint field's value, sign-extended as its format says */
 	__u32 pid, tid, cpu, user; /* user: of ip */
 	__s32 ustack, kstack;
 	__u64 ip;
 	char comm[16];
-	__s64 field; /* a tracepoint field's value, sign-extended as its format says */
 };
 
 #endif

@@ -164,7 +164,7 @@ static __always_inline void switched_in(__u32 next, struct task_struct___run *nt
 	if (!next || !(st = bpf_map_lookup_elem(&ps_offcpu, &next)))
 		return;
 	if (st->oncpu) {
-		bump(1);
+		bump(PS_BPF_LOST_KEYS);
 		return;
 	}
 	if (nt) {
@@ -254,7 +254,7 @@ static __always_inline void offcpu(void *ctx, __u32 next, struct task_struct___r
 	st->ran = ran;
 	st->delay = delay;
 	if (bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_ANY))
-		bump(1);
+		bump(PS_BPF_LOST_KEYS);
 }
 
 /* args.prev_state as sched_switch's record reports it (the kernel's
@@ -343,7 +343,7 @@ static __always_inline void offcpu_exec(struct bpf_raw_tracepoint_args *ctx)
 		bpf_probe_read_kernel_str(&st->key.comm, sizeof(st->key.comm),
 					  (void *)ctx->args[1]);
 	if (bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_ANY))
-		bump(1);
+		bump(PS_BPF_LOST_KEYS);
 }
 
 /* A thread the target had before the counter started, told by the reader
@@ -457,7 +457,7 @@ int ps_wakeup_new(struct bpf_raw_tracepoint_args *ctx)
 	if (cfg_keys & PS_BPF_K_COMM)
 		BPF_CORE_READ_STR_INTO(&st->key.comm, p, comm);
 	if (bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_NOEXIST))
-		bump(1);
+		bump(PS_BPF_LOST_KEYS);
 	return 0;
 }
 

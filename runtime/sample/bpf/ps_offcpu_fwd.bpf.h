@@ -142,7 +142,7 @@ static __always_inline void sw_forward(struct offcpu_start *st, __u64 ns)
 	__u8 *raw;
 
 	if (!r) {
-		bump(0);
+		bump(PS_BPF_LOST_RING);
 		return;
 	}
 	r->handle = cfg_handle;

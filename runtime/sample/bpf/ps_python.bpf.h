@@ -232,7 +232,7 @@ static __always_inline void forward_user(struct bpf_perf_event_data *ctx, __u64 
 	__u8 *p;
 
 	if (!r) {
-		bump(0);
+		bump(PS_BPF_LOST_RING);
 		return;
 	}
 	fill(r, ctx, ip, user, period, addr, tgid, tid, cpu);

@@ -56,6 +56,10 @@ const volatile __u32 cfg_loc_base[PS_BPF_NSTR] = {}; /* ...and what its offset i
 const volatile __u32 cfg_nstr = 0;		     /* user-string pointer fields... */
 const volatile __u32 cfg_str_off[PS_BPF_NSTR] = {};  /* ...and where each is */
 const volatile __u32 cfg_late = 0; /* 1: ps_tp_exit retries a string not in memory */
+/* A counter counted here, on its raw tracepoint (ps_raw): no perf event of
+ * its own, so the kernel skips the tracepoint's perf path for it. */
+const volatile __u32 cfg_raw_count = 0;
+const volatile __s32 cfg_raw_arg = -1; /* the key field's raw argument, -1: none */
 
 __u64 seen = 0;	     /* overflows that passed the filters, for cfg_every */
 __u64 hits = 0;	     /* tracepoint hits in the target, for cfg_period */
@@ -75,7 +79,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2); /* 0: ring buffer reserve failures, 1: keys dropped */
+	__uint(max_entries, 3); /* PS_BPF_LOST_RING, PS_BPF_LOST_KEYS, PS_BPF_HITS */
 	__type(key, __u32);
 	__type(value, __u64);
 } ps_lost SEC(".maps");
@@ -205,24 +209,33 @@ static __always_inline int cpu_has(__u32 cpu, __u8 bit)
 }
 
 /* The tracepoint fired in the session's target: one of its processes, or
- * one of its CPUs. */
-static __always_inline int in_target(__u32 tgid, __u32 cpu)
+ * one of its CPUs. no_ctx: the counter has no perf events of its own (ps_raw
+ * counts it: syscalls, which a task makes only until its exit), so there
+ * is no context to test. */
+static __always_inline int in_target_of(__u32 tgid, __u32 cpu, int no_ctx)
 {
 	if (cfg_flags & PS_BPF_F_TGT_CPUS)
 		return cpu_has(cpu, 2) && (!(cfg_flags & PS_BPF_F_CGROUP) ||
 					   bpf_current_task_under_cgroup(&ps_cgroup, 0) == 1);
 	if (!(cfg_flags & PS_BPF_F_TGT_TREE))
 		return 1;
-	if (!forked ? tgid != first_tgid : !bpf_map_lookup_elem(&ps_targets, &tgid))
+	/* (first_tgid is 0 while a held command waits for its exec: no task
+	 * is in the target yet, the idle tasks' tgid 0 neither) */
+	if (!forked ? !first_tgid || tgid != first_tgid : !bpf_map_lookup_elem(&ps_targets, &tgid))
 		return 0;
 	/* a task whose counters are gone counts no more (on kernels before
 	 * 6.2, whose contexts are an array, the test is left out) */
-	if (bpf_core_field_exists(((struct task_struct___ctx *)0)->perf_event_ctxp)) {
+	if (!no_ctx && bpf_core_field_exists(((struct task_struct___ctx *)0)->perf_event_ctxp)) {
 		struct task_struct___ctx *t = (void *)bpf_get_current_task();
 
 		return BPF_CORE_READ(t, perf_event_ctxp) != NULL;
 	}
 	return 1;
+}
+
+static __always_inline int in_target(__u32 tgid, __u32 cpu)
+{
+	return in_target_of(tgid, cpu, 0);
 }
 
 /* A process forked by one of the target's joins it (a thread shares its
@@ -239,7 +252,7 @@ int ps_fork(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	forked = 1; /* before the child is in: no hit of its is missed meanwhile */
 	if (bpf_map_update_elem(&ps_targets, &tgid, &one, BPF_ANY))
-		bump(1);
+		bump(PS_BPF_LOST_KEYS);
 	return 0;
 }
 
@@ -264,7 +277,7 @@ int ps_exec(struct bpf_raw_tracepoint_args *ctx)
 	if (!exec_tgid || tgid != exec_tgid)
 		return 0;
 	if (bpf_map_update_elem(&ps_targets, &tgid, &one, BPF_ANY))
-		bump(1);
+		bump(PS_BPF_LOST_KEYS);
 	first_tgid = tgid;
 	exec_tgid = 0;
 	if (cfg_offcpu)
@@ -370,7 +383,7 @@ static __always_inline void forward(void *ctx, __u64 ip, __u32 user, __u64 perio
 	    bpf_ringbuf_reserve(&ps_events, sizeof(*r) + (tracepoint ? cfg_raw_size : 0), 0);
 
 	if (!r) {
-		bump(0);
+		bump(PS_BPF_LOST_RING);
 		return;
 	}
 	fill(r, ctx, ip, user, period, addr, tgid, tid, cpu);
@@ -384,6 +397,7 @@ static __always_inline void forward(void *ctx, __u64 ip, __u32 user, __u64 perio
 #include "ps_whole.bpf.h"
 #include "ps_offcpu.bpf.h"
 #include "ps_python.bpf.h"
+#include "ps_rawtp.bpf.h"
 
 static __always_inline int handle(void *ctx, __u64 ip, __u32 user, __u64 period, __u64 addr,
 				  int tracepoint)

@@ -105,7 +105,7 @@ static __always_inline void forward_whole(void *ctx, __u64 ip, __u32 user, __u64
 	struct ps_bpf_rec *r = (struct ps_bpf_rec *)buf;
 
 	if (!buf) {
-		bump(0);
+		bump(PS_BPF_LOST_RING);
 		return;
 	}
 	fill(r, ctx, ip, user, period, 0, tgid, tid, cpu);
@@ -129,7 +129,7 @@ static __always_inline void forward_whole(void *ctx, __u64 ip, __u32 user, __u64
 	if (pos > PS_BPF_SCRATCH)
 		return;
 	if (bpf_ringbuf_output(&ps_events, buf, pos, wake_flags(r->time)))
-		bump(0);
+		bump(PS_BPF_LOST_RING);
 }
 
 /* The syscall's exit: a record kept at its entry is sent, its strings
@@ -146,7 +146,7 @@ int ps_tp_exit(void *ctx)
 	buf = bpf_map_lookup_elem(&ps_scratch, &zero);
 	if (!buf) {
 		bpf_map_delete_elem(&ps_late, &tid);
-		bump(0);
+		bump(PS_BPF_LOST_RING);
 		return 1;
 	}
 	*(struct ps_bpf_rec *)buf = l->rec;
@@ -159,7 +159,7 @@ int ps_tp_exit(void *ctx)
 	barrier_var(pos);
 	if (pos <= PS_BPF_SCRATCH &&
 	    bpf_ringbuf_output(&ps_events, buf, pos, wake_flags(bpf_ktime_get_ns())))
-		bump(0);
+		bump(PS_BPF_LOST_RING);
 	return 1; /* the kernel goes on to every perf event on the tracepoint */
 }
 
