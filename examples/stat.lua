@@ -55,8 +55,10 @@ if opts.output then
 end
 
 -- One metric per event, in its own group with what its metric divides
--- by, as perf stat prints them: CPUs utilized for the clock, GHz for
--- cycles, insn per cycle, % of all branches, else per second of the clock.
+-- by, as perf stat prints them: CPUs utilized for the clock, insn per
+-- cycle, % of all branches; GHz for cycles, else per second of the clock,
+-- from the clock's own row when it is counted (none without, as perf stat:
+-- a clock beside every event would double what each interval reads).
 local cpus = target_cpus()
 local clock = cpus and "cpu-clock" or "task-clock"
 local function def_of(ev)
@@ -66,7 +68,6 @@ local function def_of(ev)
   if ev == "task-clock" or ev == "cpu-clock" then
     return { events = { ev }, unit = "CPUs utilized",
              compute = function(v, wall) if wall > 0 then return v[ev] / wall end end }
-  elseif ev == "cycles" then return { events = { "cycles", clock }, unit = "GHz", compute = per("cycles", clock, 1) }
   elseif ev == "instructions" then
     return { events = { "instructions", "cycles" }, unit = "insn per cycle",
              compute = per("instructions", "cycles", 1) }
@@ -74,7 +75,9 @@ local function def_of(ev)
     return { events = { "branch-misses", "branches" }, unit = "% of all branches",
              compute = per("branch-misses", "branches", 100) }
   end
-  return { events = { ev, clock }, unit = "/sec", compute = per(ev, clock, 1e9) }
+  local scale = ev == "cycles" and 1 or 1e9
+  return { events = { ev }, unit = ev == "cycles" and "GHz" or "/sec",
+           compute = function(v, _, clock_ns) if clock_ns and clock_ns > 0 then return v[ev] / clock_ns * scale end end }
 end
 
 local events = {}
@@ -139,11 +142,15 @@ end
 
 -- Fill the value and metric columns of a run's rows (of means, with -r).
 local function finish_rows(run)
+  local clock_ns
+  for _, r in ipairs(run.rows) do
+    if r.unit == "msec" and r.values then clock_ns = clock_ns or r.raw end
+  end
   for i, r in ipairs(run.rows) do
     if r.values then
       local m = set.list[i]
       r.value = r.unit == "msec" and r.raw / 1e6 or math.floor(r.raw + 0.5)
-      r.metric = m.def.compute(r.values, run.wall)
+      r.metric = m.def.compute(r.values, run.wall, clock_ns)
       r.metric_unit = m.def.unit
       if r.metric and r.metric_unit == "/sec" then r.metric, r.metric_unit = interval.rate(r.metric) end
     end
