@@ -77,7 +77,9 @@ local function def_of(ev)
   end
   local scale = ev == "cycles" and 1 or 1e9
   return { events = { ev }, unit = ev == "cycles" and "GHz" or "/sec",
-           compute = function(v, _, clock_ns) if clock_ns and clock_ns > 0 then return v[ev] / clock_ns * scale end end }
+           compute = function(v, _, clock_ns)
+             if clock_ns and clock_ns > 0 then return v[ev] / clock_ns * scale end
+           end }
 end
 
 local events = {}
