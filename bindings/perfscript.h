@@ -516,10 +516,14 @@ struct ps_sample_stats {
 
 int ps_session__set_sample_ops(struct ps_session *s, const struct ps_sample_ops *ops);
 /* Data pages per ring (a power of two up to PS_RING_PAGES_MAX; default 256,
- * i.e. 1 MiB). Takes effect for rings mapped after the call. -EINVAL for
- * any other value. */
+ * i.e. 1 MiB, and 2048 once a counter takes user stacks). Takes effect for
+ * rings mapped after the call. -EINVAL for any other value. */
 #define PS_RING_PAGES_MAX (1u << 20) /* 4 GiB of 4 KiB pages */
 int ps_session__set_ring_pages(struct ps_session *s, size_t pages);
+/* The data pages of rings mapped next; *asked (if not NULL): whether
+ * ps_session__set_ring_pages chose them (else the default). 0 without a
+ * session. */
+size_t ps_session__ring_pages(const struct ps_session *s, bool *asked);
 bool ps_session__is_sampling(const struct ps_session *s, ps_handle h);
 /* Make a counter that has no period= or freq= sample every hit, as perf
  * record does for tracepoints: only for events flagged PS_EVENT_SAMPLE_EVERY
@@ -719,6 +723,10 @@ void ps_symbols__free(struct ps_symbols *syms);
  * MiB. */
 void ps_symbols__set_budget(struct ps_symbols *syms, size_t bytes);
 size_t ps_symbols__trim(struct ps_symbols *syms);
+/* Whether a file or its DWARF was read since the last ps_symbols__trim:
+ * what it holds may have jumped (a Go binary's DWARF is tens of MB), so a
+ * trim is due now rather than after many more samples. */
+bool ps_symbols__grew(const struct ps_symbols *syms);
 /* How many exited processes keep their mappings: the last recent to exit
  * (default 4096), and, beyond those, the last sampled of them that a
  * sample named (default 16384; a profile may name their addresses later).

@@ -68,6 +68,16 @@ if opts.flush_ms < 0 or opts.flush_ms > 600000 then fail("--flush-ms wants 0 to 
 local om, profile, pprof = require "openmetrics", require "profile", require "pprof"
 local encode = require("perfscript.pprof").encode
 
+-- Rings sized to the rate (unless -b says): a DWARF sample is about 8.5
+-- KiB, and a ring holds four drains' worth. The default for user stacks,
+-- 8 MiB a CPU, is written round and round at 19 Hz until every page of it
+-- is resident: 16 MB more RSS after a few minutes on 2 CPUs.
+if not select(2, perfmon.ring_pages()) then
+  local pages = 64
+  while pages < opts.freq * 0.85 do pages = pages * 2 end
+  perfmon.ring_pages(pages)
+end
+
 -- The sampling counter: every CPU (the target), stacks, the cgroup of each sample.
 local spec = ("cpu-clock/freq=%d,call-graph=%s,cgroup/"):format(opts.freq, opts.call_graph)
 local sampler = assert(perfmon.counter(spec))
@@ -282,7 +292,7 @@ probe("begin", function() perfmon.symbolize(0, 0, true) end)
 -- Profiles are named as they go (pprof.prepare, each second), so an
 -- exited process is needed for a few seconds, not until 20480 more have
 -- exited: 100 execs a second grew the agent by 6 MB in its first 30 s.
-perfmon.symbols { exited = 2048, exited_sampled = 2048 }
+perfmon.symbols { exited = 2048, exited_sampled = 2048, budget = 32 * 1024 * 1024 }
 reg:family("perfscript_agent_symbolizer", "gauge",
            "What the symbolizer holds: bytes (of its budget), files read, processes known and exited.",
            function()

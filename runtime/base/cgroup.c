@@ -89,11 +89,20 @@ struct group {
 	char *path;
 };
 
+#define V1_SLOTS 64 /* processes whose v1 path is kept, by pid */
+
+struct v1_path {
+	pid_t pid;
+	time_t read_at;
+	char *path; /* NULL: none */
+};
+
 struct ps_cgroups {
 	struct group *v; /* sorted by id */
 	size_t n, cap;
 	size_t mnt_len; /* of the mount, cut off the paths */
 	time_t read_at; /* when the mount was last read; 0: never */
+	struct v1_path v1[V1_SLOTS];
 };
 
 static struct ps_cgroups *walking; /* nftw has no user pointer */
@@ -166,10 +175,64 @@ const char *ps_cgroups__path(struct ps_cgroups *cg, uint64_t id)
 	return g ? g->path : NULL;
 }
 
+/* pid's v1 group: name=systemd's, else the first controller's that is
+ * not the root; malloc'd, or NULL. */
+static char *read_v1(pid_t pid)
+{
+	char path[64], line[4096], *best = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		char *ctl = strchr(line, ':'), *rel = ctl ? strchr(ctl + 1, ':') : NULL;
+		bool systemd;
+
+		if (!rel || rel == ctl + 1) /* not "N:controllers:path", or v2's "0::" */
+			continue;
+		*rel++ = '\0';
+		rel[strcspn(rel, "\n")] = '\0';
+		systemd = !strcmp(ctl + 1, "name=systemd");
+		if (!strcmp(rel, "/") || (best && !systemd))
+			continue;
+		free(best);
+		best = strdup(rel);
+		if (systemd)
+			break;
+	}
+	fclose(f);
+	return best;
+}
+
+const char *ps_cgroups__v1_path(struct ps_cgroups *cg, pid_t pid)
+{
+	struct v1_path *e;
+	time_t now = time(NULL);
+	char *path;
+
+	if (!cg || pid <= 0)
+		return NULL;
+	e = &cg->v1[(unsigned)pid % V1_SLOTS];
+	if (e->pid == pid && e->read_at == now)
+		return e->path;
+	path = read_v1(pid);
+	/* a process that has gone keeps the path it had */
+	if (path || e->pid != pid) {
+		free(e->path);
+		e->path = path;
+	}
+	e->pid = pid;
+	e->read_at = now;
+	return e->path;
+}
+
 void ps_cgroups__free(struct ps_cgroups *cg)
 {
 	if (!cg)
 		return;
+	for (size_t i = 0; i < V1_SLOTS; i++)
+		free(cg->v1[i].path);
 	for (size_t i = 0; i < cg->n; i++)
 		free(cg->v[i].path);
 	free(cg->v);

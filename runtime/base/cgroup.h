@@ -37,6 +37,11 @@ struct ps_cgroups *ps_cgroups__new(void);
 /* id's path ("/system.slice/docker-<id>.scope"; "/" for the root), or NULL
  * when no group has it (gone, or made within the last second). */
 const char *ps_cgroups__path(struct ps_cgroups *cg, uint64_t id);
+/* Process pid's group in the cgroup v1 hierarchies, from /proc/PID/cgroup
+ * (read again at most once a second; kept after the process is gone):
+ * name=systemd's path, else the first controller's that is not the root;
+ * NULL when every one is at the root or nothing is known. */
+const char *ps_cgroups__v1_path(struct ps_cgroups *cg, pid_t pid);
 void ps_cgroups__free(struct ps_cgroups *cg);
 
 /* The container a group path names, as runtimes name their groups

@@ -262,6 +262,27 @@ static int l_drain_interval(lua_State *L)
 	return 1;
 }
 
+/* perfmon.ring_pages([pages]) -> pages, asked: the data pages of each
+ * sample ring mapped from now on (-b), setting them when pages is given
+ * (a power of two); asked says whether -b or a call chose them. */
+static int l_ring_pages(lua_State *L)
+{
+	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
+	struct ps_session *s = sc->session;
+	bool asked;
+
+	if (!lua_isnoneornil(L, 1)) {
+		lua_Integer n = luaL_checkinteger(L, 1);
+
+		luaL_argcheck(L, n > 0 && n <= (lua_Integer)PS_RING_PAGES_MAX && !(n & (n - 1)), 1,
+			      "a power of two of pages from 1 to 1048576");
+		ps_session__set_ring_pages(s, (size_t)n);
+	}
+	lua_pushinteger(L, (lua_Integer)ps_session__ring_pages(s, &asked));
+	lua_pushboolean(L, asked);
+	return 2;
+}
+
 /* perfmon.drain(): deliver what the rings hold now (nothing from a sample
  * handler, which a drain is running). */
 static int l_drain(lua_State *L)
@@ -276,6 +297,7 @@ void ps_lua_timer__open(lua_State *L, struct ps_script *sc)
 {
 	static const luaL_Reg fns[] = {{"after", l_after},
 				       {"drain_interval", l_drain_interval},
+				       {"ring_pages", l_ring_pages},
 				       {"drain", l_drain},
 				       {NULL, NULL}};
 

@@ -235,8 +235,9 @@ static int m_packed(lua_State *L)
 static int sample_index(lua_State *L);
 
 /* s.cgroup: the path of the task's cgroup v2 group below the mount, from
- * the id the sample carries (the cgroup term); s.container: the container
- * id in that path. nil when not known. */
+ * the id the sample carries (the cgroup term), or where that is the root
+ * (a v1 or hybrid host), its process's v1 group; s.container: the
+ * container id in that path. nil when not known. */
 static void push_cgroup(lua_State *L, struct ps_script *sc, const struct ps_sample *s, bool path)
 {
 	struct ps_sample_state *st = sc->sample_state;
@@ -245,8 +246,13 @@ static void push_cgroup(lua_State *L, struct ps_script *sc, const struct ps_samp
 
 	if (st && !st->cgroups)
 		st->cgroups = ps_cgroups__new();
-	p = st && (s->sample_type & PERF_SAMPLE_CGROUP) ? ps_cgroups__path(st->cgroups, s->cgroup)
-							: NULL;
+	if (!st || !(s->sample_type & PERF_SAMPLE_CGROUP)) {
+		lua_pushnil(L);
+		return;
+	}
+	p = ps_cgroups__path(st->cgroups, s->cgroup);
+	if ((!p || !strcmp(p, "/")) && ps_cgroups__v1_path(st->cgroups, (pid_t)s->pid))
+		p = ps_cgroups__v1_path(st->cgroups, (pid_t)s->pid);
 	if (p && path)
 		lua_pushstring(L, p);
 	else if (p && ps_cgroup__container(p, id))
@@ -428,8 +434,10 @@ void ps_lua_sample_object__trim(struct ps_script *sc)
 	struct ps_sample_state *st = sc->sample_state;
 	struct timespec now;
 
-	if (!st || !st->syms || ++st->trim_calls % 1024)
-		return; /* a clock read per sample would cost more than a trim */
+	/* a clock read per sample would cost more than a trim: every 1024th,
+	 * or when a file was read (memory may have jumped by megabytes) */
+	if (!st || !st->syms || (++st->trim_calls % 1024 && !ps_symbols__grew(st->syms)))
+		return;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
 	if (now.tv_sec == st->trimmed)
 		return;

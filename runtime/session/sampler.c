@@ -263,6 +263,13 @@ int ps_session__set_ring_pages(struct ps_session *s, size_t pages)
 	return 0;
 }
 
+size_t ps_session__ring_pages(const struct ps_session *s, bool *asked)
+{
+	if (asked)
+		*asked = s && ps_session__sampler(s) && ps_session__sampler(s)->ring_pages;
+	return s && ps_session__sampler(s) ? ps_sampler__ring_pages(ps_session__sampler(s)) : 0;
+}
+
 int ps_session__set_backend(struct ps_session *s, enum ps_backend b)
 {
 	if (!s || !ps_session__sampler(s) || b < PS_BACKEND_AUTO || b > PS_BACKEND_BPF)

@@ -15,7 +15,12 @@
  * sample of their process).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -24,11 +29,31 @@
 
 #define PS_SYMBOLS_BUDGET_DEFAULT (128u << 20)
 
+/* The pages of [image, image+size) in this process's memory: those its
+ * page table has (/proc/self/pagemap's present bit), so a page of a shared
+ * library that other processes keep in the page cache counts only once it
+ * was read here; without pagemap, mincore's page cache answer. */
 static size_t resident(const void *image, size_t size)
 {
+	static int pagemap = -2;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (size + page - 1) / page, in = 0;
 	unsigned char vec[4096];
+	uint64_t ent[512];
 
+	if (pagemap == -2)
+		pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	for (size_t at = 0; pagemap >= 0 && at < n; at += 512) {
+		size_t k = n - at < 512 ? n - at : 512;
+		off_t off = (off_t)(((uintptr_t)image / page + at) * sizeof(*ent));
+
+		if (pread(pagemap, ent, k * sizeof(*ent), off) != (ssize_t)(k * sizeof(*ent)))
+			break;
+		for (size_t i = 0; i < k; i++)
+			in += (ent[i] >> 63) & 1;
+		if (at + k == n)
+			return in * page;
+	}
+	in = 0;
 	for (size_t at = 0; at < n; at += sizeof(vec)) {
 		size_t k = n - at < sizeof(vec) ? n - at : sizeof(vec);
 
@@ -120,6 +145,7 @@ size_t ps_symbols__trim(struct ps_symbols *syms)
 	if (!syms)
 		return 0;
 	ps_debuginfod__apply(&syms->dsos); /* a safe point: answered files reopen */
+	syms->dsos.loads_trimmed = syms->dsos.loads;
 	budget = syms->dsos.budget ? syms->dsos.budget : PS_SYMBOLS_BUDGET_DEFAULT;
 	sum = total(syms, NULL, &n) + ps_procs__gone_bytes(syms);
 	if (sum <= budget)
@@ -138,7 +164,17 @@ size_t ps_symbols__trim(struct ps_symbols *syms)
 		evicted++;
 	}
 	free(held);
+#ifdef __GLIBC__
+	/* what went is spread over the heap in small blocks, which free()
+	 * keeps: give the whole pages among them back, or RSS never falls */
+	malloc_trim(0);
+#endif
 	return evicted;
+}
+
+bool ps_symbols__grew(const struct ps_symbols *syms)
+{
+	return syms && syms->dsos.loads != syms->dsos.loads_trimmed;
 }
 
 void ps_symbols__set_debuginfod(struct ps_symbols *syms, double wait_s)

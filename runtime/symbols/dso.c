@@ -312,17 +312,16 @@ static int map_image(struct ps_dso *d)
 	fd = open(d->open_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -ENOENT;
-	if (fstat(fd, &st) < 0 || st.st_size <= 0) {
-		close(fd);
-		return -ENOENT;
-	}
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	p = fstat(fd, &st) < 0 || st.st_size <= 0
+		? MAP_FAILED
+		: mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
 		return -ENOENT;
 	d->image = p;
 	d->image_size = (size_t)st.st_size;
 	d->image_mapped = true;
+	d->owner->loads++; /* a trim is due (ps_symbols__grew) */
 	return 0;
 }
 

@@ -125,6 +125,7 @@ struct ps_dsos {
 	bool settling; /* the session's end: a new question is waited for */
 	size_t budget; /* bytes the files' tables and images may hold (0: default) */
 	uint64_t evictions;
+	uint64_t loads, loads_trimmed; /* images and DWARF read: so far, at the last trim */
 };
 
 /* The ps_dso for path (opened as open_path, which differs from path for a

@@ -16,9 +16,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
 
 #include "base/array.h"
 #include "symbols/internal.h"
@@ -36,6 +39,7 @@ struct ps_dwarf {
 	struct ps_arena arena;
 	struct ps_cu_ranges *cus; /* units by their ranges, when the file has no aranges */
 	bool no_aranges;	  /* libdw found no unit for an address once */
+	size_t inflated;	  /* bytes libdw decompressed its sections into */
 };
 
 struct frames {
@@ -66,9 +70,46 @@ size_t ps_dwarf__bytes(const struct ps_dwarf *d)
 {
 	if (!d)
 		return 0;
-	return sizeof(*d) + d->arena.bytes + ps_addr_cache__bytes(&d->cache) +
+	return sizeof(*d) + d->inflated + d->arena.bytes + ps_addr_cache__bytes(&d->cache) +
 	       ps_addr_cache__bytes(&d->shown) + ps_addr_cache__bytes(&d->units) +
 	       ps_cu_ranges__bytes(d->cus);
+}
+
+/* A debug file's compressed sections (a distribution's .debug files have
+ * them all so): libdw decompresses each into memory of its own as it opens
+ * them, 11 MiB for libc's, which the budget must count. The compressed
+ * bytes, read once through libdwfl's private mapping of the file, are not
+ * needed again: their pages go back (MADV_PAGEOUT drops only what it can
+ * drop whole; a page libelf wrote stays). */
+static size_t inflated(Dwarf *dw)
+{
+	Elf *elf = dw ? dwarf_getelf(dw) : NULL;
+	Elf_Scn *scn = NULL;
+	size_t n = 0, raw_size = 0;
+	/* libdwfl maps the files it opens: no read here */
+	char *raw = elf && elf_kind(elf) == ELF_K_ELF ? elf_rawfile(elf, &raw_size) : NULL;
+	GElf_Shdr sh;
+
+	/* a section libdw decompressed has its data outside the file's bytes */
+	while (raw && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
+					 (sh.sh_flags & SHF_ALLOC) == 0
+				     ? elf_getdata(scn, NULL)
+				     : NULL;
+
+		if (data && data->d_buf &&
+		    ((char *)data->d_buf < raw || (char *)data->d_buf >= raw + raw_size))
+			n += data->d_size;
+	}
+#ifdef MADV_PAGEOUT
+	if (n) {
+		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE),
+			  at = (uintptr_t)raw & ~(page - 1);
+
+		madvise((void *)at, raw_size + ((uintptr_t)raw - at), MADV_PAGEOUT);
+	}
+#endif
+	return n;
 }
 
 static struct ps_dwarf *dwarf_of(struct ps_dso *real)
@@ -88,6 +129,9 @@ static struct ps_dwarf *dwarf_of(struct ps_dso *real)
 		dwfl_report_end(d->dwfl, NULL, NULL);
 	}
 	d->none = !d->mod || !dwfl_module_getdwarf(d->mod, &bias);
+	if (!d->none)
+		d->inflated = inflated(dwfl_module_getdwarf(d->mod, &bias));
+	real->owner->loads++;
 	return real->dwarf = d;
 }
 

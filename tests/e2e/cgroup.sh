@@ -18,9 +18,11 @@ tracefs_mount
 G=pstest$$
 mkdir "$mnt/$G" || { echo "Bail out! cannot make a cgroup under $mnt"; exit 1; }
 outside=
+v1=
 cleanup() { # the loop outside the group too, should the test end early
 	[[ -n $outside ]] && kill "$outside" 2>/dev/null && wait "$outside" 2>/dev/null
 	rmdir "$mnt/$G"/*/ "$mnt/$G" 2>/dev/null
+	[[ -n $v1 ]] && rmdir "$v1/$G/docker"/*/ "$v1/$G/docker" "$v1/$G" 2>/dev/null
 }
 trap cleanup EXIT
 N=54321
@@ -110,6 +112,23 @@ if command -v go >/dev/null; then
 	like "$tags" "container: Total.*$id" "... and the container id its name has"
 else
 	skip "go is not installed (make check installs golang-go)" "cgroup labels read by go tool pprof"
+fi
+
+# A v1 or hybrid host: where a task's v2 group is the root, its label is
+# its v1 group (name=systemd's, else a controller's), container and all.
+v1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)name=systemd(,|$)/ { print $2; exit }' /proc/mounts)
+[[ -n $v1 ]] || v1=$(awk '$3 == "cgroup" { print $2; exit }' /proc/mounts)
+if [[ -n $v1 ]] && grep -qx '0::/' /proc/self/cgroup; then
+	id1=$(printf '%064x' $((RANDOM + 1000000)))
+	mkdir -p "$v1/$G/docker/$id1"
+	printf 'echo $$ >%s/cgroup.procs && exec "$@"\n' "$v1/$G/docker/$id1" >"$TMP/join_v1.sh"
+	for b in perf bpf; do
+		got=$("$PERFSCRIPT" --backend=$b -a -e "$labels" -c "sh $TMP/join_v1.sh $WORKLOAD spin 300" 2>&1)
+		like "$got" "^/$G/docker/$id1 $id1[[:space:]][0-9]+$" "$b path, v2 group the root: s.cgroup is the v1 group ($v1), s.container its id"
+	done
+else
+	skip "no cgroup v1 hierarchy, or this shell is not in v2's root group" "v1 cgroup labels"
+	skip "no cgroup v1 hierarchy, or this shell is not in v2's root group" "v1 cgroup labels (BPF path)"
 fi
 
 # A container: a process in the group, in its own pid and mount namespaces,

@@ -34,4 +34,30 @@ ok $(( !(${few:-99} <= 30 && ${all:-0} >= 1000) )) "perfmon.symbols{exited = 20,
 out=$("$PERFSCRIPT" -e 'print(pcall(perfmon.symbols, { exited = 0 })); print(pcall(perfmon.symbols, { budget = 10 }))' 2>&1)
 like "$out" "perfmon.symbols: exited wants at least 1 process" "perfmon.symbols{exited = 0}: refused, saying what it wants"
 like "$out" "perfmon.symbols: budget wants at least 1 MiB" "perfmon.symbols{budget = 10}: refused, saying what it wants"
+
+# The DWARF of a file whose debug file has compressed sections (Debian's
+# libc6-dbg): what libdw decompressed counts in the symbolizer's bytes, and
+# the compressed file bytes it read are given back (they were 3.7 MB of
+# the agent's RSS, counted nowhere).
+libc=$(awk '/libc\.so/ { print $6; exit }' /proc/self/maps)
+bid=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID/ { print $3 }')
+dbg=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
+if [[ -n $bid && -r $dbg ]] && readelf -SW "$dbg" 2>/dev/null | grep -q ' \.debug_info .* C '; then
+	out=$("$PERFSCRIPT" -e '
+local lo
+for l in io.lines("/proc/self/maps") do
+  if l:match("libc%.so") and l:match("r%-xp") then lo = tonumber(l:match("^(%x+)"), 16) break end
+end
+local pid = tonumber(io.open("/proc/self/stat"):read("l"):match("^(%d+)"))
+local m = perfmon.mapping(pid, lo + 0x30000)
+local kb, here = 0, false
+for l in io.lines("/proc/self/smaps") do
+  if l:match("^%x+%-%x+ ") then here = l:match("%.debug$") ~= nil
+  elseif here and l:match("^Rss:") then kb = kb + tonumber(l:match("(%d+)")) end
+end
+print(m.has_lines, perfmon.symbols().bytes >= 4 * 1024 * 1024, kb < 1024)')
+	is "$out" "$(printf 'true\ttrue\ttrue')" "libc's compressed DWARF: lines found, its decompressed sections in the budget's bytes, the file's bytes given back"
+else
+	skip "libc has no debug file with compressed sections here (libc6-dbg)" "DWARF memory counted and given back"
+fi
 done_testing

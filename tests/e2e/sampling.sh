@@ -222,6 +222,24 @@ end)' -c "sh -c '$WORKLOAD getppid 200; $WORKLOAD sleep 3000'" 2>&1)
 like "$out" "^0	20[0-9]	2$" "drain_interval(1000): none of 200 samples delivered at 500 ms; drain() delivers them; after() fired twice"
 like "$("$PERFSCRIPT" -e 'perfmon.drain_interval(0.5)' 2>&1)" "an interval from 1 to 1000 milliseconds" \
 	"perfmon.drain_interval refuses an interval under 1 ms"
+# perfmon.ring_pages: -b's value, asked or not; rings mapped after a call
+# have its size (the data pages and the header page, on each CPU)
+rings='print(perfmon.ring_pages())
+perfmon.ring_pages(16)
+local c = perfmon.counter("cpu-clock/freq=99/")
+probe(c, function() end)
+probe("timer.ms(20)", function()
+  local sizes = {}
+  for l in io.lines("/proc/self/maps") do
+    local a, b = l:match("^(%x+)-(%x+) .*perf_event")
+    if a then sizes[(tonumber(b, 16) - tonumber(a, 16)) // 4096] = true end
+  end
+  for k in pairs(sizes) do print(k) end
+  exit()
+end)'
+is "$("$PERFSCRIPT" -e "$rings" 2>&1)" "$(printf '256\tfalse\n17')" "ring_pages: 256 by default, not asked; rings mapped after ring_pages(16) have 16 data pages"
+like "$("$PERFSCRIPT" -b 32 -e 'print(perfmon.ring_pages())' 2>&1)" "^32	true" "ring_pages: -b 32 is 32, asked"
+like "$("$PERFSCRIPT" -e 'perfmon.ring_pages(24)' 2>&1)" "a power of two of pages from 1 to 1048576" "ring_pages refuses a size that is not a power of two"
 # the docs' example of perfmon.after runs as the page says
 awk '/^### `perfmon.after/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' \
 	"$(dirname "$0")/../../docs/api.md" >"$TMP/after.lua"
