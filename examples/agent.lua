@@ -8,6 +8,11 @@
 --                                    (Go's net/http/pprof contract: what
 --                                    go tool pprof, Parca and Grafana
 --                                    Alloy's pyroscope.scrape fetch)
+--   /debug/pprof/offcpu?seconds=N    with --offcpu: where the host's threads
+--                                    waited off the CPU in the next N
+--                                    seconds (nanoseconds, by stack, comm
+--                                    and why: S, D, R), measured in the
+--                                    kernel as examples/offcpu.lua does
 --   /metrics                         the agent's counters for Prometheus:
 --                                    context switches and page faults per
 --                                    CPU, the samples it took and lost, its
@@ -51,6 +56,9 @@ local opts = require("args").parse(arg, {
     default = 5000 },
   { "--push-interval", "S", "seconds between pushes: the profile window (default 10)", number = true,
     default = 10 },
+  { "--offcpu", nil, "also time threads off the CPU (BPF): /debug/pprof/offcpu, and pushed" },
+  { "--offcpu-min-us", "N", "off-CPU intervals shorter than N microseconds are dropped (default 10)",
+    number = true, default = 10 },
 })
 local function fail(msg)
   io.stderr:write("agent.lua: ", msg, "\n")
@@ -129,9 +137,54 @@ end)
 -- agent lets records wait up to 100 ms otherwise, so that it wakes 10
 -- times a second, not 200), then built.
 perfmon.drain_interval(100)
+-- Off-CPU time (--offcpu): every interval a thread of the host spends off
+-- the CPU, summed in the kernel by the stacks where it left and why
+-- (examples/offcpu.lua's aggregate), taken each second, and when an
+-- off-CPU profile starts or ends, into those being asked for and the push
+-- window's. Its program runs at every context switch of the host: it costs
+-- the switching tasks, so it is asked for, not on by default.
+local offcpu
+if opts.offcpu then
+  local sw, err = perfmon.counter("sched:sched_switch")
+  local waits = sw and perfmon.aggregate(sw, { by = { "comm", "args.prev_state", "ustack", "kstack" },
+                                               offcpu = true, min_us = opts.offcpu_min_us })
+  if not waits then
+    fail("--offcpu: " .. tostring(err or select(2, perfmon.aggregate(sw, { by = { "comm" }, offcpu = true }))))
+  end
+  offcpu = { waits = waits, open = {}, window = opts.push and { acc = {}, from = gettimeofday_ns() } }
+end
+local function offcpu_take()
+  local t = offcpu.waits:take()
+  local accs = {}
+  for i = 1, #offcpu.open do accs[#accs + 1] = offcpu.open[i].acc end
+  if offcpu.window then accs[#accs + 1] = offcpu.window.acc end
+  for key, ns in pairs(t) do
+    for i = 1, #accs do accs[i][key] = (accs[i][key] or 0) + ns end
+  end
+end
+-- prev_state as the kernel reports it: 0 and the preempted flag (256) are runnable
+local STATES = { [0] = "R", [1] = "S", [2] = "D", [4] = "T", [8] = "t", [128] = "I", [256] = "R" }
+local function offcpu_bytes(acc, from)
+  local rows = {}
+  for key, ns in pairs(acc) do
+    local comm, state, stack = key:match("^([^;]*);(%-?%d+);?(.*)$")
+    rows[#rows + 1] = { stack = comm .. (stack ~= "" and (";" .. stack) or ""), value = ns,
+                        labels = { { key = "state", str = STATES[tonumber(state)] or state } } }
+  end
+  local ok, bytes = pcall(function()
+    return encode(pprof.from_folded(rows, { type = "off-cpu", unit = "nanoseconds", time_nanos = from,
+      duration_nanos = gettimeofday_ns() - from, comment = "perfscript agent.lua --offcpu" }))
+  end)
+  if ok then return bytes end
+  return nil, tostring(bytes)
+end
+
 -- The open profiles' stacks are named as they come, once a second, so
 -- that little is left to do when a window closes.
-probe("timer.s(1)", function() for i = 1, #open do pprof.prepare(open[i].p) end end)
+probe("timer.s(1)", function()
+  for i = 1, #open do pprof.prepare(open[i].p) end
+  if offcpu then offcpu_take() end
+end)
 local function window_closed(o)
   perfmon.drain()
   for i = #open, 1, -1 do
@@ -160,6 +213,36 @@ local function profile_request(req)
   local o = { reply = reply, p = new_profile() }
   open[#open + 1] = o
   perfmon.after(secs * 1000, function() window_closed(o) end)
+end
+
+-- An off-CPU profile: from a take (so it starts clean) to the take at its end.
+local function offcpu_request(req)
+  local secs = tonumber(req.args.seconds or "30")
+  if not secs or secs <= 0 or secs > opts.max_seconds then
+    refused = refused + 1
+    return ("seconds must be a number from 0 to %d\n"):format(opts.max_seconds), nil, 400
+  end
+  local ok, reply = pcall(req.defer, req)
+  if not ok then
+    refused = refused + 1
+    return "too many profiles are being taken at once: retry later\n", nil, 503
+  end
+  offcpu_take()
+  local o = { reply = reply, acc = {}, from = gettimeofday_ns() }
+  offcpu.open[#offcpu.open + 1] = o
+  perfmon.after(secs * 1000, function()
+    offcpu_take()
+    for i = #offcpu.open, 1, -1 do
+      if offcpu.open[i] == o then table.remove(offcpu.open, i) end
+    end
+    local bytes, why = offcpu_bytes(o.acc, o.from)
+    if bytes then
+      o.reply:send(bytes, "application/octet-stream")
+      served = served + 1
+    else
+      o.reply:send("cannot build the profile: " .. why .. "\n", nil, 500)
+    end
+  end)
 end
 
 local http = require "perfscript.http"
@@ -238,7 +321,22 @@ local function urlencode(s)
   return (s:gsub("[^%w%-%._~]", function(c) return ("%%%02X"):format(c:byte()) end))
 end
 
--- One push window: the counters as remote write, the profile to Pyroscope.
+-- A window's profile to Pyroscope's ingest API, in a multipart form.
+local function push_profile(bytes, app, from, now)
+  if not bytes then return end
+  local boundary = ("perfscript%x"):format(now)
+  local body = table.concat {
+    "--", boundary, "\r\n",
+    'Content-Disposition: form-data; name="profile"; filename="profile.pb.gz"\r\n',
+    "Content-Type: application/octet-stream\r\n\r\n", bytes, "\r\n--", boundary, "--\r\n" }
+  local name = ("%s{host=%s}"):format(app, HOST)
+  queues.pyroscope:push { url = ("%s/ingest?name=%s&from=%d&until=%d&format=pprof&sampleRate=%d")
+                              :format(opts.push:gsub("/+$", ""), urlencode(name), from // 1000000000,
+                                      now // 1000000000, opts.freq),
+    body = body, headers = { ["Content-Type"] = "multipart/form-data; boundary=" .. boundary } }
+end
+
+-- One push window: the counters as remote write, the profiles to Pyroscope.
 local rw = opts.remote_write and require("perfscript.remote_write")
 local function push_window()
   local now = gettimeofday_ns()
@@ -251,19 +349,13 @@ local function push_window()
     perfmon.drain() -- the window's last samples, still in the rings
     local p, from = window.p, window.from
     window = { p = new_profile(), from = now }
-    local bytes = pprof_bytes(p)
-    if bytes then
-      local boundary = ("perfscript%x"):format(now)
-      local body = table.concat {
-        "--", boundary, "\r\n",
-        'Content-Disposition: form-data; name="profile"; filename="profile.pb.gz"\r\n',
-        "Content-Type: application/octet-stream\r\n\r\n", bytes, "\r\n--", boundary, "--\r\n" }
-      local name = ("%s{host=%s}"):format(opts.app, HOST)
-      queues.pyroscope:push { url = ("%s/ingest?name=%s&from=%d&until=%d&format=pprof&sampleRate=%d")
-                                  :format(opts.push:gsub("/+$", ""), urlencode(name), from // 1000000000,
-                                          now // 1000000000, opts.freq),
-        body = body, headers = { ["Content-Type"] = "multipart/form-data; boundary=" .. boundary } }
-    end
+    push_profile(pprof_bytes(p), opts.app, from, now)
+  end
+  if offcpu and offcpu.window then
+    offcpu_take()
+    local w = offcpu.window
+    offcpu.window = { acc = {}, from = now }
+    push_profile(offcpu_bytes(w.acc, w.from), opts.app .. ".offcpu", w.from, now)
   end
 end
 if next(queues) then
@@ -273,8 +365,10 @@ end
 
 local server, err = http.listen(opts.listen, function(req)
   if req.path == "/debug/pprof/profile" then return profile_request(req) end
+  if req.path == "/debug/pprof/offcpu" and offcpu then return offcpu_request(req) end
   if req.path == "/" then
-    return "perfscript agent: /debug/pprof/profile?seconds=N, /metrics\n"
+    return "perfscript agent: /debug/pprof/profile?seconds=N, " ..
+           (offcpu and "/debug/pprof/offcpu?seconds=N, " or "") .. "/metrics\n"
   end
   return reg:handle(req, "/metrics")
 end, { web_config = opts.web_config })

@@ -264,17 +264,35 @@ static void push_frame(luaL_Buffer *b, struct ps_script *sc, pid_t pid, uint64_t
 	luaL_addstring(b, buf);
 }
 
+/* A frame of the way from a tracepoint to its BPF program: the program's
+ * stack starts there (how many such frames depends on the kernel). */
+static bool tracing_glue(struct ps_script *sc, uint64_t ip)
+{
+	static const char *const glue[] = {"__traceiter_", "__bpf_trace_", "bpf_trace_run"};
+	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
+	char name[256];
+
+	if (!syms || ps_symbols__resolve(syms, 0, ip, true, name, sizeof(name), NULL) < 0)
+		return false;
+	for (size_t i = 0; i < sizeof(glue) / sizeof(*glue); i++)
+		if (!strncmp(name, glue[i], strlen(glue[i])))
+			return true;
+	return false;
+}
+
 static void push_stack(luaL_Buffer *b, struct ps_script *sc, const struct ps_agg_entry *e,
 		       bool kernel)
 {
-	size_t n = kernel ? e->nkstack : e->nustack;
+	size_t n = kernel ? e->nkstack : e->nustack, leaf = 0;
 	const uint64_t *ips = kernel ? e->kstack : e->ustack;
 
 	if (n == 0)
 		luaL_addstring(b, kernel ? "[no kernel stack]" : "[no user stack]");
-	for (size_t i = n; i-- > 0;) { /* root first */
+	while (kernel && leaf + 1 < n && tracing_glue(sc, ips[leaf]))
+		leaf++;
+	for (size_t i = n; i-- > leaf;) { /* root first */
 		push_frame(b, sc, (pid_t)e->pid, ips[i], kernel);
-		if (i)
+		if (i > leaf)
 			luaL_addchar(b, ';');
 	}
 }

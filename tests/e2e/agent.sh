@@ -135,6 +135,27 @@ port=$(wait_line "$TMP/later.out" '^port' | cut -f2)
 out=$(curl -s "http://127.0.0.1:$port/x?n=7")
 is "$out" "a second later: n=7" "docs/api.md's req:defer() example: the reply comes from the timer"
 
+# --offcpu: /debug/pprof/offcpu?seconds=N, where threads waited, in
+# nanoseconds: a process asleep the whole 2 s has about 2 s of it, under
+# its comm, ending in the kernel's __schedule (no tracing frames), with why
+"$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --offcpu >"$TMP/agent4.out" 2>&1 &
+pids+=($!)
+line=$(wait_line "$TMP/agent4.out" '^listening on ')
+port=$(sed -E 's/.*:([0-9]+)\/ .*/\1/' <<<"$line")
+cp "$WORKLOAD" "$TMP/sleeper"
+"$TMP/sleeper" sleep 4000 &
+pids+=($!)
+curl -s -o "$TMP/off.pb.gz" "http://127.0.0.1:${port:-1}/debug/pprof/offcpu?seconds=2"
+top=$(go tool pprof -top -nodecount=400 "$TMP/off.pb.gz" 2>&1)
+like "$top" "Type: off-cpu" "--offcpu: /debug/pprof/offcpu is an off-cpu profile go tool pprof reads"
+cum=$(awk '$NF == "sleeper" { v = $4; if (v ~ /ms$/) v = v / 1000; else sub(/s$/, "", v); print v + 0; exit }' <<<"$top")
+awk -v c="${cum:-0}" 'BEGIN { exit !(c >= 1.8 && c <= 2.2) }'
+ok $? "--offcpu: a process asleep all along has its 2 s off the CPU (${cum:-none}s)"
+like "$top" " __schedule"$'\n' "--offcpu: kernel stacks end at __schedule, not in the tracepoint's frames"
+unlike() { ! grep -qE "$2" <<<"$1"; ok $? "$3"; }
+unlike "$top" "__traceiter_|bpf_trace_run" "--offcpu: no tracing frame in the profile"
+like "$(go tool pprof -tags "$TMP/off.pb.gz" 2>&1)" "state: Total.*S" "--offcpu: each sample says why (state S: asleep)"
+
 out=$("$PERFSCRIPT" $EX/agent.lua --listen 127.0.0.1:0 2>&1)
 like "$out" "agent.lua: profiles the whole host: run it with -a" "without -a: says how to run it"
 done_testing

@@ -111,6 +111,21 @@ read -r _ _ _ from until < <(grep -m1 '^ok ' "$TMP/last.log")
 ok $(( !(${from:-0} >= t0 - 1 && ${from:-0} <= ${until:-0} && ${until:-0} <= t1 + 1) )) "... from the session's start ($from) to its end ($until)"
 like "$(go tool pprof -raw "$TMP"/last/*.pb.gz 2>&1 | grep -c '^ *[0-9]*: ')" '^[1-9]' "... with the session's samples in it"
 
+# --offcpu: each window's off-CPU profile is pushed too, as APP.offcpu
+mkdir -p "$TMP/off"
+python3 tests/e2e/ingest_receiver.py "$TMP/off" 0 >"$TMP/off.log" 2>&1 &
+pids+=($!)
+rport=$(wait_line "$TMP/off.log" '^port ' | cut -d' ' -f2)
+"$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --push "http://127.0.0.1:$rport/" --offcpu \
+	--push-interval 600 >"$TMP/off.out" 2>&1 &
+agent=$!; pids+=($agent)
+wait_line "$TMP/off.out" '^listening on ' >/dev/null
+"$WORKLOAD" sleep 300
+kill -INT $agent; wait $agent 2>/dev/null
+n=$(awk '$1 == "ok" && $3 ~ /^host\.offcpu\{host=/ { print $2 }' "$TMP/off.log")
+like "${n:-none}" "^[0-9]+$" "--offcpu: the window's off-CPU profile is pushed too, named host.offcpu{host=...}"
+like "$(go tool pprof -top "$TMP/off/${n:-0}.pb.gz" 2>&1)" "Type: off-cpu" "... and go tool pprof reads it as off-cpu"
+
 # A destination that holds the connection and never answers: the end waits
 # --flush-ms for it, then says what was not sent; a second Ctrl-C cuts the wait.
 python3 -c 'import socket, time, sys

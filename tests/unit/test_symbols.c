@@ -511,21 +511,24 @@ static void test_budget(void)
 	struct ps_symbols_stats st = {.sz = sizeof(st)};
 	uint64_t libc = (uint64_t)(uintptr_t)&getpid + 2, self = (uint64_t)(uintptr_t)&test_budget;
 	char a[256], b[256], c[256], d[256];
-	size_t evicted;
+	size_t evicted, held;
 
 	ps_symbols__add_proc(syms, getpid());
 	ps_symbols__resolve(syms, getpid(), libc, false, a, sizeof(a), NULL);
 	ps_symbols__resolve(syms, getpid(), self, false, b, sizeof(b), NULL);
 	ps_symbols__stats(syms, &st);
-	tap_ok(st.files_open >= 2 && st.bytes > (1u << 20) && st.budget == 128u << 20,
+	/* (what the files hold of this process's memory: the pages it read) */
+	tap_ok(st.files_open >= 2 && st.bytes > (64u << 10) && st.budget == 128u << 20,
 	       "two files read: %zu of %zu open, %zu bytes, budget %zu", st.files_open, st.files,
 	       st.bytes, st.budget);
 	tap_is_u64(ps_symbols__trim(syms), 0, "under the default budget, trim gives nothing back");
-	ps_symbols__set_budget(syms, 1u << 20);
+	held = st.bytes;
+	ps_symbols__set_budget(syms, held / 2);
 	evicted = ps_symbols__trim(syms);
 	ps_symbols__stats(syms, &st);
-	tap_ok(evicted >= 1 && st.evictions == evicted && st.bytes <= 3u << 18,
-	       "at 1 MiB, trim gives %zu files back: %zu bytes left", evicted, st.bytes);
+	tap_ok(evicted >= 1 && st.evictions == evicted && st.bytes <= held / 8 * 3,
+	       "at half of %zu bytes, trim gives %zu files back: %zu bytes left", held, evicted,
+	       st.bytes);
 	ps_symbols__resolve(syms, getpid(), libc, false, c, sizeof(c), NULL);
 	ps_symbols__resolve(syms, getpid(), self, false, d, sizeof(d), NULL);
 	tap_ok(!strcmp(a, c) && !strcmp(b, d), "and they answer the same after: %s, %s", c, d);
