@@ -154,7 +154,7 @@ if opts.offcpu then
   offcpu = { waits = waits, open = {}, window = opts.push and { acc = {}, from = gettimeofday_ns() } }
 end
 local function offcpu_take()
-  local t = offcpu.waits:take()
+  local t = offcpu.waits:take() or {} -- nothing before the counter opens
   local accs = {}
   for i = 1, #offcpu.open do accs[#accs + 1] = offcpu.open[i].acc end
   if offcpu.window then accs[#accs + 1] = offcpu.window.acc end

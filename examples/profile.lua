@@ -28,6 +28,12 @@
 --                          when the target is a python3 command (-c) or
 --                          process (-p), unless --no-python or --call-graph
 --                          fp or --event say otherwise
+--   --switch-output SECS   (with --pprof or --folded) a profile every SECS
+--                          seconds, as perf record --switch-output=time
+--                          does: FILE.YYYYMMDDHHMMSSCC per window (its start),
+--                          and memory stays that of one window however long
+--                          it runs; the top printed at the end is the last
+--                          window's
 --   --event SPEC           sample another event (a spec with a period or
 --                          frequency, e.g. 'syscalls:sys_enter_getppid/period=1/');
 --                          --freq is then ignored
@@ -45,6 +51,8 @@ local opts = require("args").parse(arg, {
   { "--pprof", "FILE", "write the profile in pprof's format to FILE" },
   { "--labels", "LIST", "pprof labels of each sample: pid, tid, comm, cgroup (comma-separated)" },
   { "--diff-base", "OLD.pb.gz", "compare with an earlier pprof profile", key = "base" },
+  { "--switch-output", "SECS", "a new --pprof/--folded file every SECS seconds (FILE.YYYYMMDDHHMMSSCC)",
+    number = true, key = "switch" },
   { "--call-graph", "fp|dwarf", "how stacks are taken", choices = { "fp", "dwarf" } },
   { "--python", nil, "Python frames of CPython processes in the stacks" },
   { "--no-python", nil, "no Python frames, even for a python3 target", key = "no_python" },
@@ -89,16 +97,32 @@ if opts.base then
   if not base then error("profile.lua: --diff-base " .. err, 0) end
 end
 
+if opts.switch and not (opts.pprof or opts.folded) then
+  error("profile.lua: --switch-output writes --pprof or --folded files: give one", 0)
+end
+if opts.switch and (opts.switch < 0.1 or opts.switch > 86400) then
+  error("profile.lua: --switch-output wants 0.1 to 86400 seconds", 0)
+end
+if opts.switch and opts.base then error("profile.lua: --switch-output and --diff-base do not go together", 0) end
+
 -- The output files are opened now, as perf record opens -o: a path that
--- cannot be written fails in milliseconds, not after the whole run.
-local outputs = {}
-for _, k in ipairs { "folded", "pprof" } do
-  if opts[k] then
-    local f, oerr = io.open(opts[k], "wb")
-    if not f then error(("profile.lua: --%s %s"):format(k, oerr), 0) end
-    outputs[k] = f
+-- cannot be written fails in milliseconds, not after the whole run. With
+-- --switch-output, each window's as it starts, named by its start.
+local outputs, names = {}, {}
+local function open_outputs()
+  local ns = gettimeofday_ns() -- perf's names: the time to the hundredth of a second
+  local suffix = opts.switch and os.date(".%Y%m%d%H%M%S", ns // 1000000000) .. ("%02d"):format(ns // 10000000 % 100)
+                 or ""
+  for _, k in ipairs { "folded", "pprof" } do
+    if opts[k] then
+      local name = opts[k] .. suffix
+      local f, oerr = io.open(name, "wb")
+      if not f then error(("profile.lua: --%s %s"):format(k, oerr), 0) end
+      outputs[k], names[k] = f, name
+    end
   end
 end
+open_outputs()
 
 -- Stacks when asked for, or when folded or pprof output needs them.
 local call_graph = opts.call_graph or (opts.python and "dwarf") or
@@ -114,9 +138,12 @@ end
 local err
 prof, err = perfmon_allocate_counter(spec)
 if prof == 0 then error(("profile.lua: %s: %s"):format(spec, err), 0) end
-local p = require("profile").new{ stacks = opts.folded ~= nil and not base,
-                                  pprof = (opts.pprof or base) and true, labels = opts.labels,
-                                  inline = opts.inline, sort = opts.sort, python = opts.python }
+local function new_profile()
+  return require("profile").new{ stacks = opts.folded ~= nil and not base,
+                                 pprof = (opts.pprof or base) and true, labels = opts.labels,
+                                 inline = opts.inline, sort = opts.sort, python = opts.python }
+end
+local p = new_profile()
 
 probe("perfmon.sample(prof)", function(s) p:add(s) end, opts.python and { python = true } or nil)
 
@@ -129,9 +156,27 @@ local function saved(ok, why)
   end
 end
 
+-- The window's files (the last one's at the end), then a new window.
+local function write_window()
+  local cmd = target_command()
+  local t = opts.pprof and p:pprof{ comment = cmd and ("perfscript: " .. cmd) }
+  if opts.pprof then saved(pprof.write(t, outputs.pprof, { name = names.pprof })) end
+  if opts.folded then saved(p:write_folded(outputs.folded, names.folded)) end
+  io.stderr:write(("profile.lua: %d samples in %s\n"):format(p.total, names.pprof or names.folded))
+end
+if opts.switch then
+  probe(("timer.ms(%d)"):format(math.floor(opts.switch * 1000 + 0.5)), function()
+    perfmon.drain() -- the window's last samples, still in the rings
+    write_window()
+    p = new_profile()
+    open_outputs()
+  end)
+end
+
 probe("end", function()
   io.write(p:top_text(opts.top, opts.event and ("%d samples of %s\n"):format(p.total, opts.event)
                                  or ("%d samples of cpu-clock at %d Hz\n"):format(p.total, opts.freq)))
+  if opts.switch then return write_window() end
   local cmd = target_command()
   local t = (opts.pprof or base) and p:pprof{ comment = cmd and ("perfscript: " .. cmd) }
   if base then

@@ -119,7 +119,9 @@ rport=$(wait_line "$TMP/off.log" '^port ' | cut -d' ' -f2)
 "$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --push "http://127.0.0.1:$rport/" --offcpu \
 	--push-interval 600 >"$TMP/off.out" 2>&1 &
 agent=$!; pids+=($agent)
-wait_line "$TMP/off.out" '^listening on ' >/dev/null
+line=$(wait_line "$TMP/off.out" '^listening on ')
+# the listener answers once the session runs (its programs loaded)
+curl -s -o /dev/null "http://127.0.0.1:$(sed -E 's/.*:([0-9]+)\/ .*/\1/' <<<"$line")/metrics"
 "$WORKLOAD" sleep 300
 kill -INT $agent; wait $agent 2>/dev/null
 n=$(awk '$1 == "ok" && $3 ~ /^host\.offcpu\{host=/ { print $2 }' "$TMP/off.log")

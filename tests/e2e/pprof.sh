@@ -175,4 +175,21 @@ for o in --version --help; do
 	is "$rc $out" "1 perfscript: cannot write to standard output: No space left on device" "perfscript $o >/dev/full: reported, exit 1"
 done
 
+# --switch-output SECS: a profile per window, FILE.YYYYMMDDHHMMSSCC as
+# perf record --switch-output names its dumps, each read by go tool pprof,
+# the windows' samples adding up to what the tool said it wrote
+mkdir -p "$TMP/switch"
+"$PERFSCRIPT" examples/profile.lua -a -T 2.5 --switch-output 1 --pprof "$TMP/switch/p.pb.gz" \
+	--folded "$TMP/switch/p.folded" >/dev/null 2>"$TMP/switch.err"
+n=$(ls "$TMP"/switch/p.pb.gz.* 2>/dev/null | grep -cE '\.pb\.gz\.[0-9]{16}$')
+ok $(( !(n >= 3 && n <= 4) )) "--switch-output 1 over 2.5 s: $n pprof files named by their windows' starts"
+is "$(ls "$TMP"/switch/p.folded.* 2>/dev/null | wc -l)" "$n" "... and as many folded files"
+said=$(awk '/^profile.lua: [0-9]+ samples in .*pb\.gz/ { s += $2 } END { print s + 0 }' "$TMP/switch.err")
+read_n=0
+for f in "$TMP"/switch/p.pb.gz.*; do
+	read_n=$(( read_n + $(go tool pprof -raw "$f" 2>/dev/null | awk '/^Samples:/ { on = 1; next } on && /^ +[0-9]+ +[0-9]+: / { s += $1 } /^Locations/ { on = 0 } END { print s + 0 }') ))
+done
+ok $(( !(read_n > 0 && read_n == said) )) "go tool pprof reads every window: $read_n samples, as many as profile.lua said it wrote ($said)"
+like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --switch-output 1 2>&1)" "switch-output writes --pprof or --folded files" \
+	"--switch-output without a file to write: refused, saying what to give"
 done_testing
