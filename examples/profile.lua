@@ -34,6 +34,8 @@
 --                          and memory stays that of one window however long
 --                          it runs; the top printed at the end is the last
 --                          window's
+--   --symbols-budget MIB   what the symbolizer may keep (default 128 MiB;
+--                          perfmon.symbols), for runs that see many binaries
 --   --event SPEC           sample another event (a spec with a period or
 --                          frequency, e.g. 'syscalls:sys_enter_getppid/period=1/');
 --                          --freq is then ignored
@@ -53,6 +55,8 @@ local opts = require("args").parse(arg, {
   { "--diff-base", "OLD.pb.gz", "compare with an earlier pprof profile", key = "base" },
   { "--switch-output", "SECS", "a new --pprof/--folded file every SECS seconds (FILE.YYYYMMDDHHMMSSCC)",
     number = true, key = "switch" },
+  { "--symbols-budget", "MIB", "what the symbolizer may hold, in MiB (default 128)", number = true,
+    key = "symbols_budget" },
   { "--call-graph", "fp|dwarf", "how stacks are taken", choices = { "fp", "dwarf" } },
   { "--python", nil, "Python frames of CPython processes in the stacks" },
   { "--no-python", nil, "no Python frames, even for a python3 target", key = "no_python" },
@@ -104,6 +108,10 @@ if opts.switch and (opts.switch < 0.1 or opts.switch > 86400) then
   error("profile.lua: --switch-output wants 0.1 to 86400 seconds", 0)
 end
 if opts.switch and opts.base then error("profile.lua: --switch-output and --diff-base do not go together", 0) end
+if opts.symbols_budget then
+  if opts.symbols_budget < 1 then error("profile.lua: --symbols-budget wants 1 MiB or more", 0) end
+  perfmon.symbols(math.floor(opts.symbols_budget * 1024 * 1024))
+end
 
 -- The output files are opened now, as perf record opens -o: a path that
 -- cannot be written fails in milliseconds, not after the whole run. With
@@ -169,6 +177,7 @@ if opts.switch then
     perfmon.drain() -- the window's last samples, still in the rings
     write_window()
     p = new_profile()
+    collectgarbage("collect") -- the last window's tables go now, not after the next has grown
     open_outputs()
   end)
 end

@@ -192,4 +192,8 @@ done
 ok $(( !(read_n > 0 && read_n == said) )) "go tool pprof reads every window: $read_n samples, as many as profile.lua said it wrote ($said)"
 like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --switch-output 1 2>&1)" "switch-output writes --pprof or --folded files" \
 	"--switch-output without a file to write: refused, saying what to give"
+like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --symbols-budget 0.5 2>&1)" "symbols-budget wants 1 MiB or more" \
+	"--symbols-budget under 1 MiB: refused"
+"$PERFSCRIPT" examples/profile.lua -T 0.5 --symbols-budget 2 --pprof "$TMP/small.pb.gz" -c "$WORKLOAD spin 400" >/dev/null 2>&1
+like "$(go tool pprof -top "$TMP/small.pb.gz" 2>&1)" "hot_spin|spin" "--symbols-budget 2: a 2 MiB symbolizer still names the profile"
 done_testing
