@@ -2,8 +2,9 @@
 # command whose short-lived processes of many binaries come and go (gzip,
 # xz, sort, perl, ls, the stack-heavy test program), each sample folded into its
 # stack's names, with the symbolizer's budget set to 3 MiB (it holds about
-# 4.5 MB of this process's memory without one). Its memory must level off: what the symbolizer holds stays within the budget at
-# every check (files given back: there are evictions), and the RSS outside
+# 4.5 MB of this process's memory without one). Its memory must level off:
+# what the symbolizer holds stays within the budget at every check (files
+# given back: there are evictions), and the RSS outside
 # Lua's heap grows less than 16 MiB over the second half. Every figure goes
 # to the log.
 source "$(dirname "$0")/../e2e/lib.sh"
