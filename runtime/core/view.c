@@ -143,6 +143,11 @@ int ps_counter__handed(const struct ps_counter *c)
 	return c->handed;
 }
 
+int ps_counter__cpu_term(const struct ps_counter *c)
+{
+	return c->cpu;
+}
+
 bool ps_counter__reads_group(const struct ps_session *s, const struct ps_counter *c,
 			     uint32_t *nmembers)
 {

@@ -78,6 +78,8 @@ bool ps_counter__alone(const struct ps_session *s, const struct ps_counter *c);
 void ps_counter__hand_over(struct ps_session *s, struct ps_counter *c);
 /* How many fds c handed over (0: it counts on its own). */
 int ps_counter__handed(const struct ps_counter *c);
+/* The event's cpu= term, or -1. */
+int ps_counter__cpu_term(const struct ps_counter *c);
 bool ps_counter__sampling(const struct ps_counter *c); /* period= or freq= */
 bool ps_counter__reads_group(const struct ps_session *s, const struct ps_counter *c,
 			     uint32_t *nmembers);

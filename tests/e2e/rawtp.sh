@@ -70,6 +70,23 @@ probe("end", function() c:stop(); local s = 0; for _, v in pairs(a:read()) do s 
 like "$out" "'sched:sched_switch' is counted and aggregated on its raw tracepoint" "-a: sched:sched_switch is counted on its raw tracepoint"
 like "$out" "true	true" "-a: its aggregate's sum is its value"
 
+# a cpu= term: the counter's events are on that CPU only, and so is what
+# its program counts, on the raw tracepoint (by cpu) and on the perf path
+# (by cpu and ip, which a raw tracepoint cannot key by)
+for by in '"cpu"' '"cpu", "ip"'; do
+	out=$("$PERFSCRIPT" -a -e 'c = perfmon.counter("raw_syscalls:sys_enter/cpu=0/")
+local a = assert(perfmon.aggregate(c, { by = { '"$by"' } }))
+probe("end", function()
+  c:stop()
+  local cpus, sum = {}, 0
+  for k, n in pairs(a:read()) do cpus[tostring(k):match("^%d+")] = true; sum = sum + n end
+  local list = {}
+  for cpu in pairs(cpus) do list[#list + 1] = cpu end
+  print(table.concat(list, ","), sum == (c:read()) and sum > 0)
+end)' -c "taskset -c 0,1 $WORKLOAD threads 2 20000" 2>&1)
+	is "$out" "$(printf '0\ttrue')" "cpu=0, by { $by }: only CPU 0's hits, and their sum is the value"
+done
+
 # -p: three threads' calls, every one, from the moment they are told to start
 rm -f "$TMP/ready"; mkfifo "$TMP/ready"
 "$WORKLOAD" --wait-usr1 threads 3 10000 >"$TMP/ready" &

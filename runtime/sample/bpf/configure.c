@@ -81,6 +81,14 @@ int ps_bpf__fill_maps(const struct ps_session *s, const struct ps_counter *c,
 	}
 	if (err || ps_bpf__kind(c) == PS_BPF_KIND_PERF)
 		return err;
+	if (ps_counter__cpu_term(c) >= 0) {
+		__u32 cpu = (__u32)ps_counter__cpu_term(c);
+		__u8 v = 0;
+
+		bpf_map__lookup_elem(skel->maps.ps_cpus, &cpu, sizeof(cpu), &v, 1, 0);
+		v |= 4;
+		err = bpf_map__update_elem(skel->maps.ps_cpus, &cpu, sizeof(cpu), &v, 1, BPF_ANY);
+	}
 	if (ps_session__target_kind(s) == PS_TARGET_CPUS) {
 		const int *cpus;
 		int n = ps_session__target_cpus(s, &cpus);
@@ -127,6 +135,8 @@ uint32_t ps_bpf__cfg_flags(const struct ps_session *s, const struct ps_counter *
 	if (ps_bpf__kind(c) != PS_BPF_KIND_PERF)
 		f |= ps_session__target_kind(s) == PS_TARGET_CPUS ? PS_BPF_F_TGT_CPUS
 								  : PS_BPF_F_TGT_TREE;
+	f |= ps_bpf__kind(c) != PS_BPF_KIND_PERF && ps_counter__cpu_term(c) >= 0 ? PS_BPF_F_CPU_TERM
+										 : 0;
 	/* a -G target's fds count its tasks only; a tracepoint's program sees all */
 	if ((f & PS_BPF_F_TGT_CPUS) && ps_session__target_cgroup(s))
 		f |= PS_BPF_F_CGROUP;

@@ -9,18 +9,19 @@
 #define PS_BPF_SHARED_H
 
 /* cfg_flags */
-#define PS_BPF_F_FORWARD   0x1u	  /* survivors go to the ring buffer */
-#define PS_BPF_F_AGGREGATE 0x2u	  /* survivors are counted in ps_counts */
-#define PS_BPF_F_PIDS	   0x4u	  /* keep only tgids in ps_pids */
-#define PS_BPF_F_CPUS	   0x8u	  /* keep only CPUs set in ps_cpus */
-#define PS_BPF_F_USER	   0x10u  /* keep only user-mode overflows */
-#define PS_BPF_F_KERNEL	   0x20u  /* keep only kernel-mode overflows */
-#define PS_BPF_F_CALLCHAIN 0x40u  /* forwarded records carry stack ids */
-#define PS_BPF_F_TGT_TREE  0x80u  /* tracepoint: the target's process tree only */
-#define PS_BPF_F_TGT_CPUS  0x100u /* tracepoint: the target's CPUs only */
-#define PS_BPF_F_USER_REGS 0x200u /* tracepoint: report the task's user registers */
-#define PS_BPF_F_IP	   0x400u /* tracepoint: find the hit's ip (forwarded, or a key) */
-#define PS_BPF_F_CGROUP	   0x800u /* tracepoint: the target CPUs' tasks of ps_cgroup only */
+#define PS_BPF_F_FORWARD   0x1u	   /* survivors go to the ring buffer */
+#define PS_BPF_F_AGGREGATE 0x2u	   /* survivors are counted in ps_counts */
+#define PS_BPF_F_PIDS	   0x4u	   /* keep only tgids in ps_pids */
+#define PS_BPF_F_CPUS	   0x8u	   /* keep only CPUs set in ps_cpus */
+#define PS_BPF_F_USER	   0x10u   /* keep only user-mode overflows */
+#define PS_BPF_F_KERNEL	   0x20u   /* keep only kernel-mode overflows */
+#define PS_BPF_F_CALLCHAIN 0x40u   /* forwarded records carry stack ids */
+#define PS_BPF_F_TGT_TREE  0x80u   /* tracepoint: the target's process tree only */
+#define PS_BPF_F_TGT_CPUS  0x100u  /* tracepoint: the target's CPUs only */
+#define PS_BPF_F_USER_REGS 0x200u  /* tracepoint: report the task's user registers */
+#define PS_BPF_F_IP	   0x400u  /* tracepoint: find the hit's ip (forwarded, or a key) */
+#define PS_BPF_F_CGROUP	   0x800u  /* tracepoint: the target CPUs' tasks of ps_cgroup only */
+#define PS_BPF_F_CPU_TERM  0x1000u /* tracepoint: the event's cpu= term (ps_cpus bit 4) only */
 
 /* cfg_keys: the aggregation key's fields (also PS_AGG_* in perfscript.h) */
 /* Slots of ps_lost, per CPU */

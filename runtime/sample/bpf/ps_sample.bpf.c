@@ -115,7 +115,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, PS_BPF_MAX_CPUS);
 	__type(key, __u32);
-	__type(value, __u8); /* bit 0: user CPU filter, bit 1: target CPU */
+	__type(value, __u8); /* bit 0: user CPU filter, 1: target CPU, 2: the cpu= term's */
 } ps_cpus SEC(".maps");
 
 struct {
@@ -214,6 +214,9 @@ static __always_inline int cpu_has(__u32 cpu, __u8 bit)
  * is no context to test. */
 static __always_inline int in_target_of(__u32 tgid, __u32 cpu, int no_ctx)
 {
+	/* the counter's events are on its cpu= CPU only */
+	if ((cfg_flags & PS_BPF_F_CPU_TERM) && !cpu_has(cpu, 4))
+		return 0;
 	if (cfg_flags & PS_BPF_F_TGT_CPUS)
 		return cpu_has(cpu, 2) && (!(cfg_flags & PS_BPF_F_CGROUP) ||
 					   bpf_current_task_under_cgroup(&ps_cgroup, 0) == 1);
