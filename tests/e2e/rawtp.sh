@@ -71,23 +71,25 @@ like "$out" "'sched:sched_switch' is counted and aggregated on its raw tracepoin
 like "$out" "true	true" "-a: its aggregate's sum is its value"
 
 # a cpu= term: the counter's events are on that CPU only, and so is what
-# its program counts on the raw tracepoint; a command's threads on both
-# CPUs, so that the counts are final when it has exited. (On the perf path,
-# by cpu and ip, the program now keeps to CPU 0 too; but there the value
-# is the perf events', and an inherited, CPU-bound event of a threaded
-# command read 47285 where the command made 40166 calls: not compared.)
-for by in '"cpu"'; do
-	out=$("$PERFSCRIPT" -e 'c = perfmon.counter("raw_syscalls:sys_enter/cpu=0/")
-local a = assert(perfmon.aggregate(c, { by = { '"$by"' } }))
+# its program counts on the raw tracepoint: a command makes 5000 calls on
+# CPU 0, then 7000 on CPU 1. (On the perf path the value is the perf
+# events', and an inherited, CPU-bound event of a threaded command read
+# 47285 where the command made 40166 calls: not compared here.)
+out=$("$PERFSCRIPT" -e 'c = perfmon.counter("raw_syscalls:sys_enter/cpu=0/")
+local a = assert(perfmon.aggregate(c, { by = { "cpu", "args.id" } }))
 probe("end", function()
-  local cpus, sum = {}, 0
-  for k, n in pairs(a:read()) do cpus[tostring(k):match("^%d+")] = true; sum = sum + n end
+  local cpus, sum, getppid = {}, 0, 0
+  for k, n in pairs(a:read()) do
+    cpus[k:match("^%d+")] = true; sum = sum + n
+    if k:match(";110$") then getppid = getppid + n end
+  end
   local list = {}
   for cpu in pairs(cpus) do list[#list + 1] = cpu end
-  print(table.concat(list, ","), sum == (c:read()) and sum > 0)
-end)' -c "taskset -c 0,1 $WORKLOAD threads 2 20000" 2>&1)
-	is "$out" "$(printf '0\ttrue')" "cpu=0, by { $by }: only CPU 0's hits, and their sum is the value"
-done
+  print(table.concat(list, ","), getppid, sum == (c:read()))
+end)' -c "sh -c 'taskset -c 0 $WORKLOAD getppid 5000; taskset -c 1 $WORKLOAD getppid 7000'" 2>&1)
+read -r cpus calls same <<<"$out"
+[[ $cpus == 0 && $same == true ]] && ((calls >= 5000 && calls < 5100)) # sh's and taskset's own calls too
+ok $? "cpu=0: only CPU 0's hits (its 5000 getppid calls, not CPU 1's 7000: $out), summing to the value"
 
 # -p: three threads' calls, every one, from the moment they are told to start
 rm -f "$TMP/ready"; mkfifo "$TMP/ready"
