@@ -269,6 +269,14 @@ int ps_session__read(struct ps_session *s, ps_handle h, struct ps_value *v)
 
 		if (n < 3 * (ssize_t)sizeof(*buf))
 			return n < 0 ? -errno : -EIO;
+		if (one_counter_exact(c)) {
+			/* never multiplexed: running < enabled only says the task
+			 * was elsewhere (a cpu= term's fd), which scaling would
+			 * count as if it had run there (48889 for 20006 calls) */
+			*v = (struct ps_value){.value = buf[0], .raw = buf[0], .enabled = buf[1],
+					       .running = buf[2] ? buf[1] : 0};
+			return 0;
+		}
 		scale(v, buf[0], buf[1], buf[2]);
 		return 0;
 	}

@@ -71,12 +71,12 @@ like "$out" "'sched:sched_switch' is counted and aggregated on its raw tracepoin
 like "$out" "true	true" "-a: its aggregate's sum is its value"
 
 # a cpu= term: the counter's events are on that CPU only, and so is what
-# its program counts on the raw tracepoint: a command makes 5000 calls on
-# CPU 0, then 7000 on CPU 1. (On the perf path the value is the perf
-# events', and an inherited, CPU-bound event of a threaded command read
-# 47285 where the command made 40166 calls: not compared here.)
-out=$("$PERFSCRIPT" -e 'c = perfmon.counter("raw_syscalls:sys_enter/cpu=0/")
-local a = assert(perfmon.aggregate(c, { by = { "cpu", "args.id" } }))
+# its program counts, on the raw tracepoint (by cpu) and on the perf path
+# (by cpu and ip, which a raw tracepoint cannot key by): a command makes
+# 5000 calls on CPU 0, then 7000 on CPU 1
+for by in '"cpu", "args.id"' '"cpu", "ip", "args.id"'; do
+	out=$("$PERFSCRIPT" -e 'c = perfmon.counter("raw_syscalls:sys_enter/cpu=0/")
+local a = assert(perfmon.aggregate(c, { by = { '"$by"' } }))
 probe("end", function()
   local cpus, sum, getppid = {}, 0, 0
   for k, n in pairs(a:read()) do
@@ -87,9 +87,10 @@ probe("end", function()
   for cpu in pairs(cpus) do list[#list + 1] = cpu end
   print(table.concat(list, ","), getppid, sum == (c:read()))
 end)' -c "sh -c 'taskset -c 0 $WORKLOAD getppid 5000; taskset -c 1 $WORKLOAD getppid 7000'" 2>&1)
-read -r cpus calls same <<<"$out"
-[[ $cpus == 0 && $same == true ]] && ((calls >= 5000 && calls < 5100)) # sh's and taskset's own calls too
-ok $? "cpu=0: only CPU 0's hits (its 5000 getppid calls, not CPU 1's 7000: $out), summing to the value"
+	read -r cpus calls same <<<"$out"
+	[[ $cpus == 0 && $same == true ]] && ((calls >= 5000 && calls < 5100)) # sh's and taskset's own calls too
+	ok $? "cpu=0, by { $by }: only CPU 0's hits (its 5000 getppid calls, not CPU 1's 7000: $out), summing to the value"
+done
 
 # -p: three threads' calls, every one, from the moment they are told to start
 rm -f "$TMP/ready"; mkfifo "$TMP/ready"
