@@ -273,7 +273,9 @@ int ps_session__read(struct ps_session *s, ps_handle h, struct ps_value *v)
 			/* never multiplexed: running < enabled only says the task
 			 * was elsewhere (a cpu= term's fd), which scaling would
 			 * count as if it had run there (48889 for 20006 calls) */
-			*v = (struct ps_value){.value = buf[0], .raw = buf[0], .enabled = buf[1],
+			*v = (struct ps_value){.value = buf[0],
+					       .raw = buf[0],
+					       .enabled = buf[1],
 					       .running = buf[2] ? buf[1] : 0};
 			return 0;
 		}
