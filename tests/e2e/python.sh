@@ -198,7 +198,12 @@ is "$(top "$TMP/n.folded")" "$(top "$TMP/n0.folded")" "a native program: the sam
 # Cross-check against the interpreter's own view: a thread of the script
 # samples sys._current_frames() of the main thread, which spends its time
 # in a() and b() (about 3 to 1); the share of a() among the main thread's
-# samples of the profile and among the script's own samples agree.
+# samples of the profile and among the script's own samples agree. That
+# sampler sees the main thread only where it hands over the GIL, which a
+# loaded machine skews (0.699 against the profile's 0.816 once in CI), so
+# the exact reference is the main thread's own CPU time in each
+# (time.thread_time around the calls): the profile's share is within 0.1
+# of it, and within 0.15 of the sampler's.
 cat >"$TMP/cross.py" <<'PYEOF'
 import sys, threading, time
 def a():
@@ -215,10 +220,12 @@ def sampler():
         if f is not None and f.f_code.co_name in seen: seen[f.f_code.co_name] += 1
         time.sleep(0.001)
 t = threading.Thread(target=sampler); t.start()
-end = time.time() + 1.5
-while time.time() < end: a(); b()
+end, ta, tb = time.time() + 1.5, 0.0, 0.0
+while time.time() < end:
+    t0 = time.thread_time(); a(); t1 = time.thread_time(); b(); t2 = time.thread_time()
+    ta += t1 - t0; tb += t2 - t1
 stop = True; t.join()
-print("%.3f %d" % (seen["a"] / max(1, seen["a"] + seen["b"]), seen["a"] + seen["b"]))
+print("%.3f %d %.3f" % (seen["a"] / max(1, seen["a"] + seen["b"]), seen["a"] + seen["b"], ta / (ta + tb)))
 PYEOF
 "$PERFSCRIPT" -e '
 local c = perfmon.counter("cpu-clock/freq=499,call-graph=dwarf/")
@@ -231,11 +238,19 @@ probe(c, function(s)
 end, { python = true })
 probe("end", function() io.stderr:write(("%.3f %d\n"):format(n.a / math.max(1, n.a + n.b), n.a + n.b)) end)' \
 	-c "${pythons[0]} $TMP/cross.py" >"$TMP/cross.own" 2>"$TMP/cross.prof"
-read -r own nown <"$TMP/cross.own"
+read -r own nown cpu <"$TMP/cross.own"
 read -r prof nprof < <(tail -1 "$TMP/cross.prof")
-ok $(awk -v a="${own:-0}" -v b="${prof:-9}" -v n="${nown:-0}" -v m="${nprof:-0}" \
-	'BEGIN { d = a - b; print (n >= 100 && m >= 100 && d < 0.1 && d > -0.1) ? 0 : 1 }') \
-	"a() takes the same share of the main thread in the profile ($prof of $nprof samples) as in sys._current_frames() ($own of $nown)"
+ok $(awk -v a="${cpu:-0}" -v b="${prof:-9}" -v m="${nprof:-0}" \
+	'BEGIN { d = a - b; print (m >= 100 && d < 0.1 && d > -0.1) ? 0 : 1 }') \
+	"a() takes the same share of the main thread in the profile ($prof of $nprof samples) as of its CPU time ($cpu)"
+if ((${nown:-0} >= 100)); then
+	ok $(awk -v a="${own:-0}" -v b="${prof:-9}" \
+		'BEGIN { d = a - b; print (d < 0.15 && d > -0.15) ? 0 : 1 }') \
+		"... and as in sys._current_frames() ($own of $nown samples)"
+else # its thread waits for the GIL and the CPU: on a loaded machine it gets few
+	skip "the script's own sampler got ${nown:-0} samples, too few to compare (a loaded machine)" \
+		"... and as in sys._current_frames()"
+fi
 
 # profile.lua on a python3 target reads its Python frames unasked;
 # --no-python leaves them out.
