@@ -33,15 +33,47 @@
  * page table has (/proc/self/pagemap's present bit), so a page of a shared
  * library that other processes keep in the page cache counts only once it
  * was read here; without pagemap, mincore's page cache answer. */
+static int pagemap_fd(void)
+{
+	static int fd = -2;
+
+	if (fd == -2)
+		fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	return fd;
+}
+
+size_t ps_pages__drop_clean(void *addr, size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), first = (uintptr_t)addr / page,
+	       n = ((uintptr_t)addr + len + page - 1) / page - first, dropped = 0;
+	int fd = pagemap_fd();
+	uint64_t ent[512];
+
+	for (size_t at = 0; fd >= 0 && at < n; at += 512) {
+		size_t k = n - at < 512 ? n - at : 512;
+
+		if (pread(fd, ent, k * sizeof(*ent), (off_t)((first + at) * sizeof(*ent))) !=
+		    (ssize_t)(k * sizeof(*ent)))
+			break;
+		/* runs of pages present (bit 63) and of the file (bit 61) */
+		for (size_t i = 0, j; i < k; i = j + 1) {
+			for (j = i; j < k && (ent[j] >> 63 & 1) && (ent[j] >> 61 & 1);)
+				j++;
+			if (j > i && !madvise((void *)((first + at + i) * page), (j - i) * page,
+					      MADV_DONTNEED))
+				dropped += (j - i) * page;
+		}
+	}
+	return dropped;
+}
+
 static size_t resident(const void *image, size_t size)
 {
-	static int pagemap = -2;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (size + page - 1) / page, in = 0;
+	int pagemap = pagemap_fd();
 	unsigned char vec[4096];
 	uint64_t ent[512];
 
-	if (pagemap == -2)
-		pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	for (size_t at = 0; pagemap >= 0 && at < n; at += 512) {
 		size_t k = n - at < 512 ? n - at : 512;
 		off_t off = (off_t)(((uintptr_t)image / page + at) * sizeof(*ent));

@@ -195,6 +195,11 @@ void ps_dso__give_back(struct ps_dso *d);
  * image counted by the pages resident; give them back (the file opens again
  * at its next use; files sharing its tables by build id go back with it). */
 size_t ps_dso__bytes(const struct ps_dso *dso);
+/* symbols/budget.c: unmap the pages of [addr, addr+len), a private file
+ * mapping, that this process has and never wrote (/proc/self/pagemap: a
+ * file page, not a copy): the file gives them again if they are read. A
+ * page written stays. The bytes dropped. */
+size_t ps_pages__drop_clean(void *addr, size_t len);
 void ps_dso__evict(struct ps_dso *dso);
 /* symbols/srcline.c: what its caches hold. */
 size_t ps_dwarf__bytes(const struct ps_dwarf *d);

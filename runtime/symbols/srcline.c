@@ -16,8 +16,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -79,8 +77,7 @@ size_t ps_dwarf__bytes(const struct ps_dwarf *d)
  * them all so): libdw decompresses each into memory of its own as it opens
  * them, 11 MiB for libc's, which the budget must count. The compressed
  * bytes, read once through libdwfl's private mapping of the file, are not
- * needed again: their pages go back (MADV_PAGEOUT drops only what it can
- * drop whole; a page libelf wrote stays). */
+ * needed again: their pages go back (those libelf wrote stay). */
 static size_t inflated(Dwarf *dw)
 {
 	Elf *elf = dw ? dwarf_getelf(dw) : NULL;
@@ -101,14 +98,8 @@ static size_t inflated(Dwarf *dw)
 		    ((char *)data->d_buf < raw || (char *)data->d_buf >= raw + raw_size))
 			n += data->d_size;
 	}
-#ifdef MADV_PAGEOUT
-	if (n) {
-		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE),
-			  at = (uintptr_t)raw & ~(page - 1);
-
-		madvise((void *)at, raw_size + ((uintptr_t)raw - at), MADV_PAGEOUT);
-	}
-#endif
+	if (n)
+		ps_pages__drop_clean(raw, raw_size);
 	return n;
 }
 
