@@ -72,6 +72,7 @@ if opts.push_interval < 0.1 or opts.push_interval > 3600 then
   fail("--push-interval wants 0.1 to 3600 seconds")
 end
 if opts.flush_ms < 0 or opts.flush_ms > 600000 then fail("--flush-ms wants 0 to 600000") end
+if opts.offcpu_min_us < 0 then fail("--offcpu-min-us wants 0 or more microseconds") end
 
 local om, profile, pprof = require "openmetrics", require "profile", require "pprof"
 local encode = require("perfscript.pprof").encode
@@ -146,11 +147,12 @@ perfmon.drain_interval(100)
 local offcpu
 if opts.offcpu then
   local sw, err = perfmon.counter("sched:sched_switch")
-  local waits = sw and perfmon.aggregate(sw, { by = { "comm", "args.prev_state", "ustack", "kstack" },
-                                               offcpu = true, min_us = opts.offcpu_min_us })
-  if not waits then
-    fail("--offcpu: " .. tostring(err or select(2, perfmon.aggregate(sw, { by = { "comm" }, offcpu = true }))))
+  local waits
+  if sw then
+    waits, err = perfmon.aggregate(sw, { by = { "comm", "args.prev_state", "ustack", "kstack" },
+                                         offcpu = true, min_us = opts.offcpu_min_us })
   end
+  if not waits then fail("--offcpu: " .. tostring(err)) end
   offcpu = { waits = waits, open = {}, window = opts.push and { acc = {}, from = gettimeofday_ns() } }
 end
 local function offcpu_take()
@@ -185,12 +187,12 @@ probe("timer.s(1)", function()
   for i = 1, #open do pprof.prepare(open[i].p) end
   if offcpu then offcpu_take() end
 end)
-local function window_closed(o)
-  perfmon.drain()
-  for i = #open, 1, -1 do
-    if open[i] == o then table.remove(open, i) end
+-- A profile owed to a request, sent when its window closes: taken out of
+-- the list of those open, built, and its bytes (or why not, 500) replied.
+local function send_owed(list, o, bytes, why)
+  for i = #list, 1, -1 do
+    if list[i] == o then table.remove(list, i) end
   end
-  local bytes, why = pprof_bytes(o.p)
   if bytes then
     o.reply:send(bytes, "application/octet-stream")
     served = served + 1
@@ -199,49 +201,43 @@ local function window_closed(o)
   end
 end
 
-local function profile_request(req)
-  local secs = tonumber(req.args.seconds or "30") -- Go's default
+-- A request for a profile of the next `seconds` (Go's default 30): its
+-- deferred reply and the seconds, or nil and the answer now (400, 503).
+local function owe(req)
+  local secs = tonumber(req.args.seconds or "30")
   if not secs or secs <= 0 or secs > opts.max_seconds then
     refused = refused + 1
-    return ("seconds must be a number from 0 to %d\n"):format(opts.max_seconds), nil, 400
+    return nil, ("seconds must be a number from 0 to %d\n"):format(opts.max_seconds), 400
   end
   local ok, reply = pcall(req.defer, req)
   if not ok then
     refused = refused + 1
-    return "too many profiles are being taken at once: retry later\n", nil, 503
+    return nil, "too many profiles are being taken at once: retry later\n", 503
   end
+  return reply, secs
+end
+
+local function profile_request(req)
+  local reply, secs, code = owe(req)
+  if not reply then return secs, nil, code end
   local o = { reply = reply, p = new_profile() }
   open[#open + 1] = o
-  perfmon.after(secs * 1000, function() window_closed(o) end)
+  perfmon.after(secs * 1000, function()
+    perfmon.drain()
+    send_owed(open, o, pprof_bytes(o.p))
+  end)
 end
 
 -- An off-CPU profile: from a take (so it starts clean) to the take at its end.
 local function offcpu_request(req)
-  local secs = tonumber(req.args.seconds or "30")
-  if not secs or secs <= 0 or secs > opts.max_seconds then
-    refused = refused + 1
-    return ("seconds must be a number from 0 to %d\n"):format(opts.max_seconds), nil, 400
-  end
-  local ok, reply = pcall(req.defer, req)
-  if not ok then
-    refused = refused + 1
-    return "too many profiles are being taken at once: retry later\n", nil, 503
-  end
+  local reply, secs, code = owe(req)
+  if not reply then return secs, nil, code end
   offcpu_take()
   local o = { reply = reply, acc = {}, from = gettimeofday_ns() }
   offcpu.open[#offcpu.open + 1] = o
   perfmon.after(secs * 1000, function()
     offcpu_take()
-    for i = #offcpu.open, 1, -1 do
-      if offcpu.open[i] == o then table.remove(offcpu.open, i) end
-    end
-    local bytes, why = offcpu_bytes(o.acc, o.from)
-    if bytes then
-      o.reply:send(bytes, "application/octet-stream")
-      served = served + 1
-    else
-      o.reply:send("cannot build the profile: " .. why .. "\n", nil, 500)
-    end
+    send_owed(offcpu.open, o, offcpu_bytes(o.acc, o.from))
   end)
 end
 

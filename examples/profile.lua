@@ -94,13 +94,6 @@ if opts.labels then
 end
 
 -- The base is read first: a missing or broken file ends here, not after the run.
-local pprof, base = require "pprof", nil
-if opts.base then
-  local err
-  base, err = pprof.read(opts.base)
-  if not base then error("profile.lua: --diff-base " .. err, 0) end
-end
-
 if opts.switch and not (opts.pprof or opts.folded) then
   error("profile.lua: --switch-output writes --pprof or --folded files: give one", 0)
 end
@@ -111,6 +104,13 @@ if opts.switch and opts.base then error("profile.lua: --switch-output and --diff
 if opts.symbols_budget then
   if opts.symbols_budget < 1 then error("profile.lua: --symbols-budget wants 1 MiB or more", 0) end
   perfmon.symbols(math.floor(opts.symbols_budget * 1024 * 1024))
+end
+
+local pprof, base = require "pprof", nil
+if opts.base then
+  local err
+  base, err = pprof.read(opts.base)
+  if not base then error("profile.lua: --diff-base " .. err, 0) end
 end
 
 -- The output files are opened now, as perf record opens -o: a path that

@@ -97,8 +97,9 @@ static inline void span_end(struct ps_value *v, struct span *sp, bool exact)
 	v->value = v->value > UINT64_MAX - value ? UINT64_MAX : v->value + value;
 	v->raw += sp->raw;
 	v->enabled += sp->en;
-	/* an exact count was counting whenever it was enabled */
-	v->running += exact || sp->run > sp->en ? sp->en : sp->run;
+	/* an exact count was counting whenever it was enabled, if at all
+	 * (one that never ran is perf's <not counted>) */
+	v->running += (exact && sp->run) || sp->run > sp->en ? sp->en : sp->run;
 	*sp = (struct span){0};
 }
 
@@ -269,17 +270,15 @@ int ps_session__read(struct ps_session *s, ps_handle h, struct ps_value *v)
 
 		if (n < 3 * (ssize_t)sizeof(*buf))
 			return n < 0 ? -errno : -EIO;
-		if (one_counter_exact(c)) {
-			/* never multiplexed: running < enabled only says the task
-			 * was elsewhere (a cpu= term's fd), which scaling would
-			 * count as if it had run there (48889 for 20006 calls) */
-			*v = (struct ps_value){.value = buf[0],
-					       .raw = buf[0],
-					       .enabled = buf[1],
-					       .running = buf[2] ? buf[1] : 0};
-			return 0;
-		}
-		scale(v, buf[0], buf[1], buf[2]);
+		/* one span, as read_spans makes them: a cpu= term's fd of a
+		 * software event runs less than it is enabled only because the
+		 * task was elsewhere, which scaling would count as if it had run
+		 * there (48889 for 20006 calls) */
+		struct span sp = {0};
+
+		memset(v, 0, sizeof(*v));
+		span_add(&sp, buf[0], buf[1], buf[2]);
+		span_end(v, &sp, never_multiplexed(s, c));
 		return 0;
 	}
 	memset(v, 0, sizeof(*v));

@@ -156,6 +156,15 @@ unlike() { ! grep -qE "$2" <<<"$1"; ok $? "$3"; }
 unlike "$top" "__traceiter_|bpf_trace_run" "--offcpu: no tracing frame in the profile"
 like "$(go tool pprof -tags "$TMP/off.pb.gz" 2>&1)" "state: Total.*S" "--offcpu: each sample says why (state S: asleep)"
 
+# --offcpu for a user who may sample but not read tracepoints: refused at
+# once, with the reason, not a session without its off-CPU half
+out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=+perfmon,+syslog \
+	--ambient-caps=+perfmon,+syslog "$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --offcpu 2>&1)
+rc=$?
+like "$out" "^agent.lua: --offcpu: tracepoint 'sched:sched_switch'.*permission denied" \
+	"--offcpu without the right to read tracepoints: says so"
+is "$rc" 2 "... and exits 2"
+
 out=$("$PERFSCRIPT" $EX/agent.lua --listen 127.0.0.1:0 2>&1)
 like "$out" "agent.lua: profiles the whole host: run it with -a" "without -a: says how to run it"
 done_testing

@@ -192,6 +192,10 @@ done
 ok $(( !(read_n > 0 && read_n == said) )) "go tool pprof reads every window: $read_n samples, as many as profile.lua said it wrote ($said)"
 like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --switch-output 1 2>&1)" "switch-output writes --pprof or --folded files" \
 	"--switch-output without a file to write: refused, saying what to give"
+like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --switch-output 0.01 --pprof "$TMP/x.pb.gz" 2>&1)" \
+	"switch-output wants 0.1 to 86400 seconds" "--switch-output under 0.1 s: refused"
+like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --switch-output 1 --pprof "$TMP/x.pb.gz" --diff-base "$TMP/x.pb.gz" 2>&1)" \
+	"switch-output and --diff-base do not go together" "--switch-output with --diff-base: refused"
 like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --symbols-budget 0.5 2>&1)" "symbols-budget wants 1 MiB or more" \
 	"--symbols-budget under 1 MiB: refused"
 "$PERFSCRIPT" examples/profile.lua -T 0.5 --symbols-budget 2 --pprof "$TMP/small.pb.gz" -c "$WORKLOAD spin 400" >/dev/null 2>&1

@@ -423,8 +423,8 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 	bpf_program__set_autoload(skel->progs.ps_wakeup, false);
 	bpf_program__set_autoload(skel->progs.ps_wakeup_new, false);
 	/* ps_tp as well, for a tracepoint with no raw one of its name */
-	bpf_program__set_autoload(skel->progs.ps_raw, tp && ps_bpf__raw_count(m->s, c));
 	skel->rodata->cfg_raw_count = tp && ps_bpf__raw_count(m->s, c);
+	bpf_program__set_autoload(skel->progs.ps_raw, skel->rodata->cfg_raw_count);
 	skel->rodata->cfg_raw_arg = skel->rodata->cfg_raw_count && (keys & PS_AGG_FIELD) ? 1 : -1;
 	skel->rodata->cfg_handle = ps_session__handle_of(m->s, slot);
 	skel->rodata->cfg_flags = flags;

@@ -17,6 +17,7 @@
 #include "sample/bpf/ps_bpf.h"
 #include "sample/sampler.h"
 
+struct bpf_program;
 struct ps_sample_bpf;
 struct ring_buffer;
 
@@ -106,11 +107,11 @@ int ps_bpf__make_counts(const struct ps_counter *c, uint32_t flags, struct ps_bp
 int ps_bpf__put_counts(struct ps_sample_bpf *skel, struct ps_bpf_counter *b);
 
 /* sample/bpf/rawtp.c: whether c is counted on its raw tracepoint (ps_raw)
- * rather than through perf events; its link, when the raw tracepoint is
- * there (b->raw then); its time on; its value (the backend's count op). */
+ * rather than through perf events; prog on the raw tracepoint name, its
+ * link into b->links (0, or -errno: -ENOENT when there is none of that
+ * name); its time on; its value (the backend's count op). */
 bool ps_bpf__raw_count(const struct ps_session *s, const struct ps_counter *c);
-int ps_bpf__raw_link(const struct ps_counter *c, struct ps_sample_bpf *skel,
-		     struct ps_bpf_counter *b);
+int ps_bpf__raw_link(struct ps_bpf_counter *b, const char *name, const struct bpf_program *prog);
 void ps_bpf__raw_switched(struct ps_bpf_counter *b, bool on);
 /* b, attached, takes over from the counter's object before it (if any):
  * its hits and times; its clock starts if it is on already. */

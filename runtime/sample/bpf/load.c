@@ -212,31 +212,13 @@ static void close_counts(struct ps_bpf_counter *b)
  * split a sleep. */
 static int offcpu_links(struct ps_sample_bpf *skel, struct ps_bpf_counter *b)
 {
-	const char *names[] = {"sched_switch", "sched_wakeup"};
-	struct bpf_program *progs[] = {skel->progs.ps_switch, skel->progs.ps_wakeup};
-	bool want[] = {skel->rodata->cfg_offcpu_raw,
-		       skel->rodata->cfg_offcpu_split && !skel->rodata->cfg_offcpu_raw};
+	int err = 0;
 
-	for (int i = 0; i < 2; i++) {
-		if (!want[i])
-			continue;
-		b->links[b->nlinks] = bpf_raw_tracepoint_open(names[i], bpf_program__fd(progs[i]));
-		if (b->links[b->nlinks] < 0)
-			return b->links[b->nlinks];
-		b->nlinks++;
-	}
-	return 0;
-}
-
-/* prog on the raw tracepoint name, its link into b->links; 0 or -errno. */
-static int raw_link(struct ps_bpf_counter *b, const char *name, const struct bpf_program *prog)
-{
-	int fd = bpf_raw_tracepoint_open(name, bpf_program__fd(prog));
-
-	if (fd < 0)
-		return fd;
-	b->links[b->nlinks++] = fd;
-	return 0;
+	if (skel->rodata->cfg_offcpu_raw)
+		err = ps_bpf__raw_link(b, "sched_switch", skel->progs.ps_switch);
+	else if (skel->rodata->cfg_offcpu_split)
+		err = ps_bpf__raw_link(b, "sched_wakeup", skel->progs.ps_wakeup);
+	return err;
 }
 
 /* Attach the loaded program to every fd of the counter (a tracepoint's or
@@ -253,8 +235,13 @@ static int attach_links(const struct ps_counter *c, const struct ps_session *s,
 	bool tp = kind != PS_BPF_KIND_PERF;
 	int *links = b->links, *nlinks = &b->nlinks, err = 0;
 
-	if (kind == PS_BPF_KIND_TRACEPOINT)
-		err = ps_bpf__raw_link(c, skel, b);
+	if (kind == PS_BPF_KIND_TRACEPOINT && skel->rodata->cfg_raw_count) {
+		/* "subsys:name": the raw tracepoint is name's, where it has one */
+		err = ps_bpf__raw_link(b, strchr(ps_counter__tracepoint_name(c), ':') + 1,
+				       skel->progs.ps_raw);
+		b->raw = err == 0;
+		err = err == -ENOENT ? 0 : err; /* none of that name: the perf path */
+	}
 	if (!err && kind == PS_BPF_KIND_TRACEPOINT && !b->raw && !skel->rodata->cfg_offcpu_raw)
 		err = anchor(b, bpf_program__fd(skel->progs.ps_tp), open_anchor(c, s, 0, -1));
 	for (size_t k = 0; kind == PS_BPF_KIND_PROBE && !err && k < ps_counter__probe_sites(c); k++)
@@ -275,14 +262,14 @@ static int attach_links(const struct ps_counter *c, const struct ps_session *s,
 		return err;
 	if (!tp || !(skel->rodata->cfg_flags & PS_BPF_F_TGT_TREE))
 		return 0;
-	err = raw_link(b, "sched_process_fork", skel->progs.ps_fork);
+	err = ps_bpf__raw_link(b, "sched_process_fork", skel->progs.ps_fork);
 	if (!err)
-		err = raw_link(b, "sched_process_free", skel->progs.ps_free);
+		err = ps_bpf__raw_link(b, "sched_process_free", skel->progs.ps_free);
 	/* and a new thread's first wait */
 	if (!err && (skel->rodata->cfg_offcpu_split || (skel->rodata->cfg_offcpu & 2)))
-		err = raw_link(b, "sched_wakeup_new", skel->progs.ps_wakeup_new);
+		err = ps_bpf__raw_link(b, "sched_wakeup_new", skel->progs.ps_wakeup_new);
 	if (!err && skel->bss->exec_tgid)
-		err = raw_link(b, "task_rename", skel->progs.ps_exec);
+		err = ps_bpf__raw_link(b, "task_rename", skel->progs.ps_exec);
 	return err;
 }
 

@@ -67,21 +67,13 @@ bool ps_bpf__raw_count(const struct ps_session *s, const struct ps_counter *c)
 	return ps_counter__alone(s, c) && (ps_counter__handed(c) || !ps_counter__running(c));
 }
 
-int ps_bpf__raw_link(const struct ps_counter *c, struct ps_sample_bpf *skel,
-		     struct ps_bpf_counter *b)
+int ps_bpf__raw_link(struct ps_bpf_counter *b, const char *name, const struct bpf_program *prog)
 {
-	const char *colon = strchr(ps_counter__tracepoint_name(c), ':');
-	int fd;
+	int fd = bpf_raw_tracepoint_open(name, bpf_program__fd(prog));
 
-	if (!skel->rodata->cfg_raw_count || !colon)
-		return 0;
-	fd = bpf_raw_tracepoint_open(colon + 1, bpf_program__fd(skel->progs.ps_raw));
-	if (fd == -ENOENT)
-		return 0; /* no raw tracepoint of that name: the perf path */
 	if (fd < 0)
 		return fd;
 	b->links[b->nlinks++] = fd;
-	b->raw = true;
 	return 0;
 }
 
