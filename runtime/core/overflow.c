@@ -50,6 +50,12 @@ struct ps_overflow {
 };
 
 static struct ps_overflow *_Atomic live[MAX_LIVE];
+/* Each live counter's fd + 1 (0: none) and its thread's mark, beside it:
+ * a signal handler or a poll finds its own counter by them without
+ * reading another thread's, which that thread may be freeing meanwhile
+ * (ThreadSanitizer saw on_signal read o->fd of a counter being freed). */
+static _Atomic int live_fd[MAX_LIVE];
+static const char *_Atomic live_thread[MAX_LIVE];
 static _Atomic bool installed;
 /* Per thread: what frees dropped counters when the table is full (a
  * binding's garbage collector), and where ps_overflow__next looks first. */
@@ -90,11 +96,13 @@ static void on_signal(int signo, siginfo_t *si, void *uctx)
 
 	(void)signo;
 	for (int i = 0; i < MAX_LIVE; i++) {
-		struct ps_overflow *o = atomic_load_explicit(&live[i], memory_order_acquire);
+		struct ps_overflow *o;
 		uint64_t ip;
 		uint32_t head;
 
-		if (!o || o->fd != si->si_fd)
+		/* the signal's fd is its thread's own counter's */
+		if (atomic_load_explicit(&live_fd[i], memory_order_acquire) != si->si_fd + 1 ||
+		    !(o = atomic_load_explicit(&live[i], memory_order_acquire)))
 			continue;
 		ip = interrupted_ip(uctx);
 		atomic_fetch_add_explicit(&o->count, 1, memory_order_relaxed);
@@ -166,8 +174,11 @@ static int enlist(struct ps_overflow *o)
 	for (int i = 0; i < MAX_LIVE; i++) {
 		struct ps_overflow *none = NULL;
 
-		if (atomic_compare_exchange_strong(&live[i], &none, o))
+		if (atomic_compare_exchange_strong(&live[i], &none, o)) {
+			atomic_store_explicit(&live_thread[i], o->thread, memory_order_release);
+			atomic_store_explicit(&live_fd[i], o->fd + 1, memory_order_release);
 			return 0;
+		}
 	}
 	return -PS_ERR_LIMIT;
 }
@@ -177,6 +188,10 @@ static void delist(struct ps_overflow *o)
 	for (int i = 0; i < MAX_LIVE; i++) {
 		struct ps_overflow *me = o;
 
+		if (atomic_load_explicit(&live[i], memory_order_relaxed) != o)
+			continue;
+		atomic_store_explicit(&live_fd[i], 0, memory_order_release);
+		atomic_store_explicit(&live_thread[i], NULL, memory_order_release);
 		atomic_compare_exchange_strong(&live[i], &me, NULL);
 	}
 }
@@ -440,10 +455,13 @@ struct ps_overflow *ps_overflow__next(void **ctx, uint64_t *ip)
 		return NULL; /* regions poll at every boundary: this is the common case */
 	for (int k = 0; k < MAX_LIVE; k++) {
 		int i = (next_cursor + k) % MAX_LIVE;
-		struct ps_overflow *o = atomic_load_explicit(&live[i], memory_order_acquire);
+		struct ps_overflow *o;
 
-		if (!o || o->fn || !o->ctx || o->thread != &thread_mark ||
-		    !ps_overflow__take(o, ip, 1))
+		/* this thread's own counters only: another's may be going */
+		if (atomic_load_explicit(&live_thread[i], memory_order_acquire) != &thread_mark ||
+		    !(o = atomic_load_explicit(&live[i], memory_order_acquire)))
+			continue;
+		if (o->fn || !o->ctx || !ps_overflow__take(o, ip, 1))
 			continue;
 		next_cursor = i; /* the same counter first next time: its ips in order */
 		if (ctx)
