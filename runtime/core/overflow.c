@@ -369,6 +369,9 @@ static int reopen(struct ps_overflow *o)
 	err = arm_fd(o); /* o->fd stays old on failure */
 	if (err)
 		return err;
+	for (int i = 0; i < MAX_LIVE; i++) /* its signals come on the new fd */
+		if (atomic_load_explicit(&live[i], memory_order_relaxed) == o)
+			atomic_store_explicit(&live_fd[i], o->fd + 1, memory_order_release);
 	o->base = v;
 	close(old); /* a signal still queued for old names a closed fd */
 	atomic_store(&o->limited, false);
