@@ -1,2 +1,0 @@
-build-tsan/obj/base/advice.o: runtime/base/advice.c runtime/base/advice.h
-runtime/base/advice.h:

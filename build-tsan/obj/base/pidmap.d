@@ -1,2 +1,0 @@
-build-tsan/obj/base/pidmap.o: runtime/base/pidmap.c runtime/base/pidmap.h
-runtime/base/pidmap.h:

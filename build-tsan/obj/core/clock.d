@@ -1,4 +1,0 @@
-build-tsan/obj/core/clock.o: runtime/core/clock.c runtime/base/perf.h \
- bindings/perfscript.h
-runtime/base/perf.h:
-bindings/perfscript.h:

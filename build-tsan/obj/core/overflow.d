@@ -1,4 +1,0 @@
-build-tsan/obj/core/overflow.o: runtime/core/overflow.c \
- runtime/base/perf.h bindings/perfscript.h
-runtime/base/perf.h:
-bindings/perfscript.h:

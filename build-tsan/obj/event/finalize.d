@@ -1,5 +1,0 @@
-build-tsan/obj/event/finalize.o: runtime/event/finalize.c \
- runtime/event/event.h runtime/base/suggest.h bindings/perfscript.h
-runtime/event/event.h:
-runtime/base/suggest.h:
-bindings/perfscript.h:

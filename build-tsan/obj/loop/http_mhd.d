@@ -1,4 +1,0 @@
-build-tsan/obj/loop/http_mhd.o: runtime/loop/http_mhd.c \
- runtime/loop/http.h bindings/perfscript.h
-runtime/loop/http.h:
-bindings/perfscript.h:

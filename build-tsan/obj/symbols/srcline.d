@@ -1,8 +1,0 @@
-build-tsan/obj/symbols/srcline.o: runtime/symbols/srcline.c \
- runtime/base/array.h runtime/symbols/internal.h runtime/base/pidmap.h \
- bindings/perfscript.h runtime/symbols/resolve.h
-runtime/base/array.h:
-runtime/symbols/internal.h:
-runtime/base/pidmap.h:
-bindings/perfscript.h:
-runtime/symbols/resolve.h:
