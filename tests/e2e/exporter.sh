@@ -188,10 +188,16 @@ printf 'GET /metrics HTTP/1.1\r\nHost: stall' >&5 # and nothing more
 scraper=$!; pids+=($scraper)
 kill -USR1 $wl
 wait_line "$TMP/wl2.out" '^done' >/dev/null
-page=$(curl -s "http://127.0.0.1:$port/metrics")
+# the workload's "done" does not mean the ring is drained: scrape until the
+# last samples are counted (the value must then be exactly M)
+total=$'\nperfscript_samples_total\\{event="syscalls:sys_enter_getppid/period=1/"\\} '
+for ((i = 0; i < 200; i++)); do
+	page=$(curl -s "http://127.0.0.1:$port/metrics")
+	[[ $page =~ $total$M$'\n' ]] && break
+	sleep 0.05
+done
 kill $scraper; wait $scraper 2>/dev/null
-like "$page" $'\nperfscript_samples_total\\{event="syscalls:sys_enter_getppid/period=1/"\\} '"$M"$'\n' \
-	"a scrape after the flood: perfscript_samples_total is $M"
+like "$page" "$total$M"$'\n' "a scrape after the flood: perfscript_samples_total is $M"
 like "$page" $'\nperfscript_lost_samples_total\\{event="syscalls:sys_enter_getppid/period=1/"\\} 0\n' "and no sample lost"
 exec 5>&-
 kill -USR2 $wl; wait $wl
