@@ -16,17 +16,20 @@ CFLAGS    ?= -O2 -g
 PREFIX_MAP := -ffile-prefix-map=$(CURDIR)=.
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(PREFIX_MAP) -Ibindings -Iruntime \
 	-DPS_TAPSET_DIR='"$(PREFIX)/share/perfscript/tapsets"' \
-	-DPS_MHD_SONAME='"$(or $(MHD_SONAME),libmicrohttpd.so.12)"'
+	-DPS_MHD_SONAME='"$(or $(MHD_SONAME),libmicrohttpd.so.12)"' \
+	-DPS_PFM_SONAME='"$(or $(PFM_SONAME),libpfm.so.4)"'
 LDFLAGS   ?=
 # The layers of runtime/, lowest first (README.md, "Layout"): no file may
 # include or call into a layer above its own (make lint checks both).
 # libperfscript is everything below lua/; the symbolizer reads ELF and DWARF
 # with elfutils, the in-kernel path loads its programs with libbpf, vendor
-# event names come from libpfm4, the loop's HTTP listener is libmicrohttpd,
-# opened with dlopen by its soname when a listener is made (loop/http.c).
+# event names come from libpfm4, opened with dlopen by its soname at the
+# first vendor name (event/pfm_lib.c), as the loop's HTTP listener,
+# libmicrohttpd, is when a listener is made (loop/http.c).
 CORE_LAYERS := base event symbols core sample sample/perf sample/bpf session loop
-CORE_LIBS := -ldw -lelf -lbpf -lpfm -liberty -ldl -lyaml -lcrypt
+CORE_LIBS := -ldw -lelf -lbpf -liberty -ldl -lyaml -lcrypt
 MHD_SONAME := $(shell objdump -p "$$($(CC) -print-file-name=libmicrohttpd.so)" 2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')
+PFM_SONAME := $(shell objdump -p "$$($(CC) -print-file-name=libpfm.so)" 2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')
 # BPF programs (runtime/sample/bpf/*.bpf.c): clang to BPF objects, bpftool to skeletons.
 CLANG     ?= clang
 BPFTOOL   ?= bpftool
@@ -272,7 +275,7 @@ $(BUILD)/fuzz/fuzz_event: tests/fuzz/fuzz_event.c $(FUZZ_SRCS) $(wildcard runtim
 	$(call msg,FUZZCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -Ibindings -Iruntime -o $@ $< $(FUZZ_SRCS) -lpfm
+		-fno-sanitize-recover=undefined -Ibindings -Iruntime -o $@ $< $(FUZZ_SRCS) -ldl
 
 # The ring and record fuzzer: synthetic ring images through the sample path's parsers.
 RING_FUZZ_SRCS := runtime/sample/perf/ring.c runtime/sample/perf/record.c $(wildcard runtime/base/*.c)

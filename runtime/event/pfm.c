@@ -3,12 +3,13 @@
  * inst_retired.any, skx::L2_RQSTS:ALL_DEMAND_MISS:u, INST_RETIRED:ANY_P:c=1:i).
  * libpfm4 owns the tables and the encoding; this file only shapes the name
  * (Intel's EVENT.UMASK spelling becomes libpfm4's EVENT:UMASK), asks
- * pfm_get_os_event_encoding() for a perf_event_attr with libpfm4's own
+ * ps_pfm.get_os_event_encoding() for a perf_event_attr with libpfm4's own
  * modifiers (u, k, c=, i, e, precise=, period=...) applied, and copies the
  * attr fields it set. A trailing segment libpfm4 rejects that reads as perf
  * modifiers (":pp") is left for the parser to apply with perf's meaning.
- * libpfm4 is initialised once, on the first name that needs it, so scripts
- * that only use generic names never pay for it; LIBPFM_FORCE_PMU picks the
+ * libpfm4 is loaded (event/pfm_lib.c) and initialised once, on the first
+ * name that needs it, so scripts that only use generic names never pay for
+ * it; LIBPFM_FORCE_PMU picks the
  * PMU in tests, as libpfm4 documents.
  */
 #include <ctype.h>
@@ -21,7 +22,7 @@
 /* linux/perf_event.h first: libpfm4's own copy then stands aside. */
 #include "base/array.h"
 #include "event/event.h"
-#include <perfmon/pfmlib_perf_event.h>
+#include "event/pfm_lib.h"
 
 #define MAX_TOKEN 255
 #define PLM_ALL	  (PFM_PLM0 | PFM_PLM3 | PFM_PLMH) /* no level excluded unless asked */
@@ -34,7 +35,8 @@ static int pfm_ready(void)
 {
 	pthread_mutex_lock(&pfm_lock);
 	if (!pfm_inited) {
-		pfm_state = pfm_initialize() == PFM_SUCCESS ? 0 : -ENOENT;
+		pfm_state =
+		    ps_pfm__load(NULL, 0) == 0 && ps_pfm.initialize() == PFM_SUCCESS ? 0 : -ENOENT;
 		pfm_inited = true;
 	}
 	pthread_mutex_unlock(&pfm_lock);
@@ -47,7 +49,7 @@ void ps_ev__pfm_reset(void)
 {
 	pthread_mutex_lock(&pfm_lock);
 	if (pfm_inited && pfm_state == 0)
-		pfm_terminate();
+		ps_pfm.terminate();
 	pfm_inited = false;
 	pthread_mutex_unlock(&pfm_lock);
 	forget_names();
@@ -119,7 +121,7 @@ static int encode(const char *name, struct ps_event *ev)
 	arg.attr = &a;
 	arg.size = sizeof(arg);
 	arg.cpu = -1;
-	r = pfm_get_os_event_encoding(name, PLM_ALL, PFM_OS_PERF_EVENT_EXT, &arg);
+	r = ps_pfm.get_os_event_encoding(name, PLM_ALL, PFM_OS_PERF_EVENT_EXT, &arg);
 	if (r != PFM_SUCCESS)
 		return r;
 	o->type = a.type;
@@ -152,7 +154,7 @@ static int find_event(const char *buf, char *evname, size_t len)
 		return -1;
 	memcpy(evname, buf, n);
 	evname[n] = '\0';
-	return pfm_find_event(evname);
+	return ps_pfm.find_event(evname);
 }
 
 /* libpfm4 found the event but not the rest: name the part it does not
@@ -167,12 +169,12 @@ static int bad_attr(const char *tok, size_t len, const char *buf, int skip, int 
 	int bad_col = column, code;
 	size_t used = 0;
 
-	if (pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
+	if (ps_pfm.get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
 		info.nattrs = 0;
 	for (int i = 0; i < info.nattrs && used + 1 < sizeof(takes); i++) {
 		pfm_event_attr_info_t ai = {.size = sizeof(ai)};
 
-		if (pfm_get_event_attr_info(idx, i, PFM_OS_PERF_EVENT_EXT, &ai) == PFM_SUCCESS)
+		if (ps_pfm.get_event_attr_info(idx, i, PFM_OS_PERF_EVENT_EXT, &ai) == PFM_SUCCESS)
 			used += (size_t)snprintf(takes + used, sizeof(takes) - used, "%s%s",
 						 used ? " " : "", ai.name);
 	}
@@ -193,7 +195,7 @@ static int bad_attr(const char *tok, size_t len, const char *buf, int skip, int 
 		for (int i = 0; i < info.nattrs && n > 0; i++) {
 			pfm_event_attr_info_t ai = {.size = sizeof(ai)};
 
-			if (pfm_get_event_attr_info(idx, i, PFM_OS_PERF_EVENT_EXT, &ai) ==
+			if (ps_pfm.get_event_attr_info(idx, i, PFM_OS_PERF_EVENT_EXT, &ai) ==
 				PFM_SUCCESS &&
 			    strlen(ai.name) == n && !strncasecmp(ai.name, p + 1, n))
 				known = true;
@@ -205,8 +207,8 @@ static int bad_attr(const char *tok, size_t len, const char *buf, int skip, int 
 			for (int i = 0; i < info.nattrs; i++) {
 				pfm_event_attr_info_t ai = {.size = sizeof(ai)};
 
-				if (pfm_get_event_attr_info(idx, i, PFM_OS_PERF_EVENT_EXT, &ai) ==
-				    PFM_SUCCESS)
+				if (ps_pfm.get_event_attr_info(idx, i, PFM_OS_PERF_EVENT_EXT,
+							       &ai) == PFM_SUCCESS)
 					ps_suggest__try(&s, ai.name);
 			}
 			bad_col = column + (int)(p + 1 - buf);
@@ -220,7 +222,7 @@ static int bad_attr(const char *tok, size_t len, const char *buf, int skip, int 
 	code = pfm_err == PFM_ERR_ATTR_VAL ? PS_ERR_BAD_VALUE : PS_ERR_UNKNOWN_EVENT;
 	ps_ev__fail(err, code, bad_col, tok, len,
 		    "vendor event '%.*s' at column %d: %s%s%s%s (%s takes: %s)", (int)len, tok,
-		    bad_col, pfm_strerror(pfm_err), s.best[0] ? " (did you mean '" : "", s.best,
+		    bad_col, ps_pfm.strerror(pfm_err), s.best[0] ? " (did you mean '" : "", s.best,
 		    s.best[0] ? "'?)" : "", info.name, takes);
 	if (err)
 		snprintf(err->suggestion, sizeof(err->suggestion), "%s", s.best);
@@ -305,9 +307,9 @@ static int each_event(int (*fn)(int idx, const pfm_pmu_info_t *pi, void *ctx), v
 		pfm_pmu_info_t pi = {.size = sizeof(pi)};
 
 		if (p == PFM_PMU_PERF_EVENT || p == PFM_PMU_PERF_EVENT_RAW ||
-		    pfm_get_pmu_info(p, &pi) != PFM_SUCCESS || !pi.is_present)
+		    ps_pfm.get_pmu_info(p, &pi) != PFM_SUCCESS || !pi.is_present)
 			continue;
-		for (int i = pi.first_event; i >= 0; i = pfm_get_event_next(i))
+		for (int i = pi.first_event; i >= 0; i = ps_pfm.get_event_next(i))
 			if ((r = fn(i, &pi, ctx)))
 				return r;
 	}
@@ -327,7 +329,7 @@ static int collect_name(int idx, const pfm_pmu_info_t *pi, void *ctx)
 
 	(void)pi;
 	(void)ctx;
-	if (pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
+	if (ps_pfm.get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
 		return 0;
 	if (ps_array__reserve(&names, &capnames, nnames + 1, sizeof(*names)))
 		return -ENOMEM;
@@ -399,7 +401,7 @@ static int foreach_one(int idx, const pfm_pmu_info_t *pi, void *vctx)
 	struct ps_ev_pfm_entry e = {.pmu = pi->name};
 	int r, bare = -1; /* -1: no unit masks seen yet */
 
-	if (pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
+	if (ps_pfm.get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
 		return 0;
 	e.event = info.name;
 	e.desc = info.desc ? info.desc : "";
@@ -408,7 +410,7 @@ static int foreach_one(int idx, const pfm_pmu_info_t *pi, void *vctx)
 	for (int i = 0; i < info.nattrs; i++) {
 		pfm_event_attr_info_t ai = {.size = sizeof(ai)};
 
-		if (pfm_get_event_attr_info(idx, i, PFM_OS_PERF_EVENT_EXT, &ai) == PFM_SUCCESS &&
+		if (ps_pfm.get_event_attr_info(idx, i, PFM_OS_PERF_EVENT_EXT, &ai) == PFM_SUCCESS &&
 		    ai.type == PFM_ATTR_UMASK) {
 			bare = bare == 1 ? 1 : ai.is_dfl ? 1 : 0;
 			if (bare)
@@ -420,7 +422,7 @@ static int foreach_one(int idx, const pfm_pmu_info_t *pi, void *vctx)
 	for (int i = 0; i < info.nattrs; i++) {
 		pfm_event_attr_info_t ai = {.size = sizeof(ai)};
 
-		if (pfm_get_event_attr_info(idx, i, PFM_OS_PERF_EVENT_EXT, &ai) != PFM_SUCCESS ||
+		if (ps_pfm.get_event_attr_info(idx, i, PFM_OS_PERF_EVENT_EXT, &ai) != PFM_SUCCESS ||
 		    ai.type != PFM_ATTR_UMASK)
 			continue;
 		e.umask = ai.name;
