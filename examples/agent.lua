@@ -384,14 +384,15 @@ probe("begin", function() perfmon.symbolize(0, 0, true) end)
 -- exited: 100 execs a second grew the agent by 6 MB in its first 30 s.
 perfmon.symbols { exited = 2048, exited_sampled = 2048, budget = 32 * 1024 * 1024 }
 reg:family("perfscript_agent_symbolizer", "gauge",
-           "What the symbolizer holds: bytes (of its budget), files read, processes known and exited.",
+           "What the symbolizer holds: bytes (of its budget), files read, processes known and exited, unwinders.",
            function()
              local st = perfmon.symbols()
              return { { labels = { what = "bytes" }, value = st.bytes },
                       { labels = { what = "budget_bytes" }, value = st.budget },
                       { labels = { what = "files" }, value = st.files_open },
                       { labels = { what = "processes" }, value = st.processes },
-                      { labels = { what = "exited" }, value = st.exited } }
+                      { labels = { what = "exited" }, value = st.exited },
+                      { labels = { what = "unwinders" }, value = st.unwinders } }
            end)
 
 -- At the end: the last, partial window is pushed too, and what the queues

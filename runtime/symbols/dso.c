@@ -50,9 +50,9 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
  * else the file symbols/debuginfod.c fetched for it. Never
  * dwfl_standard_find_debuginfo: it would ask debuginfod itself, on the
  * sampling path, when DEBUGINFOD_URLS is set. */
-static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
-			  const char *file_name, const char *debuglink, GElf_Word crc,
-			  char **debuginfo_file_name)
+int ps_dso__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			   const char *file_name, const char *debuglink, GElf_Word crc,
+			   char **debuginfo_file_name)
 {
 	struct ps_dso *d = *userdata;
 	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink,
@@ -70,7 +70,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 
 static const Dwfl_Callbacks callbacks = {
     .find_elf = find_elf,
-    .find_debuginfo = find_debuginfo,
+    .find_debuginfo = ps_dso__find_debuginfo,
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = &debuginfo_path,
 };

@@ -80,6 +80,10 @@ void ps_procs__exited(struct ps_symbols *syms, pid_t pid)
 
 	if (!p || p->gone)
 		return;
+	/* its stacks were unwound as they came: the Dwfl (a few hundred KB of
+	 * parsed CFI) goes now, not when 64 newer processes pushed it out; a
+	 * late sample of a thread that outlived the leader builds it again */
+	ps_unwinder__free(syms, p->uw);
 	p->gone = ++syms->gone_seq ? syms->gone_seq : ++syms->gone_seq; /* never 0 */
 	e = (struct ps_gone){pid, p->gone};
 	if (fifo_push(&syms->recent, cap_recent(syms), e, &old))

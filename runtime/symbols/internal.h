@@ -159,6 +159,14 @@ int ps_dso__offset_adjust(struct ps_dso *dso, uint64_t pgoff, int64_t *adj);
 Dwfl *ps_dwfl__begin(void);
 /* The same for an unwinder: no separate debug file is looked for. */
 Dwfl *ps_dwfl__begin_unwind(void);
+/* The same for DWARF lookups: a stripped file's debug file is opened
+ * without the sections they never read (symbols/debugfile.c). */
+Dwfl *ps_dwfl__begin_dwarf(void);
+/* libdwfl's find_debuginfo callback of those Dwfls: by build-id on the
+ * local disk, else the file debuginfod fetched. */
+int ps_dso__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			   const char *file_name, const char *debuglink, GElf_Word crc,
+			   char **debuginfo_file_name);
 Dwfl_Module *ps_dso__report(struct ps_dso *dso, Dwfl *dwfl, int64_t bias);
 /* "func+0x1a" for a link-time address, from the cache or the symbol table;
  * -ENOENT when no symbol covers it (that answer is cached too). */

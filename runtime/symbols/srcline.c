@@ -113,7 +113,7 @@ static struct ps_dwarf *dwarf_of(struct ps_dso *real)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
-	d->dwfl = ps_dwfl__begin();
+	d->dwfl = ps_dwfl__begin_dwarf();
 	if (d->dwfl) {
 		dwfl_report_begin(d->dwfl);
 		d->mod = ps_dso__report(real, d->dwfl, 0);
