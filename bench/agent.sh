@@ -9,8 +9,9 @@
 #     target <= 0.5% (goal 0.1%), and <= perf record -a -F 19
 #     --call-graph dwarf for the same seconds plus perf report --stdio of
 #     it (perf unwinds at report time, the agent as it goes);
-#  2. its RSS after the first scrape and at the end: target <= 40 MB (goal
-#     32 MB), flat within 2 MB;
+#  2. its RSS: target <= 40 MB (goal 32 MB) at every scrape, and flat
+#     within 2 MB after the first minute (of the RSS then; with
+#     AGENT_SECS <= 60, after the first scrape);
 #  3. how long after its window a profile is served: target <= 50 ms.
 # Asserts nothing: targets print met or MISSED. Without root, perf or go
 # it says why and exits 0. AGENT_SECS (default 60) is the window.
@@ -20,7 +21,7 @@ PS=${PERFSCRIPT:-./perfscript}
 SECS=${AGENT_SECS:-60}
 T=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
+cleanup() { exec 2>/dev/null; for p in "${pids[@]}"; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
 [[ $(id -u) == 0 ]] || { echo "agent: skipped: needs root (system-wide sampling)"; exit 0; }
 command -v go >/dev/null && command -v curl >/dev/null ||
@@ -34,9 +35,9 @@ verdict() { awk -v v="$1" -v t="$2" 'BEGIN { print (v <= t) ? "met" : "MISSED" }
 HZ=$(getconf CLK_TCK)
 
 # the workload: exec churn and a deep-stack spinner, for the whole bench
-(end=$((SECONDS + SECS * 3 + 60)); while ((SECONDS < end)); do /bin/true; sleep 0.01; done) &
+(end=$((SECONDS + SECS * 3 + 60)); while ((SECONDS < end)); do /bin/true; sleep 0.01; done) 2>/dev/null &
 pids+=($!)
-(end=$((SECONDS + SECS * 3 + 60)); while ((SECONDS < end)); do build/tests/chain 5000 >/dev/null; done) &
+(end=$((SECONDS + SECS * 3 + 60)); while ((SECONDS < end)); do build/tests/chain 5000 >/dev/null; done) 2>/dev/null &
 pids+=($!)
 
 echo "agent (bench/agent.sh: 19 Hz, DWARF, -a, ${SECS} s of back-to-back 10 s scrapes)"
@@ -48,23 +49,31 @@ port=$(sed -nE 's/.*:([0-9]+)\/ .*/\1/p' "$T/agent.out")
 [[ -n $port ]] || { echo "bench/agent.sh: the agent did not start: $(head -3 "$T/agent.out")" >&2; exit 1; }
 url="http://127.0.0.1:$port/debug/pprof/profile?seconds=10"
 c0=$(ticks $agent)
-late_max=0 rss1="" n=0
+late_max=0 rss1="" n=0 t0=$SECONDS
 end=$((SECONDS + SECS))
+: >"$T/rss"
 while ((SECONDS < end)); do
 	took=$(curl -s -o "$T/p.pb.gz" -w '%{time_total}' "$url")
 	late=$(awk -v t="$took" 'BEGIN { printf "%d", (t - 10) * 1000 }')
 	((late > late_max)) && late_max=$late
 	n=$((n + 1))
-	[[ -z $rss1 ]] && rss1=$(rss_mb $agent)
+	rss=$(rss_mb $agent)
+	echo "$rss" >>"$T/rss"
+	[[ -z $rss1 ]] && ((SECONDS - t0 >= 60 || SECS <= 60)) && rss1=$rss
+	[[ -n $rss1 ]] && echo "$rss" >>"$T/rss.after"
 done
 c1=$(ticks $agent)
 rss2=$(rss_mb $agent)
+read -r lo hi < <(awk 'NR == 1 { lo = hi = $1 } { lo = $1 < lo ? $1 : lo; hi = $1 > hi ? $1 : hi } END { print lo, hi }' "$T/rss.after")
+top=$(sort -n "$T/rss" | tail -1)
 hwm=$(awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$agent/status")
 pct=$(awk -v c=$((c1 - c0)) -v hz="$HZ" -v s="$SECS" 'BEGIN { printf "%.3f", 100 * c / hz / s }')
 samples=$(go tool pprof -raw "$T/p.pb.gz" 2>/dev/null | awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 } s && /^ +[0-9]+ / { n += $1 } END { print n + 0 }')
 kill $agent; wait $agent 2>/dev/null
 row "agent CPU over ${SECS} s ($n profiles served)" "${pct}%" "(target <= 0.5%: $(verdict "$pct" 0.5); goal 0.1%: $(verdict "$pct" 0.1))"
-row "agent RSS after the first scrape / at the end" "$rss1 / $rss2 MB" "(peak $hwm MB; target <= 40 MB: $(verdict "$rss2" 40), flat within 2 MB: $(verdict "$(awk -v a="$rss1" -v b="$rss2" 'BEGIN { d = b - a; print d < 0 ? -d : d }')" 2))"
+if ((SECS > 60)); then when="after the first minute"; else when="after the first scrape"; fi
+row "agent RSS $when / at the end" "$rss1 / $rss2 MB" "(highest at a scrape $top MB, peak $hwm MB; target <= 40 MB: $(verdict "$top" 40))"
+row "agent RSS $when: lowest / highest" "$lo / $hi MB" "(flat within 2 MB of $rss1: $(verdict "$(awk -v a="$rss1" -v l="$lo" -v h="$hi" 'BEGIN { d = h - a; e = a - l; print (d > e ? d : e) }')" 2))"
 row "profile served after its window (worst)" "${late_max} ms" "(target <= 50 ms: $(verdict "$late_max" 50); last profile $samples samples)"
 
 if ! command -v perf >/dev/null; then

@@ -173,11 +173,21 @@ local function write_window()
   io.stderr:write(("profile.lua: %d samples in %s\n"):format(p.total, names.pprof or names.folded))
 end
 if opts.switch then
+  -- A continuous profile names its samples as they come, each second, as
+  -- the agent does: a process that exited is needed for a second, not
+  -- until its window closes, so the symbolizer keeps 2048 + 2048 exited
+  -- processes rather than 4096 + 16384 (0.8 KB each: at 140 exits a
+  -- second, RSS grew by 1 MB a window, 37 -> 49 MB in 90 s).
+  perfmon.symbols { exited = 2048, exited_sampled = 2048 }
+  probe("timer.s(1)", function()
+    p:settle()
+    if opts.pprof then pprof.prepare(p) end
+  end)
   probe(("timer.ms(%d)"):format(math.floor(opts.switch * 1000 + 0.5)), function()
     perfmon.drain() -- the window's last samples, still in the rings
     write_window()
     p = new_profile()
-    collectgarbage("collect") -- the last window's tables go now, not after the next has grown
+    perfmon.trim() -- the last window's tables go now, and the heap they took back to the system
     open_outputs()
   end)
 end

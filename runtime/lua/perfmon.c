@@ -9,8 +9,13 @@
  * message, like io.open.
  */
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 
@@ -362,6 +367,32 @@ static int m_time_source(lua_State *L)
 	return 2;
 }
 
+/* perfmon.trim() -> rss_bytes: a full garbage collection, then the heap's
+ * free pages go back to the system. free() keeps what lies between blocks
+ * still in use: after a profile's window was built and dropped, 11 MB of
+ * a 37 MB heap was free and still resident. */
+static int m_trim(lua_State *L)
+{
+	unsigned long size = 0, rss = 0;
+	FILE *f;
+
+	lua_gc(L, LUA_GCCOLLECT);
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+	f = fopen("/proc/self/statm", "re");
+	if (!f || fscanf(f, "%lu %lu", &size, &rss) != 2) {
+		if (f)
+			fclose(f);
+		lua_pushnil(L);
+		lua_pushstring(L, "cannot read /proc/self/statm");
+		return 2;
+	}
+	fclose(f);
+	lua_pushinteger(L, (lua_Integer)rss * (lua_Integer)sysconf(_SC_PAGESIZE));
+	return 1;
+}
+
 static const luaL_Reg module_funcs[] = {
     {"counter", m_counter},
     {"group", ps_lua_group__new},
@@ -376,6 +407,7 @@ static const luaL_Reg module_funcs[] = {
     {"region", ps_lua_region__call},
     {"overflow", ps_lua_overflow__new},
     {"poll", ps_lua_overflow__poll_fn},
+    {"trim", m_trim},
     {NULL, NULL},
 };
 
