@@ -38,6 +38,17 @@
 
 #define PS_CHUNK_BYTES	65536
 #define PS_SPARE_CHUNKS 64 /* empty chunks kept for reuse: 4 MiB */
+/* Read-ahead: while handlers take their time over a long run of queued
+ * items, every PS_AHEAD_EVERY deliveries a ring filled past PS_AHEAD_FILL
+ * thousandths is copied into its queue, as perf record copies its rings to
+ * its file, so a burst the handlers cannot keep up with waits in memory
+ * rather than overflowing the ring; up to PS_AHEAD_CHUNKS chunks (256 MiB)
+ * are queued so, beyond which the kernel counts the loss. */
+#define PS_AHEAD_EVERY	8
+#define PS_AHEAD_FILL	500
+#define PS_AHEAD_CHUNKS 4096
+/* A dispatch delivers for at most this long before the loop gets its turn. */
+#define PS_FLUSH_NS 20000000u
 
 struct chunk {
 	struct chunk *next;	 /* in the spare list */
@@ -75,6 +86,10 @@ struct ps_order {
 	uint64_t direct;     /* while nothing is queued, records up to here go now */
 	struct chunk *spare; /* empty chunks of PS_CHUNK_BYTES kept for the next */
 	size_t nspare;
+	size_t chunks;	     /* holding items, or some queue's next to fill */
+	bool ahead;	     /* reading ahead: every record is queued */
+	unsigned direct_run; /* records delivered straight through */
+	uint64_t aheads;     /* read-aheads so far */
 };
 
 static uint64_t now_ns(void)
@@ -107,6 +122,14 @@ static struct ps_order *order_of(struct ps_sampler *m)
 	return o;
 }
 
+/* Whether source j's buffer is past half full. */
+static bool filling(struct ps_sampler *m, int j)
+{
+	const struct ps_backend_ops *b = j >= 0 ? m->watch[j].backend : NULL;
+
+	return b && b->fill && b->fill(m, m->watch[j].fd) >= PS_AHEAD_FILL;
+}
+
 /* ---- chunks ---- */
 
 static void *chunk_alloc(struct ps_order *o, struct source *q, size_t size, struct chunk **owner)
@@ -127,9 +150,12 @@ static void *chunk_alloc(struct ps_order *o, struct source *q, size_t size, stru
 			c->size = want;
 		}
 		c->used = c->live = 0;
+		o->chunks++;
 		/* the old chunk goes with its last item */
-		if (q->fill && q->fill->live == 0)
+		if (q->fill && q->fill->live == 0) {
 			free(q->fill);
+			o->chunks--;
+		}
 		q->fill = c;
 	}
 	c->live++;
@@ -144,7 +170,10 @@ static void chunk_release(struct ps_order *o, struct source *q, struct chunk *c)
 		return;
 	if (c == q->fill) {
 		c->used = 0; /* empty again: fill it from the start */
-	} else if (o->nspare < PS_SPARE_CHUNKS && c->size == PS_CHUNK_BYTES) {
+		return;
+	}
+	o->chunks--;
+	if (o->nspare < PS_SPARE_CHUNKS && c->size == PS_CHUNK_BYTES) {
 		c->next = o->spare;
 		o->spare = c;
 		o->nspare++;
@@ -155,68 +184,12 @@ static void chunk_release(struct ps_order *o, struct source *q, struct chunk *c)
 
 /* ---- copying a delivery ---- */
 
-static size_t words(uint64_t mask)
-{
-	return (size_t)__builtin_popcountll(mask) * 8;
-}
-
-static size_t payload_size(const struct ps_delivery *d)
-{
-	const struct ps_sample *s = d->sample;
-	const struct ps_record *r = d->record;
-
-	/* each array is put at an 8-aligned place: up to 7 bytes more for each
-	 * of the five that need not end on a word */
-	if (s)
-		return s->nr_ips * 8 + s->read_words * 8 + s->raw_size +
-		       (s->regs_user.regs ? words(s->regs_user.mask) : 0) +
-		       (s->regs_intr.regs ? words(s->regs_intr.mask) : 0) + s->stack_size +
-		       s->strings_size + s->py_n * sizeof(*s->py) + 40;
-	return (r->comm ? strlen(r->comm) + 1 : 0) + (r->filename ? strlen(r->filename) + 1 : 0) +
-	       r->build_id_size + 24;
-}
-
-/* Copy len bytes of src to *at and return where they went (8-aligned). */
-static const void *put(unsigned char **at, const void *src, size_t len)
-{
-	unsigned char *p = *at;
-
-	if (!src)
-		return NULL;
-	memcpy(p, src, len);
-	*at = p + ((len + 7) & ~(size_t)7);
-	return p;
-}
-
 static void copy_in(struct item *it, const struct ps_delivery *d)
 {
-	unsigned char *at = it->payload;
-
 	it->from = d->from;
 	it->slot = d->slot;
 	it->sample = d->sample != NULL;
-	if (d->sample) {
-		struct ps_sample *s = &it->u.s;
-
-		*s = *d->sample;
-		s->ips = put(&at, s->ips, s->nr_ips * 8);
-		s->read = put(&at, s->read, s->read_words * 8);
-		s->raw = put(&at, s->raw, s->raw_size);
-		if (s->regs_user.regs)
-			s->regs_user.regs = put(&at, s->regs_user.regs, words(s->regs_user.mask));
-		if (s->regs_intr.regs)
-			s->regs_intr.regs = put(&at, s->regs_intr.regs, words(s->regs_intr.mask));
-		s->stack = put(&at, s->stack, s->stack_size);
-		s->strings = put(&at, s->strings, s->strings_size);
-		s->py = put(&at, s->py, s->py_n * sizeof(*s->py));
-	} else {
-		struct ps_record *r = &it->u.r;
-
-		*r = *d->record;
-		r->comm = put(&at, r->comm, r->comm ? strlen(r->comm) + 1 : 0);
-		r->filename = put(&at, r->filename, r->filename ? strlen(r->filename) + 1 : 0);
-		r->build_id = put(&at, r->build_id, r->build_id_size);
-	}
+	ps_delivery__copy(d, &it->u.s, &it->u.r, it->payload);
 }
 
 /* ---- the queues ---- */
@@ -278,9 +251,12 @@ int ps_order__queue(struct ps_sampler *m, const struct ps_delivery *d)
 		q->last = t;
 	/* Old enough that no source can still bring an earlier one, and nothing
 	 * waits before it: straight through, without a copy. */
-	if (!o->queued && t <= o->direct)
-		return 1;
-	it = chunk_alloc(o, q, sizeof(*it) + payload_size(d), &c);
+	if (!o->queued && !o->ahead && t <= o->direct) {
+		if (++o->direct_run % PS_AHEAD_EVERY || !filling(m, o->cur))
+			return 1;
+		o->direct = 0; /* the ring fills behind the handlers: queue the rest */
+	}
+	it = chunk_alloc(o, q, sizeof(*it) + ps_delivery__payload_size(d), &c);
 	if (!it)
 		return 1; /* out of memory: better late order than a lost record */
 	it->time = t;
@@ -294,11 +270,15 @@ int ps_order__queue(struct ps_sampler *m, const struct ps_delivery *d)
 	return 0;
 }
 
-/* Deliver, in time order, everything queued up to time w. Returns 0, or
- * the first negative value a callback returned (delivery stops there). */
-static int flush_upto(struct ps_sampler *m, struct ps_order *o, uint64_t w)
+static void read_ahead(struct ps_sampler *m, struct ps_order *o);
+
+/* Deliver, in time order, everything queued up to time w: 0 when it did,
+ * 1 when it stopped after PS_FLUSH_NS with more to deliver (0 deadline:
+ * none), or the first negative value a callback returned (delivery stops
+ * there). */
+static int flush_upto(struct ps_sampler *m, struct ps_order *o, uint64_t w, uint64_t deadline)
 {
-	for (;;) {
+	for (unsigned done = 0;;) {
 		size_t best = o->nsrc;
 		uint64_t t1 = UINT64_MAX, t2 = UINT64_MAX, limit;
 
@@ -333,6 +313,12 @@ static int flush_upto(struct ps_sampler *m, struct ps_order *o, uint64_t w)
 			chunk_release(o, q, h->chunk);
 			if (rc < 0)
 				return rc;
+			/* what read_ahead queues is later than w: it waits */
+			if (++done % PS_AHEAD_EVERY == 0) {
+				read_ahead(m, o);
+				if (deadline && now_ns() >= deadline)
+					return 1; /* the loop's turn: a signal may be waiting */
+			}
 		}
 	}
 }
@@ -360,6 +346,10 @@ static int drain_one(struct ps_sampler *m, struct ps_order *o, size_t j, size_t 
 	for (size_t k = 0; k < o->nsrc; k++)
 		if (k != j && o->src[k].safe < up)
 			up = o->src[k].safe;
+	/* a ring filling up is copied out whole before any handler runs: its
+	 * space goes back to the kernel at once, not after the batch's calls */
+	if (!o->ahead && filling(m, (int)j))
+		up = 0;
 	o->direct = up;
 	o->cur = (int)j;
 	n = m->watch[j].backend->drain(m, m->watch[j].fd, budget);
@@ -378,20 +368,45 @@ static int drain_one(struct ps_sampler *m, struct ps_order *o, size_t j, size_t 
 	return n;
 }
 
+/* Copy the rings that filled past PS_AHEAD_FILL into their queues, while
+ * memory allows. Their records are later than the watermark the flush in
+ * progress delivers up to (every source was read up to it), so they wait
+ * for the next. */
+static void read_ahead(struct ps_sampler *m, struct ps_order *o)
+{
+	if (o->ahead || o->cur >= 0)
+		return;
+	for (size_t j = 0; j < o->nsrc && o->chunks < PS_AHEAD_CHUNKS; j++) {
+		if (!filling(m, (int)j))
+			continue;
+		o->ahead = true;
+		drain_one(m, o, j, 0, now_ns());
+		o->ahead = false;
+		o->aheads++;
+	}
+}
+
 int ps_order__dispatch(struct ps_sampler *m, size_t self, size_t budget)
 {
 	struct ps_order *o = order_of(m);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), aheads;
 	int n, rc;
 
 	if (!o) /* no memory to order with: the source alone, as it comes */
 		return m->watch[self].backend->drain(m, m->watch[self].fd, budget);
+	aheads = o->aheads;
 	n = drain_one(m, o, self, budget, t0);
 	for (size_t j = 0; j < o->nsrc; j++)
 		if (j != self && t0 - o->src[j].drained >= PS_ORDER_WINDOW_NS / 2)
 			drain_one(m, o, j, budget, t0);
-	rc = flush_upto(m, o, watermark(o));
-	return rc < 0 ? rc : n;
+	rc = flush_upto(m, o, watermark(o), t0 + PS_FLUSH_NS);
+	if (rc < 0)
+		return rc;
+	/* more to deliver, or records read ahead that wait for the next round:
+	 * a full budget, so that the loop comes back at once */
+	if (budget && (rc == 1 || o->aheads != aheads))
+		return (int)budget;
+	return n;
 }
 
 int ps_order__flush(struct ps_sampler *m)
@@ -410,7 +425,7 @@ int ps_order__flush(struct ps_sampler *m)
 		if (n > 0 && total <= __INT_MAX__ - n)
 			total += n;
 	}
-	rc = flush_upto(m, o, UINT64_MAX);
+	rc = flush_upto(m, o, UINT64_MAX, 0);
 	return rc < 0 ? rc : total;
 }
 

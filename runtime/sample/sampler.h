@@ -60,6 +60,9 @@ struct ps_backend_ops {
 	 * behind fd, one the backend registered with ps_sampler__watch(). The
 	 * count consumed, or a negative code (a callback's stop, -EBADMSG). */
 	int (*drain)(struct ps_sampler *m, int fd, size_t budget);
+	/* How full the source behind fd is, in thousandths of its buffer;
+	 * NULL when the backend cannot tell. */
+	unsigned (*fill)(struct ps_sampler *m, int fd);
 	/* Before a flush's drain (ps_session__flush): records the backend's
 	 * programs hold back (an off-CPU wait going on) are written now. */
 	void (*settle)(struct ps_sampler *m);
@@ -184,6 +187,12 @@ void ps_sampler__settle_lost(struct ps_sampler *m, const struct ps_backend_ops *
  * adds (docs/events.md). A longer window costs memory traffic: the queue
  * holds rate x window records. */
 #define PS_ORDER_WINDOW_NS 500000ull
+
+/* The bytes d's arrays take when copied (sample/copy.c), and the copy:
+ * d's sample into *s or its record into *r, its arrays at payload. */
+size_t ps_delivery__payload_size(const struct ps_delivery *d);
+void ps_delivery__copy(const struct ps_delivery *d, struct ps_sample *s, struct ps_record *r,
+		       unsigned char *payload);
 
 /* Queue d for delivery in time order: 0, or 1 when it cannot be ordered
  * (no time, no drain under way, no memory) and must be delivered now. */

@@ -474,6 +474,16 @@ static int perf_drain(struct ps_sampler *m, int fd, size_t budget)
 	return -EBADF;
 }
 
+static unsigned perf_fill(struct ps_sampler *m, int fd)
+{
+	struct ps_perf *p = m->perf;
+
+	for (int i = 0; p && i < p->nrings; i++)
+		if (p->ring_fds[i] == fd)
+			return p->rings[i].meta ? ps_ring__fill(&p->rings[i]) : 0;
+	return 0;
+}
+
 const struct ps_backend_ops ps_perf_backend = {
     .name = "perf",
     .filters_in_user = true,
@@ -483,6 +493,7 @@ const struct ps_backend_ops ps_perf_backend = {
     .attach = perf_attach,
     .detach = perf_detach,
     .drain = perf_drain,
+    .fill = perf_fill,
     .lost = perf_lost,
     .free = perf_free,
 };

@@ -55,6 +55,15 @@ static inline uint64_t ps_ring__begin(struct ps_ring *r)
  * so nothing past the mapping is ever read). */
 int ps_ring__next(struct ps_ring *r, const struct perf_event_header **rec);
 
+/* How full the ring is now, in thousandths of its data area (outside a
+ * batch: it reads the kernel's head and the tail last given back). */
+static inline unsigned ps_ring__fill(const struct ps_ring *r)
+{
+	uint64_t used = __atomic_load_n(&r->meta->data_head, __ATOMIC_RELAXED) - r->meta->data_tail;
+
+	return used >= r->size ? 1000u : (unsigned)(used * 1000 / r->size);
+}
+
 /* Give the consumed space back to the kernel. */
 static inline void ps_ring__end(struct ps_ring *r)
 {
