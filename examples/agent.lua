@@ -59,6 +59,8 @@ local opts = require("args").parse(arg, {
   { "--offcpu", nil, "also time threads off the CPU (BPF): /debug/pprof/offcpu, and pushed" },
   { "--offcpu-min-us", "N", "off-CPU intervals shorter than N microseconds are dropped (default 10)",
     number = true, default = 10 },
+  { "--symbols-budget", "MIB", "what the symbolizer may hold, in MiB (default 20)", number = true,
+    default = 20, key = "symbols_budget" },
 })
 local function fail(msg)
   io.stderr:write("agent.lua: ", msg, "\n")
@@ -73,6 +75,7 @@ if opts.push_interval < 0.1 or opts.push_interval > 3600 then
 end
 if opts.flush_ms < 0 or opts.flush_ms > 600000 then fail("--flush-ms wants 0 to 600000") end
 if opts.offcpu_min_us < 0 then fail("--offcpu-min-us wants 0 or more microseconds") end
+if opts.symbols_budget < 1 then fail("--symbols-budget wants 1 MiB or more") end
 
 local om, profile, pprof = require "openmetrics", require "profile", require "pprof"
 local encode = require("perfscript.pprof").encode
@@ -382,7 +385,9 @@ probe("begin", function() perfmon.symbolize(0, 0, true) end)
 -- Profiles are named as they go (pprof.prepare, each second), so an
 -- exited process is needed for a few seconds, not until 20480 more have
 -- exited: 100 execs a second grew the agent by 6 MB in its first 30 s.
-perfmon.symbols { exited = 2048, exited_sampled = 2048, budget = 32 * 1024 * 1024 }
+-- The budget bounds the RSS: about 20 MB besides the symbolizer's (with
+-- 32 MiB, a compiler run beside it took the agent to 53 MB, 64 at peak).
+perfmon.symbols { exited = 2048, exited_sampled = 2048, budget = math.floor(opts.symbols_budget * 1048576) }
 reg:family("perfscript_agent_symbolizer", "gauge",
            "What the symbolizer holds: bytes (of its budget), files read, processes known and exited, unwinders.",
            function()
