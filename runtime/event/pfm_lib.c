@@ -14,6 +14,10 @@
 
 #include "event/pfm_lib.h"
 
+#ifndef PS_PFM_SONAME /* the Makefile names the one it links against */
+#define PS_PFM_SONAME "libpfm.so.4"
+#endif
+
 struct ps_pfm_api ps_pfm;
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
