@@ -38,6 +38,7 @@ struct ps_dwarf {
 	struct ps_cu_ranges *cus; /* units by their ranges, when the file has no aranges */
 	bool no_aranges;	  /* libdw found no unit for an address once */
 	size_t inflated;	  /* bytes libdw decompressed its sections into */
+	size_t indexed;		  /* bytes of the units' struct cu_index */
 };
 
 struct frames {
@@ -68,9 +69,9 @@ size_t ps_dwarf__bytes(const struct ps_dwarf *d)
 {
 	if (!d)
 		return 0;
-	return sizeof(*d) + d->inflated + d->arena.bytes + ps_addr_cache__bytes(&d->cache) +
-	       ps_addr_cache__bytes(&d->shown) + ps_addr_cache__bytes(&d->units) +
-	       ps_cu_ranges__bytes(d->cus);
+	return sizeof(*d) + d->inflated + d->indexed + d->arena.bytes +
+	       ps_addr_cache__bytes(&d->cache) + ps_addr_cache__bytes(&d->shown) +
+	       ps_addr_cache__bytes(&d->units) + ps_cu_ranges__bytes(d->cus);
 }
 
 /* A debug file's compressed sections (a distribution's .debug files have
@@ -353,6 +354,9 @@ static struct cu_index *cu_index_of(struct ps_dwarf *d, Dwarf_Die *cu)
 			cu_index_free(x);
 			return NULL;
 		}
+		/* a big unit's tree is hundreds of KB: the budget counts it */
+		d->indexed += sizeof(*x) + x->capnodes * sizeof(*x->nodes) +
+			      (x->capranges + x->nranges) * sizeof(*x->sorted);
 	}
 	return x;
 }
