@@ -25,8 +25,8 @@
 #define PS_KSYM_MAX_SPAN (1u << 20)
 #define PS_KALLSYMS	 "/proc/kallsyms"
 
-/* 16 bytes a symbol (there are over 100,000): names are offsets into
- * ps_ksyms.text, where no name or module starts at 0. */
+/* A text symbol as the file is parsed: names are offsets into the file's
+ * text, where no name or module starts at 0. */
 struct ps_ksym {
 	uint64_t addr;
 	uint32_t name;	      /* offset in ps_ksyms.text */
@@ -34,10 +34,26 @@ struct ps_ksym {
 	uint32_t rank : 3;    /* among symbols at one address, lower is preferred */
 };
 
+/* What is kept: 8 bytes a symbol (there are over 100,000), one per
+ * address, its offset from the lowest; modules by runs of symbols. */
+struct ps_kentry {
+	uint32_t off, name;
+};
+
+struct ps_krun {
+	uint32_t first;	 /* the first symbol of the run */
+	uint32_t module; /* offset of "[ext4]" in ps_ksyms.text, 0 for the kernel */
+};
+
 struct ps_ksyms {
 	char *text;
-	struct ps_ksym *syms;
+	struct ps_ksym *syms; /* while parsing */
 	size_t n;
+	uint64_t base;
+	struct ps_kentry *v;
+	size_t nv;
+	struct ps_krun *runs;
+	size_t nruns;
 	bool hidden;
 };
 
@@ -145,53 +161,71 @@ static char *parse_line(const char *base, char *p, char *end, struct ps_ksym *sy
 	return nl;
 }
 
-/* Keep only what is looked up: the text symbols' names (and one copy of
- * each module's) in a buffer of their size, the table at its length. The
- * file's whole text (5.3 MB here, in a buffer grown to 8 MiB, with every
- * address in hex and the data symbols) goes, and the unused part of the
- * table's estimate: reading the kernel's names raised RSS by 9.2 MB here,
- * now by 5.0 (with 16-byte entries). */
+/* Keep only what is looked up: one symbol an address (the preferred name,
+ * first after the sort), 8 bytes each, with the text symbols' names (and
+ * one copy of each module's) in a buffer of their size. The file's whole
+ * text (5.3 MB here, with every address in hex and the data symbols) and
+ * the parsing table go: reading the kernel's names raised RSS by 9.2 MB
+ * here, then 5.0 with 16-byte entries, now about 4. Addresses more than
+ * 4 GiB above the lowest (none on x86-64 or arm64: modules sit within
+ * 2 GiB of the kernel) are left out. */
 static int compact(struct ps_ksyms *ks)
 {
-	size_t bytes = 1, at = 1; /* offset 0 stays unused: "no module" */
+	size_t bytes = 1, at = 1, nv = 0, nruns = 0; /* offset 0 stays unused: "no module" */
 	uint32_t last = 0, kept = 0;
 	const char *t = ks->text;
-	struct ps_ksym *syms;
-	char *names;
+	char *names = NULL;
 
+	ks->base = ks->n ? ks->syms[0].addr : 0;
 	for (size_t i = 0; i < ks->n; i++) {
 		const struct ps_ksym *s = &ks->syms[i];
 
+		if ((i && s->addr == s[-1].addr) || s->addr - ks->base > UINT32_MAX)
+			continue;
 		bytes += strlen(t + s->name) + 1;
-		if (s->module && (!last || strcmp(t + last, t + s->module)))
+		if (s->module != last || !nv)
+			nruns++;
+		if (s->module && s->module != last)
 			bytes += strlen(t + s->module) + 1;
-		last = s->module ? s->module : last;
+		last = s->module;
+		nv++;
 	}
-	if (bytes >= (1u << 29) || !(names = malloc(bytes)))
+	if (bytes >= UINT32_MAX || !(names = malloc(bytes)) ||
+	    !(ks->v = malloc((nv ? nv : 1) * sizeof(*ks->v))) ||
+	    !(ks->runs = malloc((nruns ? nruns : 1) * sizeof(*ks->runs)))) {
+		free(names);
 		return -ENOMEM;
+	}
 	names[0] = '\0';
 	last = 0;
 	for (size_t i = 0; i < ks->n; i++) {
-		struct ps_ksym *s = &ks->syms[i];
+		const struct ps_ksym *s = &ks->syms[i];
 		size_t n = strlen(t + s->name) + 1;
 
-		memcpy(names + at, t + s->name, n);
-		s->name = (uint32_t)at;
-		at += n;
-		if (s->module && (!last || strcmp(t + last, t + s->module))) {
-			last = s->module;
-			n = strlen(t + s->module) + 1;
-			memcpy(names + at, t + s->module, n);
-			kept = (uint32_t)at;
-			at += n;
+		if ((i && s->addr == s[-1].addr) || s->addr - ks->base > UINT32_MAX)
+			continue;
+		if (s->module != last || !ks->nv) {
+			if (s->module && s->module != last) {
+				size_t m = strlen(t + s->module) + 1;
+
+				memcpy(names + at, t + s->module, m);
+				kept = (uint32_t)at;
+				at += m;
+			}
+			ks->runs[ks->nruns++] = (struct ps_krun){.first = (uint32_t)ks->nv,
+								 .module = s->module ? kept : 0};
 		}
-		if (s->module)
-			s->module = kept;
+		last = s->module;
+		memcpy(names + at, t + s->name, n);
+		ks->v[ks->nv++] =
+		    (struct ps_kentry){.off = (uint32_t)(s->addr - ks->base), .name = (uint32_t)at};
+		at += n;
 	}
 	free(ks->text);
+	free(ks->syms);
 	ks->text = names;
-	if (ks->n && (syms = realloc(ks->syms, ks->n * sizeof(*ks->syms))))
-		ks->syms = syms;
+	ks->syms = NULL;
+	ks->n = 0;
 	return 0;
 }
 
@@ -249,6 +283,8 @@ void ps_ksyms__free(struct ps_ksyms *ks)
 	if (!ks)
 		return;
 	free(ks->syms);
+	free(ks->v);
+	free(ks->runs);
 	free(ks->text);
 	free(ks);
 }
@@ -261,28 +297,40 @@ bool ps_ksyms__hidden(const struct ps_ksyms *ks)
 int ps_ksyms__resolve(const struct ps_ksyms *ks, uint64_t addr, char *buf, size_t len,
 		      const char **dso)
 {
-	size_t lo = 0, hi = ks->n;
-	const struct ps_ksym *s;
+	size_t lo = 0, hi = ks->nv, r;
+	uint64_t off = addr - ks->base;
+	const struct ps_kentry *e;
 
-	/* The last symbol at or below addr ... */
+	if (addr < ks->base || !ks->nv)
+		return -ENOENT;
+	/* the last symbol at or below addr (one an address, the preferred) */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (ks->syms[mid].addr <= addr)
+		if (ks->v[mid].off <= off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (lo == 0)
 		return -ENOENT;
-	s = &ks->syms[lo - 1];
-	if (addr - s->addr >= PS_KSYM_MAX_SPAN)
+	e = &ks->v[lo - 1];
+	if (off - e->off >= PS_KSYM_MAX_SPAN)
 		return -ENOENT;
-	/* ... and, of the names at its address, the preferred one. */
-	while (s > ks->syms && s[-1].addr == s->addr)
-		s--;
-	snprintf(buf, len, "%s+0x%" PRIx64, ks->text + s->name, addr - s->addr);
-	if (dso)
-		*dso = s->module ? ks->text + s->module : "[kernel.kallsyms]";
+	snprintf(buf, len, "%s+0x%" PRIx64, ks->text + e->name, off - e->off);
+	if (dso) {
+		/* its module: the last run that starts at or before it */
+		for (lo = 0, hi = ks->nruns; lo < hi;) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (ks->runs[mid].first <= (uint32_t)(e - ks->v))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		r = lo ? lo - 1 : 0;
+		*dso = ks->nruns && ks->runs[r].module ? ks->text + ks->runs[r].module
+						       : "[kernel.kallsyms]";
+	}
 	return 0;
 }

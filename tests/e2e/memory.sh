@@ -73,6 +73,21 @@ read -r gc trimmed same _ <<<"$out"
 ok $(( !(${trimmed:-999} + 30 <= ${gc:-0} && ${same:-} == true) )) \
 	"perfmon.trim() gives freed heap back: RSS $gc MB after a collection, $trimmed MB after the trim, which it returns ($out)"
 
+# The kernel's symbols: 8 bytes a text symbol (one per address) and its
+# name, plus at most 512 KB of the rest; 16-byte entries (before) took 0.8
+# MB more than that here.
+if [[ $(awk '$1 != "0000000000000000" { print; exit }' /proc/kallsyms) ]]; then
+	read -r n bytes < <(awk '$2 ~ /^[tTwW]$/ { n++; b += length($3) + 1 } END { print n, b }' /proc/kallsyms)
+	read -r before after < <("$PERFSCRIPT" -e 'local a = perfmon.trim()
+perfmon.symbolize(0, 0xffffffff81000000, true)
+print(a, perfmon.trim())' 2>&1)
+	grew=$(( ${after:-0} - ${before:-0} ))
+	ok $(( !(grew > 0 && grew <= bytes + n * 10 + 524288) )) \
+		"the kernel's $n text symbols take $grew bytes of RSS, at most their names ($bytes) + 10 bytes each + 512 KB"
+else
+	skip "kernel addresses are hidden here (kptr_restrict)" "the kernel's symbols' memory"
+fi
+
 # libpfm4's tables (2 MB of relocated pointers, 1 MB of it dirty) are
 # mapped only once a vendor event name is asked for.
 maps='local function pfm()
