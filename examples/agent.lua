@@ -389,7 +389,7 @@ probe("begin", function() perfmon.symbolize(0, 0, true) end)
 -- 32 MiB, a compiler run beside it took the agent to 53 MB, 64 at peak).
 perfmon.symbols { exited = 2048, exited_sampled = 2048, budget = math.floor(opts.symbols_budget * 1048576) }
 reg:family("perfscript_agent_symbolizer", "gauge",
-           "What the symbolizer holds: bytes (of its budget), files read, processes known and exited, unwinders.",
+           "What the symbolizer holds: bytes (of its budget), files read, processes known and exited, unwinders; files given back so far.",
            function()
              local st = perfmon.symbols()
              return { { labels = { what = "bytes" }, value = st.bytes },
@@ -397,7 +397,8 @@ reg:family("perfscript_agent_symbolizer", "gauge",
                       { labels = { what = "files" }, value = st.files_open },
                       { labels = { what = "processes" }, value = st.processes },
                       { labels = { what = "exited" }, value = st.exited },
-                      { labels = { what = "unwinders" }, value = st.unwinders } }
+                      { labels = { what = "unwinders" }, value = st.unwinders },
+                      { labels = { what = "evictions" }, value = st.evictions } }
            end)
 
 -- At the end: the last, partial window is pushed too, and what the queues
