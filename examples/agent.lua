@@ -389,7 +389,8 @@ probe("begin", function() perfmon.symbolize(0, 0, true) end)
 -- 32 MiB, a compiler run beside it took the agent to 53 MB, 64 at peak).
 perfmon.symbols { exited = 2048, exited_sampled = 2048, budget = math.floor(opts.symbols_budget * 1048576) }
 reg:family("perfscript_agent_symbolizer", "gauge",
-           "What the symbolizer holds: bytes (of its budget), files read, processes known and exited, unwinders; files given back so far.",
+           "What the symbolizer holds: bytes (of its budget), files read, processes known and exited, "
+             .. "unwinders; files given back so far.",
            function()
              local st = perfmon.symbols()
              return { { labels = { what = "bytes" }, value = st.bytes },
