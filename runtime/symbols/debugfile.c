@@ -41,13 +41,15 @@ static bool has_section(Elf *elf, const char *const *names, size_t n, bool hide)
 	while ((scn = elf_nextscn(elf, scn)) && gelf_getshdr(scn, &sh)) {
 		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
 
-		for (size_t i = 0; name && i < n; i++)
-			if (!strcmp(name, names[i]) && sh.sh_type != SHT_NOBITS) {
-				found = true;
-				/* libdw passes over a section without data */
-				if (hide && (sh.sh_type = SHT_NOBITS, !gelf_update_shdr(scn, &sh)))
-					return found;
+		for (size_t i = 0; name && i < n; i++) {
+			if (strcmp(name, names[i]) || sh.sh_type == SHT_NOBITS)
+				continue;
+			found = true;
+			if (hide) { /* libdw passes over a section without data */
+				sh.sh_type = SHT_NOBITS;
+				gelf_update_shdr(scn, &sh);
 			}
+		}
 	}
 	return found;
 }
@@ -59,6 +61,7 @@ static int open_debug(const struct ps_dso *d, Elf *img, Elf **out, char **path)
 	const void *id, *id2;
 	ssize_t len = dwelf_elf_gnu_build_id(img, &id), len2;
 	char buf[64 + 2 * 64] = "/usr/lib/debug/.build-id/", *p = buf + strlen(buf);
+	const char *used = buf;
 	int fd = -1;
 
 	if (len > 1 && len <= 64) {
@@ -67,14 +70,14 @@ static int open_debug(const struct ps_dso *d, Elf *img, Elf **out, char **path)
 		strcpy(p, ".debug");
 		fd = open(buf, O_RDONLY | O_CLOEXEC);
 	}
-	if (fd < 0 && d->debug_path && (fd = open(d->debug_path, O_RDONLY | O_CLOEXEC)) >= 0)
-		snprintf(buf, sizeof(buf), "%s", d->debug_path);
+	if (fd < 0 && d->debug_path)
+		fd = open(used = d->debug_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	/* a private mapping: the section headers changed below stay ours */
 	*out = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
 	len2 = *out ? dwelf_elf_gnu_build_id(*out, &id2) : -1;
-	if (len2 != len || len < 1 || memcmp(id, id2, (size_t)len) || !(*path = strdup(buf))) {
+	if (len2 != len || len < 1 || memcmp(id, id2, (size_t)len) || !(*path = strdup(used))) {
 		elf_end(*out);
 		close(fd);
 		return -1;
