@@ -93,8 +93,8 @@ struct group {
 
 struct v1_path {
 	pid_t pid;
-	time_t read_at;
-	char *path; /* NULL: none */
+	uint64_t read_at; /* CLOCK_MONOTONIC ns */
+	char *path;	  /* NULL: none */
 };
 
 struct ps_cgroups {
@@ -205,16 +205,22 @@ static char *read_v1(pid_t pid)
 	return best;
 }
 
-const char *ps_cgroups__v1_path(struct ps_cgroups *cg, pid_t pid)
+const char *ps_cgroups__v1_path(struct ps_cgroups *cg, pid_t pid, uint64_t when)
 {
 	struct v1_path *e;
-	time_t now = time(NULL);
+	struct timespec ts;
+	uint64_t now;
 	char *path;
 
 	if (!cg || pid <= 0)
 		return NULL;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	e = &cg->v1[(unsigned)pid % V1_SLOTS];
-	if (e->pid == pid && e->read_at == now)
+	/* what was read after `when` is the best there is for it (a group
+	 * can only be read later than a sample is taken); without a time, a
+	 * second old */
+	if (e->pid == pid && (when ? when < e->read_at : now - e->read_at < 1000000000u))
 		return e->path;
 	path = read_v1(pid);
 	/* a process that has gone keeps the path it had */

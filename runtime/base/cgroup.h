@@ -37,11 +37,14 @@ struct ps_cgroups *ps_cgroups__new(void);
 /* id's path ("/system.slice/docker-<id>.scope"; "/" for the root), or NULL
  * when no group has it (gone, or made within the last second). */
 const char *ps_cgroups__path(struct ps_cgroups *cg, uint64_t id);
-/* Process pid's group in the cgroup v1 hierarchies, from /proc/PID/cgroup
- * (read again at most once a second; kept after the process is gone):
- * name=systemd's path, else the first controller's that is not the root;
- * NULL when every one is at the root or nothing is known. */
-const char *ps_cgroups__v1_path(struct ps_cgroups *cg, pid_t pid);
+/* Process pid's group in the cgroup v1 hierarchies at time `when` (a
+ * sample's CLOCK_MONOTONIC time; 0: now), from /proc/PID/cgroup: read
+ * again unless it was read after `when` (without a time, a second ago;
+ * kept after the process is gone), so a process that moved is not named
+ * by its old group for samples taken after the move: name=systemd's path,
+ * else the first controller's that is not the root; NULL when every one
+ * is at the root or nothing is known. */
+const char *ps_cgroups__v1_path(struct ps_cgroups *cg, pid_t pid, uint64_t when);
 void ps_cgroups__free(struct ps_cgroups *cg);
 
 /* The container a group path names, as runtimes name their groups

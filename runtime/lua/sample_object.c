@@ -251,8 +251,12 @@ static void push_cgroup(lua_State *L, struct ps_script *sc, const struct ps_samp
 		return;
 	}
 	p = ps_cgroups__path(st->cgroups, s->cgroup);
-	if ((!p || !strcmp(p, "/")) && ps_cgroups__v1_path(st->cgroups, (pid_t)s->pid))
-		p = ps_cgroups__v1_path(st->cgroups, (pid_t)s->pid);
+	if (!p || !strcmp(p, "/")) {
+		const char *v1 = ps_cgroups__v1_path(
+		    st->cgroups, (pid_t)s->pid, s->sample_type & PERF_SAMPLE_TIME ? s->time : 0);
+
+		p = v1 ? v1 : p;
+	}
 	if (p && path)
 		lua_pushstring(L, p);
 	else if (p && ps_cgroup__container(p, id))
