@@ -339,7 +339,7 @@ static int32_t innermost(const struct cu_index *x, uint64_t pc)
 }
 
 /* The index of the unit holding cu, built on first use. */
-static struct cu_index *cu_index_of(struct ps_dwarf *d, Dwarf_Die *cu)
+static struct cu_index *cu_index_of(struct ps_dso *real, struct ps_dwarf *d, Dwarf_Die *cu)
 {
 	uint64_t key = dwarf_dieoffset(cu);
 	const void *hit;
@@ -354,9 +354,11 @@ static struct cu_index *cu_index_of(struct ps_dwarf *d, Dwarf_Die *cu)
 			cu_index_free(x);
 			return NULL;
 		}
-		/* a big unit's tree is hundreds of KB: the budget counts it */
+		/* a big unit's tree is hundreds of KB: the budget counts it, and
+		 * a trim is due as after a file's load */
 		d->indexed += sizeof(*x) + x->capnodes * sizeof(*x->nodes) +
 			      (x->capranges + x->nranges) * sizeof(*x->sorted);
+		real->owner->loads++;
 	}
 	return x;
 }
@@ -395,7 +397,7 @@ static int compute(struct ps_dso *real, struct ps_dwarf *d, uint64_t addr, struc
 		file = dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL);
 	else if (!cu)
 		cu = unit_by_ranges(d, addr, &mem, &bias, &file, &lineno);
-	x = cu ? cu_index_of(d, cu) : NULL;
+	x = cu ? cu_index_of(real, d, cu) : NULL;
 	k = x ? innermost(x, addr - bias) : -1;
 	line = lineno > 0 ? (uint32_t)lineno : 0;
 	for (; k >= 0 && n <= PS_MAX_INLINE; k = x->nodes[k].parent) {
