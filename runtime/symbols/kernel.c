@@ -169,6 +169,15 @@ static char *parse_line(const char *base, char *p, char *end, struct ps_ksym *sy
  * here, then 5.0 with 16-byte entries, now about 4. Addresses more than
  * 4 GiB above the lowest (none on x86-64 or arm64: modules sit within
  * 2 GiB of the kernel) are left out. */
+/* Whether parsed symbol i goes: a second name at an address (the first,
+ * after the sort, is the preferred one), or too far above the lowest. */
+static bool left_out(const struct ps_ksyms *ks, size_t i)
+{
+	const struct ps_ksym *s = &ks->syms[i];
+
+	return (i && s->addr == s[-1].addr) || s->addr - ks->base > UINT32_MAX;
+}
+
 static int compact(struct ps_ksyms *ks)
 {
 	size_t bytes = 1, at = 1, nv = 0, nruns = 0; /* offset 0 stays unused: "no module" */
@@ -180,7 +189,7 @@ static int compact(struct ps_ksyms *ks)
 	for (size_t i = 0; i < ks->n; i++) {
 		const struct ps_ksym *s = &ks->syms[i];
 
-		if ((i && s->addr == s[-1].addr) || s->addr - ks->base > UINT32_MAX)
+		if (left_out(ks, i))
 			continue;
 		bytes += strlen(t + s->name) + 1;
 		if (s->module != last || !nv)
@@ -202,7 +211,7 @@ static int compact(struct ps_ksyms *ks)
 		const struct ps_ksym *s = &ks->syms[i];
 		size_t n = strlen(t + s->name) + 1;
 
-		if ((i && s->addr == s[-1].addr) || s->addr - ks->base > UINT32_MAX)
+		if (left_out(ks, i))
 			continue;
 		if (s->module != last || !ks->nv) {
 			if (s->module && s->module != last) {

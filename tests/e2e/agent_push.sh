@@ -47,6 +47,8 @@ out=$("$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --push http://127.0.0.
 like "$out" "agent.lua: --flush-ms wants 0 to 600000" "agent.lua: a --flush-ms out of range is refused"
 out=$("$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --offcpu --offcpu-min-us -1 2>&1)
 like "$out" "^agent.lua: --offcpu-min-us wants 0 or more microseconds" "agent.lua: a negative --offcpu-min-us is refused"
+out=$("$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --symbols-budget 0.5 2>&1)
+like "$out" "^agent.lua: --symbols-budget wants 1 MiB or more" "agent.lua: a --symbols-budget under 1 MiB is refused"
 out=$("$PERFSCRIPT" -e 'local http = require "perfscript.http"; print(http.flush(0)); print(pcall(http.flush, -1))' 2>&1)
 like "$out" $'^0\nfalse.*timeout_ms from 0 to 3600000' "http.flush: nothing under way is 0 left; a negative timeout is refused"
 
