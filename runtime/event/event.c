@@ -112,9 +112,12 @@ static int unknown_event(struct parser *p, const struct ps_ev_ref *ref)
 	for (size_t i = 0; i < ps_ev__nresolvers; i++)
 		if (ps_ev__resolvers[i]->suggest)
 			ps_ev__resolvers[i]->suggest(ref, &s);
+	const char *nopfm = s.best[0] ? NULL : ps_ev__pfm_unavailable();
+
 	ps_ev__fail(p->err, PS_ERR_UNKNOWN_EVENT, ref->column, tok, len,
-		    "unknown event '%.*s' at column %d%s%s%s", (int)len, tok, ref->column,
-		    s.best[0] ? " (did you mean '" : "", s.best, s.best[0] ? "'?)" : "");
+		    "unknown event '%.*s' at column %d%s%s%s%s%s%s", (int)len, tok, ref->column,
+		    s.best[0] ? " (did you mean '" : "", s.best, s.best[0] ? "'?)" : "",
+		    nopfm ? " (" : "", nopfm ? nopfm : "", nopfm ? ")" : "");
 	snprintf(p->err->suggestion, sizeof(p->err->suggestion), "%s", s.best);
 	return -PS_ERR_UNKNOWN_EVENT;
 }

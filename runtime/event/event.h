@@ -260,6 +260,9 @@ int ps_ev__parse_vendor(const char *s, size_t *pos, struct ps_ev_ref *ref, struc
 /* Forget libpfm4's state so the next use initialises it again (tests that
  * change LIBPFM_FORCE_PMU). Not thread-safe. */
 void ps_ev__pfm_reset(void);
+/* Why vendor event names cannot be resolved (libpfm4 missing or broken),
+ * or NULL if they can or nothing asked for one yet. */
+const char *ps_ev__pfm_unavailable(void);
 
 struct ps_ev_pfm_entry {
 	const char *pmu, *event, *umask, *desc;

@@ -30,17 +30,33 @@
 static pthread_mutex_t pfm_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool pfm_inited;
 static int pfm_state;
+static char pfm_why[256]; /* why libpfm4 could not be loaded, or "" */
 
 static int pfm_ready(void)
 {
 	pthread_mutex_lock(&pfm_lock);
 	if (!pfm_inited) {
-		pfm_state =
-		    ps_pfm__load(NULL, 0) == 0 && ps_pfm.initialize() == PFM_SUCCESS ? 0 : -ENOENT;
+		pfm_why[0] = '\0';
+		if (ps_pfm__load(pfm_why, sizeof(pfm_why)) != 0)
+			pfm_state = -ENOENT;
+		else if ((pfm_state = ps_pfm.initialize()) != PFM_SUCCESS)
+			snprintf(pfm_why, sizeof(pfm_why), "libpfm4 failed to start: %s",
+				 ps_pfm.strerror(pfm_state));
+		pfm_state = pfm_state ? -ENOENT : 0;
 		pfm_inited = true;
 	}
 	pthread_mutex_unlock(&pfm_lock);
 	return pfm_state;
+}
+
+const char *ps_ev__pfm_unavailable(void)
+{
+	const char *why;
+
+	pthread_mutex_lock(&pfm_lock);
+	why = pfm_inited && pfm_why[0] ? pfm_why : NULL;
+	pthread_mutex_unlock(&pfm_lock);
+	return why;
 }
 
 static void forget_names(void);

@@ -36,6 +36,14 @@ out=$(PERFSCRIPT_TRACEFS=$FX/tracefs "$PERFSCRIPT" --describe 'syscalls:sys_ente
 is "$(grep -c '^name=' <<<"$out")" 3 "--describe expands a tracepoint glob"
 out=$(LIBPFM_FORCE_PMU=skx "$PERFSCRIPT" --describe 'INST_RETIRED:ANY_P:c=1:i')
 like "$out" "config=0x18000c0" "--describe encodes a libpfm4 name"
+# libpfm4 is opened at the first vendor name; a broken one is named.
+nopfm=$(mktemp -d) && echo 'not an ELF file' >"$nopfm/libpfm.so.4"
+out=$(LD_LIBRARY_PATH=$nopfm "$PERFSCRIPT" --describe 'INST_RETIRED.ANY' 2>&1)
+like "$out" "unknown event 'INST_RETIRED.ANY' at column 1 \\(cannot load libpfm.so.4 for vendor event names: $nopfm/libpfm.so.4" \
+	"a vendor name without a usable libpfm4 says why"
+out=$(LD_LIBRARY_PATH=$nopfm "$PERFSCRIPT" --describe 'cpu-clok' 2>&1 | head -1)
+like "$out" "did you mean 'cpu-clock'\\?\\)$" "a misspelt perf name still gets its did-you-mean, not libpfm4's failure"
+rm -rf "$nopfm"
 out=$(PERFSCRIPT_SYSFS=$FX/sysfs "$PERFSCRIPT" --describe 'cpu/evnt=1/' 2>&1)
 like "$out" "did you mean 'event'" "a misspelt PMU term gets a did-you-mean"
 out=$("$PERFSCRIPT" -e 'local t = perfmon.describe("mem:0x10:x"); print(t[1].bp_type, t[1].bp_addr, t[1].bp_len)' 2>&1)
