@@ -28,6 +28,7 @@
 #include "symbols/internal.h"
 
 #define PS_SYMBOLS_BUDGET_DEFAULT (128u << 20)
+#define PS_SYMBOLS_SLACK	  (2u << 20) /* how far under the budget a trim goes */
 
 /* The pages of [image, image+size) in this process's memory: those its
  * page table has (/proc/self/pagemap's present bit), so a page of a shared
@@ -171,7 +172,7 @@ static size_t total(struct ps_symbols *syms, struct ps_dso **held, size_t *nheld
 
 size_t ps_symbols__trim(struct ps_symbols *syms)
 {
-	size_t budget, sum, n, evicted = 0;
+	size_t budget, low, sum, n, evicted = 0;
 	struct ps_dso **held;
 
 	if (!syms)
@@ -182,13 +183,16 @@ size_t ps_symbols__trim(struct ps_symbols *syms)
 	sum = total(syms, NULL, &n) + ps_procs__gone_bytes(syms);
 	if (sum <= budget)
 		return 0;
-	sum -= ps_procs__shed(syms, sum - budget / 4 * 3);
-	if (sum <= budget / 4 * 3 || !(held = malloc(syms->dsos.n * sizeof(*held))))
+	/* down to a little under the budget, so the next file does not evict
+	 * at once: a quarter of it, 2 MiB at most, so RSS stays within that */
+	low = budget - (budget / 4 < PS_SYMBOLS_SLACK ? budget / 4 : PS_SYMBOLS_SLACK);
+	sum -= ps_procs__shed(syms, sum - low);
+	if (sum <= low || !(held = malloc(syms->dsos.n * sizeof(*held))))
 		return 0;
 	sum = total(syms, held, &n);
 	qsort(held, n, sizeof(*held), by_use);
 	ps_unwinders__free(syms); /* their Dwfls hold images */
-	for (size_t i = 0; i < n && sum > budget / 4 * 3; i++) {
+	for (size_t i = 0; i < n && sum > low; i++) {
 		size_t b = ps_dso__bytes(held[i]);
 
 		ps_dso__evict(held[i]);

@@ -134,7 +134,25 @@ print(m.has_lines, perfmon.symbols().bytes >= 4 * 1024 * 1024, kb < 1024, perfmo
 	held=$(cut -f4 <<<"$out")
 	ok $(( !(${loc:-0} > 0 && ${held:-0} > 0 && held < all) )) \
 		"libc's location lists are not inflated: the symbolizer holds $held bytes, less than the $all its debug sections inflate to ($loc of location lists)"
+	# what libdw holds for each unit it parsed (line tables, 16 MB of
+	# libc's) is counted too: naming addresses all over libc grows the RSS
+	# by what the budget sees (it saw an eighth of it before)
+	out=$("$PERFSCRIPT" -e '
+local pid = tonumber(io.open("/proc/self/stat"):read("l"):match("^(%d+)"))
+local lo, hi
+for l in io.lines("/proc/self/maps") do
+  local a, b = l:match("^(%x+)%-(%x+) r%-xp .*libc%.so")
+  if a then lo, hi = tonumber(a, 16), tonumber(b, 16) end
+end
+perfmon.frames(pid, lo + 0x30000)
+local rss, bytes = perfmon.trim(), perfmon.symbols().bytes
+for a = lo, hi - 1, 997 do perfmon.frames(pid, a) end
+print(perfmon.trim() - rss, perfmon.symbols().bytes - bytes)')
+	read -r grew counted <<<"$out"
+	ok $(( !(${grew:-0} > 4000000 && ${counted:-0} * 10 >= grew * 8) )) \
+		"the units libdw parsed are in the budget: naming libc all over grew RSS by ${grew:-?} bytes, the symbolizer's bytes by ${counted:-?}"
 else
 	skip "libc has no debug file with compressed sections here (libc6-dbg)" "DWARF memory counted and given back"
+	skip "libc has no debug file with compressed sections here (libc6-dbg)" "libdw's parsed units counted"
 fi
 done_testing

@@ -22,19 +22,13 @@
 #include "base/perf.h"
 #include "base/array.h"
 #include "base/cpus.h"
+#include "sample/perf/ids.h"
 #include "sample/perf/record.h"
 #include "sample/perf/ring.h"
 #include "sample/sampler.h"
 
 #define PS_CARRIER_SAMPLE_TYPE                                                                     \
 	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
-#define PS_NO_ONE (PS_NO_SLOT - 1) /* an id we do not know */
-
-/* One id -> counter entry; slot PS_NO_SLOT marks a ring carrier. */
-struct id_slot {
-	uint64_t id;
-	uint32_t slot;
-};
 
 struct ps_perf {
 	struct ps_ring *rings; /* one per CPU that has one, in creation order */
@@ -42,9 +36,9 @@ struct ps_perf {
 	int nrings, cap;       /* cap: online CPUs; the arrays never move */
 	int *ring_of_cpu;      /* CPU number -> index in rings, or -1 */
 	int ncpu_slots;
-	struct id_slot *ids; /* sorted by id */
-	size_t nids, idcap;
-	struct id_slot last; /* the last id looked up: samples come in runs */
+	int *ring_of_fd; /* a carrier's fd -> index in rings, or -1 */
+	int nfd_slots;
+	struct ps_perf_ids ids; /* a record's id -> its counter's slot */
 };
 
 static struct ps_perf *perf_of(struct ps_sampler *m)
@@ -73,66 +67,6 @@ static void perf_prepare(struct ps_sampler *m, uint32_t slot, struct perf_event_
 	a->wakeup_watermark = ps_sampler__wakeup_bytes(m);
 }
 
-/* ---- the id -> slot map ---- */
-
-static int id_find(const struct ps_perf *p, uint64_t id, size_t *at)
-{
-	size_t lo = 0, hi = p->nids;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->ids[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*at = lo;
-	return lo < p->nids && p->ids[lo].id == id;
-}
-
-static int id_add(struct ps_perf *p, uint64_t id, uint32_t slot)
-{
-	size_t at;
-
-	if (id_find(p, id, &at)) {
-		p->ids[at].slot = slot;
-		return 0;
-	}
-	if (ps_array__reserve(&p->ids, &p->idcap, p->nids + 1, sizeof(*p->ids)))
-		return -ENOMEM;
-	memmove(&p->ids[at + 1], &p->ids[at], (p->nids - at) * sizeof(*p->ids));
-	p->ids[at].id = id;
-	p->ids[at].slot = slot;
-	p->nids++;
-	return 0;
-}
-
-static void id_del(struct ps_perf *p, uint64_t id)
-{
-	size_t at;
-
-	if (!id_find(p, id, &at))
-		return;
-	memmove(&p->ids[at], &p->ids[at + 1], (p->nids - at - 1) * sizeof(*p->ids));
-	p->nids--;
-	if (p->last.id == id)
-		p->last.id = 0; /* the kernel's ids start at 1: 0 never matches */
-}
-
-/* Slot of id; PS_NO_SLOT for a carrier, PS_NO_ONE for no one we know. */
-static inline uint32_t id_slot(struct ps_perf *p, uint64_t id)
-{
-	size_t at;
-
-	if (id == p->last.id)
-		return p->last.slot;
-	if (!id_find(p, id, &at))
-		return PS_NO_ONE;
-	p->last = p->ids[at];
-	return p->last.slot;
-}
-
 /* A counter's ids join the map once every fd is open; samples still in a
  * ring after it left name no one and are skipped. */
 static int perf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t msglen)
@@ -141,10 +75,10 @@ static int perf_attach(struct ps_sampler *m, uint32_t slot, char *msg, size_t ms
 	struct ps_perf *p = perf_of(m);
 
 	for (int k = 0; p && k < ps_counter__nfds(c); k++) {
-		if (id_add(p, ps_counter__id(c, k), slot) == 0)
+		if (ps_perf_ids__add(&p->ids, ps_counter__id(c, k), slot) == 0)
 			continue;
 		for (int j = 0; j < k; j++)
-			id_del(p, ps_counter__id(c, j));
+			ps_perf_ids__del(&p->ids, ps_counter__id(c, j));
 		p = NULL;
 	}
 	if (p)
@@ -160,7 +94,7 @@ static void perf_detach(struct ps_sampler *m, uint32_t slot)
 	struct ps_perf *p = m->perf;
 
 	for (int k = 0; p && k < ps_counter__nfds(c); k++)
-		id_del(p, ps_counter__id(c, k));
+		ps_perf_ids__del(&p->ids, ps_counter__id(c, k));
 }
 
 /* ---- rings and their carriers ---- */
@@ -239,6 +173,33 @@ static int open_carrier(struct ps_sampler *m, int cpu, char *msg, size_t msglen)
 	return fd;
 }
 
+/* Room in ring_of_fd for fd; 0 or -ENOMEM. */
+static int fd_slots(struct ps_perf *p, int fd)
+{
+	int n = p->nfd_slots, *v;
+
+	if (fd < n)
+		return 0;
+	while (n <= fd)
+		n = n ? n * 2 : 64;
+	if (!(v = realloc(p->ring_of_fd, (size_t)n * sizeof(*v))))
+		return -ENOMEM;
+	for (int i = p->nfd_slots; i < n; i++)
+		v[i] = -1;
+	p->ring_of_fd = v;
+	p->nfd_slots = n;
+	return 0;
+}
+
+/* The ring whose carrier is fd, or NULL: a lookup, not a scan, as the
+ * read-ahead asks it of every ring every few deliveries. */
+static struct ps_ring *ring_at(struct ps_perf *p, int fd)
+{
+	return p && fd >= 0 && fd < p->nfd_slots && p->ring_of_fd[fd] >= 0
+		   ? &p->rings[p->ring_of_fd[fd]]
+		   : NULL;
+}
+
 /* Open the carrier of cpu and map its ring; 0 or -errno with msg filled. */
 static int add_ring(struct ps_sampler *m, struct ps_perf *p, int cpu, char *msg, size_t msglen)
 {
@@ -262,7 +223,9 @@ static int add_ring(struct ps_sampler *m, struct ps_perf *p, int cpu, char *msg,
 	if (!err && ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
 		err = -errno;
 	if (!err)
-		err = id_add(p, id, PS_NO_SLOT);
+		err = fd_slots(p, fd);
+	if (!err)
+		err = ps_perf_ids__add(&p->ids, id, PS_NO_SLOT);
 	if (!err)
 		err = ps_sampler__watch(m, fd, &ps_perf_backend);
 	if (err) {
@@ -271,13 +234,14 @@ static int add_ring(struct ps_sampler *m, struct ps_perf *p, int cpu, char *msg,
 				 pages, cpu, ps_strerror(err),
 				 err == -EPERM ? " (raise kernel.perf_event_mlock_kb or ulimit -l)"
 					       : "");
-		id_del(p, id);
+		ps_perf_ids__del(&p->ids, id);
 		ps_ring__close(r);
 		close(fd);
 		return err;
 	}
 	p->ring_fds[p->nrings] = fd;
-	p->ring_of_cpu[cpu] = p->nrings++;
+	p->ring_of_cpu[cpu] = p->nrings;
+	p->ring_of_fd[fd] = p->nrings++;
 	return 0;
 }
 
@@ -322,7 +286,8 @@ static void perf_free(struct ps_sampler *m)
 	free(p->rings);
 	free(p->ring_fds);
 	free(p->ring_of_cpu);
-	free(p->ids);
+	free(p->ring_of_fd);
+	free(p->ids.v);
 	free(p);
 	m->perf = NULL;
 }
@@ -418,7 +383,7 @@ static int take_other(struct ps_sampler *m, struct ps_perf *p, const struct perf
 		/* The trailer names the primary event (an inherited clone reports its
 		 * parent's id there); the body's id is the writer's own, which is the
 		 * one we know when the writer is not a clone. */
-		slot = id_slot(p, r.id);
+		slot = ps_perf_ids__slot(&p->ids, r.id);
 	}
 	if (slot >= ps_session__nslots(m->s))
 		slot = PS_NO_SLOT;
@@ -450,7 +415,7 @@ static int drain_ring(struct ps_sampler *m, struct ps_perf *p, struct ps_ring *r
 			ps_sampler__malformed(m, PS_NO_SLOT);
 			continue;
 		}
-		slot = id_slot(p, id);
+		slot = ps_perf_ids__slot(&p->ids, id);
 		rc = h->type == PERF_RECORD_SAMPLE ? take_sample(m, h, slot)
 						   : take_other(m, p, h, slot);
 		if (rc < 0) {
@@ -466,22 +431,16 @@ static int drain_ring(struct ps_sampler *m, struct ps_perf *p, struct ps_ring *r
 
 static int perf_drain(struct ps_sampler *m, int fd, size_t budget)
 {
-	struct ps_perf *p = m->perf;
+	struct ps_ring *r = ring_at(m->perf, fd);
 
-	for (int i = 0; p && i < p->nrings; i++)
-		if (p->ring_fds[i] == fd)
-			return drain_ring(m, p, &p->rings[i], budget);
-	return -EBADF;
+	return r ? drain_ring(m, m->perf, r, budget) : -EBADF;
 }
 
 static unsigned perf_fill(struct ps_sampler *m, int fd)
 {
-	struct ps_perf *p = m->perf;
+	struct ps_ring *r = ring_at(m->perf, fd);
 
-	for (int i = 0; p && i < p->nrings; i++)
-		if (p->ring_fds[i] == fd)
-			return p->rings[i].meta ? ps_ring__fill(&p->rings[i]) : 0;
-	return 0;
+	return r && r->meta ? ps_ring__fill(r) : 0;
 }
 
 const struct ps_backend_ops ps_perf_backend = {
