@@ -439,11 +439,12 @@ void ps_lua_sample_object__trim(struct ps_script *sc)
 	struct timespec now;
 
 	/* a clock read per sample would cost more than a trim: every 1024th,
-	 * or when a file was read (memory may have jumped by megabytes) */
+	 * or when a file was read (memory may have jumped by megabytes); once
+	 * a second, or at once when the budget is well past */
 	if (!st || !st->syms || (++st->trim_calls % 1024 && !ps_symbols__grew(st->syms)))
 		return;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-	if (now.tv_sec == st->trimmed)
+	if (now.tv_sec == st->trimmed && !ps_symbols__over(st->syms))
 		return;
 	st->trimmed = now.tv_sec;
 	ps_symbols__trim(st->syms);

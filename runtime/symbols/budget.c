@@ -213,6 +213,17 @@ bool ps_symbols__grew(const struct ps_symbols *syms)
 	return syms && syms->dsos.loads != syms->dsos.loads_trimmed;
 }
 
+bool ps_symbols__over(struct ps_symbols *syms)
+{
+	size_t budget, n;
+
+	if (!syms || syms->dsos.loads == syms->dsos.loads_weighed)
+		return false;
+	syms->dsos.loads_weighed = syms->dsos.loads;
+	budget = syms->dsos.budget ? syms->dsos.budget : PS_SYMBOLS_BUDGET_DEFAULT;
+	return total(syms, NULL, &n) + ps_procs__gone_bytes(syms) > budget + PS_SYMBOLS_SLACK;
+}
+
 void ps_symbols__set_debuginfod(struct ps_symbols *syms, double wait_s)
 {
 	if (!syms)

@@ -126,6 +126,7 @@ struct ps_dsos {
 	size_t budget; /* bytes the files' tables and images may hold (0: default) */
 	uint64_t evictions;
 	uint64_t loads, loads_trimmed; /* images and DWARF read: so far, at the last trim */
+	uint64_t loads_weighed;	       /* at the last ps_symbols__over */
 };
 
 /* The ps_dso for path (opened as open_path, which differs from path for a
