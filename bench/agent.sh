@@ -59,6 +59,9 @@ while ((SECONDS < end)); do
 	n=$((n + 1))
 	rss=$(rss_mb $agent)
 	echo "$rss" >>"$T/rss"
+	sym=$(curl -s "http://127.0.0.1:$port/metrics" |
+		awk '/^perfscript_agent_symbolizer\{what="bytes"\}/ { printf "%.1f", $2 / 1048576 }')
+	printf '%s/%s ' "$rss" "${sym:-?}" >>"$T/series"
 	[[ -z $rss1 ]] && ((SECONDS - t0 >= 60 || SECS <= 60)) && rss1=$rss
 	[[ -n $rss1 ]] && echo "$rss" >>"$T/rss.after"
 done
@@ -74,6 +77,7 @@ row "agent CPU over ${SECS} s ($n profiles served)" "${pct}%" "(target <= 0.5%: 
 if ((SECS > 60)); then when="after the first minute"; else when="after the first scrape"; fi
 row "agent RSS $when / at the end" "$rss1 / $rss2 MB" "(highest at a scrape $top MB, peak $hwm MB; target <= 40 MB: $(verdict "$top" 40))"
 row "agent RSS $when: lowest / highest" "$lo / $hi MB" "(flat within 2 MB of $rss1: $(verdict "$(awk -v a="$rss1" -v l="$lo" -v h="$hi" 'BEGIN { d = h - a; e = a - l; print (d > e ? d : e) }')" 2))"
+echo "  RSS / symbolizer's bytes at each scrape (MB / MiB): $(cat "$T/series")"
 row "profile served after its window (worst)" "${late_max} ms" "(target <= 50 ms: $(verdict "$late_max" 50); last profile $samples samples)"
 
 if ! command -v perf >/dev/null; then
