@@ -28,17 +28,12 @@ command -v go >/dev/null && command -v curl >/dev/null ||
 	{ echo "agent: skipped: needs go and curl"; exit 0; }
 [[ -x build/tests/chain ]] || { echo "bench/agent.sh: build first (make tests-bin)" >&2; exit 1; }
 
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-rss_mb() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null; }
+. bench/lib.sh
 row() { printf '  %-44s %12s  %s\n' "$@"; }
-verdict() { awk -v v="$1" -v t="$2" 'BEGIN { print (v <= t) ? "met" : "MISSED" }'; }
 HZ=$(getconf CLK_TCK)
 
 # the workload: exec churn and a deep-stack spinner, for the whole bench
-(end=$((SECONDS + SECS * 3 + 60)); while ((SECONDS < end)); do /bin/true; sleep 0.01; done) 2>/dev/null &
-pids+=($!)
-(end=$((SECONDS + SECS * 3 + 60)); while ((SECONDS < end)); do build/tests/chain 5000 >/dev/null; done) 2>/dev/null &
-pids+=($!)
+host_workload $((SECS * 3 + 60))
 
 echo "agent (bench/agent.sh: 19 Hz, DWARF, -a, ${SECS} s of back-to-back 10 s scrapes)"
 "$PS" -a examples/agent.lua --listen 127.0.0.1:0 >"$T/agent.out" 2>&1 &
@@ -76,7 +71,7 @@ kill $agent; wait $agent 2>/dev/null
 row "agent CPU over ${SECS} s ($n profiles served)" "${pct}%" "(target <= 0.5%: $(verdict "$pct" 0.5); goal 0.1%: $(verdict "$pct" 0.1))"
 if ((SECS > 60)); then when="after the first minute"; else when="after the first scrape"; fi
 row "agent RSS $when / at the end" "$rss1 / $rss2 MB" "(highest at a scrape $top MB, peak $hwm MB; target <= 40 MB: $(verdict "$top" 40))"
-row "agent RSS $when: lowest / highest" "$lo / $hi MB" "(flat within 2 MB of $rss1: $(verdict "$(awk -v a="$rss1" -v l="$lo" -v h="$hi" 'BEGIN { d = h - a; e = a - l; print (d > e ? d : e) }')" 2))"
+row "agent RSS $when: lowest / highest" "$lo / $hi MB" "(flat within 2 MB of $rss1: $(verdict "$(stray "$rss1" "$T/rss.after")" 2))"
 echo "  RSS / symbolizer's bytes at each scrape (MB / MiB): $(cat "$T/series")"
 row "profile served after its window (worst)" "${late_max} ms" "(target <= 50 ms: $(verdict "$late_max" 50); last profile $samples samples)"
 

@@ -17,15 +17,12 @@ cleanup() { exec 2>/dev/null; for p in "${pids[@]}"; do pkill -P "$p"; kill "$p"
 trap cleanup EXIT
 [[ $(id -u) == 0 ]] || { echo "continuous: skipped: needs root (system-wide sampling)"; exit 0; }
 [[ -x build/tests/chain ]] || { echo "bench/continuous.sh: build first (make tests-bin)" >&2; exit 1; }
-rss_mb() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null; }
+. bench/lib.sh
 row() { printf '  %-44s %12s  %s\n' "$@"; }
 
-(end=$((SECONDS + SECS + 30)); while ((SECONDS < end)); do /bin/true; sleep 0.01; done) 2>/dev/null &
-pids+=($!)
-(end=$((SECONDS + SECS + 30)); while ((SECONDS < end)); do build/tests/chain 5000 >/dev/null; done) 2>/dev/null &
-pids+=($!)
+host_workload $((SECS + 30))
 echo "continuous profile (bench/continuous.sh: profile.lua -a, 1 kHz, --pprof, --switch-output 15, ${SECS} s)"
-"$PS" -a examples/profile.lua --freq 1000 --pprof "$T/p.pb.gz" --switch-output 15 >"$T/out" 2>&1 &
+"$PS" -a examples/profile.lua --freq 1000 --pprof "$T/p.pb.gz" --switch-output 15 ${CONT_ARGS:-} >"$T/out" 2>&1 &
 ps=$!
 pids+=($ps)
 first=""
@@ -41,7 +38,7 @@ kill -INT $ps; wait $ps
 windows=$(grep -c ' samples in ' "$T/out")
 read -r lo hi last < <(awk 'NR == 1 { lo = hi = $1 } { lo = $1 < lo ? $1 : lo; hi = $1 > hi ? $1 : hi; l = $1 }
 	END { print lo, hi, l }' "$T/rss")
-dev=$(awk -v a="$first" -v l="$lo" -v h="$hi" 'BEGIN { d = h - a; e = a - l; print (d > e ? d : e) }')
 row "RSS after the first window / at the end" "$first / $last MB" "($windows windows written)"
 row "RSS after the first window: lowest / highest" "$lo / $hi MB" \
-	"(flat within 2 MB: $(awk -v d="$dev" 'BEGIN { print d <= 2 ? "met" : "MISSED" }'))"
+	"(flat within 2 MB: $(verdict "$(stray "$first" "$T/rss")" 2))"
+echo "  RSS every 15 s (MB): $(tr '\n' ' ' <"$T/rss")"

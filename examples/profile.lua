@@ -34,8 +34,9 @@
 --                          and memory stays that of one window however long
 --                          it runs; the top printed at the end is the last
 --                          window's
---   --symbols-budget MIB   what the symbolizer may keep (default 128 MiB;
---                          perfmon.symbols), for runs that see many binaries
+--   --symbols-budget MIB   what the symbolizer may keep (default 128 MiB, 32
+--                          with --switch-output; perfmon.symbols), for runs
+--                          that see many binaries
 --   --event SPEC           sample another event (a spec with a period or
 --                          frequency, e.g. 'syscalls:sys_enter_getppid/period=1/');
 --                          --freq is then ignored
@@ -55,8 +56,8 @@ local opts = require("args").parse(arg, {
   { "--diff-base", "OLD.pb.gz", "compare with an earlier pprof profile", key = "base" },
   { "--switch-output", "SECS", "a new --pprof/--folded file every SECS seconds (FILE.YYYYMMDDHHMMSSCC)",
     number = true, key = "switch" },
-  { "--symbols-budget", "MIB", "what the symbolizer may hold, in MiB (default 128)", number = true,
-    key = "symbols_budget" },
+  { "--symbols-budget", "MIB", "what the symbolizer may hold, in MiB (default 128; 32 with --switch-output)",
+    number = true, key = "symbols_budget" },
   { "--call-graph", "fp|dwarf", "how stacks are taken", choices = { "fp", "dwarf" } },
   { "--python", nil, "Python frames of CPython processes in the stacks" },
   { "--no-python", nil, "no Python frames, even for a python3 target", key = "no_python" },
@@ -101,6 +102,9 @@ if opts.switch and (opts.switch < 0.1 or opts.switch > 86400) then
   error("profile.lua: --switch-output wants 0.1 to 86400 seconds", 0)
 end
 if opts.switch and opts.base then error("profile.lua: --switch-output and --diff-base do not go together", 0) end
+-- A continuous profile runs for days: what it holds is bounded by
+-- default, by about what one host's working set needs.
+if opts.switch and not opts.symbols_budget then opts.symbols_budget = 32 end
 if opts.symbols_budget then
   if opts.symbols_budget < 1 then error("profile.lua: --symbols-budget wants 1 MiB or more", 0) end
   perfmon.symbols(math.floor(opts.symbols_budget * 1024 * 1024))
