@@ -79,7 +79,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 # Real programs for the stack and symbol tests (tests/progs/), built as
 # distributions build: -O2, no frame pointers; libhot.so is stripped.
-PROGS     := $(addprefix $(BUILD)/tests/,chain clockspin cxxprog inline jit usehot libhot.so manystacks offcpu)
+PROGS     := $(addprefix $(BUILD)/tests/,chain clockspin cxxprog inline jit usehot libhot.so manystacks offcpu llvmloop)
 PROG_CFLAGS := -O2 -g -fomit-frame-pointer
 HELPERS   := $(BUILD)/tests/workload $(PROGS)
 
@@ -160,6 +160,11 @@ $(BUILD)/tests/offcpu: tests/progs/offcpu.c
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 -O1 -g -fno-omit-frame-pointer -pthread -o $@ $<
+
+$(BUILD)/tests/llvmloop: tests/progs/llvmloop.c
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 -O2 $(WARN) -o $@ $< -ldl
 
 $(BUILD)/tests/cxxprog: tests/progs/cxxprog.cc
 	$(call msg,CXX,$<)

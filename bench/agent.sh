@@ -2,7 +2,8 @@
 # bench/agent.sh: what the always-on agent (examples/agent.lua -a) costs,
 # against perf on the same machine and workload, figures from one run.
 # Workload: about 100 execs a second of short processes, plus a program
-# with deep DWARF stacks spinning (build/tests/chain). The agent samples
+# with deep DWARF stacks spinning (build/tests/chain) and one busy a fifth
+# of the time in libLLVM (build/tests/llvmloop), as bench/lib.sh runs them. The agent samples
 # at 19 Hz on every CPU with DWARF user stacks, as a continuous profiler
 # (Parca, Alloy) scrapes it: /debug/pprof/profile?seconds=10 back to back.
 #  1. the agent's CPU over the window (utime + stime), as % of one CPU;
@@ -26,7 +27,7 @@ trap cleanup EXIT
 [[ $(id -u) == 0 ]] || { echo "agent: skipped: needs root (system-wide sampling)"; exit 0; }
 command -v go >/dev/null && command -v curl >/dev/null ||
 	{ echo "agent: skipped: needs go and curl"; exit 0; }
-[[ -x build/tests/chain ]] || { echo "bench/agent.sh: build first (make tests-bin)" >&2; exit 1; }
+[[ -x build/tests/chain && -x build/tests/llvmloop ]] || { echo "bench/agent.sh: build first (make tests-bin)" >&2; exit 1; }
 
 . bench/lib.sh
 row() { printf '  %-44s %12s  %s\n' "$@"; }

@@ -2,7 +2,8 @@
 # bench/continuous.sh: a continuous whole-host profile's memory over time.
 # examples/profile.lua -a at 1 kHz with --pprof and --switch-output 15 (a
 # file every 15 s) runs CONT_SECS (default 120) seconds beside exec churn
-# (about 100 short processes a second) and a deep-stack spinner. Printed:
+# (about 100 short processes a second), a deep-stack spinner and a
+# process busy in libLLVM (bench/lib.sh). Printed:
 # its RSS after the first window and at the end, the lowest and highest
 # after the first window (read every 15 s, between window ends), and the
 # verdict on the target: flat within 2 MB after the first window. Asserts
@@ -16,7 +17,7 @@ pids=()
 cleanup() { exec 2>/dev/null; for p in "${pids[@]}"; do pkill -P "$p"; kill "$p"; done; wait; rm -rf "$T"; }
 trap cleanup EXIT
 [[ $(id -u) == 0 ]] || { echo "continuous: skipped: needs root (system-wide sampling)"; exit 0; }
-[[ -x build/tests/chain ]] || { echo "bench/continuous.sh: build first (make tests-bin)" >&2; exit 1; }
+[[ -x build/tests/chain && -x build/tests/llvmloop ]] || { echo "bench/continuous.sh: build first (make tests-bin)" >&2; exit 1; }
 . bench/lib.sh
 row() { printf '  %-44s %12s  %s\n' "$@"; }
 

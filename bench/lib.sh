@@ -15,8 +15,12 @@ stray() { awk -v a="$1" 'NR == 1 { lo = hi = $1 } { lo = $1 < lo ? $1 : lo; hi =
 	END { d = hi - a; e = a - lo; print (d > e ? d : e) }' "$2"; }
 
 # The host the fleet benches profile, for $1 seconds: about 100 short
-# processes a second, and a program with deep DWARF stacks spinning.
+# processes a second, a program with deep DWARF stacks spinning, and a
+# long-lived one busy a fifth of the time in a large library (libLLVM:
+# build/tests/llvmloop; said on stderr when the library is missing).
 host_workload() {
+	build/tests/llvmloop "$1" 20 >/dev/null &
+	pids+=($!)
 	(end=$((SECONDS + $1)); while ((SECONDS < end)); do /bin/true; sleep 0.01; done) 2>/dev/null &
 	pids+=($!)
 	(end=$((SECONDS + $1)); while ((SECONDS < end)); do build/tests/chain 5000 >/dev/null; done) 2>/dev/null &
