@@ -137,6 +137,12 @@ int ps_dso__read_syms(struct ps_dso *d, Dwfl_Module *mod)
 	}
 	err = copy_names(d, total);
 	ps_plt__free(&plt);
+	if (d->nsyms < k) { /* duplicates went: give their room back */
+		struct ps_fsym *v = realloc(d->syms, (d->nsyms ? d->nsyms : 1) * sizeof(*v));
+
+		if (v)
+			d->syms = v;
+	}
 	return err;
 }
 
