@@ -462,11 +462,6 @@ int ps_dso__open(struct ps_dso *d, struct ps_dso **real)
 			/* a file without symbols still has offsets: only memory is fatal */
 			d->usable = false;
 			return -ENOMEM;
-		} else if (d->image_mapped) {
-			/* the names are copied: the symbol and hash tables' pages
-			 * (10 MB of libLLVM's) go back; a later read of the image
-			 * (DWARF, CFI) faults in what it needs from the page cache */
-			ps_pages__drop_clean(d->image, d->image_size);
 		}
 	}
 	if (!d->usable)
