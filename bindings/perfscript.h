@@ -732,6 +732,12 @@ bool ps_symbols__grew(const struct ps_symbols *syms);
  * then due at once rather than at the next second (a burst of new
  * binaries read within one second took the agent from 38 to 77 MB). */
 bool ps_symbols__over(struct ps_symbols *syms);
+/* Whether source lines and inline frames are read from DWARF (the
+ * default): off, addresses are named by symbol tables alone and no DWARF
+ * is held (libc's takes 8.7 MB decompressed, plus its units' line tables);
+ * what is held goes now, so call it where a trim may run. */
+void ps_symbols__set_lines(struct ps_symbols *syms, bool on);
+bool ps_symbols__lines(const struct ps_symbols *syms);
 /* How many exited processes keep their mappings: the last recent to exit
  * (default 4096), and, beyond those, the last sampled of them that a
  * sample named (default 16384; a profile may name their addresses later).

@@ -27,6 +27,10 @@
 -- hold up sampling; a failed one is retried with a backoff from 1 s to
 -- 30 s; a queue of 16 per destination drops its oldest when full. What was
 -- sent, retried, dropped or refused is on /metrics.
+-- Functions are named by the binaries' symbol tables; each Mapping carries
+-- its file's build id, by which Parca and Pyroscope add source lines from
+-- debuginfo. --lines names inline frames and source lines here, from DWARF
+-- (libc's alone holds 9 MB and more of it: give --symbols-budget room).
 -- Samples go only to the profiles being asked for (and the push window's):
 -- between them the agent keeps nothing but its counters. Records may wait
 -- in the rings up to 100 ms (perfmon.drain_interval): the agent wakes about
@@ -61,6 +65,7 @@ local opts = require("args").parse(arg, {
     number = true, default = 10 },
   { "--symbols-budget", "MIB", "what the symbolizer may hold, in MiB (default 20)", number = true,
     default = 20, key = "symbols_budget" },
+  { "--lines", nil, "source lines and inline frames from DWARF (costs libc's 9 MB and more)" },
 })
 local function fail(msg)
   io.stderr:write("agent.lua: ", msg, "\n")
@@ -387,7 +392,8 @@ probe("begin", function() perfmon.symbolize(0, 0, true) end)
 -- exited: 100 execs a second grew the agent by 6 MB in its first 30 s.
 -- The budget bounds the RSS: about 20 MB besides the symbolizer's (with
 -- 32 MiB, a compiler run beside it took the agent to 53 MB, 64 at peak).
-perfmon.symbols { exited = 2048, exited_sampled = 2048, budget = math.floor(opts.symbols_budget * 1048576) }
+perfmon.symbols { exited = 2048, exited_sampled = 2048, budget = math.floor(opts.symbols_budget * 1048576),
+                  lines = opts.lines == true }
 reg:family("perfscript_agent_symbolizer", "gauge",
            "What the symbolizer holds: bytes (of its budget), files read, processes known and exited, "
              .. "unwinders; files given back so far.",

@@ -397,9 +397,10 @@ static lua_Integer opt_field(lua_State *L, const char *f, lua_Integer min, const
 	return v;
 }
 
-/* perfmon.symbols([budget_bytes | {budget =, exited =, exited_sampled =}])
- * -> { files, files_open, bytes, budget, evictions, processes, unwinders,
- * exited }: what the symbolizer holds, and new limits when given. */
+/* perfmon.symbols([budget_bytes | {budget =, exited =, exited_sampled =,
+ * lines =}]) -> { files, files_open, bytes, budget, evictions, processes,
+ * unwinders, exited, lines }: what the symbolizer holds, and new limits
+ * when given. */
 static int l_symbols(lua_State *L)
 {
 	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
@@ -411,6 +412,11 @@ static int l_symbols(lua_State *L)
 		b = opt_field(L, "budget", 1 << 20, "at least 1 MiB (1048576 bytes)");
 		recent = opt_field(L, "exited", 1, "at least 1 process");
 		sampled = opt_field(L, "exited_sampled", 1, "at least 1 process");
+		if (lua_getfield(L, 1, "lines") != LUA_TNIL) {
+			luaL_argcheck(L, lua_isboolean(L, -1), 1, "lines wants true or false");
+			ps_symbols__set_lines(syms, lua_toboolean(L, -1));
+		}
+		lua_pop(L, 1);
 	} else if (!lua_isnoneornil(L, 1)) {
 		b = luaL_checkinteger(L, 1);
 		luaL_argcheck(L, b >= (1 << 20), 1, "a budget of at least 1 MiB (1048576 bytes)");
@@ -435,6 +441,8 @@ static int l_symbols(lua_State *L)
 	FIELD(unwinders);
 	FIELD(exited);
 #undef FIELD
+	lua_pushboolean(L, ps_symbols__lines(syms));
+	lua_setfield(L, -2, "lines");
 	return 1;
 }
 

@@ -239,6 +239,22 @@ void ps_symbols__settle(struct ps_symbols *syms)
 		ps_debuginfod__settle(&syms->dsos);
 }
 
+void ps_symbols__set_lines(struct ps_symbols *syms, bool on)
+{
+	if (!syms)
+		return;
+	syms->dsos.no_lines = !on;
+	for (size_t i = 0; !on && i < syms->dsos.n; i++) {
+		ps_dwarf__free(syms->dsos.v[i]->dwarf);
+		syms->dsos.v[i]->dwarf = NULL;
+	}
+}
+
+bool ps_symbols__lines(const struct ps_symbols *syms)
+{
+	return syms && !syms->dsos.no_lines;
+}
+
 void ps_symbols__set_budget(struct ps_symbols *syms, size_t bytes)
 {
 	if (syms)

@@ -122,6 +122,7 @@ struct ps_dsos {
 	uint64_t debuginfod_budget_ns; /* what the session may wait for answers */
 	bool debuginfod_set;	       /* else 2 s */
 	bool debuginfod_off;
+	bool no_lines; /* ps_symbols__set_lines(false): DWARF is never read */
 	bool settling; /* the session's end: a new question is waited for */
 	size_t budget; /* bytes the files' tables and images may hold (0: default) */
 	uint64_t evictions;

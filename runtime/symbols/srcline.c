@@ -442,7 +442,7 @@ int ps_dso__srcframes(struct ps_dso *dso, uint64_t addr, const struct ps_srcfram
 	int n;
 
 	*frames = NULL;
-	if (ps_dso__open(dso, &real) < 0)
+	if (dso->owner->no_lines || ps_dso__open(dso, &real) < 0)
 		return 0;
 	d = dwarf_of(real);
 	if (!d)

@@ -57,6 +57,9 @@ like "$tags" "pid: Total.*: $spin" "labels: pid"
 n=$(awk '/^ +[0-9]+ +[0-9]+: / && seen { s += $1 } /^Samples:/ { seen = 1 } END { print s + 0 }' "$TMP/raw.txt")
 # 97 Hz on each CPU for 2 s: the spinner alone is about 194
 awk -v n="$n" 'BEGIN { exit !(n >= 150 && n <= 2 * 97 * 2 * 1.2) }'; ok $? "$n samples in 2 s at 97 Hz (the spinner's CPU and what else ran)"
+# names from symbol tables, the build id for the backend's lines
+wmap=$(grep -E '^ *[0-9]+: 0x.*/workload [0-9a-f]+ ' "$TMP/raw.txt" | head -1)
+like "$wmap" '[0-9a-f]{40} \[FN\]$' "by default functions only: the workload's Mapping has its build id, no lines ($wmap)"
 # profile.lua -a of the same workload names the same top function
 ref=$("$PERFSCRIPT" $EX/profile.lua -a -T 1 --top 1 2>&1 | awk '/%/ { print $NF; exit }')
 like "$top" "$ref" "the same top function as profile.lua -a ($ref)"
@@ -97,6 +100,19 @@ wait $(jobs -p | grep -v -E "^($agent|$spin)$") 2>/dev/null
 gz=0
 for i in $(seq 16); do [[ $(head -c2 "$TMP/held.$i" | od -An -tx1 | tr -d ' ') == 1f8b ]] && gz=$((gz + 1)); done
 is "$gz" 16 "the 16 owed profiles all came, gzip pprof each"
+kill $agent; wait $agent 2>/dev/null
+
+# --lines: source lines and inline frames named in the agent
+"$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --freq 97 --lines >"$TMP/agent5.out" 2>&1 &
+agent=$!; pids+=($agent)
+line=$(wait_line "$TMP/agent5.out" '^listening on ')
+port=$(sed -E 's/.*:([0-9]+)\/ .*/\1/' <<<"$line")
+"$WORKLOAD" spin 1500 >/dev/null &
+pids+=($!)
+go tool pprof -raw -output "$TMP/raw5.txt" "http://127.0.0.1:$port/debug/pprof/profile?seconds=1" >/dev/null 2>&1
+wmap=$(grep -E '^ *[0-9]+: 0x.*/workload [0-9a-f]+ ' "$TMP/raw5.txt" | head -1)
+like "$wmap" '\[FN\]\[FL\]\[LN\]\[IN\]$' "--lines: the workload's Mapping has lines and inline frames ($wmap)"
+like "$(grep -c 'workload.c:[0-9]' "$TMP/raw5.txt")" '^[1-9]' "--lines: locations name workload.c's lines"
 kill $agent; wait $agent 2>/dev/null
 
 # A profile owed when the session ends: 503 with a reason, at the end.

@@ -173,8 +173,29 @@ print(most, perfmon.symbols().evictions)')
 	read -r most evictions <<<"$out"
 	ok $(( !(${most:-999999999} <= (15 << 20) && ${evictions:-0} >= 1) )) \
 		"a 12 MiB budget holds within 3 MiB of it while libc is named all over in well under a second (at most ${most:-?} bytes, ${evictions:-?} evictions)"
+	# lines = false: names from the symbol tables alone, no DWARF held
+	out=$("$PERFSCRIPT" -e '
+local pid = tonumber(io.open("/proc/self/stat"):read("l"):match("^(%d+)"))
+local a
+for l in io.lines("/proc/self/maps") do
+  local x = l:match("^(%x+)%-%x+ r%-xp .*libc%.so")
+  if x then a = tonumber(x, 16) + 0x30000 end
+end
+local function show()
+  local f = perfmon.frames(pid, a)
+  return ("%s:%s:%s:%d"):format(#f, tostring(f[#f].file ~= nil), tostring(perfmon.mapping(pid, a).has_lines),
+                                perfmon.symbols().bytes // 1048576)
+end
+local with = show()
+local off = perfmon.symbols { lines = false }.lines
+local without = show()
+perfmon.symbols { lines = true }
+print(with, off, without, show(), pcall(perfmon.symbols, { lines = 1 }))')
+	like "$out" $'^[0-9]+:true:true:([4-9]|[1-9][0-9])\tfalse\t1:false:false:0\t[0-9]+:true:true:([4-9]|[1-9][0-9])\tfalse\t.*lines wants true or false' \
+		"perfmon.symbols{lines = false}: one frame without a file, no lines, the DWARF given back; lines = true reads it again; a non-boolean is refused ($out)"
 else
 	skip "libc has no debug file with compressed sections here (libc6-dbg)" "DWARF memory counted and given back"
+	skip "libc has no debug file with compressed sections here (libc6-dbg)" "perfmon.symbols{lines = false}"
 	skip "libc has no debug file with compressed sections here (libc6-dbg)" "a burst trims at once"
 	skip "libc has no debug file with compressed sections here (libc6-dbg)" "libdw's parsed units counted"
 fi
