@@ -15,7 +15,8 @@
 #     AGENT_SECS <= 60, after the first scrape);
 #  3. how long after its window a profile is served: target <= 50 ms.
 # Asserts nothing: targets print met or MISSED. Without root, perf or go
-# it says why and exits 0. AGENT_SECS (default 60) is the window.
+# it says why and exits 0. AGENT_SECS (default 60) is the window;
+# AGENT_ARGS adds options to agent.lua (--symbols-budget 24).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PS=${PERFSCRIPT:-./perfscript}
@@ -37,7 +38,7 @@ HZ=$(getconf CLK_TCK)
 host_workload $((SECS * 3 + 60))
 
 echo "agent (bench/agent.sh: 19 Hz, DWARF, -a, ${SECS} s of back-to-back 10 s scrapes)"
-"$PS" -a examples/agent.lua --listen 127.0.0.1:0 >"$T/agent.out" 2>&1 &
+"$PS" -a examples/agent.lua --listen 127.0.0.1:0 ${AGENT_ARGS:-} >"$T/agent.out" 2>&1 &
 agent=$!
 pids+=($agent)
 for _ in $(seq 100); do grep -q '^listening' "$T/agent.out" && break; sleep 0.1; done

@@ -189,7 +189,17 @@ size_t ps_symbols__trim(struct ps_symbols *syms)
 	sum -= ps_procs__shed(syms, sum - low);
 	if (sum <= low || !(held = malloc(syms->dsos.n * sizeof(*held))))
 		return 0;
+	/* first the files' pages read once (CFI, symbol tables): they come
+	 * back from the page cache if needed, where a file given back is
+	 * read again whole */
+	for (size_t i = 0; i < syms->dsos.n; i++)
+		if (syms->dsos.v[i]->image_mapped)
+			ps_pages__drop_clean(syms->dsos.v[i]->image, syms->dsos.v[i]->image_size);
 	sum = total(syms, held, &n);
+	if (sum <= low) {
+		free(held);
+		return 0;
+	}
 	qsort(held, n, sizeof(*held), by_use);
 	ps_unwinders__free(syms); /* their Dwfls hold images */
 	for (size_t i = 0; i < n && sum > low; i++) {
