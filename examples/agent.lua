@@ -63,8 +63,8 @@ local opts = require("args").parse(arg, {
   { "--offcpu", nil, "also time threads off the CPU (BPF): /debug/pprof/offcpu, and pushed" },
   { "--offcpu-min-us", "N", "off-CPU intervals shorter than N microseconds are dropped (default 10)",
     number = true, default = 10 },
-  { "--symbols-budget", "MIB", "what the symbolizer may hold, in MiB (default 20)", number = true,
-    default = 20, key = "symbols_budget" },
+  { "--symbols-budget", "MIB", "what the symbolizer may hold, in MiB (default 18)", number = true,
+    default = 18, key = "symbols_budget" },
   { "--lines", nil, "source lines and inline frames from DWARF (costs libc's 9 MB and more)" },
 })
 local function fail(msg)

@@ -137,16 +137,18 @@ print(m.has_lines, perfmon.symbols().bytes >= 4 * 1024 * 1024, kb < 1024, perfmo
 	held=$(cut -f4 <<<"$out")
 	ok $(( !(${loc:-0} > 0 && ${held:-0} > 0 && held < all) )) \
 		"libc's location lists are not inflated: the symbolizer holds $held bytes, less than the $all its debug sections inflate to ($loc of location lists)"
-	# what libdw holds for each unit it parsed (line tables, 16 MB of
-	# libc's) is counted too: naming addresses all over libc grows the RSS
-	# by what the budget sees (it saw an eighth of it before)
-	out=$("$PERFSCRIPT" -e '
-local pid = tonumber(io.open("/proc/self/stat"):read("l"):match("^(%d+)"))
+	# the scripts below start where libc's code lies: pid, lo, hi
+	libc_text='local pid = tonumber(io.open("/proc/self/stat"):read("l"):match("^(%d+)"))
 local lo, hi
 for l in io.lines("/proc/self/maps") do
   local a, b = l:match("^(%x+)%-(%x+) r%-xp .*libc%.so")
   if a then lo, hi = tonumber(a, 16), tonumber(b, 16) end
 end
+'
+	# what libdw holds for each unit it parsed (line tables, 16 MB of
+	# libc's) is counted too: naming addresses all over libc grows the RSS
+	# by what the budget sees (it saw an eighth of it before)
+	out=$("$PERFSCRIPT" -e "$libc_text"'
 perfmon.frames(pid, lo + 0x30000)
 local rss, bytes = perfmon.trim(), perfmon.symbols().bytes
 for a = lo, hi - 1, 997 do perfmon.frames(pid, a) end
@@ -156,13 +158,7 @@ print(perfmon.trim() - rss, perfmon.symbols().bytes - bytes)')
 		"the units libdw parsed are in the budget: naming libc all over grew RSS by ${grew:-?} bytes, the symbolizer's bytes by ${counted:-?}"
 	# a burst of reads within one second trims at once past the budget,
 	# not at the next second (it reached 24.9 MB under a 12 MiB budget)
-	out=$("$PERFSCRIPT" -e '
-local pid = tonumber(io.open("/proc/self/stat"):read("l"):match("^(%d+)"))
-local lo, hi
-for l in io.lines("/proc/self/maps") do
-  local a, b = l:match("^(%x+)%-(%x+) r%-xp .*libc%.so")
-  if a then lo, hi = tonumber(a, 16), tonumber(b, 16) end
-end
+	out=$("$PERFSCRIPT" -e "$libc_text"'
 perfmon.symbols(12 * 1024 * 1024)
 local most = 0
 for a = lo, hi - 1, 997 do
@@ -174,13 +170,8 @@ print(most, perfmon.symbols().evictions)')
 	ok $(( !(${most:-999999999} <= (15 << 20) && ${evictions:-0} >= 1) )) \
 		"a 12 MiB budget holds within 3 MiB of it while libc is named all over in well under a second (at most ${most:-?} bytes, ${evictions:-?} evictions)"
 	# lines = false: names from the symbol tables alone, no DWARF held
-	out=$("$PERFSCRIPT" -e '
-local pid = tonumber(io.open("/proc/self/stat"):read("l"):match("^(%d+)"))
-local a
-for l in io.lines("/proc/self/maps") do
-  local x = l:match("^(%x+)%-%x+ r%-xp .*libc%.so")
-  if x then a = tonumber(x, 16) + 0x30000 end
-end
+	out=$("$PERFSCRIPT" -e "$libc_text"'
+local a = lo + 0x30000
 local function show()
   local f = perfmon.frames(pid, a)
   return ("%s:%s:%s:%d"):format(#f, tostring(f[#f].file ~= nil), tostring(perfmon.mapping(pid, a).has_lines),
@@ -205,7 +196,7 @@ fi
 LLVM=$ROOT/build/tests/llvmloop
 "$LLVM" 20 5 >"$TMP/llvm.out" 2>&1 &
 llvm=$!
-if wait_for "/proc/$llvm/maps" 'libLLVM' 5; then
+if wait_for "$TMP/llvm.out" '^llvmloop: running' 10; then
 	out=$("$PERFSCRIPT" -e '
 local pid = tonumber(arg[1])
 local lo, hi

@@ -5,7 +5,7 @@
  * passes) and prints it, over and over, busy for DUTY percent of each
  * 100 ms, for SECS seconds. libLLVM is opened with dlopen, so the build
  * needs neither it nor its headers; without it the program says so and
- * exits 2.
+ * exits 2. It prints "llvmloop: running" once the library is loaded.
  *   llvmloop [SECS [DUTY]]      (default 60 s, 20%)
  */
 #include <dlfcn.h>
@@ -120,6 +120,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (!(text = module_text(40)))
 		return 1;
+	printf("llvmloop: running\n"); /* libLLVM is mapped: tests wait for this */
+	fflush(stdout);
 	while (now_s() < end) {
 		double slice = now_s(), busy = slice + 0.1 * duty;
 		struct timespec rest;
