@@ -68,6 +68,12 @@ size_t ps_pages__drop_clean(void *addr, size_t len)
 	return dropped;
 }
 
+void ps_dso__drop_pages(struct ps_dso *d)
+{
+	if (d->image && d->image_mapped)
+		ps_pages__drop_clean(d->image, d->image_size);
+}
+
 static size_t resident(const void *image, size_t size)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (size + page - 1) / page, in = 0;
@@ -170,6 +176,11 @@ static size_t total(struct ps_symbols *syms, struct ps_dso **held, size_t *nheld
 	return sum;
 }
 
+static size_t budget_of(const struct ps_symbols *syms)
+{
+	return syms->dsos.budget ? syms->dsos.budget : PS_SYMBOLS_BUDGET_DEFAULT;
+}
+
 size_t ps_symbols__trim(struct ps_symbols *syms)
 {
 	size_t budget, low, sum, n, evicted = 0;
@@ -179,7 +190,7 @@ size_t ps_symbols__trim(struct ps_symbols *syms)
 		return 0;
 	ps_debuginfod__apply(&syms->dsos); /* a safe point: answered files reopen */
 	syms->dsos.loads_trimmed = syms->dsos.loads;
-	budget = syms->dsos.budget ? syms->dsos.budget : PS_SYMBOLS_BUDGET_DEFAULT;
+	budget = budget_of(syms);
 	sum = total(syms, NULL, &n) + ps_procs__gone_bytes(syms);
 	if (sum <= budget)
 		return 0;
@@ -193,8 +204,7 @@ size_t ps_symbols__trim(struct ps_symbols *syms)
 	 * back from the page cache if needed, where a file given back is
 	 * read again whole */
 	for (size_t i = 0; i < syms->dsos.n; i++)
-		if (syms->dsos.v[i]->image_mapped)
-			ps_pages__drop_clean(syms->dsos.v[i]->image, syms->dsos.v[i]->image_size);
+		ps_dso__drop_pages(syms->dsos.v[i]);
 	sum = total(syms, held, &n);
 	if (sum <= low) {
 		free(held);
@@ -225,13 +235,13 @@ bool ps_symbols__grew(const struct ps_symbols *syms)
 
 bool ps_symbols__over(struct ps_symbols *syms)
 {
-	size_t budget, n;
+	size_t n;
 
 	if (!syms || syms->dsos.loads == syms->dsos.loads_weighed)
 		return false;
 	syms->dsos.loads_weighed = syms->dsos.loads;
-	budget = syms->dsos.budget ? syms->dsos.budget : PS_SYMBOLS_BUDGET_DEFAULT;
-	return total(syms, NULL, &n) + ps_procs__gone_bytes(syms) > budget + PS_SYMBOLS_SLACK;
+	return total(syms, NULL, &n) + ps_procs__gone_bytes(syms) >
+	       budget_of(syms) + PS_SYMBOLS_SLACK;
 }
 
 void ps_symbols__set_debuginfod(struct ps_symbols *syms, double wait_s)
@@ -283,7 +293,7 @@ int ps_symbols__stats(struct ps_symbols *syms, struct ps_symbols_stats *st)
 	st->files = syms->dsos.n;
 	st->files_open = n;
 	st->bytes = total(syms, NULL, &n) + ps_procs__gone_bytes(syms);
-	st->budget = syms->dsos.budget ? syms->dsos.budget : PS_SYMBOLS_BUDGET_DEFAULT;
+	st->budget = budget_of(syms);
 	st->evictions = syms->dsos.evictions;
 	st->processes = syms->procs.n;
 	st->exited = ps_procs__gone_count(syms);

@@ -146,8 +146,8 @@ int ps_dso__read_syms(struct ps_dso *d, Dwfl_Module *mod)
 	/* the names are copied: the symbol and hash tables' pages (10 MB of
 	 * libLLVM's) go back; a later read of the image (DWARF, CFI) faults
 	 * in what it needs from the page cache */
-	if (!err && d->image_mapped)
-		ps_pages__drop_clean(d->image, d->image_size);
+	if (!err)
+		ps_dso__drop_pages(d);
 	return err;
 }
 
