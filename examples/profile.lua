@@ -37,6 +37,11 @@
 --   --symbols-budget MIB   what the symbolizer may keep (default 128 MiB, 32
 --                          with --switch-output; perfmon.symbols), for runs
 --                          that see many binaries
+--   --no-dwarf-lines       name functions from the binaries' symbol tables
+--                          only: no source lines or inline frames from
+--                          DWARF, far less memory (the default with
+--                          --switch-output: a pprof Mapping's build id lets
+--                          the backend add lines); --dwarf-lines reads them
 --   --event SPEC           sample another event (a spec with a period or
 --                          frequency, e.g. 'syscalls:sys_enter_getppid/period=1/');
 --                          --freq is then ignored
@@ -61,6 +66,10 @@ local opts = require("args").parse(arg, {
   { "--call-graph", "fp|dwarf", "how stacks are taken", choices = { "fp", "dwarf" } },
   { "--python", nil, "Python frames of CPython processes in the stacks" },
   { "--no-python", nil, "no Python frames, even for a python3 target", key = "no_python" },
+  { "--dwarf-lines", nil, "source lines and inline frames from DWARF (the default without --switch-output)",
+    key = "dwarf_lines" },
+  { "--no-dwarf-lines", nil, "function names from symbol tables only (the default with --switch-output)",
+    key = "no_dwarf_lines" },
   { "--inline", nil, "count inlined functions as their own rows" },
   { "--lines", nil, "rows per source line" },
   { "--sort", "sym|dso", "rows per function (default) or per file", choices = { "sym", "dso" },
@@ -105,10 +114,21 @@ if opts.switch and opts.base then error("profile.lua: --switch-output and --diff
 -- A continuous profile runs for days: what it holds is bounded by
 -- default, by about what one host's working set needs.
 if opts.switch and not opts.symbols_budget then opts.symbols_budget = 32 end
+-- Source lines and inline frames cost the libraries' DWARF line tables
+-- (libc's: 9 MB); a continuous profile names functions only, unless rows
+-- need lines, as the agent does.
+if opts.dwarf_lines and opts.no_dwarf_lines then
+  error("profile.lua: --dwarf-lines and --no-dwarf-lines: give one", 0)
+end
+if opts.no_dwarf_lines and (opts.lines or opts.inline) then
+  error(("profile.lua: --%s needs DWARF lines: drop --no-dwarf-lines"):format(opts.lines and "lines" or "inline"), 0)
+end
+local dwarf_lines = opts.dwarf_lines or opts.lines or opts.inline or not (opts.switch or opts.no_dwarf_lines)
 if opts.symbols_budget then
   if opts.symbols_budget < 1 then error("profile.lua: --symbols-budget wants 1 MiB or more", 0) end
   perfmon.symbols(math.floor(opts.symbols_budget * 1024 * 1024))
 end
+if not dwarf_lines then perfmon.symbols { lines = false } end
 
 local pprof, base = require "pprof", nil
 if opts.base then
@@ -179,10 +199,11 @@ end
 if opts.switch then
   -- A continuous profile names its samples as they come, each second, as
   -- the agent does: a process that exited is needed for a second, not
-  -- until its window closes, so the symbolizer keeps 2048 + 2048 exited
+  -- until its window closes, so the symbolizer keeps 1024 + 1024 exited
   -- processes rather than 4096 + 16384 (0.8 KB each: at 140 exits a
-  -- second, RSS grew by 1 MB a window, 37 -> 49 MB in 90 s).
-  perfmon.symbols { exited = 2048, exited_sampled = 2048 }
+  -- second, RSS grew by 1 MB a window, 37 -> 49 MB in 90 s; 1024 exits
+  -- within a second would be needed to lose a name).
+  perfmon.symbols { exited = 1024, exited_sampled = 1024 }
   probe("timer.s(1)", function()
     p:settle()
     if opts.pprof then pprof.prepare(p) end

@@ -190,6 +190,22 @@ for f in "$TMP"/switch/p.pb.gz.*; do
 	read_n=$(( read_n + $(go tool pprof -raw "$f" 2>/dev/null | awk '/^Samples:/ { on = 1; next } on && /^ +[0-9]+ +[0-9]+: / { s += $1 } /^Locations/ { on = 0 } END { print s + 0 }') ))
 done
 ok $(( !(read_n > 0 && read_n == said) )) "go tool pprof reads every window: $read_n samples, as many as profile.lua said it wrote ($said)"
+# a continuous profile names functions from symbol tables (the build id
+# lets a backend add lines); --dwarf-lines reads lines and inline frames
+for o in "" --dwarf-lines; do
+	rm -f "$TMP"/cont.pb.gz.*
+	"$PERFSCRIPT" examples/profile.lua -c "$B/inline 300" --switch-output 5 --pprof "$TMP/cont.pb.gz" $o >/dev/null 2>&1
+	m=$(go tool pprof -raw "$TMP"/cont.pb.gz.* 2>/dev/null | grep -E "^1: 0x.* $B/inline ")
+	if [[ -z $o ]]; then
+		like "$m" '[0-9a-f]{40} \[FN\]$' "--switch-output: functions only by default, the build id for lines ($m)"
+	else
+		like "$m" '[0-9a-f]{40} \[FN\]\[FL\]\[LN\]' "--switch-output --dwarf-lines: files and lines ($m)"
+	fi
+done
+like "$("$PERFSCRIPT" examples/profile.lua -c true --no-dwarf-lines --inline 2>&1)" \
+	"--inline needs DWARF lines: drop --no-dwarf-lines" "--no-dwarf-lines with --inline: refused, saying why"
+like "$("$PERFSCRIPT" examples/profile.lua -c true --no-dwarf-lines --dwarf-lines 2>&1)" \
+	"--dwarf-lines and --no-dwarf-lines: give one" "--dwarf-lines with --no-dwarf-lines: refused"
 like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --switch-output 1 2>&1)" "switch-output writes --pprof or --folded files" \
 	"--switch-output without a file to write: refused, saying what to give"
 like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --switch-output 0.01 --pprof "$TMP/x.pb.gz" 2>&1)" \
