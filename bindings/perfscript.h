@@ -716,8 +716,8 @@ void ps_symbols__free(struct ps_symbols *syms);
  * processes that exited (their mappings) is kept under a budget in bytes:
  * the oldest exited processes no sample named go first, then the least
  * recently used files.
- * ps_symbols__trim gives memory back until it fits in three quarters of
- * the budget; call it where no string or frame it handed out is still in
+ * ps_symbols__trim gives memory back until it fits 2 MiB under the budget
+ * (a quarter under a budget below 8 MiB); call it where no string or frame it handed out is still in
  * use (perfscript's Lua binding does, between samples, at most once a
  * second). How many files it gave back. 0 bytes sets the default, 128
  * MiB. */
@@ -732,6 +732,12 @@ bool ps_symbols__grew(const struct ps_symbols *syms);
  * then due at once rather than at the next second (a burst of new
  * binaries read within one second took the agent from 38 to 77 MB). */
 bool ps_symbols__over(struct ps_symbols *syms);
+/* Gives back the pages of the files' mapped images (symbol tables, CFI,
+ * DWARF as read) that the page cache holds too: they leave this process's
+ * RSS and come back one page at a time, from the page cache, when an
+ * unwind or a name needs them again. Nothing else changes. Bytes given
+ * back. */
+size_t ps_symbols__drop_pages(struct ps_symbols *syms);
 /* Whether source lines and inline frames are read from DWARF (the
  * default): off, addresses are named by symbol tables alone and no DWARF
  * is held (libc's takes 8.7 MB decompressed, plus its units' line tables);

@@ -77,6 +77,12 @@ struct ps_symbols *ps_lua_sample_object__symbols(struct ps_script *sc)
 	return symbols(sc);
 }
 
+void ps_lua_sample_object__drop_pages(struct ps_script *sc)
+{
+	if (sc->sample_state)
+		ps_symbols__drop_pages(sc->sample_state->syms);
+}
+
 void ps_lua_sample_object__set_raw_names(struct ps_script *sc, bool raw)
 {
 	struct ps_sample_state *st = state(sc);

@@ -68,10 +68,9 @@ size_t ps_pages__drop_clean(void *addr, size_t len)
 	return dropped;
 }
 
-void ps_dso__drop_pages(struct ps_dso *d)
+size_t ps_dso__drop_pages(struct ps_dso *d)
 {
-	if (d->image && d->image_mapped)
-		ps_pages__drop_clean(d->image, d->image_size);
+	return d->image && d->image_mapped ? ps_pages__drop_clean(d->image, d->image_size) : 0;
 }
 
 static size_t resident(const void *image, size_t size)
@@ -226,6 +225,15 @@ size_t ps_symbols__trim(struct ps_symbols *syms)
 	malloc_trim(0);
 #endif
 	return evicted;
+}
+
+size_t ps_symbols__drop_pages(struct ps_symbols *syms)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; syms && i < syms->dsos.n; i++)
+		n += ps_dso__drop_pages(syms->dsos.v[i]);
+	return n;
 }
 
 bool ps_symbols__grew(const struct ps_symbols *syms)

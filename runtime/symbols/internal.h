@@ -212,7 +212,7 @@ size_t ps_dso__bytes(const struct ps_dso *dso);
 size_t ps_pages__drop_clean(void *addr, size_t len);
 /* Give back the pages of d's mapped image this process only read (a file
  * sharing another's image, or one read into memory, has none to give). */
-void ps_dso__drop_pages(struct ps_dso *d);
+size_t ps_dso__drop_pages(struct ps_dso *d);
 void ps_dso__evict(struct ps_dso *dso);
 /* symbols/srcline.c: what its caches hold. */
 size_t ps_dwarf__bytes(const struct ps_dwarf *d);

@@ -213,8 +213,27 @@ print(named, perfmon.symbols().bytes - b0)' -- "$llvm")
 	read -r named grew <<<"$out"
 	ok $(( !(${named:-0} > 100 && ${grew:-999999999} < (8 << 20)) )) \
 		"libLLVM's symbols: ${named:-?} addresses named for ${grew:-?} bytes of the budget (under 8 MiB)"
+	# perfmon.trim() gives the pages unwinding read (CFI) back to the page
+	# cache; stacks unwind as deep after it, the pages read again
+	out=$("$PERFSCRIPT" -p "$llvm" -e '
+c = perfmon.counter("task-clock/freq=999,call-graph=dwarf/")
+local n, frames, half, before, after = 0, { 0, 0 }, 1
+probe("perfmon.sample(c)", function(s) n = n + 1; frames[half] = frames[half] + #s.callchain end)
+probe("timer.ms(1000)", function()
+  if half == 2 then return exit() end
+  before = perfmon.symbols().bytes
+  perfmon.trim()
+  after = perfmon.symbols().bytes
+  frames[1], n, half = frames[1] / math.max(n, 1), 0, 2
+end)
+probe("end", function() print(before, after, frames[1], frames[2] / math.max(n, 1)) end)' 2>&1)
+	read -r before after deep1 deep2 <<<"$out"
+	awk -v b="${before:-0}" -v a="${after:-0}" -v d1="${deep1:-0}" -v d2="${deep2:-0}" \
+		'BEGIN { exit !(b - a >= 1048576 && d1 >= 5 && d2 >= d1 * 0.8) }'
+	ok $? "perfmon.trim() gives the unwinders' file pages back (${before:-?} -> ${after:-?} bytes), stacks as deep after it (${deep1:-?} -> ${deep2:-?} frames) ($out)"
 else
 	skip "no libLLVM here ($(head -c 100 "$TMP/llvm.out"))" "a large library's symbol table"
+	skip "no libLLVM here ($(head -c 100 "$TMP/llvm.out"))" "perfmon.trim() gives file pages back"
 fi
 kill "$llvm" 2>/dev/null
 wait "$llvm" 2>/dev/null
