@@ -717,10 +717,9 @@ void ps_symbols__free(struct ps_symbols *syms);
  * the oldest exited processes no sample named go first, then the least
  * recently used files.
  * ps_symbols__trim gives memory back until it fits 2 MiB under the budget
- * (a quarter under a budget below 8 MiB); call it where no string or frame it handed out is still in
- * use (perfscript's Lua binding does, between samples, at most once a
- * second). How many files it gave back. 0 bytes sets the default, 128
- * MiB. */
+ * (a quarter under a budget below 8 MiB); call it where no string or frame it handed out is still
+ * in use (perfscript's Lua binding does, between samples, at most once a second). How many files it
+ * gave back. 0 bytes sets the default, 128 MiB. */
 void ps_symbols__set_budget(struct ps_symbols *syms, size_t bytes);
 size_t ps_symbols__trim(struct ps_symbols *syms);
 /* Whether a file or its DWARF was read since the last ps_symbols__trim:
