@@ -2,7 +2,9 @@
  * comm.c: the command name of each process a session saw, for execname()
  * and profiles: COMM records name a process (and rename it at exec), a FORK
  * gives the child its parent's name until its own COMM, and a process we
- * never heard of is looked up once in /proc/PID/comm. A process that
+ * never heard of is looked up once in /proc/PID/comm; pid 0, the CPUs'
+ * idle tasks, which /proc does not list, is "swapper" as the kernel names
+ * them (a -a profile samples them: once a lookup per sample). A process that
  * exited keeps its name until PS_COMM_KEEP more have exited (its last
  * samples may come after its EXIT), so that the table stays bounded on a
  * host that forks without end.
@@ -32,6 +34,8 @@ const char *ps_driver__comm(struct ps_driver *d, pid_t pid)
 
 	if (e)
 		return e;
+	if (pid == 0)
+		return "swapper";
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
 	f = fopen(path, "re");
 	if (!f)

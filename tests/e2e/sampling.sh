@@ -138,6 +138,20 @@ done
 # The sample object: fields, copy, and no use after its handler. A syscall
 # tracepoint sample carries the user registers (ip in libc's syscall
 # wrapper); a context switch is taken in the kernel.
+# The CPUs' idle tasks (pid 0, which /proc does not list) are "swapper".
+read -r idle other < <("$PERFSCRIPT" -a -T 0.5 -e 'c = perfmon.counter("cpu-clock/freq=500/")
+local idle, other = 0, 0
+probe("perfmon.sample(c)", function(s)
+  if s.pid == 0 then
+    if s.comm == "swapper" then idle = idle + 1 else other = other + 1 end
+  end
+end)
+probe("end", function() print(idle, other) end)' 2>&1)
+if [[ ${idle:-0} == 0 && ${other:-0} == 0 ]]; then
+	skip "no CPU was idle in the half second" "the idle tasks' comm is swapper"
+else
+	is "${other:-x}" 0 "the idle tasks' samples have comm swapper (${idle:-?} of them)"
+fi
 out=$("$PERFSCRIPT" -e '
 c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
 cs = perfmon_allocate_counter("context-switches/period=1/")
