@@ -218,9 +218,10 @@ const char *ps_cgroups__v1_path(struct ps_cgroups *cg, pid_t pid, uint64_t when)
 	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	e = &cg->v1[(unsigned)pid % V1_SLOTS];
 	/* what was read after `when` is the best there is for it (a group
-	 * can only be read later than a sample is taken); without a time, a
-	 * second old */
-	if (e->pid == pid && (when ? when < e->read_at : now - e->read_at < 1000000000u))
+	 * can only be read later than a sample is taken), and a read less
+	 * than a second older will do, as it does without a time */
+	if (e->pid == pid &&
+	    (when ? when < e->read_at + 1000000000u : now - e->read_at < 1000000000u))
 		return e->path;
 	path = read_v1(pid);
 	/* a process that has gone keeps the path it had */

@@ -39,11 +39,13 @@ struct ps_cgroups *ps_cgroups__new(void);
 const char *ps_cgroups__path(struct ps_cgroups *cg, uint64_t id);
 /* Process pid's group in the cgroup v1 hierarchies at time `when` (a
  * sample's CLOCK_MONOTONIC time; 0: now), from /proc/PID/cgroup: read
- * again unless it was read after `when` (without a time, a second ago;
- * kept after the process is gone), so a process that moved is not named
- * by its old group for samples taken after the move: name=systemd's path,
- * else the first controller's that is not the root; NULL when every one
- * is at the root or nothing is known. */
+ * again unless it was read after `when` or less than a second before it
+ * (kept after the process is gone), so a process that moved is named by
+ * its new group within a second of the move, and a process sampled 19
+ * times a second is read once a second, not at every sample (0.5 ms of a
+ * second of the agent's CPU): name=systemd's path, else the first
+ * controller's that is not the root; NULL when every one is at the root
+ * or nothing is known. */
 const char *ps_cgroups__v1_path(struct ps_cgroups *cg, pid_t pid, uint64_t when);
 void ps_cgroups__free(struct ps_cgroups *cg);
 

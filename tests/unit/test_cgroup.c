@@ -1,0 +1,85 @@
+/*
+ * test_cgroup.c: a process's cgroup v1 group (base/cgroup.c), which
+ * names samples on a v1 or hybrid host, is read from /proc/PID/cgroup at
+ * most once a second per process, and a process that moved is named by
+ * its new group after that second. The test moves a child between two
+ * groups of the v1 pids hierarchy it makes (root, and a v1 pids mount,
+ * are needed: it says why it skips without).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/cgroup.h"
+#include "tap.h"
+
+#define V1_PIDS "/sys/fs/cgroup/pids"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int move_to(const char *group, pid_t pid)
+{
+	char path[256];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "%s%s/cgroup.procs", V1_PIDS, group);
+	if (!(f = fopen(path, "w")))
+		return -1;
+	ok = fprintf(f, "%d\n", (int)pid) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+int main(void)
+{
+	char a[64], b[64], dir_a[128], dir_b[128];
+	struct ps_cgroups *cg;
+	const char *p1, *p2, *p3, *p4;
+	uint64_t t0;
+	pid_t child;
+
+	snprintf(a, sizeof(a), "/perfscript-unit-%d-a", (int)getpid());
+	snprintf(b, sizeof(b), "/perfscript-unit-%d-b", (int)getpid());
+	snprintf(dir_a, sizeof(dir_a), "%s%s", V1_PIDS, a);
+	snprintf(dir_b, sizeof(dir_b), "%s%s", V1_PIDS, b);
+	if (geteuid() != 0 || access(V1_PIDS "/cgroup.procs", W_OK) || mkdir(dir_a, 0755)) {
+		tap_skip("needs root and a cgroup v1 pids hierarchy at " V1_PIDS,
+			 "a process's v1 group, read once a second");
+		return tap_done();
+	}
+	mkdir(dir_b, 0755);
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	cg = ps_cgroups__new();
+	tap_ok(child > 0 && move_to(a, child) == 0, "the child is in %s", a);
+	t0 = now_ns();
+	p1 = ps_cgroups__v1_path(cg, child, t0);
+	tap_is_str(p1, a, "its group is read from /proc");
+	move_to(b, child);
+	p2 = ps_cgroups__v1_path(cg, child, t0 + 500000000u);
+	tap_ok(p2 == p1, "a sample half a second later is named by the same read (not read again)");
+	p3 = ps_cgroups__v1_path(cg, child, t0 - 1000000u);
+	tap_ok(p3 == p1, "a sample taken before the read is named by it");
+	p4 = ps_cgroups__v1_path(cg, child, now_ns() + 1500000000u);
+	tap_is_str(p4, b,
+		   "a sample more than a second after the read reads it again: the new group");
+	ps_cgroups__free(cg);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	rmdir(dir_a);
+	rmdir(dir_b);
+	return tap_done();
+}
