@@ -236,7 +236,10 @@ int ps_explain_open_error(const struct ps_open_failure *f, char *msg, size_t msg
 
 	if (msg && msglen)
 		msg[0] = '\0';
-	add(&b, "cannot open '%s': ", f->name ? f->name : "?");
+	/* a target that exited is about the process, not the event (one of
+	 * perfscript's own, as its side-band carrier, would only puzzle) */
+	if (f->err != ESRCH)
+		add(&b, "cannot open '%s': ", f->name ? f->name : "?");
 	switch (f->err) {
 	case ENOENT:
 	case EOPNOTSUPP:
@@ -262,7 +265,8 @@ int ps_explain_open_error(const struct ps_open_failure *f, char *msg, size_t msg
 		    "the system's file table is full (fs.file-max); use fewer counters or CPUs");
 		break;
 	case ESRCH:
-		add(&b, "the target process %d is gone", (int)f->pid);
+		add(&b, "the target process %d is gone: it exited before its events were open",
+		    (int)f->pid);
 		break;
 	case EINVAL:
 		explain_invalid(&b, f);

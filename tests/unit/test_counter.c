@@ -561,7 +561,8 @@ static void test_errors(void)
 	char want[80];
 
 	snprintf(want, sizeof(want), "the target process %d is gone", (int)child);
-	tap_ok(err == -ESRCH && strstr(msg, want), "-p target gone before open: -ESRCH explained");
+	tap_ok(err == -ESRCH && strstr(msg, want) == msg,
+	       "-p target gone before open: -ESRCH explained, not as the event's fault");
 	ps_session__free(s);
 
 	tap_is_str(ps_strerror(-PS_ERR_HANDLE), ps_strerror(PS_ERR_HANDLE),
