@@ -61,10 +61,11 @@ struct ps_load {
 };
 
 struct ps_fsym {
-	uint64_t addr, size; /* link-time addresses; size 0: up to the next symbol */
-	const char *name;    /* in ps_dso.names, as the symbol table has it */
-	const char *shown;   /* demangled (in the arena), or name; NULL until asked */
-	uint32_t rank;	     /* among names at one address, lower is preferred */
+	uint64_t addr;	   /* link-time address */
+	const char *name;  /* in ps_dso.names, as the symbol table has it */
+	const char *shown; /* demangled (in the arena), or name; NULL until asked */
+	uint32_t size;	   /* 0: up to the next symbol (32 bits: 32 bytes a symbol, not 40) */
+	uint32_t rank;	   /* among names at one address, lower is preferred */
 };
 
 struct ps_dsos;

@@ -125,7 +125,7 @@ static int scan_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, uint64_t bi
 			return -ENOMEM;
 		snprintf(text, len, "%s@plt", name);
 		out->v[out->n++] =
-		    (struct ps_fsym){.addr = addr + bias, .size = step, .name = text};
+		    (struct ps_fsym){.addr = addr + bias, .size = (uint32_t)step, .name = text};
 		out->bytes += len;
 	}
 	return 0;

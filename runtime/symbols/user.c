@@ -119,7 +119,10 @@ int ps_dso__read_syms(struct ps_dso *d, Dwfl_Module *mod)
 		    !(type == STT_NOTYPE && name[0] != '$' && in_code(elf, shndx)))
 			continue;
 		d->syms[k++] = (struct ps_fsym){
-		    .addr = addr, .size = sym.st_size, .name = name, .rank = rank_of(&sym, name)};
+		    .addr = addr,
+		    .size = sym.st_size < UINT32_MAX ? (uint32_t)sym.st_size : UINT32_MAX,
+		    .name = name,
+		    .rank = rank_of(&sym, name)};
 	}
 	qsort(d->syms, k, sizeof(*d->syms), fsym_cmp);
 	/* One entry per address, the preferred name with the largest size. */
