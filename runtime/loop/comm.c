@@ -4,7 +4,8 @@
  * gives the child its parent's name until its own COMM, and a process we
  * never heard of is looked up once in /proc/PID/comm; pid 0, the CPUs'
  * idle tasks, which /proc does not list, is "swapper" as the kernel names
- * them (a -a profile samples them: once a lookup per sample). A process that
+ * them (a failed lookup is not kept, so every idle sample of a -a profile
+ * would try /proc/0/comm again). A process that
  * exited keeps its name until PS_COMM_KEEP more have exited (its last
  * samples may come after its EXIT), so that the table stays bounded on a
  * host that forks without end.

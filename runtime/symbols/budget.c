@@ -180,6 +180,15 @@ static size_t budget_of(const struct ps_symbols *syms)
 	return syms->dsos.budget ? syms->dsos.budget : PS_SYMBOLS_BUDGET_DEFAULT;
 }
 
+size_t ps_symbols__drop_pages(struct ps_symbols *syms)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; syms && i < syms->dsos.n; i++)
+		n += ps_dso__drop_pages(syms->dsos.v[i]);
+	return n;
+}
+
 size_t ps_symbols__trim(struct ps_symbols *syms)
 {
 	size_t budget, low, sum, n, evicted = 0;
@@ -202,8 +211,7 @@ size_t ps_symbols__trim(struct ps_symbols *syms)
 	/* first the files' pages read once (CFI, symbol tables): they come
 	 * back from the page cache if needed, where a file given back is
 	 * read again whole */
-	for (size_t i = 0; i < syms->dsos.n; i++)
-		ps_dso__drop_pages(syms->dsos.v[i]);
+	ps_symbols__drop_pages(syms);
 	sum = total(syms, held, &n);
 	if (sum <= low) {
 		free(held);
@@ -225,15 +233,6 @@ size_t ps_symbols__trim(struct ps_symbols *syms)
 	malloc_trim(0);
 #endif
 	return evicted;
-}
-
-size_t ps_symbols__drop_pages(struct ps_symbols *syms)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; syms && i < syms->dsos.n; i++)
-		n += ps_dso__drop_pages(syms->dsos.v[i]);
-	return n;
 }
 
 bool ps_symbols__grew(const struct ps_symbols *syms)

@@ -107,11 +107,11 @@ probe("perfmon.sample(c)", function() n = n + 1; local t = os.clock() + 5e-6; wh
 probe("end", function() print(n, (perfmon.lost(c))) end)'
 B=300000
 read -r un ulost < <("$PERFSCRIPT" -b 2048 -e "$burst" -c "$WORKLOAD getppid $B" -- unordered 2>/dev/null)
-read -r n lost < <("$PERFSCRIPT" -b 2048 -e "$burst" -c "$WORKLOAD getppid $B" -- ordered 2>/dev/null)
-if ((${lost:-1} * 2 > ${ulost:-0})); then
-	diag "ordered: $lost of $B lost in the first try; once more"
+for try in 1 2; do
 	read -r n lost < <("$PERFSCRIPT" -b 2048 -e "$burst" -c "$WORKLOAD getppid $B" -- ordered 2>/dev/null)
-fi
+	((${lost:-1} * 2 > ${ulost:-0})) || break
+	diag "ordered, try $try: $lost of $B lost"
+done
 ok $(( !(${ulost:-0} * 100 > B * 10 && un + ulost == B) )) \
 	"unordered (no queue), a burst past a 2048-page ring loses much of it ($ulost of $B), delivered + lost = N"
 if [[ -n ${PS_TEST_SANITIZER-} ]]; then # the queue's copies run several times slower
@@ -141,9 +141,6 @@ for backend in perf bpf; do
 	is "$bad" 0 "$backend: 4 threads x 10000 samples into a one-page ring, 5 runs: delivered + lost == 40000, and the lost probes, perfmon.lost and perfmon.stats agree"
 done
 
-# The sample object: fields, copy, and no use after its handler. A syscall
-# tracepoint sample carries the user registers (ip in libc's syscall
-# wrapper); a context switch is taken in the kernel.
 # The CPUs' idle tasks (pid 0, which /proc does not list) are "swapper".
 read -r idle other < <("$PERFSCRIPT" -a -T 0.5 -e 'c = perfmon.counter("cpu-clock/freq=500/")
 local idle, other = 0, 0
@@ -158,6 +155,10 @@ if [[ ${idle:-0} == 0 && ${other:-0} == 0 ]]; then
 else
 	is "${other:-x}" 0 "the idle tasks' samples have comm swapper (${idle:-?} of them)"
 fi
+
+# The sample object: fields, copy, and no use after its handler. A syscall
+# tracepoint sample carries the user registers (ip in libc's syscall
+# wrapper); a context switch is taken in the kernel.
 out=$("$PERFSCRIPT" -e '
 c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
 cs = perfmon_allocate_counter("context-switches/period=1/")
