@@ -141,8 +141,10 @@ for backend in perf bpf; do
 	is "$bad" 0 "$backend: 4 threads x 10000 samples into a one-page ring, 5 runs: delivered + lost == 40000, and the lost probes, perfmon.lost and perfmon.stats agree"
 done
 
-# The CPUs' idle tasks (pid 0, which /proc does not list) are "swapper".
-read -r idle other < <("$PERFSCRIPT" -a -T 0.5 -e 'c = perfmon.counter("cpu-clock/freq=500/")
+# The CPUs' idle tasks (pid 0, which /proc does not list) are "swapper";
+# up to three half seconds, for a CPU to be idle under the suite's load.
+for try in 1 2 3; do
+	read -r idle other < <("$PERFSCRIPT" -a -T 0.5 -e 'c = perfmon.counter("cpu-clock/freq=500/")
 local idle, other = 0, 0
 probe("perfmon.sample(c)", function(s)
   if s.pid == 0 then
@@ -150,8 +152,10 @@ probe("perfmon.sample(c)", function(s)
   end
 end)
 probe("end", function() print(idle, other) end)' 2>&1)
+	[[ ${idle:-0} == 0 && ${other:-0} == 0 ]] || break
+done
 if [[ ${idle:-0} == 0 && ${other:-0} == 0 ]]; then
-	skip "no CPU was idle in the half second" "the idle tasks' comm is swapper"
+	skip "no CPU was idle in three half seconds" "the idle tasks' comm is swapper"
 else
 	is "${other:-x}" 0 "the idle tasks' samples have comm swapper (${idle:-?} of them)"
 fi
