@@ -115,9 +115,9 @@ function M.new(counters, opts)
     -- counters opened by the implicit context start after begin: take the
     -- baseline then, and print the last partial interval at the end
     probe("begin(1000)", function() self:restart() end)
-    probe(("timer.ms(%d)"):format(self.ms), function() self:tick() end)
+    probe(("timer.ms(%d)"):format(self.ms), function() self:report() end)
     probe("end(-1)", function()
-      if self.clock() - self.last_t >= 1e6 then self:tick() end
+      if self.clock() - self.last_t >= 1e6 then self:report() end
     end)
   end
   return self
@@ -138,11 +138,13 @@ end
 M.rate = rate
 
 -- Rows of the interval that ends now: {time, name, value, unit, runtime,
--- pct, metric, metric_unit, counted}.
-function Report:rows()
+-- pct, metric, metric_unit, counted}; into rows' tables when given (the
+-- timer probe's reports reuse theirs: a new table per row and interval
+-- was a fifth of a 100-counter report's Lua time).
+function Report:rows(rows)
   local t, snap = self.clock(), snapshot(self, self.spare)
   local dt = t - self.last_t
-  local rows = {}
+  rows = rows or {}
   -- perf stat's "/sec" is per second of task-clock when it is counted, of
   -- wall time otherwise
   local per = dt
@@ -172,10 +174,15 @@ function Report:rows()
       value, unit = dv, ""
       metric, metric_unit = rate(per > 0 and dv / (per / 1e9) or 0)
     end
-    -- one constructor: the table is made at its size, not grown field by field
-    rows[i] = { time = time, name = e.name, raw = dv, counted = counted, supported = supported,
-                unit = unit, runtime = runtime, pct = pct, value = value, metric = metric,
-                metric_unit = metric_unit }
+    local r = rows[i]
+    if r then
+      r.time, r.name, r.raw, r.counted, r.supported, r.unit = time, e.name, dv, counted, supported, unit
+      r.runtime, r.pct, r.value, r.metric, r.metric_unit = runtime, pct, value, metric, metric_unit
+    else -- one constructor: the table is made at its size, not grown field by field
+      rows[i] = { time = time, name = e.name, raw = dv, counted = counted, supported = supported,
+                  unit = unit, runtime = runtime, pct = pct, value = value, metric = metric,
+                  metric_unit = metric_unit }
+    end
   end
   -- the last interval's entries are filled anew next time
   self.last_t, self.last, self.spare = t, snap, self.last
@@ -212,6 +219,34 @@ local function metric_text(r)
   return ("%8.3f %s"):format(r.metric, r.metric_unit or "")
 end
 
+-- Blanks to pad with, by count (string.format's "%18s" and "%-32s" are a
+-- C sprintf each: padding by concatenation halves a row's cost).
+local BLANKS = setmetatable({}, { __index = function(t, n)
+  if n <= 0 then return "" end
+  local s = (" "):rep(n)
+  if n <= 64 then t[n] = s end
+  return s
+end })
+
+-- Event names padded to the name column, kept (at most 1024 at a time: a
+-- report has one per counter, a caller might format any names).
+local padded, npadded = {}, 0
+local function name_column(name)
+  local s = padded[name]
+  if s then return s end
+  if npadded >= 1024 then padded, npadded = {}, 0 end
+  s = name .. BLANKS[32 - #name]
+  padded[name], npadded = s, npadded + 1
+  return s
+end
+
+-- The count column of a counted row, as value_text gives it.
+local function count_text(r)
+  if r.unit == "msec" then return ("%.2f"):format(r.value) end
+  local i = math.tointeger(r.value)
+  return i and i > -2 ^ 63 and tostring(i) or num(r.value)
+end
+
 -- An interval's time column, formatted once for its rows.
 local last_time, last_time_text
 local function time_text(t)
@@ -227,6 +262,15 @@ end
 -- "json", as perf stat prints them without -x/-j, with -x and with -j.
 function M.format_row(r, format, sep)
   local ok = r.supported ~= false and r.counted
+  if format == "table" and ok and r.metric and r.metric_unit and r.metric_unit ~= "" and not r.variance
+    and r.pct >= 100 then
+    -- the common row, padded by concatenation: the same text as the
+    -- general case below
+    local v, unit = count_text(r), r.unit or ""
+    return (r.time and time_text(r.time) or "") .. BLANKS[18 - #v] .. v .. " " .. unit ..
+      BLANKS[4 - #unit] .. " " .. name_column(r.name) .. " # " .. ("%8.3f"):format(r.metric) ..
+      " " .. r.metric_unit .. "\n"
+  end
   local runtime, pct = ok and math.floor(r.runtime + 0.5) or 0, ok and r.pct or 100
   if format == "csv" then
     local f = {}
@@ -250,11 +294,6 @@ function M.format_row(r, format, sep)
     f[#f + 1] = '"metric-unit" : ' .. json_string(ok and r.metric and r.metric_unit or "")
     return "{" .. table.concat(f, ", ") .. "}\n"
   end
-  if ok and r.metric and r.metric_unit and r.metric_unit ~= "" and not r.variance and r.pct >= 100 then
-    -- the common row in one format: the same text as the general case below
-    return ("%s%18s %-4s %-32s # %8.3f %s\n"):format(r.time and time_text(r.time) or "",
-      value_text(r), r.unit or "", r.name, r.metric, r.metric_unit)
-  end
   local line = ("%18s %-4s %-32s"):format(value_text(r), r.unit or "", r.name)
   if r.time then line = time_text(r.time) .. line end
   local metric = metric_text(r)
@@ -275,12 +314,18 @@ function Report:format_rows(rows)
   return table.concat(out)
 end
 
--- Read, print and return the interval that ends now (the timer probe's job).
+-- Read, print and return the interval that ends now.
 function Report:tick()
   local rows = self:rows()
   local text = self:format_rows(rows)
   self.write(text)
   return text, rows
+end
+
+-- The same, keeping nothing for the caller: the timer probe's job.
+function Report:report()
+  self.kept = self:rows(self.kept)
+  self.write(self:format_rows(self.kept))
 end
 
 return M

@@ -45,6 +45,42 @@ describe("interval", function()
     assert.equals(1.5, rows[1].time)
   end)
 
+  it("fills the given row tables as it would make new ones (the timer's reports reuse theirs)", function()
+    local r, step, out = setup("table")
+    local r2, step2 = setup("table")
+    step(1e9, 50, 5e8, 0.5); step2(1e9, 50, 5e8, 0.5)
+    r:report()
+    local kept = r.kept[1]
+    r2:rows()
+    step(1e9, 7, 0); step2(1e9, 7, 0)
+    r:report()
+    assert.equals(kept, r.kept[1]) -- the same table, filled again
+    local fresh = r2:rows()
+    for i = 1, 2 do
+      for _, k in ipairs({ "time", "name", "raw", "counted", "supported", "unit", "runtime", "pct",
+                           "value", "metric", "metric_unit" }) do
+        assert.equals(fresh[i][k], r.kept[i][k], k)
+      end
+    end
+    assert.equals(7, r.kept[1].value)
+    assert.equals(2, select(2, table.concat(out):gsub("page%-faults", "")))
+  end)
+
+  it("pads the common row as string.format would", function()
+    for _, name in ipairs({ "x", ("a"):rep(32), ("b"):rep(40) }) do
+      for _, v in ipairs({ 0, 12, 2 ^ 53, -5, 1 / 3 }) do
+        for _, unit in ipairs({ "", "msec" }) do
+          local r = { time = 1.5, name = name, counted = true, unit = unit, runtime = 1, pct = 100,
+                      value = v, metric = 1234.5678, metric_unit = "K/sec" }
+          local count = unit == "msec" and ("%.2f"):format(v)
+            or v == math.floor(v) and ("%d"):format(v) or ("%.2f"):format(v)
+          assert.equals(("%15.9f %18s %-4s %-32s # %8.3f %s\n"):format(1.5, count, unit, name, 1234.5678, "K/sec"),
+            interval.format_row(r, "table"))
+        end
+      end
+    end
+  end)
+
   it("prints perf stat -I's aligned table with the header once", function()
     local r, step, out = setup("table")
     step(1e9, 50, 5e8, 0.5)
