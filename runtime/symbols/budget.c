@@ -133,7 +133,7 @@ void ps_dso__give_back(struct ps_dso *d)
 	d->names = NULL;
 	d->loads = NULL;
 	d->image_size = d->nsyms = d->names_size = d->nloads = 0;
-	d->image_mapped = d->opened = d->usable = false;
+	d->image_mapped = d->opened = d->usable = d->syms_read = false;
 	d->same = NULL;
 }
 

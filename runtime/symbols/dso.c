@@ -390,49 +390,6 @@ static struct ps_dso *same_build_id(const struct ps_dso *d)
 	return NULL;
 }
 
-static int read_symbols(struct ps_dso *d)
-{
-	Dwfl *dwfl = ps_dwfl__begin();
-	Dwfl_Module *mod;
-	int err;
-
-	if (!dwfl)
-		return -ENOMEM;
-	dwfl_report_begin(dwfl);
-	mod = ps_dso__report(d, dwfl, 0);
-	dwfl_report_end(dwfl, NULL, NULL);
-	err = mod ? ps_dso__read_syms(d, mod) : -ENOENT;
-	if (mod && d->bare) {
-		const char *debugfile = NULL;
-
-		/* reading the symbols looked for a debug file beside it */
-		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
-		d->bare = !debugfile;
-	}
-	dwfl_end(dwfl);
-	if (d->bare && !d->debug_path)
-		ps_debuginfod__want(d->owner, d);
-	return err;
-}
-
-/* At the session's end (the reports), a stripped file waits for its debug
- * file and reads its symbols again with it. */
-static int read_symbols_settled(struct ps_dso *d)
-{
-	int err = read_symbols(d);
-	const char *path;
-
-	if (err || !d->bare || d->debug_path || !d->owner->settling ||
-	    !(path = ps_debuginfod__wait(d->owner, d)) || !(d->debug_path = strdup(path)))
-		return err;
-	free(d->syms);
-	free(d->names);
-	d->syms = NULL;
-	d->names = NULL;
-	d->nsyms = d->names_size = 0;
-	return read_symbols(d);
-}
-
 int ps_dso__open(struct ps_dso *d, struct ps_dso **real)
 {
 	Elf *elf;
@@ -458,10 +415,6 @@ int ps_dso__open(struct ps_dso *d, struct ps_dso **real)
 			else
 				free(d->image);
 			d->image = NULL;
-		} else if (read_symbols_settled(d) == -ENOMEM) {
-			/* a file without symbols still has offsets: only memory is fatal */
-			d->usable = false;
-			return -ENOMEM;
 		}
 	}
 	if (!d->usable)

@@ -86,9 +86,10 @@ struct ps_dso {
 	struct timespec mtime;
 	off_t size;
 
-	bool opened; /* tried to open */
-	bool usable; /* an ELF image with loads: offsets map to addresses */
-	void *image; /* the file's bytes */
+	bool opened;	/* tried to open */
+	bool usable;	/* an ELF image with loads: offsets map to addresses */
+	bool syms_read; /* its symbol table was read (ps_dso__open_symbols) */
+	void *image;	/* the file's bytes */
 	size_t image_size;
 	bool image_mapped; /* munmap, not free */
 	int e_type;
@@ -149,9 +150,13 @@ struct ps_dso *ps_dsos__vdso(struct ps_dsos *dsos);
 void ps_dsos__flush(struct ps_dsos *dsos);
 void ps_dsos__free(struct ps_dsos *dsos);
 const char *ps_dso__name(const struct ps_dso *dso);
-/* Map and read the file once: 0, or -ENOENT (not ELF, unreadable), -ENOMEM.
- * On success *real is the ps_dso whose tables serve (dso, or its same). */
+/* Map the file and read its headers once: 0, or -ENOENT (not ELF,
+ * unreadable), -ENOMEM. On success *real is the ps_dso whose tables serve
+ * (dso, or its same). Enough to place and unwind it: its symbols are read
+ * by ps_dso__open_symbols, when an address in it is first named. */
 int ps_dso__open(struct ps_dso *dso, struct ps_dso **real);
+/* The same, with the symbol table read (once; symbols/user.c). */
+int ps_dso__open_symbols(struct ps_dso *dso, struct ps_dso **real);
 /* The constant c such that a runtime address a in a mapping of this file at
  * file offset pgoff is the link-time address a - start + pgoff + c. -ENOENT
  * when the file does not open as ELF or no PT_LOAD covers pgoff. */
@@ -186,8 +191,6 @@ struct ps_plt_syms {
 };
 int ps_plt__read(Dwfl_Module *mod, struct ps_plt_syms *out);
 void ps_plt__free(struct ps_plt_syms *p);
-/* symbols/user.c: copy the code symbols of a reported module into dso. */
-int ps_dso__read_syms(struct ps_dso *dso, Dwfl_Module *mod);
 /* symbols/user.c: the shown (demangled unless raw names) form of a name. */
 const char *ps_dso__show(struct ps_dso *dso, const char *name);
 /* Where the file keeps its name -> address table (symbols/lookup.c). */

@@ -442,7 +442,9 @@ int ps_dso__srcframes(struct ps_dso *dso, uint64_t addr, const struct ps_srcfram
 	int n;
 
 	*frames = NULL;
-	if (dso->owner->no_lines || ps_dso__open(dso, &real) < 0)
+	/* with its symbols: reading them is what asks debuginfod for a
+	 * stripped file's debug file, where its lines are */
+	if (dso->owner->no_lines || ps_dso__open_symbols(dso, &real) < 0)
 		return 0;
 	d = dwarf_of(real);
 	if (!d)

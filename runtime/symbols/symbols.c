@@ -197,7 +197,7 @@ int ps_symbols__mapping(struct ps_symbols *syms, pid_t pid, uint64_t addr,
 	out->limit = m->end;
 	out->offset = m->pgoff;
 	out->path = m->dso ? ps_dso__name(m->dso) : m->label;
-	if (m->dso && ps_dso__open(m->dso, &d) == 0) {
+	if (m->dso && ps_dso__open_symbols(m->dso, &d) == 0) {
 		static const char hex[] = "0123456789abcdef";
 		size_t i = 0;
 

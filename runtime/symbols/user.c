@@ -1,6 +1,7 @@
 /*
- * user.c: from a link-time address in an ELF file to "func+0x1a". When a
- * file is first read (symbols/dso.c), libdwfl picks its best symbol table
+ * user.c: from a link-time address in an ELF file to "func+0x1a". When an
+ * address in a file is first named (ps_dso__open_symbols: unwinding
+ * through a file needs only its headers, symbols/dso.c), libdwfl picks its best symbol table
  * (its own symtab, its debuginfo's, found offline by build id under
  * /usr/lib/debug, never through debuginfod, else dynsym) and the code
  * symbols are copied into a sorted array, because libdwfl's own address
@@ -83,7 +84,7 @@ static bool in_code(Elf *elf, GElf_Word shndx)
 	return sh && (sh->sh_flags & SHF_EXECINSTR);
 }
 
-int ps_dso__read_syms(struct ps_dso *d, Dwfl_Module *mod)
+static int read_syms(struct ps_dso *d, Dwfl_Module *mod)
 {
 	int n = dwfl_module_getsymtab(mod);
 	size_t k = 0, total = 0;
@@ -154,6 +155,64 @@ int ps_dso__read_syms(struct ps_dso *d, Dwfl_Module *mod)
 	return err;
 }
 
+static int read_symbols(struct ps_dso *d)
+{
+	Dwfl *dwfl = ps_dwfl__begin();
+	Dwfl_Module *mod;
+	int err;
+
+	if (!dwfl)
+		return -ENOMEM;
+	dwfl_report_begin(dwfl);
+	mod = ps_dso__report(d, dwfl, 0);
+	dwfl_report_end(dwfl, NULL, NULL);
+	err = mod ? read_syms(d, mod) : -ENOENT;
+	if (mod && d->bare) {
+		const char *debugfile = NULL;
+
+		/* reading the symbols looked for a debug file beside it */
+		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+		d->bare = !debugfile;
+	}
+	dwfl_end(dwfl);
+	if (d->bare && !d->debug_path)
+		ps_debuginfod__want(d->owner, d);
+	return err;
+}
+
+/* At the session's end (the reports), a stripped file waits for its debug
+ * file and reads its symbols again with it. */
+static int read_symbols_settled(struct ps_dso *d)
+{
+	int err = read_symbols(d);
+	const char *path;
+
+	if (err || !d->bare || d->debug_path || !d->owner->settling ||
+	    !(path = ps_debuginfod__wait(d->owner, d)) || !(d->debug_path = strdup(path)))
+		return err;
+	free(d->syms);
+	free(d->names);
+	d->syms = NULL;
+	d->names = NULL;
+	d->nsyms = d->names_size = 0;
+	return read_symbols(d);
+}
+
+int ps_dso__open_symbols(struct ps_dso *dso, struct ps_dso **real)
+{
+	int err = ps_dso__open(dso, real);
+
+	if (err || (*real)->syms_read)
+		return err;
+	(*real)->syms_read = true;
+	/* a file without symbols still has offsets: only memory is fatal */
+	if (read_symbols_settled(*real) == -ENOMEM) {
+		(*real)->syms_read = false;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* The symbol covering a link-time address, or NULL. */
 static struct ps_fsym *find_sym(struct ps_dso *d, uint64_t addr)
 {
@@ -197,7 +256,7 @@ const char *ps_dso__raw_name(struct ps_dso *dso, uint64_t addr)
 	struct ps_fsym *sym;
 	struct ps_dso *d;
 
-	if (ps_dso__open(dso, &d) < 0 || !(sym = find_sym(d, addr)))
+	if (ps_dso__open_symbols(dso, &d) < 0 || !(sym = find_sym(d, addr)))
 		return NULL;
 	return sym->name;
 }
@@ -210,7 +269,7 @@ int ps_dso__lookup(struct ps_dso *dso, uint64_t addr, const char **str)
 	size_t size;
 	char *text;
 
-	if (ps_dso__open(dso, &d) < 0) {
+	if (ps_dso__open_symbols(dso, &d) < 0) {
 		*str = ps_no_symbol;
 		return -ENOENT;
 	}
