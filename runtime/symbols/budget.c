@@ -70,7 +70,9 @@ size_t ps_pages__drop_clean(void *addr, size_t len)
 
 size_t ps_dso__drop_pages(struct ps_dso *d)
 {
-	return d->image && d->image_mapped ? ps_pages__drop_clean(d->image, d->image_size) : 0;
+	size_t n = d->image && d->image_mapped ? ps_pages__drop_clean(d->image, d->image_size) : 0;
+
+	return n + (d->cfi_view ? ps_pages__drop_clean(d->cfi_view, d->image_size) : 0);
 }
 
 static size_t resident(const void *image, size_t size)
@@ -110,6 +112,8 @@ size_t ps_dso__bytes(const struct ps_dso *d)
 
 	if (d->image)
 		n += d->image_mapped ? resident(d->image, d->image_size) : d->image_size;
+	if (d->cfi_view)
+		n += resident(d->cfi_view, d->image_size);
 	return n;
 }
 
@@ -119,6 +123,7 @@ void ps_dso__give_back(struct ps_dso *d)
 	ps_addr_cache__free(&d->cache);
 	ps_dwarf__free(d->dwarf);
 	ps_dso_names__free(d->byname);
+	ps_dso__cfi_free(d);
 	if (d->image_mapped)
 		munmap(d->image, d->image_size);
 	else

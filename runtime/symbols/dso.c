@@ -96,8 +96,20 @@ static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, 
 	return -1;
 }
 
+/* An unwinder's Elf: the image, or its view for libdw's CFI (cfi.c). */
+static int find_cfi_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			char **file_name, Elf **elfp)
+{
+	(void)mod;
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	*elfp = ps_dso__cfi_elf(*userdata);
+	return -1;
+}
+
 static const Dwfl_Callbacks unwind_callbacks = {
-    .find_elf = find_elf,
+    .find_elf = find_cfi_elf,
     .find_debuginfo = no_debuginfo,
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = &debuginfo_path,

@@ -92,6 +92,10 @@ struct ps_dso {
 	void *image;	/* the file's bytes */
 	size_t image_size;
 	bool image_mapped; /* munmap, not free */
+	/* what unwinders read CFI from (symbols/cfi.c): the image, or (lld's
+	 * layout) a second mapping of the file with its sections hidden */
+	enum { PS_CFI_UNKNOWN, PS_CFI_AS_IS, PS_CFI_HIDE } cfi_state;
+	void *cfi_view;
 	int e_type;
 	uint8_t build_id[20];
 	size_t build_id_len;
@@ -155,6 +159,10 @@ const char *ps_dso__name(const struct ps_dso *dso);
  * (dso, or its same). Enough to place and unwind it: its symbols are read
  * by ps_dso__open_symbols, when an address in it is first named. */
 int ps_dso__open(struct ps_dso *dso, struct ps_dso **real);
+/* symbols/cfi.c: an Elf for an unwinder's Dwfl over the file (NULL without
+ * an image), and the mapping it may have made, given back. */
+Elf *ps_dso__cfi_elf(struct ps_dso *dso);
+void ps_dso__cfi_free(struct ps_dso *dso);
 /* The same, with the symbol table read (once; symbols/user.c). */
 int ps_dso__open_symbols(struct ps_dso *dso, struct ps_dso **real);
 /* The constant c such that a runtime address a in a mapping of this file at

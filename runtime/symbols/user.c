@@ -1,13 +1,14 @@
 /*
  * user.c: from a link-time address in an ELF file to "func+0x1a". When an
- * address in a file is first named (ps_dso__open_symbols: unwinding
- * through a file needs only its headers, symbols/dso.c), libdwfl picks its best symbol table
- * (its own symtab, its debuginfo's, found offline by build id under
- * /usr/lib/debug, never through debuginfod, else dynsym) and the code
- * symbols are copied into a sorted array, because libdwfl's own address
- * lookup scans every symbol on every call (~100 us in libc). A name is
- * demangled once, when it is first shown, and every answer, a miss too,
- * goes into the file's address cache with its text in the file's arena.
+ * address in a file is first named (ps_dso__open_symbols; unwinding
+ * through a file needs only its headers, symbols/dso.c), libdwfl picks
+ * its best symbol table (its own symtab, its debuginfo's, found offline
+ * by build id under /usr/lib/debug, never through debuginfod, else
+ * dynsym) and the code symbols are copied into a sorted array, because
+ * libdwfl's own address lookup scans every symbol on every call (~100 us
+ * in libc). A name is demangled once, when it is first shown, and every
+ * answer, a miss too, goes into the file's address cache with its text in
+ * the file's arena.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -180,6 +181,15 @@ static int read_symbols(struct ps_dso *d)
 	return err;
 }
 
+static void free_symbols(struct ps_dso *d)
+{
+	free(d->syms);
+	free(d->names);
+	d->syms = NULL;
+	d->names = NULL;
+	d->nsyms = d->names_size = 0;
+}
+
 /* At the session's end (the reports), a stripped file waits for its debug
  * file and reads its symbols again with it. */
 static int read_symbols_settled(struct ps_dso *d)
@@ -190,11 +200,7 @@ static int read_symbols_settled(struct ps_dso *d)
 	if (err || !d->bare || d->debug_path || !d->owner->settling ||
 	    !(path = ps_debuginfod__wait(d->owner, d)) || !(d->debug_path = strdup(path)))
 		return err;
-	free(d->syms);
-	free(d->names);
-	d->syms = NULL;
-	d->names = NULL;
-	d->nsyms = d->names_size = 0;
+	free_symbols(d);
 	return read_symbols(d);
 }
 
@@ -205,8 +211,10 @@ int ps_dso__open_symbols(struct ps_dso *dso, struct ps_dso **real)
 	if (err || (*real)->syms_read)
 		return err;
 	(*real)->syms_read = true;
-	/* a file without symbols still has offsets: only memory is fatal */
+	/* a file without symbols still has offsets: only memory is fatal,
+	 * and the next name asked tries again */
 	if (read_symbols_settled(*real) == -ENOMEM) {
+		free_symbols(*real);
 		(*real)->syms_read = false;
 		return -ENOMEM;
 	}

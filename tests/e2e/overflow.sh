@@ -137,12 +137,19 @@ fi
 mkdir -p "$ROOT/build/tests"
 if cc -Wall -I"$ROOT/bindings" -o "$ROOT/build/tests/overflow_example" "$ROOT/examples/overflow.c" \
 	"$ROOT/build/libperfscript.a" -ldw -lelf -lbpf -lpfm -liberty -ldl -lyaml -lcrypt -lm -lpthread 2>&1; then
-	out=$("$ROOT/build/tests/overflow_example" 2>&1)
-	read -r hits _ _ _ _ count _ <<<"$out"; count=${count%,}
-	# as above: never more than one above, up to 5% skipped by a late timer
+	# as above: never more than one above, up to 5% skipped by a late
+	# timer; a second run when the first was short (the suite's load once
+	# kept 19 of 100 timers late: 81 overflows)
+	tries=()
+	for _ in 1 2; do
+		out=$("$ROOT/build/tests/overflow_example" 2>&1)
+		read -r hits _ _ _ _ count _ <<<"$out"; count=${count%,}
+		tries+=("$(head -1 <<<"$out")")
+		[[ $hits -ge 95 ]] && break
+	done
 	ok $([[ $hits -ge 95 && $hits -le 101 && $((hits - count / 1000000)) -le 1 &&
 		$((hits * 100)) -ge $((count / 1000000 * 95 - 100)) ]]; echo $?) \
-		"examples/overflow.c: one re-armed overflow per ms for 100 ms ($(head -1 <<<"$out"))"
+		"examples/overflow.c: one re-armed overflow per ms for 100 ms (${tries[*]})"
 	out=$("$ROOT/build/tests/overflow_example" "syscalls:sys_enter_getppid/period=1/" 1 2>&1)
 	like "$out" "^0 overflows" "examples/overflow.c: a tracepoint the program never hits"
 	out=$("$ROOT/build/tests/overflow_example" nosuch 2>&1); ok $([[ $? -eq 1 ]]; echo $?) "examples/overflow.c: a bad spec exits 1"
