@@ -244,7 +244,7 @@ end
 local function count_text(r)
   if r.unit == "msec" then return ("%.2f"):format(r.value) end
   local i = math.tointeger(r.value)
-  return i and i > -2 ^ 63 and tostring(i) or num(r.value)
+  return i and tostring(i) or num(r.value)
 end
 
 -- An interval's time column, formatted once for its rows.
