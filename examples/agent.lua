@@ -395,11 +395,13 @@ probe("begin", function() perfmon.symbolize(0, 0, true) end)
 -- Profiles are named as they go (pprof.prepare, each second), so an
 -- exited process is needed for a few seconds, not until 20480 more have
 -- exited: 100 execs a second grew the agent by 6 MB in its first 30 s.
--- 1024 + 1024 (0.6 KB each): the sampled ones filled 2048 over minutes,
--- growing the RSS by a megabyte after the first.
+-- 1024 + 256 (0.6 KB each): 1024 is ten seconds of that churn, and the
+-- sampled ones beyond those kept 1024 filled over minutes, growing the
+-- RSS by 0.6 MB after the first (19 Hz on two CPUs sampled about five
+-- short processes a second here: 256 is most of a minute of them).
 -- The budget bounds the RSS: about 20 MB besides the symbolizer's (with
 -- 32 MiB, a compiler run beside it took the agent to 53 MB, 64 at peak).
-perfmon.symbols { exited = 1024, exited_sampled = 1024, budget = math.floor(opts.symbols_budget * 1048576),
+perfmon.symbols { exited = 1024, exited_sampled = 256, budget = math.floor(opts.symbols_budget * 1048576),
                   lines = opts.lines == true }
 reg:family("perfscript_agent_symbolizer", "gauge",
            "What the symbolizer holds: bytes (of its budget), files read, processes known and exited, "
