@@ -737,6 +737,13 @@ bool ps_symbols__over(struct ps_symbols *syms);
  * unwind or a name needs them again. Nothing else changes. Bytes given
  * back. */
 size_t ps_symbols__drop_pages(struct ps_symbols *syms);
+/* Forgets the answers the files cached (the "func+0x1a" texts and
+ * demangled names of the addresses asked so far) when they hold more than
+ * keep bytes in all: they grow with every distinct address a long session
+ * names. Asked again, an address is named again (a few microseconds).
+ * Call it where no name given out is still in use. Bytes forgotten (0
+ * when under keep). */
+size_t ps_symbols__forget_answers(struct ps_symbols *syms, size_t keep);
 /* Whether source lines and inline frames are read from DWARF (the
  * default): off, addresses are named by symbol tables alone and no DWARF
  * is held (libc's takes 8.7 MB decompressed, plus its units' line tables);

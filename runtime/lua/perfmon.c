@@ -368,8 +368,9 @@ static int m_time_source(lua_State *L)
 }
 
 /* perfmon.trim() -> rss_bytes: a full garbage collection, then the heap's
- * free pages go back to the system, and the symbolizer's file pages it
- * only read go back to the page cache. free() keeps what lies between
+ * free pages go back to the system, the symbolizer's file pages it only
+ * read go back to the page cache, and its cached answers past 1 MiB are
+ * forgotten. free() keeps what lies between
  * blocks still in use: after a profile's window was built and dropped, 11
  * MB of a 37 MB heap was free and still resident. */
 static int m_trim(lua_State *L)
@@ -378,7 +379,7 @@ static int m_trim(lua_State *L)
 	FILE *f;
 
 	lua_gc(L, LUA_GCCOLLECT);
-	ps_lua_sample_object__drop_pages(ps_lua_script__from(L));
+	ps_lua_sample_object__give_back(ps_lua_script__from(L));
 #ifdef __GLIBC__
 	malloc_trim(0);
 #endif

@@ -77,10 +77,17 @@ struct ps_symbols *ps_lua_sample_object__symbols(struct ps_script *sc)
 	return symbols(sc);
 }
 
-void ps_lua_sample_object__drop_pages(struct ps_script *sc)
+/* Cached answers perfmon.trim keeps: a profile's hot addresses fit many
+ * times over; past it, a long whole-host session's long tail of distinct
+ * addresses is what grows. */
+#define PS_KEEP_ANSWERS (1u << 20)
+
+void ps_lua_sample_object__give_back(struct ps_script *sc)
 {
-	if (sc->sample_state)
+	if (sc->sample_state) {
 		ps_symbols__drop_pages(sc->sample_state->syms);
+		ps_symbols__forget_answers(sc->sample_state->syms, PS_KEEP_ANSWERS);
+	}
 }
 
 void ps_lua_sample_object__set_raw_names(struct ps_script *sc, bool raw)

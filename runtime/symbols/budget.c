@@ -194,6 +194,25 @@ size_t ps_symbols__drop_pages(struct ps_symbols *syms)
 	return n;
 }
 
+size_t ps_symbols__forget_answers(struct ps_symbols *syms, size_t keep)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; syms && i < syms->dsos.n; i++)
+		n += syms->dsos.v[i]->arena.bytes + ps_addr_cache__bytes(&syms->dsos.v[i]->cache);
+	if (n <= keep)
+		return 0;
+	for (size_t i = 0; i < syms->dsos.n; i++) {
+		struct ps_dso *d = syms->dsos.v[i];
+
+		ps_addr_cache__free(&d->cache);
+		for (size_t k = 0; k < d->nsyms; k++)
+			d->syms[k].shown = NULL; /* in the arena */
+		ps_arena__free(&d->arena);
+	}
+	return n;
+}
+
 size_t ps_symbols__trim(struct ps_symbols *syms)
 {
 	size_t budget, low, sum, n, evicted = 0;

@@ -223,6 +223,28 @@ print(named, perfmon.symbols().bytes - b0)' -- "$llvm")
 	read -r named grew <<<"$out"
 	ok $(( !(${named:-0} > 100 && ${grew:-999999999} < (8 << 20)) )) \
 		"libLLVM's symbols: ${named:-?} addresses named for ${grew:-?} bytes of the budget (under 8 MiB)"
+	# perfmon.trim() forgets the names cached per address past 1 MiB (a
+	# whole-host agent's grew by 1.6 KB a second, its long tail of
+	# addresses): all of them go, and each is named the same again
+	out=$("$PERFSCRIPT" -e '
+local pid = tonumber(arg[1])
+local lo, hi
+for l in io.lines("/proc/" .. pid .. "/maps") do
+  local a, b = l:match("^(%x+)%-(%x+) r%-xp .*libLLVM")
+  if a then lo, hi = tonumber(a, 16), tonumber(b, 16) end
+end
+perfmon.symbolize(pid, lo)
+perfmon.trim()
+local b0, names, n, same = perfmon.symbols().bytes, {}, 0, 0
+for a = lo, hi - 1, 4099 do names[a], n = perfmon.symbolize(pid, a), n + 1 end
+local b1 = perfmon.symbols().bytes
+perfmon.trim()
+local b2 = perfmon.symbols().bytes
+for a, name in pairs(names) do if perfmon.symbolize(pid, a) == name then same = same + 1 end end
+print(n, b1 - b0, b2 - b0, same)' -- "$llvm")
+	read -r n grew kept same <<<"$out"
+	ok $(( ${grew:-0} >= 1048576 && ${kept:-1048576} < 65536 && ${same:-0} == ${n:-1} ? 0 : 1 )) \
+		"perfmon.trim() forgets ${grew:-?} bytes of names cached for ${n:-?} addresses (${kept:-?} left); all ${same:-?} named the same again"
 	# perfmon.trim() gives the pages unwinding read (CFI) back to the page
 	# cache; stacks unwind as deep after it, the pages read again
 	out=$("$PERFSCRIPT" -p "$llvm" -e '
@@ -273,6 +295,7 @@ end)' 2>&1)
 		"libLLVM's stacks unwind through its .eh_frame_hdr table: RSS ${rss:-?} bytes after them (under 10 MB; 12.4 MB with every FDE parsed)"
 else
 	skip "no libLLVM here ($(head -c 100 "$TMP/llvm.out"))" "a large library's symbol table"
+	skip "no libLLVM here ($(head -c 100 "$TMP/llvm.out"))" "perfmon.trim() forgets cached names"
 	skip "no libLLVM here ($(head -c 100 "$TMP/llvm.out"))" "perfmon.trim() gives file pages back"
 	skip "no libLLVM here ($(head -c 100 "$TMP/llvm.out"))" "unwinding reads no symbol table"
 	skip "no libLLVM here ($(head -c 100 "$TMP/llvm.out"))" "libLLVM's .eh_frame_hdr table"
