@@ -1,11 +1,12 @@
 /*
  * cfi.c: the image an unwinder's libdw reads call frame information from.
  * libdw (0.188) takes .eh_frame_hdr's binary search table only when that
- * section comes before .eh_frame in the section headers, as GNU ld lays
- * them out. lld (rustc's default linker, clang -fuse-ld=lld, LLVM's own
- * libraries) puts it after, and libdw then parses every FDE of the file at
- * the first lookup its cache misses, and keeps them all: 10 ms and 12.8 MB
- * for libLLVM, again in each process's Dwfl. Without section headers libdw
+ * section comes before .eh_frame in the section headers, as GNU ld and lld
+ * lay them out by default. The LLVM project's own libraries as Debian
+ * builds them (libLLVM, libclang, libc++, libomp) have it after, and libdw
+ * then parses every FDE of the file at the first lookup its cache misses,
+ * and keeps them all: 10 ms and 12.8 MB for libLLVM, again in each
+ * process's Dwfl. Without section headers libdw
  * finds the table through the PT_GNU_EH_FRAME program header instead (0.05
  * ms, 0.6 MB). So a file laid out so gets, for the unwinders only, a
  * second copy-on-write mapping whose ELF header says it has no sections

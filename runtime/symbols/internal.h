@@ -92,8 +92,8 @@ struct ps_dso {
 	void *image;	/* the file's bytes */
 	size_t image_size;
 	bool image_mapped; /* munmap, not free */
-	/* what unwinders read CFI from (symbols/cfi.c): the image, or (lld's
-	 * layout) a second mapping of the file with its sections hidden */
+	/* what unwinders read CFI from (symbols/cfi.c): the image, or (its
+	 * .eh_frame_hdr after .eh_frame) a second mapping, sections hidden */
 	enum { PS_CFI_UNKNOWN, PS_CFI_AS_IS, PS_CFI_HIDE } cfi_state;
 	void *cfi_view;
 	int e_type;

@@ -288,8 +288,8 @@ end)' 2>&1)
 	awk -v n="${n:-0}" -v d="${deep:-0}" -v u="${unwound:-1e12}" -v b="${named_bytes:-0}" -v k="${named:-0}" \
 		'BEGIN { exit !(n >= 5 && d >= 5 && u < 1048576 && b >= 2097152 && k >= 5) }'
 	ok $? "unwinding reads no symbol table: ${unwound:-?} bytes held after ${n:-?} stacks of ${deep:-?} frames; ${named_bytes:-?} once ${named:-?} addresses are named ($out)"
-	# libLLVM is linked by lld, which puts .eh_frame_hdr after .eh_frame:
-	# libdw then parsed and kept every FDE of it (7.5 MB of RSS, 160 us a
+	# libLLVM's .eh_frame_hdr section follows its .eh_frame (LLVM's own
+	# layout): libdw then parsed and kept every FDE of it (7.5 MB of RSS, 160 us a
 	# stack) instead of using the header's search table (symbols/cfi.c)
 	ok $(( ${rss:-1000000000} < 10000000 ? 0 : 1 )) \
 		"libLLVM's stacks unwind through its .eh_frame_hdr table: RSS ${rss:-?} bytes after them (under 10 MB; 12.4 MB with every FDE parsed)"
