@@ -367,12 +367,12 @@ static int m_time_source(lua_State *L)
 	return 2;
 }
 
-/* perfmon.trim() -> rss_bytes: a full garbage collection, then the heap's
- * free pages go back to the system, the symbolizer's file pages it only
- * read go back to the page cache, and its cached answers past 1 MiB are
- * forgotten. free() keeps what lies between
- * blocks still in use: after a profile's window was built and dropped, 11
- * MB of a 37 MB heap was free and still resident. */
+/* perfmon.trim() -> rss_bytes: a full garbage collection, the
+ * symbolizer's file pages it only read back to the page cache and its
+ * cached answers past 1 MiB forgotten, then the heap's free pages back to
+ * the system. free() keeps what lies between blocks still in use: after a
+ * profile's window was built and dropped, 11 MB of a 37 MB heap was free
+ * and still resident. */
 static int m_trim(lua_State *L)
 {
 	unsigned long size = 0, rss = 0;

@@ -3,11 +3,13 @@
  * per ps_symbols by its device, inode, mtime and size, however many
  * processes map it and at whatever address, so its tables and caches are
  * shared by all of them and keyed by link-time address, which ASLR does not
- * change. A file is read only when an address in it is first resolved (a
- * system-wide session sees far more mappings than it ever samples): it is
- * mapped into memory once, its descriptor closed, and every Dwfl that
- * needs it (to read its symbols, its DWARF, or to unwind a process that
- * maps it) gets an Elf over that image from our find_elf callback, so no
+ * change. A file is read only when an address in it is first resolved or
+ * unwound through, its symbol table only when one is first named
+ * (symbols/user.c: a system-wide session sees far more mappings than it
+ * ever names): it is mapped into memory once, its descriptor closed, and
+ * every Dwfl that needs it (to read its symbols, its DWARF, or to unwind a
+ * process that maps it: symbols/cfi.c may give unwinders a second view of
+ * the file) gets an Elf over that image from our find_elf callback, so no
  * descriptor stays open next to the perf fds and the kernel's page cache
  * holds the only copy. Two files with one build id (a library seen through
  * two mount namespaces) share the first one's tables: answers are cached per
