@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #ifdef __GLIBC__
@@ -145,7 +146,14 @@ void ps_dso__give_back(struct ps_dso *d)
 void ps_dso__evict(struct ps_dso *d)
 {
 	struct ps_dsos *dsos = d->owner;
+	/* every ps_dsos is a ps_symbols' own */
+	struct ps_symbols *syms =
+	    (struct ps_symbols *)(void *)((char *)dsos - offsetof(struct ps_symbols, dsos));
 
+	/* the unwinders' Dwfls hold Elfs over the images (a debug file that
+	 * arrived from debuginfod evicted a file a live unwinder read CFI
+	 * from: the next unwind of that process read unmapped memory) */
+	ps_unwinders__free(syms);
 	for (size_t i = 0; i < dsos->n; i++)
 		if (dsos->v[i]->same == d)
 			ps_dso__give_back(dsos->v[i]);
@@ -242,7 +250,6 @@ size_t ps_symbols__trim(struct ps_symbols *syms)
 		return 0;
 	}
 	qsort(held, n, sizeof(*held), by_use);
-	ps_unwinders__free(syms); /* their Dwfls hold images */
 	for (size_t i = 0; i < n && sum > low; i++) {
 		size_t b = ps_dso__bytes(held[i]);
 

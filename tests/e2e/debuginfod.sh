@@ -41,6 +41,21 @@ probe("end", function() print(p:top(1)[1].key, p.total, (perfmon.lost(c))) end)'
 
 out=$(prof "http://127.0.0.1:$port" 500 | tr '\n' ' ')
 like "$out" "^chain_leaf	[0-9]+	0 " "a stripped binary is named through a debuginfod server on loopback ($out)"
+# DWARF stacks while the debug file arrives: the file is read again with
+# it, and the unwinders that read its CFI go first (they kept reading its
+# old, unmapped image: a segfault)
+out=$(DEBUGINFOD_URLS="http://127.0.0.1:$port" DEBUGINFOD_CACHE_PATH="$TMP/cache-dwarf" "$PERFSCRIPT" -e '
+c = perfmon.counter("cpu-clock/freq=999,call-graph=dwarf/")
+local n, deep, leaf = 0, 0, 0
+probe("perfmon.sample(c)", function(s)
+  n, deep = n + 1, deep + #s.callchain
+  if s.sym:match("^chain_leaf") then leaf = leaf + 1 end
+end)
+probe("end", function() print(n, deep / math.max(n, 1), leaf) end)' -c "$TMP/chain 1500" 2>&1; echo "rc=$?")
+rc=$(sed -n 's/^rc=//p' <<<"$out")
+read -r n deep leaf < <(grep -E '^[0-9]+[[:space:]]' <<<"$out")
+ok $(( ${n:-0} >= 1000 && ${leaf:-0} >= 1 && ${rc:-1} == 0 ? 0 : 1 )) \
+	"DWARF stacks of a stripped binary while its debug file arrives: ${n:-?} samples, ${deep:-?} frames a stack, ${leaf:-?} named chain_leaf once it came, exit ${rc:-?} ($out)"
 out=$(DEBUGINFOD_URLS="http://127.0.0.1:$port" DEBUGINFOD_CACHE_PATH="$TMP/cache-lines" \
 	"$PERFSCRIPT" "$ROOT/examples/profile.lua" -c "$TMP/chain 300" --lines --top 1 2>&1 | tail -1)
 like "$out" "  \\[\\.\\] chain\\.c:[0-9]+$" "and its lines too (--lines: $out)"
