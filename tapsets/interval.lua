@@ -28,7 +28,8 @@ local function now_ns()
 end
 
 local function num(x)
-  if x == math.floor(x) and x > -2 ^ 63 and x < 2 ^ 63 then return ("%d"):format(x) end
+  local i = math.tointeger(x) -- tostring, not ("%d"):format: a row's hottest call
+  if i and i ~= math.mininteger then return tostring(i) end
   return ("%.2f"):format(x)
 end
 
@@ -240,13 +241,6 @@ local function name_column(name)
   return s
 end
 
--- The count column of a counted row, as value_text gives it.
-local function count_text(r)
-  if r.unit == "msec" then return ("%.2f"):format(r.value) end
-  local i = math.tointeger(r.value)
-  return i and tostring(i) or num(r.value)
-end
-
 -- An interval's time column, formatted once for its rows.
 local last_time, last_time_text
 local function time_text(t)
@@ -266,7 +260,7 @@ function M.format_row(r, format, sep)
     and r.pct >= 100 then
     -- the common row, padded by concatenation: the same text as the
     -- general case below
-    local v, unit = count_text(r), r.unit or ""
+    local v, unit = value_text(r), r.unit or ""
     return (r.time and time_text(r.time) or "") .. BLANKS[18 - #v] .. v .. " " .. unit ..
       BLANKS[4 - #unit] .. " " .. name_column(r.name) .. " # " .. ("%8.3f"):format(r.metric) ..
       " " .. r.metric_unit .. "\n"

@@ -206,14 +206,17 @@ fi
 LLVM=$ROOT/build/tests/llvmloop
 "$LLVM" 20 5 >"$TMP/llvm.out" 2>&1 &
 llvm=$!
-if wait_for "$TMP/llvm.out" '^llvmloop: running' 10; then
-	out=$("$PERFSCRIPT" -e '
+# the Lua that finds pid (arg[1]) and its libLLVM text mapping, lo..hi
+LLVM_TEXT='
 local pid = tonumber(arg[1])
 local lo, hi
 for l in io.lines("/proc/" .. pid .. "/maps") do
   local a, b = l:match("^(%x+)%-(%x+) r%-xp .*libLLVM")
   if a then lo, hi = tonumber(a, 16), tonumber(b, 16) end
 end
+'
+if wait_for "$TMP/llvm.out" '^llvmloop: running' 10; then
+	out=$("$PERFSCRIPT" -e "$LLVM_TEXT"'
 local b0 = perfmon.symbols().bytes
 local named = 0
 for a = lo, hi - 1, 65537 do
@@ -226,13 +229,7 @@ print(named, perfmon.symbols().bytes - b0)' -- "$llvm")
 	# perfmon.trim() forgets the names cached per address past 1 MiB (a
 	# whole-host agent's grew by 1.6 KB a second, its long tail of
 	# addresses): all of them go, and each is named the same again
-	out=$("$PERFSCRIPT" -e '
-local pid = tonumber(arg[1])
-local lo, hi
-for l in io.lines("/proc/" .. pid .. "/maps") do
-  local a, b = l:match("^(%x+)%-(%x+) r%-xp .*libLLVM")
-  if a then lo, hi = tonumber(a, 16), tonumber(b, 16) end
-end
+	out=$("$PERFSCRIPT" -e "$LLVM_TEXT"'
 perfmon.symbolize(pid, lo)
 perfmon.trim()
 local b0, names, n, same = perfmon.symbols().bytes, {}, 0, 0
