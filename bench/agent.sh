@@ -46,6 +46,10 @@ port=$(sed -nE 's/.*:([0-9]+)\/ .*/\1/p' "$T/agent.out")
 [[ -n $port ]] || { echo "bench/agent.sh: the agent did not start: $(head -3 "$T/agent.out")" >&2; exit 1; }
 url="http://127.0.0.1:$port/debug/pprof/profile?seconds=10"
 c0=$(ticks $agent)
+# RSS every second too: a scrape's reading lands anywhere in what the
+# agent's periodic trims do to it, so the band over time says more
+(while sleep 1 && [[ -e /proc/$agent ]]; do echo "$(rss_mb $agent)"; done >"$T/rss.1s") &
+pids+=($!)
 late_max=0 rss1="" n=0 t0=$SECONDS
 end=$((SECONDS + SECS))
 : >"$T/rss"
@@ -75,6 +79,9 @@ if ((SECS > 60)); then when="after the first minute"; else when="after the first
 row "agent RSS $when / at the end" "$rss1 / $rss2 MB" "(highest at a scrape $top MB, peak $hwm MB; target <= 40 MB: $(verdict "$top" 40))"
 row "agent RSS $when: lowest / highest" "$lo / $hi MB" "(flat within 2 MB of $rss1: $(verdict "$(stray "$rss1" "$T/rss.after")" 2))"
 echo "  RSS / symbolizer's bytes at each scrape (MB / MiB): $(cat "$T/series")"
+awk -v skip=$((SECS > 60 ? 60 : 0)) 'NR > skip && $1 + 0 > 0 { v[++n] = $1 }
+	END { if (!n) exit; lo = hi = v[1]; for (i = 2; i <= n; i++) { lo = v[i] < lo ? v[i] : lo; hi = v[i] > hi ? v[i] : hi }
+	      printf "  agent RSS each second %s: %.1f-%.1f MB (%.1f MB apart, %d readings)\n", skip ? "after the first minute" : "", lo, hi, hi - lo, n }' "$T/rss.1s"
 row "profile served after its window (worst)" "${late_max} ms" "(target <= 50 ms: $(verdict "$late_max" 50); last profile $samples samples)"
 
 if ! command -v perf >/dev/null; then

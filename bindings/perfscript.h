@@ -737,6 +737,13 @@ bool ps_symbols__over(struct ps_symbols *syms);
  * unwind or a name needs them again. Nothing else changes. Bytes given
  * back. */
 size_t ps_symbols__drop_pages(struct ps_symbols *syms);
+/* The same for the pages not read twice in a row: a page read again since
+ * the call before this one stays (unwinding a busy library reads the top
+ * of its CFI search table and its hot functions' entries again at once;
+ * dropping them too only cycles them in and out), and each page kept is
+ * tested again every 8 calls. Call it every few seconds to keep RSS near
+ * what is in use. Bytes given back. */
+size_t ps_symbols__drop_cold_pages(struct ps_symbols *syms);
 /* Forgets the answers the files cached (the "func+0x1a" texts and
  * demangled names of the addresses asked so far) when they hold more than
  * keep bytes in all: they grow with every distinct address a long session

@@ -123,9 +123,9 @@ void ps_lua_sample_args__free(struct ps_script *sc);
 /* The session's symbolizer (created on first use), or NULL on ENOMEM. */
 struct ps_symbols *ps_lua_sample_object__symbols(struct ps_script *sc);
 /* perfmon.trim's part in the symbolizer, if it was made: its clean image
- * pages back to the page cache (ps_symbols__drop_pages), and its cached
- * answers forgotten past PS_KEEP_ANSWERS bytes. */
-void ps_lua_sample_object__give_back(struct ps_script *sc);
+ * pages back to the page cache (ps_symbols__drop_pages), and unless
+ * pages_only, its cached answers forgotten past PS_KEEP_ANSWERS bytes. */
+void ps_lua_sample_object__give_back(struct ps_script *sc, bool pages_only);
 /* Names as symbol tables spell them (raw) or demangled (the default):
  * --no-demangle (ps_script_opts.raw_names), perfmon.demangle(). */
 void ps_lua_sample_object__set_raw_names(struct ps_script *sc, bool raw);

@@ -82,11 +82,12 @@ struct ps_symbols *ps_lua_sample_object__symbols(struct ps_script *sc)
  * addresses is what grows. */
 #define PS_KEEP_ANSWERS (1u << 20)
 
-void ps_lua_sample_object__give_back(struct ps_script *sc)
+void ps_lua_sample_object__give_back(struct ps_script *sc, bool pages_only)
 {
 	if (sc->sample_state) {
-		ps_symbols__drop_pages(sc->sample_state->syms);
-		ps_symbols__forget_answers(sc->sample_state->syms, PS_KEEP_ANSWERS);
+		ps_symbols__drop_cold_pages(sc->sample_state->syms);
+		if (!pages_only)
+			ps_symbols__forget_answers(sc->sample_state->syms, PS_KEEP_ANSWERS);
 	}
 }
 

@@ -31,79 +31,27 @@
 #define PS_SYMBOLS_BUDGET_DEFAULT (128u << 20)
 #define PS_SYMBOLS_SLACK	  (2u << 20) /* how far under the budget a trim goes */
 
-/* The pages of [image, image+size) in this process's memory: those its
- * page table has (/proc/self/pagemap's present bit), so a page of a shared
- * library that other processes keep in the page cache counts only once it
- * was read here; without pagemap, mincore's page cache answer. */
-static int pagemap_fd(void)
+size_t ps_dso__drop_pages(struct ps_dso *d, bool cold)
 {
-	static int fd = -2;
+	size_t n = 0;
 
-	if (fd == -2)
-		fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	return fd;
-}
-
-size_t ps_pages__drop_clean(void *addr, size_t len)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), first = (uintptr_t)addr / page,
-	       n = ((uintptr_t)addr + len + page - 1) / page - first, dropped = 0;
-	int fd = pagemap_fd();
-	uint64_t ent[512];
-
-	for (size_t at = 0; fd >= 0 && at < n; at += 512) {
-		size_t k = n - at < 512 ? n - at : 512;
-
-		if (pread(fd, ent, k * sizeof(*ent), (off_t)((first + at) * sizeof(*ent))) !=
-		    (ssize_t)(k * sizeof(*ent)))
-			break;
-		/* runs of pages present (bit 63) and of the file (bit 61) */
-		for (size_t i = 0, j; i < k; i = j + 1) {
-			for (j = i; j < k && (ent[j] >> 63 & 1) && (ent[j] >> 61 & 1);)
-				j++;
-			if (j > i && !madvise((void *)((first + at + i) * page), (j - i) * page,
-					      MADV_DONTNEED))
-				dropped += (j - i) * page;
-		}
+	/* not read since the last drop: it holds the pages that drop kept,
+	 * cold now, or none (a scan of each file costs a system call or more,
+	 * and a whole-host session has hundreds) */
+	if (cold && !d->read_since_drop && !d->image_ages.kept && !d->cfi_ages.kept)
+		return 0;
+	if (cold && !d->read_since_drop)
+		cold = false;
+	d->read_since_drop = false;
+	if (!cold) { /* and what the ages knew is moot */
+		ps_page_ages__free(&d->image_ages);
+		ps_page_ages__free(&d->cfi_ages);
 	}
-	return dropped;
-}
-
-size_t ps_dso__drop_pages(struct ps_dso *d)
-{
-	size_t n = d->image && d->image_mapped ? ps_pages__drop_clean(d->image, d->image_size) : 0;
-
-	return n + (d->cfi_view ? ps_pages__drop_clean(d->cfi_view, d->image_size) : 0);
-}
-
-static size_t resident(const void *image, size_t size)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (size + page - 1) / page, in = 0;
-	int pagemap = pagemap_fd();
-	unsigned char vec[4096];
-	uint64_t ent[512];
-
-	for (size_t at = 0; pagemap >= 0 && at < n; at += 512) {
-		size_t k = n - at < 512 ? n - at : 512;
-		off_t off = (off_t)(((uintptr_t)image / page + at) * sizeof(*ent));
-
-		if (pread(pagemap, ent, k * sizeof(*ent), off) != (ssize_t)(k * sizeof(*ent)))
-			break;
-		for (size_t i = 0; i < k; i++)
-			in += (ent[i] >> 63) & 1;
-		if (at + k == n)
-			return in * page;
-	}
-	in = 0;
-	for (size_t at = 0; at < n; at += sizeof(vec)) {
-		size_t k = n - at < sizeof(vec) ? n - at : sizeof(vec);
-
-		if (mincore((char *)image + at * page, k * page, vec) < 0)
-			return size; /* cannot tell: count it all */
-		for (size_t i = 0; i < k; i++)
-			in += vec[i] & 1;
-	}
-	return in * page;
+	if (d->image && d->image_mapped)
+		n += ps_pages__drop_cold(d->image, d->image_size, cold ? &d->image_ages : NULL);
+	if (d->cfi_view)
+		n += ps_pages__drop_cold(d->cfi_view, d->image_size, cold ? &d->cfi_ages : NULL);
+	return n;
 }
 
 size_t ps_dso__bytes(const struct ps_dso *d)
@@ -112,10 +60,10 @@ size_t ps_dso__bytes(const struct ps_dso *d)
 		   d->nsyms * sizeof(*d->syms) + d->names_size + d->nloads * sizeof(*d->loads);
 
 	if (d->image)
-		n += d->image_mapped ? resident(d->image, d->image_size) : d->image_size;
+		n += d->image_mapped ? ps_pages__resident(d->image, d->image_size) : d->image_size;
 	if (d->cfi_view)
-		n += resident(d->cfi_view, d->image_size);
-	return n;
+		n += ps_pages__resident(d->cfi_view, d->image_size);
+	return n + ps_page_ages__bytes(&d->image_ages) + ps_page_ages__bytes(&d->cfi_ages);
 }
 
 void ps_dso__give_back(struct ps_dso *d)
@@ -125,6 +73,7 @@ void ps_dso__give_back(struct ps_dso *d)
 	ps_dwarf__free(d->dwarf);
 	ps_dso_names__free(d->byname);
 	ps_dso__cfi_free(d);
+	ps_page_ages__free(&d->image_ages);
 	if (d->image_mapped)
 		munmap(d->image, d->image_size);
 	else
@@ -198,7 +147,16 @@ size_t ps_symbols__drop_pages(struct ps_symbols *syms)
 	size_t n = 0;
 
 	for (size_t i = 0; syms && i < syms->dsos.n; i++)
-		n += ps_dso__drop_pages(syms->dsos.v[i]);
+		n += ps_dso__drop_pages(syms->dsos.v[i], false);
+	return n;
+}
+
+size_t ps_symbols__drop_cold_pages(struct ps_symbols *syms)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; syms && i < syms->dsos.n; i++)
+		n += ps_dso__drop_pages(syms->dsos.v[i], true);
 	return n;
 }
 

@@ -102,5 +102,6 @@ void ps_dso__cfi_free(struct ps_dso *d)
 	if (d->cfi_view)
 		munmap(d->cfi_view, d->image_size);
 	d->cfi_view = NULL;
+	ps_page_ages__free(&d->cfi_ages);
 	d->cfi_state = PS_CFI_UNKNOWN;
 }

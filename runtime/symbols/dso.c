@@ -435,6 +435,7 @@ int ps_dso__open(struct ps_dso *d, struct ps_dso **real)
 		return -ENOENT;
 	*real = d->same ? d->same : d;
 	(*real)->used = d->used = ++d->owner->tick;
+	(*real)->read_since_drop = true;
 	return 0;
 }
 

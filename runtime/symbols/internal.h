@@ -71,6 +71,15 @@ struct ps_fsym {
 struct ps_dsos;
 struct ps_dwarf; /* symbols/srcline.c */
 
+/* What page drops saw of a mapping (symbols/pages.c): two bits a page,
+ * kept and dropped, each words long; epoch counts the drops. */
+struct ps_page_ages {
+	uint64_t *bits;
+	size_t words;
+	size_t kept; /* pages the last drop kept */
+	unsigned epoch;
+};
+
 /* One ELF file, identified by what stat() says about it (or the vDSO). Its
  * image is mapped once, when an address in it is first resolved, and every
  * Dwfl that reads the file gets an Elf over that memory (no descriptor
@@ -96,6 +105,8 @@ struct ps_dso {
 	 * .eh_frame_hdr after .eh_frame) a second mapping, sections hidden */
 	enum { PS_CFI_UNKNOWN, PS_CFI_AS_IS, PS_CFI_HIDE } cfi_state;
 	void *cfi_view;
+	struct ps_page_ages image_ages, cfi_ages; /* which pages drops keep (symbols/pages.c) */
+	bool read_since_drop; /* opened for an answer or unwound through since the last drop */
 	int e_type;
 	uint8_t build_id[20];
 	size_t build_id_len;
@@ -217,14 +228,25 @@ void ps_dso__give_back(struct ps_dso *d);
  * image counted by the pages resident; give them back (the file opens again
  * at its next use; files sharing its tables by build id go back with it). */
 size_t ps_dso__bytes(const struct ps_dso *dso);
-/* symbols/budget.c: unmap the pages of [addr, addr+len), a private file
+/* symbols/pages.c: unmap the pages of [addr, addr+len), a private file
  * mapping, that this process has and never wrote (/proc/self/pagemap: a
  * file page, not a copy): the file gives them again if they are read. A
  * page written stays. The bytes dropped. */
 size_t ps_pages__drop_clean(void *addr, size_t len);
-/* Give back the pages of d's mapped image this process only read (a file
- * sharing another's image, or one read into memory, has none to give). */
-size_t ps_dso__drop_pages(struct ps_dso *d);
+/* The same, but ages keeps the pages read again since the drop before
+ * this one (re-tested every few drops): see pages.c. */
+size_t ps_pages__drop_cold(void *addr, size_t len, struct ps_page_ages *ages);
+void ps_page_ages__free(struct ps_page_ages *ages);
+size_t ps_page_ages__bytes(const struct ps_page_ages *ages);
+/* The bytes of [image, image+size) resident in this process. */
+size_t ps_pages__resident(const void *image, size_t size);
+/* Read pagemap's entries even where PAGEMAP_SCAN works (tests set it, to
+ * check what older kernels get). */
+extern bool ps_pages__no_scan;
+/* symbols/budget.c: give back the pages of d's mapped image this process
+ * only read (a file sharing another's image, or one read into memory, has
+ * none to give); cold: those not read again since the drop before. */
+size_t ps_dso__drop_pages(struct ps_dso *d, bool cold);
 void ps_dso__evict(struct ps_dso *dso);
 /* symbols/srcline.c: what its caches hold. */
 size_t ps_dwarf__bytes(const struct ps_dwarf *d);

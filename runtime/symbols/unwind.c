@@ -231,6 +231,7 @@ static struct ps_unwinder *unwinder_of(struct ps_symbols *syms, struct ps_proc *
 static int on_frame(Dwfl_Frame *state, void *arg)
 {
 	struct unwind *u = arg;
+	struct ps_map *m;
 	Dwarf_Addr pc;
 	bool activation;
 
@@ -240,8 +241,11 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	 * a call at the very end of a function is not taken for the next one */
 	if (!activation)
 		pc--;
-	if (u->n > 0 && !ps_proc__lookup(u->proc, pc))
+	m = ps_proc__lookup(u->proc, pc);
+	if (u->n > 0 && !m)
 		return DWARF_CB_ABORT;
+	if (m && m->dso) /* its CFI is read for the next frame (page drops) */
+		(m->dso->same ? m->dso->same : m->dso)->read_since_drop = true;
 	u->ips[u->n++] = pc;
 	return u->n < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }

@@ -152,7 +152,7 @@ static int read_syms(struct ps_dso *d, Dwfl_Module *mod)
 	 * libLLVM's) go back; a later read of the image (DWARF, CFI) faults
 	 * in what it needs from the page cache */
 	if (!err)
-		ps_dso__drop_pages(d);
+		ps_dso__drop_pages(d, false);
 	return err;
 }
 

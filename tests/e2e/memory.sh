@@ -260,6 +260,36 @@ probe("end", function() print(before, after, frames[1], frames[2] / math.max(n, 
 	awk -v b="${before:-0}" -v a="${after:-0}" -v d1="${deep1:-0}" -v d2="${deep2:-0}" \
 		'BEGIN { exit !(b - a >= 1048576 && d1 >= 5 && d2 >= d1 * 0.8) }'
 	ok $? "perfmon.trim() gives the unwinders' file pages back (${before:-?} -> ${after:-?} bytes), stacks as deep after it (${deep1:-?} -> ${deep2:-?} frames) ($out)"
+	# perfmon.trim("pages"), called often, keeps the pages unwinding read
+	# again since the last call (the first call gives all back); it
+	# collects no garbage, where perfmon.trim() does
+	out=$("$PERFSCRIPT" -p "$llvm" -e '
+c = perfmon.counter("task-clock/freq=999,call-graph=dwarf/")
+local n, frames, held, k = 0, 0, {}, 0
+probe("perfmon.sample(c)", function(s) n, frames = n + 1, frames + #s.callchain end)
+probe("timer.ms(300)", function()
+  k = k + 1
+  perfmon.trim("pages")
+  held[k] = perfmon.symbols().bytes
+  if k == 6 then exit() end
+end)
+probe("end", function()
+  local junk = {}
+  for i = 1, 200000 do junk[i] = { i } end
+  junk = nil
+  local g0 = collectgarbage("count")
+  local rss = perfmon.trim("pages")
+  local g1 = collectgarbage("count")
+  perfmon.trim()
+  local g2 = collectgarbage("count")
+  print(held[1], math.min(held[4], held[5], held[6]), n, frames / math.max(n, 1),
+        math.type(rss), math.floor(g0 - g1), math.floor(g1 - g2))
+end)' 2>&1)
+	read -r first later n deep rss kept_garbage collected <<<"$out"
+	awk -v f="${first:-1e12}" -v l="${later:-0}" -v n="${n:-0}" -v d="${deep:-0}" \
+		-v r="${rss:-}" -v g="${kept_garbage:-1e9}" -v c="${collected:-0}" \
+		'BEGIN { exit !(l - f >= 65536 && n >= 20 && d >= 5 && r == "integer" && g < 100 && c > 2000) }'
+	ok $? "perfmon.trim(\"pages\") keeps the pages unwinding reads again (${first:-?} bytes after the first call, ${later:-?} after later ones; ${n:-?} stacks of ${deep:-?} frames), collects no garbage (${kept_garbage:-?} KB; trim() ${collected:-?} KB) ($out)"
 	# unwinding reads a file's headers and CFI, not its symbol table: that
 	# is read when an address in it is first named (every file a sampled
 	# process mapped was read whole before: 4.7 MB for llvmloop's, 3 MiB
@@ -294,6 +324,7 @@ else
 	skip "no libLLVM here ($(head -c 100 "$TMP/llvm.out"))" "a large library's symbol table"
 	skip "no libLLVM here ($(head -c 100 "$TMP/llvm.out"))" "perfmon.trim() forgets cached names"
 	skip "no libLLVM here ($(head -c 100 "$TMP/llvm.out"))" "perfmon.trim() gives file pages back"
+	skip "no libLLVM here ($(head -c 100 "$TMP/llvm.out"))" "perfmon.trim(\"pages\") keeps pages read again"
 	skip "no libLLVM here ($(head -c 100 "$TMP/llvm.out"))" "unwinding reads no symbol table"
 	skip "no libLLVM here ($(head -c 100 "$TMP/llvm.out"))" "libLLVM's .eh_frame_hdr table"
 fi
