@@ -204,9 +204,15 @@ if opts.switch then
   -- second, RSS grew by 1 MB a window, 37 -> 49 MB in 90 s; 1024 exits
   -- within a second would be needed to lose a name).
   perfmon.symbols { exited = 1024, exited_sampled = 1024 }
+  -- Every 2 s, as the agent does, the binaries' pages unwinding and naming
+  -- read once go back to the page cache (those read again stay): RSS
+  -- holds what is in use rather than what the window happened to read.
+  local seconds = 0
   probe("timer.s(1)", function()
     p:settle()
     if opts.pprof then pprof.prepare(p) end
+    seconds = seconds + 1
+    if seconds % 2 == 0 then perfmon.trim("pages") end
   end)
   probe(("timer.ms(%d)"):format(math.floor(opts.switch * 1000 + 0.5)), function()
     perfmon.drain() -- the window's last samples, still in the rings
