@@ -9,13 +9,12 @@
  * A file given back opens again at its next use, at the cost of reading it
  * again. The mappings kept of processes that exited (so that samples taken
  * before their exit still name their code) count too, and go first, oldest
- * first. An image counts by its pages that are resident (mincore), which is
+ * first. An image counts by its pages that are resident (symbols/pages.c), which is
  * what it adds to the process's RSS; the unwinders' Dwfls, which hold
  * images, are dropped before any image is (they are rebuilt at the next
  * sample of their process).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
