@@ -376,11 +376,15 @@ static int m_time_source(lua_State *L)
  * only: no collection, cheap enough to call every second or two. */
 static int m_trim(lua_State *L)
 {
-	static const char *const what[] = {"all", "pages", NULL};
+	const char *what = luaL_optstring(L, 1, "all");
 	unsigned long size = 0, rss = 0;
-	bool pages = luaL_checkoption(L, 1, "all", what) == 1;
+	bool pages = !strcmp(what, "pages");
 	FILE *f;
 
+	if (!pages && strcmp(what, "all"))
+		return luaL_error(
+		    L, "perfmon.trim(what): what is \"all\" (the default) or \"pages\", not \"%s\"",
+		    what);
 	if (!pages)
 		lua_gc(L, LUA_GCCOLLECT);
 	ps_lua_sample_object__give_back(ps_lua_script__from(L), pages);

@@ -75,6 +75,10 @@ read -r gc trimmed same _ <<<"$out"
 [[ $same == true ]] && ((${trimmed:-999} + 30 <= ${gc:-0}))
 ok $? \
 	"perfmon.trim() gives freed heap back: RSS $gc MB after a collection, $trimmed MB after the trim, which it returns ($out)"
+out=$("$PERFSCRIPT" -e 'print(math.type(perfmon.trim("pages")), math.type(perfmon.trim("all")))
+perfmon.trim("everything")' 2>&1)
+[[ $out == $'integer\tinteger\n'* && $out == *'perfmon.trim(what): what is "all" (the default) or "pages", not "everything"'* ]]
+ok $? "perfmon.trim(what) takes \"all\" or \"pages\" and names them when given something else ($out)"
 
 # The kernel's symbols: 8 bytes a text symbol (one per address) and its
 # name, plus at most 512 KB of the rest; 16-byte entries (before) took 0.8
