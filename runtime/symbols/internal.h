@@ -293,7 +293,9 @@ struct ps_jitmap;   /* symbols/jit.c */
 
 struct ps_proc {
 	pid_t pid;
-	bool from_proc; /* read from /proc (or tried), so not read again lazily */
+	bool from_proc;	  /* read from /proc (or tried), so not read again lazily */
+	bool tracked;	  /* records follow its mappings (MMAP2, FORK, COMM) */
+	uint64_t read_ns; /* when /proc/PID/maps was last read (CLOCK_MONOTONIC_COARSE) */
 	struct ps_map *maps;
 	size_t n, cap, hint;
 	uint32_t gen; /* bumped whenever the mappings change */
@@ -373,6 +375,11 @@ size_t ps_procs__gone_bytes(struct ps_symbols *syms);
 size_t ps_procs__shed(struct ps_symbols *syms, size_t want);
 /* The mapping holding addr, or NULL. */
 struct ps_map *ps_proc__lookup(struct ps_proc *p, uint64_t addr);
+/* The same for a lookup asked now (perfmon.symbolize, a profile's names):
+ * a process only /proc tells about, no records following it, that misses
+ * addr is read again (it may have mapped a library since), at most every
+ * 20 ms. */
+struct ps_map *ps_procs__lookup_now(struct ps_symbols *syms, struct ps_proc *p, uint64_t addr);
 /* Whether m's file-to-module adjustment is known (computed once). */
 bool ps_map__adjust(struct ps_map *m);
 

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 
 #include "symbols/internal.h"
 
@@ -208,6 +209,14 @@ static int add_mapping(struct ps_symbols *syms, struct ps_proc *p, uint64_t star
 	return proc_add_map(p, &m);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int ps_symbols__add_proc(struct ps_symbols *syms, pid_t pid)
 {
 	char path[64], line[4096 + 256];
@@ -228,6 +237,7 @@ int ps_symbols__add_proc(struct ps_symbols *syms, pid_t pid)
 	}
 	proc_forget(p);
 	p->from_proc = true;
+	p->read_ns = now_ns();
 	/* "start-end perms offset maj:min inode   path" */
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long start, end, off, ino;
@@ -309,7 +319,7 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec)
 		if (!p)
 			return -ENOMEM;
 		/* Records describe this process now: /proc has nothing to add. */
-		p->from_proc = true;
+		p->from_proc = p->tracked = true;
 		return add_mapping(
 			   syms, p, rec->addr, rec->addr + rec->len, rec->pgoff, rec->filename,
 			   &(struct file_id){makedev(rec->maj, rec->min), rec->ino}) == -ENOMEM
@@ -322,7 +332,7 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec)
 		p = live(syms, (pid_t)rec->pid);
 		if (!p)
 			return -ENOMEM;
-		p->from_proc = true;
+		p->from_proc = p->tracked = true;
 		parent = ps_procs__find(syms, (pid_t)rec->ppid);
 		if (!parent) {
 			proc_forget(p);
@@ -336,7 +346,7 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec)
 		p = live(syms, (pid_t)rec->pid);
 		if (!p)
 			return -ENOMEM;
-		p->from_proc = true;
+		p->from_proc = p->tracked = true;
 		proc_forget(p);
 		return 0;
 	case PERF_RECORD_EXIT:
@@ -368,6 +378,19 @@ struct ps_map *ps_proc__lookup(struct ps_proc *p, uint64_t addr)
 		return NULL;
 	p->hint = lo - 1;
 	return &p->maps[lo - 1];
+}
+
+#define PS_MAPS_STALE_NS (20 * 1000000ull)
+
+struct ps_map *ps_procs__lookup_now(struct ps_symbols *syms, struct ps_proc *p, uint64_t addr)
+{
+	struct ps_map *m = ps_proc__lookup(p, addr);
+
+	if (m || p->tracked || p->gone || now_ns() - p->read_ns < PS_MAPS_STALE_NS)
+		return m;
+	p->read_ns = now_ns(); /* a pid gone from /proc is not asked again at once either */
+	/* the pidmap holds pointers: p stays where it is */
+	return ps_symbols__add_proc(syms, p->pid) == 0 ? ps_proc__lookup(p, addr) : NULL;
 }
 
 bool ps_map__adjust(struct ps_map *m)

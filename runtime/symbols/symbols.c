@@ -96,7 +96,7 @@ static int resolve_user(struct ps_symbols *syms, pid_t pid, uint64_t addr, char 
 
 	if (!p)
 		return -ENOMEM;
-	m = ps_proc__lookup(p, addr);
+	m = ps_procs__lookup_now(syms, p, addr);
 	if (!m || !m->dso) {
 		if (ps_jit__lookup(p, addr, buf, len, dso) == 0)
 			return 0;
@@ -172,7 +172,7 @@ int ps_symbols__srcframes(struct ps_symbols *syms, pid_t pid, uint64_t addr,
 	p = ps_procs__known(syms, pid);
 	if (!p)
 		return -ENOMEM;
-	m = ps_proc__lookup(p, addr);
+	m = ps_procs__lookup_now(syms, p, addr);
 	if (!m || !m->dso || !ps_map__adjust(m))
 		return 0;
 	return ps_dso__srcframes(m->dso, addr + (uint64_t)m->adj, frames);
@@ -191,7 +191,7 @@ int ps_symbols__mapping(struct ps_symbols *syms, pid_t pid, uint64_t addr,
 	*out = (struct ps_mapping_info){.sz = sizeof(*out)};
 	if (!(p = ps_procs__known(syms, pid)))
 		return -ENOMEM;
-	if (!(m = ps_proc__lookup(p, addr)))
+	if (!(m = ps_procs__lookup_now(syms, p, addr)))
 		return -ENOENT;
 	out->start = m->start;
 	out->limit = m->end;

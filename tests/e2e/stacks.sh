@@ -162,4 +162,33 @@ out=$("$PERFSCRIPT" -e 'local pid = io.open("/proc/self/stat"):read("n")
 print(perfmon.symbolize(pid, 16)); print(perfmon.frames(pid, 16)[1].func)')
 is "$out" $'0x10\t[unknown]\t[unknown]\n[unknown]' "an address in no mapping: sym 0x10, counted and framed as [unknown]"
 
+# perfmon.symbolize of a process no records follow reads its maps from
+# /proc once; an address in a library it loaded since (dlopen) is found
+# by reading them again on the miss, as perf report would name it
+python3 -c '
+import os, sys, time
+while not os.path.exists(sys.argv[1] + "/go"): time.sleep(0.01)
+import _ctypes
+open(sys.argv[1] + "/loaded", "w").close()
+time.sleep(60)' "$TMP" &
+py=$!
+out=$("$PERFSCRIPT" -e '
+local pid, dir = tonumber(arg[1]), arg[2]
+local function text_of(pat)
+  for l in io.lines("/proc/" .. pid .. "/maps") do
+    local a = l:match("^(%x+)%-%x+ r%-xp .*" .. pat)
+    if a then return tonumber(a, 16) end
+  end
+end
+while not text_of("libc%.so") do os.execute("sleep 0.01") end
+local before = perfmon.symbolize(pid, text_of("libc%.so") + 0x1000)
+io.open(dir .. "/go", "w"):close()
+while not io.open(dir .. "/loaded") do os.execute("sleep 0.05") end
+local a = text_of("_ctypes")
+local name, file = perfmon.symbolize(pid, a + 0x2000)
+print(before:match("^[%a_]") and "named" or before, name, file, perfmon.mapping(pid, a + 0x2000).file)' -- "$py" "$TMP" 2>&1)
+kill "$py" 2>/dev/null
+like "$out" $'^named\t[A-Za-z_][A-Za-z_0-9.]*\+0x[0-9a-f]+\t[^\t]*_ctypes[^\t]*\.so\t[^\t]*_ctypes' \
+	"perfmon.symbolize names an address in a library the process loaded after its maps were read ($out)"
+
 done_testing
