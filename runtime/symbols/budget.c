@@ -47,9 +47,9 @@ size_t ps_dso__drop_pages(struct ps_dso *d, bool cold)
 		ps_page_ages__free(&d->cfi_ages);
 	}
 	if (d->image && d->image_mapped)
-		n += ps_pages__drop_cold(d->image, d->image_size, cold ? &d->image_ages : NULL);
+		n += ps_pages__drop(d->image, d->image_size, cold ? &d->image_ages : NULL);
 	if (d->cfi_view)
-		n += ps_pages__drop_cold(d->cfi_view, d->image_size, cold ? &d->cfi_ages : NULL);
+		n += ps_pages__drop(d->cfi_view, d->image_size, cold ? &d->cfi_ages : NULL);
 	return n;
 }
 
@@ -141,22 +141,23 @@ static size_t budget_of(const struct ps_symbols *syms)
 	return syms->dsos.budget ? syms->dsos.budget : PS_SYMBOLS_BUDGET_DEFAULT;
 }
 
-size_t ps_symbols__drop_pages(struct ps_symbols *syms)
+static size_t drop_pages(struct ps_symbols *syms, bool cold)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; syms && i < syms->dsos.n; i++)
-		n += ps_dso__drop_pages(syms->dsos.v[i], false);
+		n += ps_dso__drop_pages(syms->dsos.v[i], cold);
 	return n;
+}
+
+size_t ps_symbols__drop_pages(struct ps_symbols *syms)
+{
+	return drop_pages(syms, false);
 }
 
 size_t ps_symbols__drop_cold_pages(struct ps_symbols *syms)
 {
-	size_t n = 0;
-
-	for (size_t i = 0; syms && i < syms->dsos.n; i++)
-		n += ps_dso__drop_pages(syms->dsos.v[i], true);
-	return n;
+	return drop_pages(syms, true);
 }
 
 size_t ps_symbols__forget_answers(struct ps_symbols *syms, size_t keep)

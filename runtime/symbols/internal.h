@@ -232,10 +232,9 @@ size_t ps_dso__bytes(const struct ps_dso *dso);
  * mapping, that this process has and never wrote (/proc/self/pagemap: a
  * file page, not a copy): the file gives them again if they are read. A
  * page written stays. The bytes dropped. */
-size_t ps_pages__drop_clean(void *addr, size_t len);
-/* The same, but ages keeps the pages read again since the drop before
- * this one (re-tested every few drops): see pages.c. */
-size_t ps_pages__drop_cold(void *addr, size_t len, struct ps_page_ages *ages);
+/* With ages, the pages read again since the drop before this one stay
+ * (each re-tested every few drops): see pages.c. */
+size_t ps_pages__drop(void *addr, size_t len, struct ps_page_ages *ages);
 void ps_page_ages__free(struct ps_page_ages *ages);
 size_t ps_page_ages__bytes(const struct ps_page_ages *ages);
 /* The bytes of [image, image+size) resident in this process. */
@@ -380,6 +379,8 @@ struct ps_map *ps_proc__lookup(struct ps_proc *p, uint64_t addr);
  * addr is read again (it may have mapped a library since), at most every
  * 20 ms. */
 struct ps_map *ps_procs__lookup_now(struct ps_symbols *syms, struct ps_proc *p, uint64_t addr);
+/* CLOCK_MONOTONIC_COARSE in ns: for "read again after a while" checks. */
+uint64_t ps_coarse_ns(void);
 /* Whether m's file-to-module adjustment is known (computed once). */
 bool ps_map__adjust(struct ps_map *m);
 

@@ -56,14 +56,6 @@ struct ps_jitmap {
 	uint64_t checked_ns, loaded_ns;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int jitsym_cmp(const void *a, const void *b)
 {
 	const struct ps_jitsym *x = a, *y = b;
@@ -177,7 +169,7 @@ static void load(struct ps_jitmap *j, uint64_t now)
 /* Read the map again if the file changed since it was read. */
 static void refresh(struct ps_jitmap *j)
 {
-	uint64_t now = now_ns();
+	uint64_t now = ps_coarse_ns();
 	struct stat st;
 
 	if (j->checked_ns && now - j->checked_ns < PS_JIT_RECHECK_NS)

@@ -209,7 +209,7 @@ static int add_mapping(struct ps_symbols *syms, struct ps_proc *p, uint64_t star
 	return proc_add_map(p, &m);
 }
 
-static uint64_t now_ns(void)
+uint64_t ps_coarse_ns(void)
 {
 	struct timespec ts;
 
@@ -237,7 +237,7 @@ int ps_symbols__add_proc(struct ps_symbols *syms, pid_t pid)
 	}
 	proc_forget(p);
 	p->from_proc = true;
-	p->read_ns = now_ns();
+	p->read_ns = ps_coarse_ns();
 	/* "start-end perms offset maj:min inode   path" */
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long start, end, off, ino;
@@ -386,9 +386,9 @@ struct ps_map *ps_procs__lookup_now(struct ps_symbols *syms, struct ps_proc *p, 
 {
 	struct ps_map *m = ps_proc__lookup(p, addr);
 
-	if (m || p->tracked || p->gone || now_ns() - p->read_ns < PS_MAPS_STALE_NS)
+	if (m || p->tracked || p->gone || ps_coarse_ns() - p->read_ns < PS_MAPS_STALE_NS)
 		return m;
-	p->read_ns = now_ns(); /* a pid gone from /proc is not asked again at once either */
+	p->read_ns = ps_coarse_ns(); /* a pid gone from /proc is not asked again at once either */
 	/* the pidmap holds pointers: p stays where it is */
 	return ps_symbols__add_proc(syms, p->pid) == 0 ? ps_proc__lookup(p, addr) : NULL;
 }

@@ -2,7 +2,8 @@
  * pages.c: the pages of the files' mapped images that this process holds.
  * An image is mapped private and only read, so its pages are the page
  * cache's: unmapping them (MADV_DONTNEED) takes them out of our RSS and a
- * later read faults them in again, from the page cache, one at a time.
+ * later read faults them in again, from the page cache, with the pages
+ * around it (the kernel's fault-around: 16 by default).
  * What is resident is told by /proc/self/pagemap (present, and a file
  * page rather than a copy we wrote).
  *
@@ -184,7 +185,7 @@ static void drop_run(void *ctx, size_t at, size_t k)
 	d->next = at + k;
 }
 
-static size_t drop(void *addr, size_t len, struct ps_page_ages *a)
+size_t ps_pages__drop(void *addr, size_t len, struct ps_page_ages *a)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), first = (uintptr_t)addr / page,
 	       n = ((uintptr_t)addr + len + page - 1) / page - first;
@@ -203,16 +204,6 @@ static size_t drop(void *addr, size_t len, struct ps_page_ages *a)
 	clear_bits(a->bits + a->words, d.next, n);
 	a->epoch++;
 	return d.dropped;
-}
-
-size_t ps_pages__drop_clean(void *addr, size_t len)
-{
-	return drop(addr, len, NULL);
-}
-
-size_t ps_pages__drop_cold(void *addr, size_t len, struct ps_page_ages *ages)
-{
-	return drop(addr, len, ages);
 }
 
 void ps_page_ages__free(struct ps_page_ages *a)

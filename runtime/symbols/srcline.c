@@ -109,7 +109,7 @@ static size_t inflated(Dwarf *dw)
 			n += data->d_size;
 	}
 	if (n)
-		ps_pages__drop_clean(raw, raw_size);
+		ps_pages__drop(raw, raw_size, NULL);
 	return n;
 }
 

@@ -167,6 +167,7 @@ is "$out" $'0x10\t[unknown]\t[unknown]\n[unknown]' "an address in no mapping: sy
 # by reading them again on the miss, as perf report would name it
 python3 -c '
 import os, sys, time
+open(sys.argv[1] + "/ready", "w").close()
 while not os.path.exists(sys.argv[1] + "/go"): time.sleep(0.01)
 import _ctypes
 open(sys.argv[1] + "/loaded", "w").close()
@@ -180,7 +181,8 @@ local function text_of(pat)
     if a then return tonumber(a, 16) end
   end
 end
-while not text_of("libc%.so") do os.execute("sleep 0.01") end
+-- python3 may be a launcher that execs the interpreter: wait for it
+while not io.open(dir .. "/ready") do os.execute("sleep 0.01") end
 local before = perfmon.symbolize(pid, text_of("libc%.so") + 0x1000)
 io.open(dir .. "/go", "w"):close()
 while not io.open(dir .. "/loaded") do os.execute("sleep 0.05") end
@@ -190,5 +192,17 @@ print(before:match("^[%a_]") and "named" or before, name, file, perfmon.mapping(
 kill "$py" 2>/dev/null
 like "$out" $'^named\t[A-Za-z_][A-Za-z_0-9.]*\+0x[0-9a-f]+\t[^\t]*_ctypes[^\t]*\.so\t[^\t]*_ctypes' \
 	"perfmon.symbolize names an address in a library the process loaded after its maps were read ($out)"
+# a pid gone from /proc: an address in it is [unknown], asked twice (the
+# second miss does not read /proc again at once)
+sh -c 'exit 0' &
+gone=$!
+wait "$gone"
+out=$("$PERFSCRIPT" -e 'local pid = tonumber(arg[1])
+for _ = 1, 2 do
+  local sym, dso, func = perfmon.symbolize(pid, 0x401000)
+  print(sym, dso, func, perfmon.mapping(pid, 0x401000))
+end' -- "$gone" 2>&1)
+is "$out" $'0x401000\t[unknown]\t[unknown]\tnil\n0x401000\t[unknown]\t[unknown]\tnil' \
+	"perfmon.symbolize of a pid that is gone: [unknown], no error"
 
 done_testing

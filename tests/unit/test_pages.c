@@ -67,24 +67,24 @@ static void test_mode(const char *file, const char *how)
 	n = count_present(m);
 	tap_ok(present(m, 0) && present(m, 64) && ps_pages__resident(m, PAGES * page) == n * page,
 	       "%s: pages read and written resident, as pagemap counts them (%zu)", how, n);
-	ps_pages__drop_clean(m, PAGES * page);
+	ps_pages__drop(m, PAGES * page, NULL);
 	tap_ok(!present(m, 0) && !present(m, 64) && present(m, 128) && count_present(m) == 1,
 	       "%s: all read pages given back, the written one kept", how);
 	tap_ok(touch(m, 0) && touch(m, 64) && m[128 * page] == 1,
 	       "%s: read again, from the file, the same bytes", how);
 
 	/* ages: a page read once goes; one read again since the last drop stays */
-	ps_pages__drop_cold(m, PAGES * page, &ages);
+	ps_pages__drop(m, PAGES * page, &ages);
 	tap_ok(!present(m, 0) && !present(m, 64) && count_present(m) == 1,
 	       "%s: the first aged drop gives back every page read once", how);
 	touch(m, 0);
 	touch(m, 192);
-	ps_pages__drop_cold(m, PAGES * page, &ages);
+	ps_pages__drop(m, PAGES * page, &ages);
 	tap_ok(present(m, 0) && !present(m, 192) && !present(m, 64),
 	       "%s: page 0, read again since the drop, is kept; page 192, read once, went", how);
 	/* kept pages are tested again, a slice per drop: all within 8 drops */
 	for (drops = 0; drops < 8 && count_present(m) > 1; drops++)
-		ps_pages__drop_cold(m, PAGES * page, &ages);
+		ps_pages__drop(m, PAGES * page, &ages);
 	kept = count_present(m);
 	tap_ok(kept == 1 && drops > 1,
 	       "%s: unread, the kept pages went a slice at a time, all within %zu drops of 8", how,
