@@ -17,6 +17,7 @@ PREFIX_MAP := -ffile-prefix-map=$(CURDIR)=.
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(PREFIX_MAP) -Ibindings -Iruntime \
 	-DPS_TAPSET_DIR='"$(PREFIX)/share/perfscript/tapsets"' \
 	-DPS_MHD_SONAME='"$(or $(MHD_SONAME),libmicrohttpd.so.12)"' \
+	-DPS_GNUTLS_SONAME='"$(or $(GNUTLS_SONAME),libgnutls.so.30)"' \
 	-DPS_PFM_SONAME='"$(or $(PFM_SONAME),libpfm.so.4)"'
 LDFLAGS   ?=
 # The layers of runtime/, lowest first (README.md, "Layout"): no file may
@@ -29,6 +30,7 @@ LDFLAGS   ?=
 CORE_LAYERS := base event symbols core sample sample/perf sample/bpf session loop
 CORE_LIBS := -ldw -lelf -lbpf -liberty -ldl -lyaml -lcrypt
 MHD_SONAME := $(shell objdump -p "$$($(CC) -print-file-name=libmicrohttpd.so)" 2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')
+GNUTLS_SONAME := $(shell objdump -p "$$($(CC) -print-file-name=libgnutls.so)" 2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')
 PFM_SONAME := $(shell objdump -p "$$($(CC) -print-file-name=libpfm.so)" 2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')
 # BPF programs (runtime/sample/bpf/*.bpf.c): clang to BPF objects, bpftool to skeletons.
 CLANG     ?= clang
@@ -49,7 +51,7 @@ DEPS_BUILD := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang 
 DEPS_TEST := luajit libluajit-5.1-dev lua-busted lua-check linux-perf util-linux procps tmux g++ \
 	clang-format systemtap-sdt-dev golang-go prometheus curl bpftrace strace openssl python3 \
 	python3-dev \
-	linux-libc-dev-arm64-cross lld debuginfod
+	linux-libc-dev-arm64-cross lld debuginfod libclang-rt-14-dev
 # ...and what only the benchmarks compare with (make bench).
 DEPS_BENCH := bpfcc-tools
 
@@ -290,11 +292,22 @@ $(BUILD)/fuzz/fuzz_ring: tests/fuzz/fuzz_ring.c $(RING_FUZZ_SRCS) $(wildcard run
 	$(Q)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -Ibindings -Iruntime -o $@ $< $(RING_FUZZ_SRCS)
 
-fuzz: $(BUILD)/fuzz/fuzz_event $(BUILD)/fuzz/fuzz_ring
-	$(Q)mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/corpus-ring
+# The web configuration fuzzer: the YAML a root listener's access rests on.
+WEB_FUZZ_SRCS := runtime/loop/webconfig.c runtime/loop/webtls.c runtime/loop/auth.c
+$(BUILD)/fuzz/fuzz_webconfig: tests/fuzz/fuzz_webconfig.c $(WEB_FUZZ_SRCS) runtime/loop/http.h
+	$(call msg,FUZZCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -DPS_GNUTLS_SONAME='"$(or $(GNUTLS_SONAME),libgnutls.so.30)"' \
+		-Ibindings -Iruntime -o $@ $< $(WEB_FUZZ_SRCS) -lyaml -lcrypt -ldl
+
+fuzz: $(BUILD)/fuzz/fuzz_event $(BUILD)/fuzz/fuzz_ring $(BUILD)/fuzz/fuzz_webconfig
+	$(Q)mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/corpus-ring $(BUILD)/fuzz/corpus-webconfig
 	$(BUILD)/fuzz/fuzz_event $(BUILD)/fuzz/corpus tests/fuzz/corpus/event -timeout=10 \
 		$(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS))
 	$(BUILD)/fuzz/fuzz_ring $(BUILD)/fuzz/corpus-ring -timeout=10 \
+		$(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS))
+	$(BUILD)/fuzz/fuzz_webconfig $(BUILD)/fuzz/corpus-webconfig tests/fuzz/corpus/webconfig -timeout=10 \
 		$(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS))
 .PHONY: fuzz
 

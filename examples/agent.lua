@@ -220,13 +220,15 @@ local function send_owed(list, o, bytes, why)
   end
 end
 
--- A request for a profile of the next `seconds` (Go's default 30): its
--- deferred reply and the seconds, or nil and the answer now (400, 503).
+-- A request for a profile of the next `seconds`, a whole number as Go's
+-- net/http/pprof takes it (default 30): its deferred reply and the
+-- seconds, or nil and the answer now (400, 503).
 local function owe(req)
-  local secs = tonumber(req.args.seconds or "30")
-  if not secs or secs <= 0 or secs > opts.max_seconds then
+  local arg = req.args.seconds or "30"
+  local secs = arg:match("^%d+$") and tonumber(arg)
+  if not secs or secs < 1 or secs > opts.max_seconds then
     refused = refused + 1
-    return nil, ("seconds must be a number from 0 to %d\n"):format(opts.max_seconds), 400
+    return nil, ("seconds must be a whole number from 1 to %d\n"):format(opts.max_seconds), 400
   end
   local ok, reply = pcall(req.defer, req)
   if not ok then

@@ -81,7 +81,10 @@ if #skipped > 0 then
 end
 
 local server, err = reg:serve(opts.listen, { web_config = opts.web_config })
-if not server then error("exporter.lua: " .. err, 0) end
+if not server then
+  io.stderr:write("exporter.lua: ", err, "\n")
+  os.exit(1)
+end
 local host = opts.listen:match("^(.*):%d+$")
 printf("listening on %s://%s:%d/metrics\n", server:tls() and "https" or "http",
        (host == "" or host == nil) and "0.0.0.0" or host, server:port())

@@ -42,35 +42,73 @@ extern struct ps_mhd_api ps_mhd;
 /* loop/http_mhd.c: 0, or -ENOENT with msg naming the library and its package. */
 int ps_mhd__load(char *msg, size_t msglen);
 
-/* ---- loop/webconfig.c ---- */
+/* ---- loop/webconfig.c, loop/webtls.c, loop/auth.c ---- */
 
 struct ps_webconfig;
 
+struct ps_webuser {
+	char *name, *hash;
+};
+
+#define PS_WEBTLS_MAX_SUITES 32
+/* tls_server_config's versions (0 = TLS10 ... 3 = TLS13, -1 = not given)
+ * and cipher suites (Go's names). */
+struct ps_webtls {
+	int min, max;
+	char *suites[PS_WEBTLS_MAX_SUITES];
+	size_t nsuites;
+};
+
 /* Read a web configuration file in the Prometheus exporters' format:
- *   tls_server_config: {cert_file: PATH, key_file: PATH}
+ *   tls_server_config: {cert_file: PATH, key_file: PATH, min_version: TLS12,
+ *                       max_version: TLS13, cipher_suites: [NAME, ...]}
  *   basic_auth_users: {NAME: BCRYPT_HASH, ...}
  * Relative paths are taken from the file's folder. NULL + errno on
  * failure, with msg naming the file, the line and the problem. */
 struct ps_webconfig *ps_webconfig__read(const char *path, char *msg, size_t msglen);
+/* The same from text; files it names are read from dir, or, with dir
+ * NULL, not read at all (their names stand for their contents). */
+struct ps_webconfig *ps_webconfig__parse(const char *text, size_t len, const char *path,
+					 const char *dir, char *msg, size_t msglen);
 void ps_webconfig__free(struct ps_webconfig *w);
 /* The PEM texts for TLS, or NULL when the file asks for none. */
 const char *ps_webconfig__cert(const struct ps_webconfig *w);
 const char *ps_webconfig__key(const struct ps_webconfig *w);
+/* The GnuTLS priority string for its TLS versions and suites, or NULL. */
+const char *ps_webconfig__priorities(const struct ps_webconfig *w);
 /* Whether requests must carry a user and password. */
 bool ps_webconfig__wants_auth(const struct ps_webconfig *w);
+
+/* TLS10..TLS13 -> 0..3; -1 for anything else. */
+int ps_webtls__version(const char *name);
+/* The priority string for t into out; -EINVAL with msg when GnuTLS would
+ * not speak exactly the versions and suites t names. */
+int ps_webtls__priorities(const struct ps_webtls *t, char *out, size_t outlen, char *msg,
+			  size_t msglen);
 
 enum ps_auth {
 	PS_AUTH_OK,
 	PS_AUTH_DENIED,
 	PS_AUTH_BUSY, /* too many new passwords to check this second: try later */
 };
-/* Check user and password (either may be NULL: denied). A password once
- * accepted is remembered, so a scraper's every request does not cost a
- * bcrypt; new ones are checked at most PS_AUTH_CHECKS_PER_S a second, so a
- * guessing client cannot keep the loop busy. */
-#define PS_AUTH_CHECKS_PER_S 4
-enum ps_auth ps_webconfig__check(struct ps_webconfig *w, const char *user, const char *password,
-				 uint64_t now_ns);
+/* Check user and password from a client address (any may be NULL:
+ * denied). A password once accepted is remembered, so a scraper's every
+ * request does not cost a bcrypt; new ones are checked at most
+ * PS_AUTH_CHECKS_PER_S a second, of which one is shared by the addresses
+ * with PS_AUTH_SUSPECT_FAILS failures in the last minute (loop/auth.c). */
+#define PS_AUTH_CHECKS_PER_S  4
+#define PS_AUTH_SUSPECT_FAILS 3
+enum ps_auth ps_webconfig__check(struct ps_webconfig *w, const char *client, const char *user,
+				 const char *password, uint64_t now_ns);
+
+struct ps_auth_state;
+/* $2a/b/x/y$, a cost of 4 to 31, 53 characters of salt and hash. */
+bool ps_auth__is_bcrypt(const char *hash);
+/* The users' names and hashes are borrowed: they outlive the state. */
+struct ps_auth_state *ps_auth__new(const struct ps_webuser *users, size_t n);
+void ps_auth__free(struct ps_auth_state *a);
+enum ps_auth ps_auth__check(struct ps_auth_state *a, const char *client, const char *user,
+			    const char *password, uint64_t now_ns);
 
 /* ---- the listener (loop/http.c) and its requests (loop/http_serve.c) ---- */
 

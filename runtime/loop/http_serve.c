@@ -8,10 +8,12 @@
  * checked against the web configuration's users before the handler sees
  * them; TLS comes from the same file.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 
 #include "loop/http.h"
 
@@ -49,16 +51,33 @@ static enum MHD_Result respond_text(struct MHD_Connection *c, unsigned status, c
 		       strdup(text), strlen(text));
 }
 
+/* The client's address as text, for its own share of password checks. */
+static const char *client_address(struct MHD_Connection *c, char *buf, size_t len)
+{
+	const union MHD_ConnectionInfo *i =
+	    ps_mhd.get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = i ? i->client_addr : NULL;
+
+	*buf = '\0';
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)len);
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf,
+			  (socklen_t)len);
+	return buf;
+}
+
 /* NULL when the request may go on, else the reply's status. */
 static unsigned authorize(struct ps_http *h, struct MHD_Connection *c)
 {
-	char *password = NULL, *user;
+	char *password = NULL, *user, addr[INET6_ADDRSTRLEN];
 	enum ps_auth a;
 
 	if (!h->web || !ps_webconfig__wants_auth(h->web))
 		return 0;
 	user = ps_mhd.basic_auth_get_username_password(c, &password);
-	a = ps_webconfig__check(h->web, user, password, ps_http__now());
+	a = ps_webconfig__check(h->web, client_address(c, addr, sizeof(addr)), user, password,
+				ps_http__now());
 	if (password) {
 		memset(password, 0, strlen(password));
 		ps_mhd.free(password);
@@ -268,9 +287,11 @@ struct MHD_Daemon *ps_http__start_mhd(struct ps_http *h, char *msg, size_t msgle
 	const char *cert = h->web ? ps_webconfig__cert(h->web) : NULL;
 	const char *key = h->web ? ps_webconfig__key(h->web) : NULL;
 	unsigned flags = MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME;
+	const char *prio = h->web ? ps_webconfig__priorities(h->web) : NULL;
 	struct MHD_OptionItem tls[] = {
 	    {MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert},
 	    {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key},
+	    {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)prio},
 	    {MHD_OPTION_END, 0, NULL},
 	};
 	struct MHD_Daemon *d;
@@ -283,7 +304,7 @@ struct MHD_Daemon *ps_http__start_mhd(struct ps_http *h, char *msg, size_t msgle
 				(unsigned)(h->idle_ns / 1000000000u), MHD_OPTION_CONNECTION_LIMIT,
 				4 * h->limit + 64, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_ARRAY,
-				cert ? tls : tls + 2, MHD_OPTION_END);
+				cert ? tls : tls + 3, MHD_OPTION_END);
 	if (!d)
 		snprintf(msg, msglen, "cannot start the HTTP server%s (libmicrohttpd)",
 			 cert ? " with TLS: check the certificate and key" : "");

@@ -172,6 +172,14 @@ static void failed(struct ps_script *sc, unsigned flags, const char *where)
 		fprintf(stderr, "%s\n", msg ? msg : "(no message)");
 		return;
 	}
+	if (flags & PS_CALL_REQUEST) {
+		/* A client must not end the session nor change its exit
+		 * status: the message without its traceback, on one line. */
+		nl = msg ? strstr(msg, "\nstack traceback:") : NULL;
+		fprintf(stderr, "perfscript: error in %s: %.*s\n", where,
+			nl ? (int)(nl - msg) : (int)strlen(msg ? msg : ""), msg ? msg : "");
+		return;
+	}
 	fprintf(stderr, "perfscript: error in %s: %s\n", where, msg ? msg : "(no message)");
 	sc->errors++;
 	if (sc->ending || (flags & (PS_CALL_ERROR_PROBE | PS_CALL_SETUP)))

@@ -5,7 +5,8 @@
  * openmetrics tapset serves its /metrics page with it. The handler runs
  * through the one protected call path (ps_lua__protect) inside a small C
  * function that calls it and copies its reply out; a handler that raises is
- * reported like any probe's error and the client gets a 500. A listener
+ * reported on one line and the client gets a 500, but the session goes on
+ * and its exit status is kept: no client can end it (PS_CALL_REQUEST). A listener
  * keeps the session running, as a timer does, and stays open without a
  * reference from the script, until server:close() or the session's end.
  * A handler may answer later: req:defer() gives a reply object whose
@@ -159,7 +160,7 @@ static int on_request(const struct ps_http_request *req, struct ps_http_reply *r
 
 	u->current = req;
 	u->deferred = false;
-	rc = ps_lua__protect(u->sc, serve, &c, 0, "http handler");
+	rc = ps_lua__protect(u->sc, serve, &c, PS_CALL_REQUEST, "http handler");
 	u->current = NULL;
 	if (rc < 0) {
 		free(rep->body);

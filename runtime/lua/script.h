@@ -67,6 +67,8 @@ enum ps_call_flags {
 	PS_CALL_ERROR_PROBE = 1u << 1, /* an error probe: its failure runs no error probe */
 	PS_CALL_SILENT = 1u << 2,      /* TAB completion: a failure says nothing */
 	PS_CALL_SETUP = 1u << 3,       /* before the script runs: reported, counted, no probe */
+	PS_CALL_REQUEST = 1u << 4,     /* a request from outside (HTTP): one line on stderr, the
+					* session goes on and the exit status is kept */
 };
 
 /* The one protected-call path: the function and its nargs arguments are on

@@ -80,6 +80,14 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$url/debug/pprof/profile?seconds=
 is "$code" 400 "seconds=abc: 400"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$url/debug/pprof/profile?seconds=600")
 is "$code" 400 "seconds over --max-seconds: 400"
+# seconds is a whole number, as Go's net/http/pprof takes it: a tiny
+# fraction once raised inside the handler and ended the whole session.
+for bad in 1e-7 0.5 0 -1 1.0 %201 0x10; do
+	code=$(curl -s -o /dev/null -w '%{http_code}' "$url/debug/pprof/profile?seconds=$bad")
+	is "$code" 400 "seconds=$bad: 400"
+done
+code=$(curl -s -o /dev/null -w '%{http_code}' "$url/metrics")
+is "$code" 200 "... and the agent is still serving after them"
 for i in $(seq 16); do curl -s -o "$TMP/held.$i" "$url/debug/pprof/profile?seconds=1" & done
 for ((i = 0; i < 200; i++)); do # until the 16 are owed
 	curl -s "$url/metrics" | grep -q '^perfscript_agent_profiles_in_progress 16$' && break
@@ -161,6 +169,8 @@ port=$(sed -E 's/.*:([0-9]+)\/ .*/\1/' <<<"$line")
 cp "$WORKLOAD" "$TMP/sleeper"
 "$TMP/sleeper" sleep 4000 &
 pids+=($!)
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${port:-1}/debug/pprof/offcpu?seconds=1e-7")
+is "$code" 400 "--offcpu: /debug/pprof/offcpu?seconds=1e-7: 400, the session goes on"
 curl -s -o "$TMP/off.pb.gz" "http://127.0.0.1:${port:-1}/debug/pprof/offcpu?seconds=2"
 top=$(go tool pprof -top -nodecount=400 "$TMP/off.pb.gz" 2>&1)
 like "$top" "Type: off-cpu" "--offcpu: /debug/pprof/offcpu is an off-cpu profile go tool pprof reads"
