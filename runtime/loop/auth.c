@@ -20,8 +20,8 @@
 
 #include "loop/http.h"
 
-#define CLIENTS	   64		     /* addresses remembered, least recently seen evicted */
-#define FAILS_NS   60000000000ull /* failures are counted over a minute */
+#define CLIENTS	      64	     /* addresses remembered, least recently seen evicted */
+#define FAILS_NS      60000000000ull /* failures are counted over a minute */
 #define SUSPECT_PER_S 1		     /* checks a second for all suspect addresses */
 
 struct user {
@@ -46,7 +46,8 @@ struct ps_auth_state {
 
 bool ps_auth__is_bcrypt(const char *h)
 {
-	static const char b64[] = "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	static const char b64[] =
+	    "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 	/* $2a$ $2b$ $2x$ $2y$, a cost of 04 to 31, a 22-character salt and a
 	 * 31-character hash: 60 characters in all. */

@@ -60,7 +60,8 @@ static const char *client_address(struct MHD_Connection *c, char *buf, size_t le
 
 	*buf = '\0';
 	if (sa && sa->sa_family == AF_INET)
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)len);
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf,
+			  (socklen_t)len);
 	else if (sa && sa->sa_family == AF_INET6)
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf,
 			  (socklen_t)len);

@@ -218,7 +218,8 @@ static int read_tls(struct reader *r, struct ps_webconfig *w, yaml_node_t *m)
 			int *ver = k[1] == 'i' ? &w->tls.min : &w->tls.max;
 
 			if ((*ver = ps_webtls__version(v)) < 0)
-				rc = bad(r, vn, "a TLS version is TLS10, TLS11, TLS12 or TLS13, not '%s'",
+				rc = bad(r, vn,
+					 "a TLS version is TLS10, TLS11, TLS12 or TLS13, not '%s'",
 					 v ? v : "(not a word)");
 		} else
 			rc = bad(r, vn,
@@ -237,8 +238,8 @@ static int read_tls(struct reader *r, struct ps_webconfig *w, yaml_node_t *m)
 			   "tls_server_config needs cert_file and key_file (for plain HTTP, leave "
 			   "the section out)%s",
 			   "");
-	if (ps_webtls__priorities(&w->tls, w->priorities, sizeof(w->priorities), why,
-				  sizeof(why)) < 0)
+	if (ps_webtls__priorities(&w->tls, w->priorities, sizeof(w->priorities), why, sizeof(why)) <
+	    0)
 		return bad(r, m, "%s", why);
 	return 0;
 }
@@ -283,7 +284,8 @@ static int read_root(struct reader *r, struct ps_webconfig *w)
 	if (!root)
 		return 0; /* an empty file: plain HTTP, no users */
 	if (root->type != YAML_MAPPING_NODE)
-		return bad(r, root, "expected a mapping (tls_server_config, basic_auth_users)%s", "");
+		return bad(r, root, "expected a mapping (tls_server_config, basic_auth_users)%s",
+			   "");
 	if ((rc = keys_once(r, root)) < 0)
 		return rc;
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;

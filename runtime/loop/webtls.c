@@ -50,8 +50,7 @@ static const struct suite suites[] = {
      "AEAD"},
     /* Go's older names for the last two */
     {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305", 0xcca8, "ECDHE-RSA", "CHACHA20-POLY1305", "AEAD"},
-    {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305", 0xcca9, "ECDHE-ECDSA", "CHACHA20-POLY1305",
-     "AEAD"},
+    {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305", 0xcca9, "ECDHE-ECDSA", "CHACHA20-POLY1305", "AEAD"},
 };
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))
 
@@ -150,7 +149,8 @@ static int check(const char *prio, const bool *asked, char *msg, size_t msglen)
 
 		if (rc == -56) /* GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE: the end */
 			break;
-		if (rc < 0 || !(name = g.suite_info(idx, id, &kx, &ci, &mac, &ver)) || id[0] == 0x13)
+		if (rc < 0 || !(name = g.suite_info(idx, id, &kx, &ci, &mac, &ver)) ||
+		    id[0] == 0x13)
 			continue; /* TLS 1.3's own */
 		for (size_t s = 0; s < NSUITES; s++)
 			if (suites[s].id == (unsigned)(id[0] << 8 | id[1]) && asked[s])
