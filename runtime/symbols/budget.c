@@ -74,7 +74,7 @@ void ps_dso__give_back(struct ps_dso *d)
 	ps_dso__cfi_free(d);
 	ps_page_ages__free(&d->image_ages);
 	if (d->image_mapped)
-		munmap(d->image, d->image_size);
+		ps_image__unmap(d->image, d->image_size);
 	else
 		free(d->image);
 	free(d->syms);
@@ -107,6 +107,21 @@ void ps_dso__evict(struct ps_dso *d)
 			ps_dso__give_back(dsos->v[i]);
 	ps_dso__give_back(d);
 	dsos->evictions++;
+}
+
+void ps_dsos__drop_truncated(struct ps_dsos *dsos)
+{
+	for (size_t i = 0; ps_image__hits() && i < dsos->n; i++) {
+		struct ps_dso *d = dsos->v[i];
+
+		d->truncated |= ps_image__changed(d->image) || ps_image__changed(d->cfi_view);
+		if (!d->truncated || !d->open_path)
+			continue;
+		ps_dso__evict(d);
+		free(d->open_path);
+		d->open_path = NULL; /* unreadable: names its mappings, resolves nothing */
+		d->opened = true;
+	}
 }
 
 static int by_use(const void *a, const void *b)
@@ -187,6 +202,7 @@ size_t ps_symbols__trim(struct ps_symbols *syms)
 	if (!syms)
 		return 0;
 	ps_debuginfod__apply(&syms->dsos); /* a safe point: answered files reopen */
+	ps_dsos__drop_truncated(&syms->dsos);
 	syms->dsos.loads_trimmed = syms->dsos.loads;
 	budget = budget_of(syms);
 	sum = total(syms, NULL, &n) + ps_procs__gone_bytes(syms);

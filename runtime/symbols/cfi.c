@@ -55,16 +55,16 @@ static bool hdr_after_frame(Elf *elf)
  * be (it changed since its image was mapped). */
 static void *hidden_sections(const struct ps_dso *d)
 {
-	struct stat st;
-	unsigned char *p = MAP_FAILED;
-	int fd = d->open_path ? open(d->open_path, O_RDONLY | O_CLOEXEC) : -1;
+	struct ps_file_stamp want = {
+	    .dev = d->dev, .ino = d->ino, .size = d->size, .mtime = d->mtime};
+	size_t size = 0;
+	unsigned char *p = d->open_path ? ps_image__map(d->open_path, &want, &size) : NULL;
 
-	if (fd >= 0 && !fstat(fd, &st) && st.st_dev == d->dev && st.st_ino == d->ino &&
-	    (size_t)st.st_size == d->image_size)
-		p = mmap(NULL, d->image_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-	if (fd >= 0)
-		close(fd);
-	if (p == MAP_FAILED)
+	if (p && size != d->image_size) {
+		ps_image__unmap(p, size);
+		p = NULL;
+	}
+	if (!p)
 		return NULL;
 	if (p[EI_CLASS] == ELFCLASS64 && d->image_size >= sizeof(Elf64_Ehdr)) {
 		Elf64_Ehdr *eh = (Elf64_Ehdr *)p;
@@ -100,7 +100,7 @@ Elf *ps_dso__cfi_elf(struct ps_dso *d)
 void ps_dso__cfi_free(struct ps_dso *d)
 {
 	if (d->cfi_view)
-		munmap(d->cfi_view, d->image_size);
+		ps_image__unmap(d->cfi_view, d->image_size);
 	d->cfi_view = NULL;
 	ps_page_ages__free(&d->cfi_ages);
 	d->cfi_state = PS_CFI_UNKNOWN;

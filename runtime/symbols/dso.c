@@ -177,7 +177,8 @@ static struct ps_dso *dsos_add(struct ps_dsos *dsos, const char *path, const cha
 	return d;
 }
 
-struct ps_dso *ps_dsos__get(struct ps_dsos *dsos, const char *path, const char *open_path)
+struct ps_dso *ps_dsos__get(struct ps_dsos *dsos, const char *path, const char *open_path,
+			    const struct ps_file_stamp *want)
 {
 	struct ps_dso *d;
 	struct stat st;
@@ -186,6 +187,10 @@ struct ps_dso *ps_dsos__get(struct ps_dsos *dsos, const char *path, const char *
 		return NULL;
 	if (!S_ISREG(st.st_mode)) {
 		errno = ENOEXEC;
+		return NULL;
+	}
+	if (want && want->ino && (st.st_dev != want->dev || st.st_ino != want->ino)) {
+		errno = ESTALE; /* renamed or linked over since it was mapped */
 		return NULL;
 	}
 	/* Mappings arrive at mmap time, not per sample: a scan is cheap enough. */
@@ -311,29 +316,16 @@ struct ps_dso_names **ps_dso__byname(struct ps_dso *dso)
 	return &dso->byname;
 }
 
-/* The file's bytes, mapped copy-on-write: libelf may write into an image it
- * reads (relocating, decompressing in place), never into the file. */
+/* The file's bytes, if it is still the file first seen (symbols/image.c). */
 static int map_image(struct ps_dso *d)
 {
-	struct stat st;
-	void *p;
-	int fd;
+	struct ps_file_stamp want = {
+	    .dev = d->dev, .ino = d->ino, .size = d->size, .mtime = d->mtime};
 
 	if (d->image)
 		return 0;
-	if (!d->open_path)
+	if (!d->open_path || !(d->image = ps_image__map(d->open_path, &want, &d->image_size)))
 		return -ENOENT;
-	fd = open(d->open_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -ENOENT;
-	p = fstat(fd, &st) < 0 || st.st_size <= 0
-		? MAP_FAILED
-		: mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -ENOENT;
-	d->image = p;
-	d->image_size = (size_t)st.st_size;
 	d->image_mapped = true;
 	d->owner->loads++; /* a trim is due (ps_symbols__grew) */
 	return 0;
@@ -404,6 +396,20 @@ static struct ps_dso *same_build_id(const struct ps_dso *d)
 	return NULL;
 }
 
+/* Whether d's file was truncated under a read of it (symbols/image.c):
+ * what is read of it then is zeros, so it answers nothing more, and the
+ * next trim (a safe point: no unwinder is running) gives it back. */
+static bool changed(struct ps_dso *d)
+{
+	unsigned long hits = ps_image__hits();
+
+	if (d->hits_seen != hits) { /* a truncation met somewhere: this one? */
+		d->hits_seen = hits;
+		d->truncated |= ps_image__changed(d->image) || ps_image__changed(d->cfi_view);
+	}
+	return d->truncated;
+}
+
 int ps_dso__open(struct ps_dso *d, struct ps_dso **real)
 {
 	Elf *elf;
@@ -425,12 +431,14 @@ int ps_dso__open(struct ps_dso *d, struct ps_dso **real)
 		if (d->same) {
 			/* the first file's image serves: give this mapping back */
 			if (d->image_mapped)
-				munmap(d->image, d->image_size);
+				ps_image__unmap(d->image, d->image_size);
 			else
 				free(d->image);
 			d->image = NULL;
 		}
 	}
+	if (d->usable && changed(d->same ? d->same : d))
+		return -ENOENT;
 	if (!d->usable)
 		return -ENOENT;
 	*real = d->same ? d->same : d;

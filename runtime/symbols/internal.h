@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -126,6 +127,8 @@ struct ps_dso {
 	uint64_t used;	  /* ps_dsos.tick when last opened for an answer (symbols/budget.c) */
 	bool bare;	  /* no symbol table, no debug file: a stripped file */
 	char *debug_path; /* its debug file, from debuginfod (symbols/debuginfod.c) */
+	bool truncated;	  /* its file shrank under a read (symbols/image.c) */
+	unsigned long hits_seen; /* ps_image__hits() when last checked */
 };
 
 /* Every ps_dso a ps_symbols has seen, and the settings they follow. */
@@ -147,11 +150,22 @@ struct ps_dsos {
 	uint64_t loads_weighed;	       /* at the last ps_symbols__over */
 };
 
+/* A file as a mapping knows it: device and inode, and (0 when unknown)
+ * size and mtime. */
+struct ps_file_stamp {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
 /* The ps_dso for path (opened as open_path, which differs from path for a
  * process in another mount namespace), created on first sight. The ELF file
  * itself is read only when an address in it is first resolved. NULL and
- * errno when open_path cannot be stat()ed. */
-struct ps_dso *ps_dsos__get(struct ps_dsos *dsos, const char *path, const char *open_path);
+ * errno when open_path cannot be stat()ed, or (ESTALE) is not the file
+ * want names (a device and inode; NULL or inode 0: any file). */
+struct ps_dso *ps_dsos__get(struct ps_dsos *dsos, const char *path, const char *open_path,
+			    const struct ps_file_stamp *want);
 /* A file that is gone (" (deleted)") or unreadable: a ps_dso that only names
  * its mappings and resolves nothing. NULL on ENOMEM. */
 struct ps_dso *ps_dsos__get_unreadable(struct ps_dsos *dsos, const char *path);
@@ -247,6 +261,8 @@ extern bool ps_pages__no_scan;
  * none to give); cold: those not read again since the drop before. */
 size_t ps_dso__drop_pages(struct ps_dso *d, bool cold);
 void ps_dso__evict(struct ps_dso *dso);
+/* Give back, for good, the files truncated under a read (at a safe point). */
+void ps_dsos__drop_truncated(struct ps_dsos *dsos);
 /* symbols/srcline.c: what its caches hold. */
 size_t ps_dwarf__bytes(const struct ps_dwarf *d);
 
@@ -381,6 +397,24 @@ struct ps_map *ps_proc__lookup(struct ps_proc *p, uint64_t addr);
 struct ps_map *ps_procs__lookup_now(struct ps_symbols *syms, struct ps_proc *p, uint64_t addr);
 /* CLOCK_MONOTONIC_COARSE in ns: for "read again after a while" checks. */
 uint64_t ps_coarse_ns(void);
+
+/* ---- symbols/image.c: files' bytes, read safely whatever their owners do ---- */
+
+/* path mapped copy-on-write if it is still the file want names (a regular
+ * file; its size and mtime too when set), opened without blocking, and
+ * guarded; NULL + errno (ESTALE: another file is there now). */
+void *ps_image__map(const char *path, const struct ps_file_stamp *want, size_t *size);
+void ps_image__unmap(void *p, size_t size);
+/* A SIGBUS reading [p, p + len) (its file truncated) gives zeros there and
+ * marks the range changed, instead of ending the process. -ENOSPC when
+ * too many ranges are guarded. */
+int ps_image__guard(const void *p, size_t len);
+void ps_image__unguard(const void *p);
+/* Whether a read of the range guarded at p met a truncated file, and how
+ * many such reads there were in all (cheap: check that first). */
+bool ps_image__changed(const void *p);
+unsigned long ps_image__hits(void);
+bool ps_image__same_file(const struct stat *st, const struct ps_file_stamp *want);
 /* Whether m's file-to-module adjustment is known (computed once). */
 bool ps_map__adjust(struct ps_map *m);
 

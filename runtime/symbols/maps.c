@@ -179,8 +179,10 @@ static int add_mapping(struct ps_symbols *syms, struct ps_proc *p, uint64_t star
 		/* A process in another mount namespace names files as it sees
 		 * them: the same path here may be another file (a container's
 		 * libc). When ours is not the file it mapped, its own root comes
-		 * first. */
+		 * first. Whatever the path names now must be the file mapped
+		 * (its owner may have renamed another over it). */
 		bool other;
+		struct ps_file_stamp want = {.dev = id->dev, .ino = (ino_t)id->ino};
 
 		/* a file seen before by its inode (exec churn maps the same
 		 * few files again and again): no stat() */
@@ -190,11 +192,11 @@ static int add_mapping(struct ps_symbols *syms, struct ps_proc *p, uint64_t star
 			return proc_add_map(p, &m);
 		}
 		other = id->ino && !is_file(name, id);
-		m.dso = other && has_alt ? ps_dsos__get(&syms->dsos, name, alt) : NULL;
+		m.dso = other && has_alt ? ps_dsos__get(&syms->dsos, name, alt, &want) : NULL;
 		if (!m.dso && errno != ENOMEM)
-			m.dso = ps_dsos__get(&syms->dsos, name, name);
+			m.dso = ps_dsos__get(&syms->dsos, name, name, &want);
 		if (!m.dso && errno != ENOMEM && has_alt && !other)
-			m.dso = ps_dsos__get(&syms->dsos, name, alt);
+			m.dso = ps_dsos__get(&syms->dsos, name, alt, &want);
 		if (!m.dso && errno != ENOMEM)
 			m.dso = ps_dsos__get_unreadable(&syms->dsos, name);
 		if (!m.dso)
@@ -440,5 +442,5 @@ int ps_syms__proc_files(struct ps_symbols *syms, pid_t pid, struct ps_dso **dsos
 
 struct ps_dso *ps_syms__file(struct ps_symbols *syms, const char *path)
 {
-	return ps_dsos__get(&syms->dsos, path, path);
+	return ps_dsos__get(&syms->dsos, path, path, NULL);
 }

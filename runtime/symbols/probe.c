@@ -28,6 +28,8 @@
 struct elf_file {
 	int fd;
 	Elf *elf;
+	const char *raw; /* its bytes, guarded */
+	size_t len;
 };
 
 static int elf_open(const char *path, struct elf_file *f)
@@ -44,11 +46,16 @@ static int elf_open(const char *path, struct elf_file *f)
 		close(f->fd);
 		return -ENOEXEC;
 	}
+	/* read in place: its owner may truncate it meanwhile (symbols/image.c) */
+	f->raw = elf_rawfile(f->elf, &f->len);
+	if (f->raw && ps_image__guard(f->raw, f->len) < 0)
+		f->raw = NULL;
 	return 0;
 }
 
 static void elf_close(struct elf_file *f)
 {
+	ps_image__unguard(f->raw);
 	elf_end(f->elf);
 	close(f->fd);
 }

@@ -48,6 +48,7 @@ struct ps_dwarf {
 	size_t inflated;	  /* bytes libdw decompressed its sections into */
 	size_t indexed;		  /* bytes of the units' struct cu_index */
 	size_t parsed;		  /* bytes libdw holds for the units it parsed */
+	const void *guarded;	  /* the debug file's bytes, as libelf mapped them */
 };
 
 struct frames {
@@ -65,6 +66,7 @@ void ps_dwarf__free(struct ps_dwarf *d)
 	for (size_t i = 0; i < d->units.nslots; i++)
 		cu_index_free((struct cu_index *)ps_addr_cache__value(&d->units, i));
 	ps_addr_cache__free(&d->units);
+	ps_image__unguard(d->guarded);
 	if (d->dwfl)
 		dwfl_end(d->dwfl);
 	ps_addr_cache__free(&d->cache);
@@ -130,8 +132,17 @@ static struct ps_dwarf *dwarf_of(struct ps_dso *real)
 		dwfl_report_end(d->dwfl, NULL, NULL);
 	}
 	d->none = !d->mod || !dwfl_module_getdwarf(d->mod, &bias);
-	if (!d->none)
-		d->inflated = inflated(dwfl_module_getdwarf(d->mod, &bias));
+	if (!d->none) {
+		Dwarf *dw = dwfl_module_getdwarf(d->mod, &bias);
+		size_t n = 0;
+		const char *raw = elf_rawfile(dwarf_getelf(dw), &n);
+
+		d->inflated = inflated(dw);
+		/* a debug file apart from the image (symbols/image.c guards
+		 * that): read in place, and its owner may truncate it too */
+		if (raw && (void *)raw != real->image && ps_image__guard(raw, n) == 0)
+			d->guarded = raw;
+	}
 	real->owner->loads++;
 	return real->dwarf = d;
 }

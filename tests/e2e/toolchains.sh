@@ -92,11 +92,17 @@ else
 	theirs=$(HOME=$TMP PPROF_TMPDIR=$TMP go tool pprof -lines -top -sample_index=samples "$TMP/go.pb.gz" 2>/dev/null |
 		awk '/flat%/ { r = 1; next } r && $NF ~ /\.go:[0-9]+$/ && $1 >= 5 { n = split($NF, p, "/"); print $1, p[n] }' | head -n "$(wc -l <<<"$ours")")
 	is "$theirs" "$ours" "Go: go tool pprof -lines -top gives profile.lua --lines' file:line rows"
-	if command -v perf >/dev/null && perf record -q -F 999 -o "$TMP/go.data" "$TMP/gohot" 500 >/dev/null 2>&1; then
-		top=$(perf report -i "$TMP/go.data" --stdio --sort srcline 2>/dev/null | awk '!/^#/ && NF { print $2; exit }')
-		like "${rows[0]} ${rows[1]}" "(^| )$top( |$)" "Go: perf report --sort srcline's top line ($top) is one of perfscript's top two"
+	# perf's hottest address, named by LLVM's DWARF reader: binutils 2.40
+	# (perf report --sort srcline, addr2line) reads Go 1.26's DWARF 5 line
+	# tables as "go.go:0"
+	a2l=$(command -v llvm-addr2line || command -v /usr/lib/llvm-*/bin/llvm-addr2line | tail -1)
+	if [[ -n $a2l ]] && command -v perf >/dev/null && perf record -q -F 999 -o "$TMP/go.data" "$TMP/gohot" 500 >/dev/null 2>&1; then
+		ip=$(perf script -i "$TMP/go.data" --comms gohot -F ip 2>/dev/null | sort | uniq -c | sort -rn | awk '{ print $2; exit }')
+		top=$("$a2l" -e "$TMP/gohot" "0x$ip" | sed 's|.*/||')
+		diag "perf report --sort srcline says $(perf report -i "$TMP/go.data" --stdio --sort srcline 2>/dev/null | awk '!/^#/ && NF { print $2; exit }')"
+		like "${rows[0]} ${rows[1]}" "(^| )$top( |$)" "Go: the line of perf's hottest address ($ip: $top, llvm-addr2line) is one of perfscript's top two"
 	else
-		skip "perf is not installed or cannot sample" "Go source lines as perf's"
+		skip "perf or llvm-addr2line is not installed, or perf cannot sample" "Go source lines as perf's"
 	fi
 fi
 done_testing
