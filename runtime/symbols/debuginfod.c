@@ -10,7 +10,10 @@
  * Before the end of a session, ps_symbols__settle waits for the answers
  * still coming, and from then on (the reports, off the sampling path) a
  * file first opened waits for its own, all within a budget for the whole
- * session (default 2 s), so a slow or dead server costs at most that. libdebuginfod (and the curl
+ * session (default 2 s), so a slow or dead server costs at most that. A
+ * reply larger than $DEBUGINFOD_MAXSIZE (default 1 GiB) is cut off, and one
+ * that is not an ELF file with the build id asked is removed from the
+ * cache: a server cannot fill the disk. libdebuginfod (and the curl
  * and TLS libraries it brings) is loaded with dlopen at the first question: a session without one
  * never maps it.
  */
@@ -25,11 +28,14 @@
 #include <unistd.h>
 
 #include <elfutils/debuginfod.h>
+#include <elfutils/libdwelf.h>
+#include <gelf.h>
 
 #include "base/array.h"
 #include "symbols/internal.h"
 
-#define DEFAULT_BUDGET_NS 2000000000ull
+#define DEFAULT_BUDGET_NS      2000000000ull
+#define PS_DEBUGINFOD_MAX_SIZE (1L << 30) /* a large library.s debug file: hundreds of MB */
 
 enum { QUEUED, FETCHING, FOUND, NONE };
 
@@ -84,13 +90,41 @@ static bool load(struct ps_fetcher *f)
 }
 
 /* The worker's fetcher: libdebuginfod calls progress_stop on that thread
- * while a transfer runs, and a non-zero answer aborts it. */
+ * while a transfer runs (a: bytes so far), and a non-zero answer aborts
+ * it: at the session's end, or past the size a debug file may have. */
 static _Thread_local struct ps_fetcher *worker_of;
+static _Thread_local long max_size;
 
 static int progress_stop(debuginfod_client *c, long a, long b)
 {
-	(void)c, (void)a, (void)b;
-	return worker_of && atomic_load(&worker_of->stop);
+	(void)c, (void)b;
+	return (worker_of && atomic_load(&worker_of->stop)) || a > max_size;
+}
+
+/* $DEBUGINFOD_MAXSIZE (which libdebuginfod sends the server too), or
+ * PS_DEBUGINFOD_MAX_SIZE: a server must not fill the disk. */
+static long max_size_of(void)
+{
+	const char *v = getenv(DEBUGINFOD_MAXSIZE_ENV_VAR);
+	char *end;
+	long n = v ? strtol(v, &end, 10) : 0;
+
+	return v && *v && !*end && n > 0 ? n : PS_DEBUGINFOD_MAX_SIZE;
+}
+
+/* Whether the file a server sent is an ELF file with the build id asked;
+ * what is not is taken out of the cache. */
+static bool is_debug_file(int fd, const char *path, const uint8_t *id, size_t idlen)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	const void *got;
+	ssize_t n = elf && elf_kind(elf) == ELF_K_ELF ? dwelf_elf_gnu_build_id(elf, &got) : -1;
+	bool ok = n == (ssize_t)idlen && !memcmp(got, id, idlen);
+
+	elf_end(elf);
+	if (!ok && path)
+		unlink(path);
+	return ok;
 }
 
 static void *worker(void *arg)
@@ -99,6 +133,8 @@ static void *worker(void *arg)
 	debuginfod_client *c = f->begin();
 
 	worker_of = f;
+	max_size = max_size_of();
+	elf_version(EV_CURRENT);
 	if (c)
 		f->set_progress(c, progress_stop);
 	pthread_mutex_lock(&f->lock);
@@ -125,6 +161,10 @@ static void *worker(void *arg)
 			memcpy(id, j->id, idlen);
 			pthread_mutex_unlock(&f->lock);
 			fd = c ? f->find(c, id, (int)idlen, &path) : -ENOSYS;
+			if (fd >= 0 && !is_debug_file(fd, path, id, idlen)) {
+				close(fd);
+				fd = -ENOEXEC;
+			}
 			if (fd >= 0)
 				close(fd);
 			pthread_mutex_lock(&f->lock);

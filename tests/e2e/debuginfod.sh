@@ -75,6 +75,33 @@ ok $(( lost == 0 && n >= 1000 && ms < 1000 + 2000 + 1500 ? 0 : 1 )) \
 	"a server that answers after 5 s: $n samples, $lost lost, done in $ms ms, within the 2 s budget"
 read -r top n lost ms < <(prof "http://127.0.0.1:$sport" 300 --debuginfod-wait -1 | tr '\n' ' ')
 ok $(( ms < 300 + 1000 ? 0 : 1 )) "--debuginfod-wait -1 asks nothing: done in $ms ms"
+# Hostile servers: an endless reply is cut off at $DEBUGINFOD_MAXSIZE, and
+# what is not an ELF file with the build id asked is not kept in the cache.
+hostile() { # MODE [FILE]: a hostile server on $hport, its log in $hlog
+	hport=$((20000 + RANDOM % 20000)) hlog=$TMP/h-$1.log
+	python3 "$(dirname "$0")/hostile_debuginfod.py" $hport "$@" >"$hlog" 2>&1 &
+	pids+=($!)
+	wait_for "$hlog" '^ready'
+}
+cached() { find "$1" -type f -name 'debuginfo*' -size +0 2>/dev/null | wc -l; }
+hostile endless
+DEBUGINFOD_MAXSIZE=1000000 DEBUGINFOD_URLS="http://127.0.0.1:$hport" DEBUGINFOD_CACHE_PATH="$TMP/cache-big" \
+	"$PERFSCRIPT" -e 'c = perfmon.counter("cpu-clock/freq=999/")
+probe("perfmon.sample(c)", function(s) local _ = s.sym end)' -c "$TMP/chain 300" >/dev/null 2>&1
+wait_for "$hlog" '^sent' 5
+sent=$(sed -n 's/^sent //p' "$hlog" | head -1)
+ok $(( ${sent:-0} > 0 && ${sent:-0} < 50000000 && $(cached "$TMP/cache-big") == 0 ? 0 : 1 )) \
+	"an endless reply is cut off past DEBUGINFOD_MAXSIZE (1 MB: ${sent:-?} bytes sent) and nothing is cached"
+for m in junk "file /bin/true"; do
+	# shellcheck disable=SC2086 # MODE FILE are two words
+	hostile $m
+	DEBUGINFOD_URLS="http://127.0.0.1:$hport" DEBUGINFOD_CACHE_PATH="$TMP/cache-${m%% *}" \
+		"$PERFSCRIPT" -e 'c = perfmon.counter("cpu-clock/freq=999/")
+probe("perfmon.sample(c)", function(s) local _ = s.sym end)' -c "$TMP/chain 1000" >/dev/null 2>&1
+	sent=$(grep -c '^sent' "$hlog")
+	ok $(( sent > 0 && $(cached "$TMP/cache-${m%% *}") == 0 ? 0 : 1 )) \
+		"a reply that is ${m/file \/bin\/true/an ELF file of another build id} is not kept in the cache ($sent sent, $(cached "$TMP/cache-${m%% *}") kept)"
+done
 maps='c = perfmon.counter("cpu-clock/freq=999/")
 local p = require("profile").new()
 probe("perfmon.sample(c)", function(s) p:add(s) end)
