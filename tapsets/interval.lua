@@ -210,8 +210,10 @@ local function value_text(r)
   return r.unit == "msec" and ("%.2f"):format(r.value) or num(r.value)
 end
 
+-- A JSON string: valid UTF-8 whatever the bytes (perfmon.valid_utf8), its
+-- controls, quotes and backslashes escaped.
 local function json_string(s)
-  return '"' .. s:gsub('[%c"\\]', function(c) return ("\\u%04x"):format(c:byte()) end) .. '"'
+  return '"' .. perfmon.valid_utf8(s):gsub('[%c"\\]', function(c) return ("\\u%04x"):format(c:byte()) end) .. '"'
 end
 
 -- A rate in perf stat's metric units, as the table shows it.

@@ -31,9 +31,10 @@ function M.new(opts)
   return setmetatable({ prefix = prefix, counters = {}, families = {}, scrapes = 0 }, Registry)
 end
 
--- A label value as the formats escape it.
+-- A label value as the formats escape it, valid UTF-8 whatever its bytes
+-- (a process or cgroup name): Prometheus refuses a page with one that is not.
 local function escape(v)
-  return (tostring(v):gsub('[\\"\n]', { ["\\"] = "\\\\", ['"'] = '\\"', ["\n"] = "\\n" }))
+  return (perfmon.valid_utf8(tostring(v)):gsub('[\\"\n]', { ["\\"] = "\\\\", ['"'] = '\\"', ["\n"] = "\\n" }))
 end
 
 -- {key = value} (values may be functions, called at each scrape) as

@@ -67,6 +67,9 @@ void ps_lua_interrupt__open(lua_State *L);
 /* lua/perfmon.c: what to add to a message about handle 0, the handle of a
  * failed perfmon_allocate_counter: "" or "; the last ... failed: why". */
 const char *ps_lua__zero_handle_cause(const struct ps_script *sc, lua_Integer h);
+/* lua/perfmon.c: the string at idx, made valid UTF-8 in place (invalid
+ * bytes become U+FFFD) before it leaves perfscript in a label or a name. */
+void ps_lua__valid_utf8(lua_State *L, int idx);
 
 /* lua/script.c */
 struct ps_script *ps_lua_script__from(lua_State *L);

@@ -19,6 +19,7 @@
 
 #include <lauxlib.h>
 
+#include "base/utf8.h"
 #include "lua/perfmon.h"
 
 const char *ps_lua__zero_handle_cause(const struct ps_script *sc, lua_Integer h)
@@ -405,6 +406,30 @@ static int m_trim(lua_State *L)
 	return 1;
 }
 
+void ps_lua__valid_utf8(lua_State *L, int idx)
+{
+	size_t n;
+	const char *s = lua_tolstring(L, idx, &n);
+	luaL_Buffer b;
+
+	if (!s || ps_utf8__valid(s, n))
+		return;
+	idx = lua_absindex(L, idx);
+	luaL_pushresultsize(&b, ps_utf8__repair(s, n, luaL_buffinitsize(L, &b, 3 * n)));
+	lua_replace(L, idx);
+}
+
+/* perfmon.valid_utf8(s) -> s, or a copy with each byte that is not
+ * valid UTF-8 replaced by U+FFFD: what every label and name that leaves
+ * perfscript goes through (base/utf8.c). */
+static int m_valid_utf8(lua_State *L)
+{
+	luaL_checkstring(L, 1);
+	lua_settop(L, 1);
+	ps_lua__valid_utf8(L, 1);
+	return 1;
+}
+
 static const luaL_Reg module_funcs[] = {
     {"counter", m_counter},
     {"group", ps_lua_group__new},
@@ -420,6 +445,7 @@ static const luaL_Reg module_funcs[] = {
     {"overflow", ps_lua_overflow__new},
     {"poll", ps_lua_overflow__poll_fn},
     {"trim", m_trim},
+    {"valid_utf8", m_valid_utf8},
     {NULL, NULL},
 };
 

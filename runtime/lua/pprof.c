@@ -91,11 +91,15 @@ static int bad(struct enc *e, const char *field, const char *want)
 			  e->where[0] ? "." : "", field, want, luaL_typename(e->L, -1));
 }
 
-/* The index of the string at the top of the stack (popped). */
+/* The index of the string at the top of the stack (popped), as valid
+ * UTF-8: pprof's readers (and receivers, which refuse the whole profile)
+ * want it so, whatever bytes a name came from. */
 static int64_t intern_top(struct enc *e)
 {
 	lua_State *L = e->L;
 	int64_t idx;
+
+	ps_lua__valid_utf8(L, -1);
 
 	lua_pushvalue(L, -1);
 	if (lua_rawget(L, e->strings) == LUA_TNUMBER) {

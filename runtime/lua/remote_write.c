@@ -92,7 +92,8 @@ static void series(lua_State *L, int anchor, TimeSeries *ts, int64_t now_ms, lua
 				    "remote_write.encode: series %d: a label name must be a string",
 				    (int)i);
 			lua_pushvalue(L, -1);
-			l->value = (char *)lua_tostring(L, -1); /* a copy: numbers become strings */
+			ps_lua__valid_utf8(L, -1); /* a copy: numbers become strings */
+			l->value = (char *)lua_tostring(L, -1);
 			lua_pushvalue(L, -1);
 			lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
 			lua_pop(L, 1);

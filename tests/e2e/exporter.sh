@@ -85,14 +85,30 @@ if need_root; then
   - job_name: perfscript-all
     static_configs: [ { targets: [\"127.0.0.1:$aport\"] } ]"
 fi
+# A process whose name is not UTF-8 (a local user chooses it): its label
+# value must be, or Prometheus marks the whole target down.
+# (a process's comm is the name of the file it executed)
+badname=$TMP/$'x\xff\xfey\xed\xa0\x80'
+ln -s "$(command -v sleep)" "$badname"
+"$badname" 600 &
+bad=$!; pids+=($bad)
+"$PERFSCRIPT" "$EX/exporter.lua" --listen 127.0.0.1:0 -p $bad --events task-clock >"$TMP/bad.out" 2>&1 &
+pids+=($!)
+bport=$(wait_line "$TMP/bad.out" '^listening on http' | sed 's/.*:\([0-9]*\)\/metrics$/\1/')
+like "$(curl -s "http://127.0.0.1:$bport/metrics")" $'comm="x\xef\xbf\xbd\xef\xbf\xbdy\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"' \
+	"a comm that is not UTF-8 becomes valid UTF-8 in its label, each bad byte a U+FFFD"
+badjob="
+  - job_name: perfscript-utf8
+    static_configs: [ { targets: [\"127.0.0.1:$bport\"] } ]"
 if ! command -v prometheus >/dev/null; then
 	for d in "answers a query" "has the getppid count" "the target is up" "no scrape error" \
-		"task-clock seconds" "over TLS with basic auth" "its target is https" "per-CPU cpu-clock"; do
+		"task-clock seconds" "over TLS with basic auth" "its target is https" "per-CPU cpu-clock" \
+		"a target whose comm is not UTF-8 is up"; do
 		skip "prometheus is not installed (Debian's prometheus package)" "Prometheus $d"
 	done
 else
 	printf '%s\n' "global: { scrape_interval: 1s, scrape_timeout: 1s }" "scrape_configs:" \
-		"  - job_name: perfscript" "    static_configs: [ { targets: [\"127.0.0.1:$port\"] } ]$tls$allcpu" \
+		"  - job_name: perfscript" "    static_configs: [ { targets: [\"127.0.0.1:$port\"] } ]$tls$allcpu$badjob" \
 		>"$TMP/prom.yml"
 	for try in 1 2 3 4 5; do
 		pport=$((20000 + RANDOM % 40000))
@@ -148,6 +164,12 @@ else
 	else
 		skip "a system-wide exporter needs root" "per-CPU cpu-clock in Prometheus"
 	fi
+	for ((i = 0; i < 60; i++)); do
+		got=$(query 'up{job="perfscript-utf8"} == 1')
+		[[ $got == *'"value"'* ]] && break
+		sleep 0.5
+	done
+	like "$got" '"job":"perfscript-utf8"' "a real Prometheus scrapes a target whose comm is not UTF-8: up"
 	kill $prom; wait $prom 2>/dev/null
 fi
 kill -USR2 $wl; wait $wl

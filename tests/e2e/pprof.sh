@@ -135,6 +135,39 @@ is "$(awk '{ s += $3 } END { print s }' "$TMP/diff.folded")" "$here" "the new co
 like "$(gopprof -top -sample_index=samples "$TMP/diff.pb.gz")" "of $total total" \
 	"the differential profile reads in go tool pprof, percentages of the base"
 
+# A program whose file name (so its comm and its mapping) is not UTF-8: the
+# profile's strings are, each bad byte a U+FFFD (receivers refuse the whole
+# profile otherwise).
+bad=$TMP/$'w\xff\xfeload'
+cp "$WORKLOAD" "$bad"
+"$PERFSCRIPT" examples/profile.lua -c "$bad spin 300" --pprof "$TMP/bad.pb.gz" >/dev/null 2>&1
+out=$(python3 - "$TMP/bad.pb.gz" <<'PY'
+import gzip, sys
+data = gzip.open(sys.argv[1]).read()
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+        if c < 0x80: return v, i
+i, strings = 0, []
+while i < len(data):  # Profile's top-level fields; string_table is field 6
+    key, i = varint(data, i)
+    if key & 7 == 0: _, i = varint(data, i)
+    elif key & 7 == 2:
+        n, i = varint(data, i)
+        if key >> 3 == 6: strings.append(data[i:i + n])
+        i += n
+    elif key & 7 == 1: i += 8
+    elif key & 7 == 5: i += 4
+valid = 0
+for s in strings:
+    try: s.decode("utf-8"); valid += 1
+    except UnicodeDecodeError: print("invalid:", s)
+print(valid, len(strings), any("w\ufffd\ufffdload" in s.decode("utf-8", "replace") for s in strings))
+PY
+)
+like "$out" "^([0-9]+) \1 True$" "a program named with bytes that are not UTF-8: every string of its pprof is valid UTF-8, the name with U+FFFD ($out)"
+
 # Bad input: a clear message, nothing run.
 echo "not a profile" >"$TMP/bad.pb.gz"
 out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 10" --diff-base "$TMP/bad.pb.gz" 2>&1); rc=$?
