@@ -1058,6 +1058,9 @@ struct ps_http_opts {
 	const char *web_config;	  /* TLS and basic auth from this file (docs/fleet.md), or NULL */
 	unsigned max_connections; /* kept at once, 0: 64; a new one evicts the oldest idle */
 	unsigned idle_timeout_ms; /* a connection must send a whole request within this, 0: 10 s */
+	/* the client of deferred request id hung up before its reply (checked
+	 * four times a second): nothing is owed to id any more; NULL: none */
+	void (*gone)(int64_t id, void *ctx);
 };
 
 /* Listen on addr, "HOST:PORT", "[V6]:PORT" or ":PORT" (every address); port

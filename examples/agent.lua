@@ -112,12 +112,14 @@ end
 -- The profiles being asked for: each collects from its request on, and is
 -- sent when its seconds are up.
 local open = {}
-local served, refused = 0, 0
+local served, refused, gone = 0, 0, 0
 reg:family("perfscript_agent_profiles", "counter",
-           "Profiles requested over HTTP: served, or refused (a bad seconds, too many at once).",
+           "Profiles requested over HTTP: served, refused (a bad seconds, too many at once), "
+           .. "or stopped when their client hung up (gone).",
            function()
              return { { labels = { result = "served" }, value = served },
-                      { labels = { result = "refused" }, value = refused } }
+                      { labels = { result = "refused" }, value = refused },
+                      { labels = { result = "gone" }, value = gone } }
            end)
 reg:family("perfscript_agent_profiles_in_progress", "gauge",
            "Profiles being taken now, each owed to a request when its seconds are up.",
@@ -223,27 +225,38 @@ end
 -- A request for a profile of the next `seconds`, a whole number as Go's
 -- net/http/pprof takes it (default 30): its deferred reply and the
 -- seconds, or nil and the answer now (400, 503).
-local function owe(req)
+-- A client that hangs up before its profile is done stops it, as Go's
+-- handler does: its request o is taken out of the list it is in.
+local function owe(req, list, o)
   local arg = req.args.seconds or "30"
   local secs = arg:match("^%d+$") and tonumber(arg)
   if not secs or secs < 1 or secs > opts.max_seconds then
     refused = refused + 1
     return nil, ("seconds must be a whole number from 1 to %d\n"):format(opts.max_seconds), 400
   end
-  local ok, reply = pcall(req.defer, req)
+  local ok, reply = pcall(req.defer, req, function()
+    o.gone = true
+    gone = gone + 1
+    for i = #list, 1, -1 do
+      if list[i] == o then table.remove(list, i) end
+    end
+  end)
   if not ok then
     refused = refused + 1
     return nil, "too many profiles are being taken at once: retry later\n", 503
   end
+  o.reply = reply
   return reply, secs
 end
 
 local function profile_request(req)
-  local reply, secs, code = owe(req)
+  local o = {}
+  local reply, secs, code = owe(req, open, o)
   if not reply then return secs, nil, code end
-  local o = { reply = reply, p = new_profile() }
+  o.p = new_profile()
   open[#open + 1] = o
   perfmon.after(secs * 1000, function()
+    if o.gone then return end
     perfmon.drain()
     send_owed(open, o, pprof_bytes(o.p))
   end)
@@ -251,12 +264,14 @@ end
 
 -- An off-CPU profile: from a take (so it starts clean) to the take at its end.
 local function offcpu_request(req)
-  local reply, secs, code = owe(req)
+  local o = {}
+  local reply, secs, code = owe(req, offcpu.open, o)
   if not reply then return secs, nil, code end
   offcpu_take()
-  local o = { reply = reply, acc = {}, from = gettimeofday_ns() }
+  o.acc, o.from = {}, gettimeofday_ns()
   offcpu.open[#offcpu.open + 1] = o
   perfmon.after(secs * 1000, function()
+    if o.gone then return end
     offcpu_take()
     send_owed(offcpu.open, o, offcpu_bytes(o.acc, o.from))
   end)

@@ -111,10 +111,24 @@ static int on_ready(struct ps_loop *loop, int fd, uint32_t events, void *ctx)
 
 static int on_tick(struct ps_loop *loop, uint64_t expirations, void *ctx)
 {
+	struct ps_http *h = ctx;
+	int64_t gone[PS_HTTP_MAX_LATER];
+	size_t n;
+
 	(void)loop;
 	(void)expirations;
-	expire(ctx);
-	run(ctx);
+	expire(h);
+	n = ps_http__check_gone(h, gone);
+	/* the owner may close the listener from its callback: not under us */
+	h->running = true;
+	for (size_t i = 0; i < n && h->gone && !h->doomed; i++)
+		h->gone(gone[i], h->ctx);
+	h->running = false;
+	if (h->doomed) {
+		destroy(h);
+		return 0;
+	}
+	run(h);
 	return 0;
 }
 
@@ -320,6 +334,7 @@ struct ps_http *ps_http__new(struct ps_loop *loop, const char *addr, ps_http_fn 
 			h->limit = opts->max_connections;
 		if (opts->idle_timeout_ms)
 			h->idle_ns = opts->idle_timeout_ms * 1000000ull;
+		h->gone = opts->gone;
 	}
 	if (!addr || !fn) {
 		snprintf(msg, msglen, "no address or no handler for the HTTP listener");

@@ -119,6 +119,7 @@ struct ps_http_later {
 	struct ps_http_later *next;
 	int64_t id;
 	struct MHD_Connection *c;
+	int fd; /* its socket, to see the client hang up */
 	bool ready;
 	int status;
 	char ctype[128];
@@ -137,6 +138,9 @@ struct ps_http_call {
 /* http_serve.c: resume every request still owed a reply, to be answered
  * 503 by the next run of MHD (the listener goes). */
 void ps_http__resume_all(struct ps_http *h);
+/* http_serve.c: the deferred requests whose clients hung up, answered (to
+ * nobody): their ids into ids (room for PS_HTTP_MAX_LATER), how many. */
+size_t ps_http__check_gone(struct ps_http *h, int64_t *ids);
 
 /* A connection, from the time it is accepted until libmicrohttpd closes it. */
 struct ps_http_conn {
@@ -166,6 +170,7 @@ struct ps_http {
 	bool running; /* inside MHD_run: a handler may free the listener */
 	bool doomed;  /* freed while running: done when MHD_run returns */
 	ps_http_fn fn;
+	void (*gone)(int64_t id, void *ctx);
 	void *ctx;
 };
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
+#include <poll.h>
 
 #include "loop/http.h"
 
@@ -134,6 +135,33 @@ void ps_http__resume_all(struct ps_http *h)
 		}
 }
 
+/* Whether the client at fd hung up (its end closed, or the socket broke). */
+static bool hung_up(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+
+	return fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+size_t ps_http__check_gone(struct ps_http *h, int64_t *ids)
+{
+	size_t n = 0;
+
+	for (struct ps_http_later *l = h->later; l; l = l->next) {
+		if (l->ready || !l->c || !hung_up(l->fd) || n == PS_HTTP_MAX_LATER)
+			continue;
+		/* answered, to nobody: MHD finds the socket closed and lets the
+		 * connection go; nothing is owed to l->id any more */
+		l->ready = true;
+		l->status = MHD_HTTP_SERVICE_UNAVAILABLE;
+		snprintf(l->ctype, sizeof(l->ctype), "%s", TEXT);
+		l->body = strdup("");
+		ps_mhd.resume_connection(l->c);
+		ids[n++] = l->id;
+	}
+	return n;
+}
+
 int64_t ps_http__defer(const struct ps_http_request *req)
 {
 	struct ps_http_call *call = req ? req->impl : NULL;
@@ -147,6 +175,7 @@ int64_t ps_http__defer(const struct ps_http_request *req)
 		return -ENOMEM;
 	l->id = ++call->h->last_id;
 	l->c = call->c;
+	l->fd = conn_of(call->c) ? conn_of(call->c)->fd : -1;
 	l->next = call->h->later;
 	call->h->later = l;
 	call->h->nlater++;

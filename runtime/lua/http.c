@@ -29,6 +29,8 @@ struct server_ud {
 	struct ps_http *h; /* NULL once closed */
 	int handler;	   /* registry ref */
 	int self;	   /* registry ref to this userdata while open: no GC */
+	int gone;	   /* registry ref: reply id -> what req:defer(on_gone) gave */
+	int64_t gone_id;   /* the reply whose client went (call_gone's argument) */
 	char addr[128];
 	char ctype[128]; /* the last reply's content type (the listener wants a stable string) */
 	const struct ps_http_request *current; /* the request being handled, or NULL */
@@ -55,14 +57,37 @@ static void add_arg(const char *key, const char *value, void *ctx)
 	lua_setfield(L, -2, key);
 }
 
-/* req:defer() -> reply: the handler returns nothing, and reply:send()
- * answers later. Only inside the handler, once. */
+/* on_gone of reply id: set (fn at idx), or taken (idx 0: pushed, or nil). */
+static void gone_fn(lua_State *L, struct server_ud *u, int64_t id, int idx)
+{
+	if (u->gone == LUA_NOREF) {
+		lua_newtable(L);
+		u->gone = luaL_ref(L, LUA_REGISTRYINDEX);
+	}
+	lua_rawgeti(L, LUA_REGISTRYINDEX, u->gone);
+	if (idx) {
+		lua_pushvalue(L, idx);
+		lua_rawseti(L, -2, id);
+		lua_pop(L, 1);
+		return;
+	}
+	lua_rawgeti(L, -1, id);
+	lua_pushnil(L);
+	lua_rawseti(L, -3, id);
+	lua_remove(L, -2);
+}
+
+/* req:defer([on_gone]) -> reply: the handler returns nothing, and
+ * reply:send() answers later; on_gone() runs if the client hangs up first.
+ * Only inside the handler, once. */
 static int req_defer(lua_State *L)
 {
 	struct server_ud *u = lua_touserdata(L, lua_upvalueindex(1));
 	struct reply_ud *r;
 	int64_t id;
 
+	if (!lua_isnoneornil(L, 2))
+		luaL_checktype(L, 2, LUA_TFUNCTION);
 	if (!u->current || u->deferred)
 		return luaL_error(L, "req:defer() is for the handler's own request, once");
 	id = ps_http__defer(u->current);
@@ -71,6 +96,8 @@ static int req_defer(lua_State *L)
 	if (id < 0)
 		return luaL_error(L, "req:defer(): %s", ps_strerror((int)id));
 	u->deferred = true;
+	if (!lua_isnoneornil(L, 2))
+		gone_fn(L, u, id, 2);
 	r = lua_newuserdatauv(L, sizeof(*r), 1);
 	r->u = u;
 	r->id = id;
@@ -93,6 +120,10 @@ static int reply_send(lua_State *L)
 	luaL_argcheck(L, status >= 100 && status <= 599, 4, "a status from 100 to 599");
 	rc = r->id && r->u->h ? ps_http__answer(r->u->h, r->id, (int)status, ctype, body, len)
 			      : -ENOENT;
+	if (r->id && r->u->gone != LUA_NOREF) {
+		gone_fn(L, r->u, r->id, 0);
+		lua_pop(L, 1);
+	}
 	r->id = 0;
 	if (rc < 0) {
 		lua_pushnil(L);
@@ -170,6 +201,27 @@ static int on_request(const struct ps_http_request *req, struct ps_http_reply *r
 	return 0;
 }
 
+/* Runs protected (1 = the server): its on_gone for the id in u->gone_id. */
+static int call_gone(lua_State *L)
+{
+	struct server_ud *u = lua_touserdata(L, 1);
+
+	gone_fn(L, u, u->gone_id, 0);
+	if (lua_isfunction(L, -1))
+		lua_call(L, 0, 0);
+	return 0;
+}
+
+static void on_gone(int64_t id, void *ctx)
+{
+	struct server_ud *u = ctx;
+
+	if (u->gone == LUA_NOREF)
+		return;
+	u->gone_id = id;
+	ps_lua__protect(u->sc, call_gone, u, PS_CALL_REQUEST, "http on_gone");
+}
+
 static struct server_ud *check_server(lua_State *L)
 {
 	return luaL_checkudata(L, 1, SERVER_MT);
@@ -186,7 +238,8 @@ static int server_close(lua_State *L)
 	}
 	luaL_unref(L, LUA_REGISTRYINDEX, u->handler);
 	luaL_unref(L, LUA_REGISTRYINDEX, u->self);
-	u->handler = u->self = LUA_NOREF;
+	luaL_unref(L, LUA_REGISTRYINDEX, u->gone);
+	u->handler = u->self = u->gone = LUA_NOREF;
 	return 0;
 }
 
@@ -252,7 +305,7 @@ static int l_listen(lua_State *L)
 {
 	const char *addr = luaL_checkstring(L, 1);
 	struct ps_script *sc = ps_lua_script__from(L);
-	struct ps_http_opts opts = {.sz = sizeof(opts)};
+	struct ps_http_opts opts = {.sz = sizeof(opts), .gone = on_gone};
 	struct server_ud *u;
 	char msg[512];
 
@@ -268,7 +321,7 @@ static int l_listen(lua_State *L)
 	u = lua_newuserdatauv(L, sizeof(*u), 0);
 	memset(u, 0, sizeof(*u));
 	u->sc = sc;
-	u->handler = u->self = LUA_NOREF;
+	u->handler = u->self = u->gone = LUA_NOREF;
 	luaL_setmetatable(L, SERVER_MT); /* closed until the listener exists */
 	snprintf(u->addr, sizeof(u->addr), "%s", addr);
 	u->h = ps_http__new(sc->loop, addr, on_request, u, &opts, msg, sizeof(msg));

@@ -108,6 +108,19 @@ wait $(jobs -p | grep -v -E "^($agent|$spin)$") 2>/dev/null
 gz=0
 for i in $(seq 16); do [[ $(head -c2 "$TMP/held.$i" | od -An -tx1 | tr -d ' ') == 1f8b ]] && gz=$((gz + 1)); done
 is "$gz" 16 "the 16 owed profiles all came, gzip pprof each"
+# Clients that hang up stop their profiles at once (as Go's handler does):
+# 16 of 5 s whose clients go after 0.3 s hold no slot 1 s later.
+for i in $(seq 16); do curl -s -m 0.3 -o /dev/null "$url/debug/pprof/profile?seconds=5" & done
+wait $(jobs -p | grep -v -E "^($agent|$spin)$") 2>/dev/null
+for ((i = 0; i < 40; i++)); do # a hang-up is seen within a quarter second
+	page=$(curl -s "$url/metrics")
+	grep -q '^perfscript_agent_profiles_in_progress 0$' <<<"$page" && break
+	sleep 0.05
+done
+like "$page" $'\nperfscript_agent_profiles_in_progress 0\n' "16 clients that hung up hold no profile 2 s before their end ($((i * 50)) ms after)"
+like "$page" 'perfscript_agent_profiles_total\{result="gone"\} 16' "... counted as gone"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$url/debug/pprof/profile?seconds=1")
+is "$code" 200 "... and the next request is served"
 kill $agent; wait $agent 2>/dev/null
 
 # --lines: source lines and inline frames named in the agent
