@@ -52,6 +52,9 @@ local opts = require("args").parse(arg, {
     default = "dwarf" },
   { "--max-seconds", "N", "the longest profile a request may ask for (default 300)", number = true,
     default = 300 },
+  { "--profiles-budget", "MIB", "what the profiles being taken for requests may hold in all, in MiB "
+                              .. "(default 64): past it their new stacks count as over budget",
+    number = true, default = 64, key = "profiles_budget" },
   { "--web.config.file", "FILE", "TLS and basic-auth users, the Prometheus exporters' format", key = "web_config" },
   { "--remote-write", "URL", "push the counters by Prometheus remote write to URL" },
   { "--push", "URL", "push each window's profile to Pyroscope's ingest API at URL" },
@@ -75,6 +78,7 @@ if not opts.listen then fail("--listen ADDR:PORT is needed (e.g. --listen 127.0.
 local cpus = target_cpus()
 if not cpus then fail("profiles the whole host: run it with -a (or -C LIST, or -G CGROUP)") end
 if opts.freq < 1 or opts.freq > 10000 then fail("--freq wants 1 to 10000 samples a second") end
+if opts.profiles_budget < 1 then fail("--profiles-budget wants 1 MiB or more") end
 if opts.push_interval < 0.1 or opts.push_interval > 3600 then
   fail("--push-interval wants 0.1 to 3600 seconds")
 end
@@ -127,7 +131,12 @@ reg:family("perfscript_agent_profiles_in_progress", "gauge",
 
 -- A profile being taken, and its gzip pprof bytes when it is done (or
 -- nil and why).
-local function new_profile() return profile.new { pprof = true, labels = { "pid", "comm", "cgroup" } } end
+local function new_profile(budget)
+  return profile.new { pprof = true, labels = { "pid", "comm", "cgroup" }, budget = budget }
+end
+-- However many are asked for at once, the requests' profiles share one
+-- budget of distinct stacks and addresses (about 320 bytes each, named).
+local requests_budget = { left = math.floor(opts.profiles_budget * 1048576 / 320) }
 local function pprof_bytes(p)
   local ok, bytes = pcall(function()
     return encode(pprof.build(p, { event = spec, comment = "perfscript agent.lua" }))
@@ -237,6 +246,7 @@ local function owe(req, list, o)
   local ok, reply = pcall(req.defer, req, function()
     o.gone = true
     gone = gone + 1
+    if o.p then o.p:release(); o.p = nil end -- its memory goes now, not when its seconds are up
     for i = #list, 1, -1 do
       if list[i] == o then table.remove(list, i) end
     end
@@ -253,12 +263,13 @@ local function profile_request(req)
   local o = {}
   local reply, secs, code = owe(req, open, o)
   if not reply then return secs, nil, code end
-  o.p = new_profile()
+  o.p = new_profile(requests_budget)
   open[#open + 1] = o
   perfmon.after(secs * 1000, function()
     if o.gone then return end
     perfmon.drain()
     send_owed(open, o, pprof_bytes(o.p))
+    o.p:release()
   end)
 end
 

@@ -66,6 +66,9 @@ function M.capture(p, s)
   end
   local key = string.pack("=jjs1s2s1", s.pid, tid, comm, cgroup, container) .. chain
   local counts, periods = p.chains, p.periods
+  if not counts[key] and p.take and not p:take() then
+    key = string.pack("=jjs1s2s1", 0, -1, "[over the profiles' budget]", "", "") -- no frames
+  end
   counts[key] = (counts[key] or 0) + 1
   periods[key] = (periods[key] or 0) + (s.period or 0)
   p.chain_period = p.chain_period + (s.period or 0)

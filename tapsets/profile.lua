@@ -67,6 +67,11 @@ local sorts = { sym = true, dso = true, srcline = true }
 -- counter's probe has python = true) under its innermost Python frame,
 -- "py::FUNC:FILE" (with sort = "srcline", the line of the script it was
 -- at), and the others under their ip as usual.
+-- profile.new{ budget = b } shares b ({ left = N }) with other profiles: a
+-- new call chain or address takes one entry of it, and once none is left
+-- a sample counts under an "[over budget]" entry instead, so that however
+-- many profiles are taken at once (the agent's requests) they hold at most
+-- N distinct entries in all; p:release() gives its entries back.
 -- profile.new{ pprof = true } keeps raw call chains for p:write_pprof
 -- (tapsets/pprof.lua), with opts.labels ({"pid", "tid", "comm", "cgroup"},
 -- any of them) as pprof labels; cgroup (the sampling counter needs the
@@ -81,7 +86,8 @@ function M.new(opts)
                            by_addr = {}, where = {}, keep_stacks = opts.stacks and true or false,
                            sort = sort, inline = opts.inline and true or false,
                            python = opts.python and true or false,
-                           fold_opts = { inline = opts.inline and true or false } }, Profile)
+                           fold_opts = { inline = opts.inline and true or false },
+                           budget = opts.budget, taken = 0 }, Profile)
   if opts.pprof then
     p.chains, p.periods, p.chain_period, p.pprof_labels, p.symbolize = {}, {}, 0, {}, opts.symbolize
     for _, l in ipairs(opts.labels or {}) do
@@ -116,6 +122,7 @@ function Profile:add(s)
     local t = self.by_addr[pid]
     if not t then t = {}; self.by_addr[pid] = t end
     ip = ip or s.ip
+    if not t[ip] and not self:take() then ip = 0 end -- over the budget: one entry
     t[ip] = (t[ip] or 0) + 1
   elseif self.sort == "dso" then
     bump(self.by_func, tostring(s.dso or "?"):match("[^/]*$"))
@@ -129,6 +136,20 @@ function Profile:add(s)
     bump(self.stacks, type(s) == "userdata" and s:folded(self.fold_opts) or M.folded_key(s))
   end
   if self.chains then require("pprof").capture(self, s) end
+end
+
+-- One entry of the shared budget, if the profile has one: false when none is left.
+function Profile:take()
+  local b = self.budget
+  if not b then return true end
+  if b.left <= 0 then return false end
+  b.left, self.taken = b.left - 1, self.taken + 1
+  return true
+end
+
+-- Give the profile's entries back to its budget (it is done, or dropped).
+function Profile:release()
+  if self.budget then self.budget.left, self.taken = self.budget.left + self.taken, 0 end
 end
 
 -- The key one address counts under, as the profile's sort asks.

@@ -123,6 +123,23 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$url/debug/pprof/profile?seconds=
 is "$code" 200 "... and the next request is served"
 kill $agent; wait $agent 2>/dev/null
 
+# --profiles-budget: profiles taken at once share one budget of stacks, so
+# 16 requests cost no more than it; past it samples still count, under
+# "[over the profiles' budget]"
+"$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --freq 997 --profiles-budget 1 >"$TMP/agent6.out" 2>&1 &
+agent=$!; pids+=($agent)
+port=$(wait_line "$TMP/agent6.out" '^listening on ' | sed -E 's/.*:([0-9]+)\/ .*/\1/')
+"$WORKLOAD" forks 30000 >/dev/null &
+forks=$!; pids+=($forks)
+for i in $(seq 16); do curl -s -o "$TMP/b.$i.pb.gz" "http://127.0.0.1:$port/debug/pprof/profile?seconds=2" & done
+wait $(jobs -p | grep -v -E "^($agent|$spin|$forks)$") 2>/dev/null
+tags=$(go tool pprof -tags "$TMP/b.16.pb.gz" 2>&1)
+like "$tags" "comm: Total [0-9.]+s.*: \[over the profiles' budget\]" \
+	"16 profiles at once over --profiles-budget 1: new stacks count under [over the profiles' budget]"
+secs=$(awk '/comm: Total/ { sub(/s$/, "", $3); print $3; exit }' <<<"$tags")
+awk -v s="${secs:-0}" 'BEGIN { exit !(s >= 3) }'; ok $? "... and every sample still counts (${secs:-?} s of 2 CPUs' 4 s)"
+kill $agent $forks; wait $agent 2>/dev/null
+
 # --lines: source lines and inline frames named in the agent
 "$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --freq 97 --lines >"$TMP/agent5.out" 2>&1 &
 agent=$!; pids+=($agent)

@@ -44,6 +44,29 @@ describe("pprof", function()
     assert.equals(5000, pprof.flat_total(t, 2))
   end)
 
+  it("holds profiles taken at once to one shared budget of entries", function()
+    local budget = { left = 2 }
+    local a = profile.new{ pprof = true, symbolize = symbolize, budget = budget, labels = { "comm" } }
+    local b = profile.new{ pprof = true, symbolize = symbolize, budget = budget, labels = { "comm" } }
+    a:add(sample({ 0x1000, 0x2100 })) -- a new chain: one entry
+    a:add(sample({ 0x1000, 0x2100 })) -- seen: none more
+    b:add(sample({ 0x1010, 0x2100 })) -- the last entry
+    assert.equals(0, budget.left)
+    b:add(sample({ 0x1020, 0x2100 })) -- over: counted, under no stack
+    b:add(sample({ 0x1010, 0x2100 })) -- seen: counted where it was
+    local t = b:pprof()
+    assert.equals(3, pprof.flat_total(t))
+    local over = 0
+    for _, smp in ipairs(t.sample) do
+      if #smp.location_id == 0 then over = over + smp.value[1] end
+    end
+    assert.equals(1, over)
+    a:release()
+    assert.equals(1, budget.left)
+    b:release()
+    assert.equals(2, budget.left)
+  end)
+
   it("names other events and their periods", function()
     local p = profile.new{ pprof = true, symbolize = symbolize }
     p:add(sample({ 0x1000 }, { name = "syscalls:sys_enter_getppid/period=1,callchain/", period = 1 }))
