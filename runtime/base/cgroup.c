@@ -86,10 +86,11 @@ bool ps_cgroup__has(pid_t pid, const char *rel)
 
 struct group {
 	uint64_t id;
-	char *path;
+	char *path; /* NULL: no group has the id (gone: ids are never reused) */
 };
 
-#define V1_SLOTS 64 /* processes whose v1 path is kept, by pid */
+#define V1_SLOTS   64	 /* processes whose v1 path is kept, by pid */
+#define MAX_GROUPS 65536 /* ids kept; past it the cache starts over */
 
 struct v1_path {
 	pid_t pid;
@@ -100,35 +101,21 @@ struct v1_path {
 struct ps_cgroups {
 	struct group *v; /* sorted by id */
 	size_t n, cap;
-	size_t mnt_len; /* of the mount, cut off the paths */
-	time_t read_at; /* when the mount was last read; 0: never */
+	char mnt[4096]; /* the cgroup2 mount, cut off the paths */
+	size_t mnt_len;
+	int mnt_fd;	     /* for open_by_handle_at; -1: not open yet, -2: no mount */
+	bool no_handles;     /* open_by_handle_at is refused (no CAP_DAC_READ_SEARCH) */
+	uint64_t walk_after; /* no walk of the tree before (ns) */
+	uint64_t walks;	     /* of the whole tree, for the tests */
 	struct v1_path v1[V1_SLOTS];
 };
 
-static struct ps_cgroups *walking; /* nftw has no user pointer */
-
-static int add_group(const char *path, const struct stat *st, int type, struct FTW *ftw)
+static uint64_t now_ns(void)
 {
-	struct ps_cgroups *cg = walking;
-	const char *rel = path + cg->mnt_len;
+	struct timespec ts;
 
-	(void)ftw;
-	if (type != FTW_D)
-		return FTW_CONTINUE;
-	if (cg->n == cg->cap) {
-		size_t cap = cg->cap ? 2 * cg->cap : 64;
-		struct group *v = realloc(cg->v, cap * sizeof(*v));
-
-		if (!v)
-			return FTW_STOP;
-		cg->v = v;
-		cg->cap = cap;
-	}
-	cg->v[cg->n].id = (uint64_t)st->st_ino;
-	if (!(cg->v[cg->n].path = strdup(*rel ? rel : "/")))
-		return FTW_STOP;
-	cg->n++;
-	return FTW_CONTINUE;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static int by_id(const void *a, const void *b)
@@ -138,41 +125,155 @@ static int by_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Every group of the mount, anew. */
-static void read_groups(struct ps_cgroups *cg)
+static struct group *find(struct ps_cgroups *cg, uint64_t id)
 {
-	char mnt[4096];
+	struct group key = {.id = id};
 
+	return cg->n ? bsearch(&key, cg->v, cg->n, sizeof(*cg->v), by_id) : NULL;
+}
+
+static void forget_all(struct ps_cgroups *cg)
+{
 	for (size_t i = 0; i < cg->n; i++)
 		free(cg->v[i].path);
 	cg->n = 0;
-	cg->read_at = time(NULL);
-	if (ps_cgroup__mount(mnt, sizeof(mnt)))
+}
+
+/* id's entry, added in order (path NULL: none), or NULL without memory. */
+static struct group *add(struct ps_cgroups *cg, uint64_t id, const char *path)
+{
+	size_t at = 0;
+	char *copy = path ? strdup(path) : NULL;
+
+	if (path && !copy)
+		return NULL;
+	if (cg->n >= MAX_GROUPS)
+		forget_all(cg);
+	if (cg->n == cg->cap) {
+		size_t cap = cg->cap ? 2 * cg->cap : 64;
+		struct group *v = realloc(cg->v, cap * sizeof(*v));
+
+		if (!v) {
+			free(copy);
+			return NULL;
+		}
+		cg->v = v;
+		cg->cap = cap;
+	}
+	while (at < cg->n && cg->v[at].id < id) /* binary search would do; adds are rare */
+		at++;
+	memmove(cg->v + at + 1, cg->v + at, (cg->n - at) * sizeof(*cg->v));
+	cg->v[at] = (struct group){.id = id, .path = copy};
+	cg->n++;
+	return &cg->v[at];
+}
+
+static bool mounted(struct ps_cgroups *cg)
+{
+	if (cg->mnt_fd == -1) {
+		cg->mnt_fd = -2;
+		if (!ps_cgroup__mount(cg->mnt, sizeof(cg->mnt))) {
+			cg->mnt_len = strlen(cg->mnt);
+			cg->mnt_fd = open(cg->mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (cg->mnt_fd < 0)
+				cg->mnt_fd = -2;
+		}
+	}
+	return cg->mnt_fd >= 0;
+}
+
+/* The group with id, opened from its id as cgroupfs exports it (a kernfs
+ * file handle is the id): its path, or NULL. */
+static const char *by_handle(struct ps_cgroups *cg, uint64_t id, char *buf, size_t len)
+{
+	struct {
+		struct file_handle h;
+		uint64_t id;
+	} fh = {.h = {.handle_bytes = sizeof(uint64_t), .handle_type = 0xfe /* FILEID_KERNFS */},
+		.id = id};
+	char link[64];
+	ssize_t n;
+	int fd = open_by_handle_at(cg->mnt_fd, &fh.h, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0) {
+		if (errno == EPERM)
+			cg->no_handles = true;
+		return NULL;
+	}
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, len - 1);
+	close(fd);
+	if (n < (ssize_t)cg->mnt_len || strncmp(buf, cg->mnt, cg->mnt_len) ||
+	    (buf[cg->mnt_len] != '/' && buf[cg->mnt_len] != '\0'))
+		return NULL;
+	buf[n] = '\0';
+	return buf[cg->mnt_len] ? buf + cg->mnt_len : "/";
+}
+
+static struct ps_cgroups *walking; /* nftw has no user pointer */
+
+static int add_group(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	struct ps_cgroups *cg = walking;
+	const char *rel = path + cg->mnt_len;
+
+	(void)ftw;
+	if (type != FTW_D || find(cg, (uint64_t)st->st_ino))
+		return FTW_CONTINUE;
+	return add(cg, (uint64_t)st->st_ino, *rel ? rel : "/") ? FTW_CONTINUE : FTW_STOP;
+}
+
+/* Every group of the mount, where ids cannot be opened: at most once a
+ * second, and no more than 1% of the time (a walk of 20000 groups is not
+ * cheap). */
+static void walk(struct ps_cgroups *cg)
+{
+	uint64_t t0 = now_ns();
+
+	if (t0 < cg->walk_after)
 		return;
-	cg->mnt_len = strlen(mnt);
 	walking = cg;
-	nftw(mnt, add_group, 16, FTW_PHYS | FTW_MOUNT | FTW_ACTIONRETVAL);
+	nftw(cg->mnt, add_group, 16, FTW_PHYS | FTW_MOUNT | FTW_ACTIONRETVAL);
 	walking = NULL;
-	qsort(cg->v, cg->n, sizeof(*cg->v), by_id);
+	cg->walks++;
+	cg->walk_after = now_ns() + 1000000000u;
+	if (cg->walk_after < now_ns() + 100 * (now_ns() - t0))
+		cg->walk_after = now_ns() + 100 * (now_ns() - t0);
 }
 
 struct ps_cgroups *ps_cgroups__new(void)
 {
-	return calloc(1, sizeof(struct ps_cgroups));
+	struct ps_cgroups *cg = calloc(1, sizeof(struct ps_cgroups));
+
+	if (cg)
+		cg->mnt_fd = -1;
+	return cg;
 }
 
 const char *ps_cgroups__path(struct ps_cgroups *cg, uint64_t id)
 {
-	struct group key = {.id = id}, *g;
+	char buf[4096];
+	const char *path;
+	struct group *g;
 
-	if (!cg || !id)
+	if (!cg || !id || !mounted(cg))
 		return NULL;
-	g = bsearch(&key, cg->v, cg->n, sizeof(*cg->v), by_id);
-	if (!g && time(NULL) != cg->read_at) {
-		read_groups(cg);
-		g = bsearch(&key, cg->v, cg->n, sizeof(*cg->v), by_id);
+	if ((g = find(cg, id)))
+		return g->path;
+	if (!cg->no_handles) {
+		/* found or not, the answer is for good: ids are never reused */
+		g = add(cg, id, (path = by_handle(cg, id, buf, sizeof(buf))));
+		if (!cg->no_handles)
+			return g ? g->path : NULL;
 	}
+	walk(cg);
+	g = find(cg, id);
 	return g ? g->path : NULL;
+}
+
+uint64_t ps_cgroups__walks(const struct ps_cgroups *cg)
+{
+	return cg ? cg->walks : 0;
 }
 
 /* pid's v1 group: name=systemd's, else the first controller's that is
@@ -208,14 +309,12 @@ static char *read_v1(pid_t pid)
 const char *ps_cgroups__v1_path(struct ps_cgroups *cg, pid_t pid, uint64_t when)
 {
 	struct v1_path *e;
-	struct timespec ts;
 	uint64_t now;
 	char *path;
 
 	if (!cg || pid <= 0)
 		return NULL;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	now = now_ns();
 	e = &cg->v1[(unsigned)pid % V1_SLOTS];
 	/* what was read after `when` is the best there is for it (a group
 	 * can only be read later than a sample is taken), and a read less
@@ -240,9 +339,10 @@ void ps_cgroups__free(struct ps_cgroups *cg)
 		return;
 	for (size_t i = 0; i < V1_SLOTS; i++)
 		free(cg->v1[i].path);
-	for (size_t i = 0; i < cg->n; i++)
-		free(cg->v[i].path);
+	forget_all(cg);
 	free(cg->v);
+	if (cg->mnt_fd >= 0)
+		close(cg->mnt_fd);
 	free(cg);
 }
 

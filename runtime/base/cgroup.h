@@ -29,14 +29,20 @@ bool ps_cgroup__has(pid_t pid, const char *rel);
 
 /* cgroup v2 ids, as a sample gives them (PERF_SAMPLE_CGROUP,
  * bpf_get_current_cgroup_id: the group directory's inode number), to paths
- * below the mount. The groups are read from the mount when an id is not
- * known, at most once a second (groups come and go). */
+ * below the mount. An id not seen before is opened from its id (cgroupfs
+ * exports a group by a file handle that is its id; this needs
+ * CAP_DAC_READ_SEARCH, which root has), and its answer kept for good: ids
+ * are never reused. Without that right, the tree is walked when an id is
+ * not known, at most once a second and 1% of the time. At most 65536 ids
+ * are kept. */
 struct ps_cgroups;
 
 struct ps_cgroups *ps_cgroups__new(void);
 /* id's path ("/system.slice/docker-<id>.scope"; "/" for the root), or NULL
- * when no group has it (gone, or made within the last second). */
+ * when no group has it (gone; or, walking, made since the last walk). */
 const char *ps_cgroups__path(struct ps_cgroups *cg, uint64_t id);
+/* How many times the whole tree was walked (none when ids can be opened). */
+uint64_t ps_cgroups__walks(const struct ps_cgroups *cg);
 /* Process pid's group in the cgroup v1 hierarchies at time `when` (a
  * sample's CLOCK_MONOTONIC time; 0: now), from /proc/PID/cgroup: read
  * again unless it was read after `when` or less than a second before it

@@ -4,9 +4,11 @@
  * most once a second per process, and a process that moved is named by
  * its new group after that second. The test moves a child between two
  * groups of the v1 pids hierarchy it makes (root, and a v1 pids mount,
- * are needed: it says why it skips without).
+ * are needed: it says why it skips without). And v2 ids name their
+ * groups without walking the tree.
  */
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -40,6 +42,51 @@ static int move_to(const char *group, pid_t pid)
 	return fclose(f) == 0 && ok ? 0 : -1;
 }
 
+/* cgroup v2 ids to paths: each id opened by its id, none of them by a
+ * walk of the tree, and an id no group has answered without one. */
+static void v2_ids(void)
+{
+	char mnt[4096], top[4352], dir[4608];
+	struct ps_cgroups *cg;
+	uint64_t ids[200];
+	struct stat st;
+	int right = 0;
+
+	if (geteuid() != 0 || ps_cgroup__mount(mnt, sizeof(mnt))) {
+		tap_skip("needs root and a cgroup v2 mount",
+			 "cgroup v2 ids to paths, without a walk");
+		return;
+	}
+	snprintf(top, sizeof(top), "%s/perfscript-unit-%d", mnt, (int)getpid());
+	mkdir(top, 0755);
+	for (int i = 0; i < 200; i++) {
+		snprintf(dir, sizeof(dir), "%s/g%d", top, i);
+		mkdir(dir, 0755);
+		ids[i] = stat(dir, &st) == 0 ? (uint64_t)st.st_ino : 0;
+	}
+	cg = ps_cgroups__new();
+	for (int i = 0; i < 200; i++) {
+		char want[64];
+		const char *got = ps_cgroups__path(cg, ids[i]);
+
+		snprintf(want, sizeof(want), "/perfscript-unit-%d/g%d", (int)getpid(), i);
+		right += got && !strcmp(got, want);
+	}
+	tap_is_i64(right, 200, "200 new groups: each id names its path");
+	tap_ok(!ps_cgroups__path(cg, UINT64_MAX - 5), "an id no group has: none");
+	tap_is_u64(ps_cgroups__walks(cg), 0, "... and the tree was never walked for them");
+	snprintf(dir, sizeof(dir), "%s/g0", top);
+	rmdir(dir);
+	tap_ok(ps_cgroups__path(cg, ids[0]) != NULL,
+	       "a group gone keeps the path it had (ids are never reused)");
+	ps_cgroups__free(cg);
+	for (int i = 1; i < 200; i++) {
+		snprintf(dir, sizeof(dir), "%s/g%d", top, i);
+		rmdir(dir);
+	}
+	rmdir(top);
+}
+
 int main(void)
 {
 	char a[64], b[64], dir_a[128], dir_b[128];
@@ -48,6 +95,7 @@ int main(void)
 	uint64_t t0;
 	pid_t child;
 
+	v2_ids();
 	snprintf(a, sizeof(a), "/perfscript-unit-%d-a", (int)getpid());
 	snprintf(b, sizeof(b), "/perfscript-unit-%d-b", (int)getpid());
 	snprintf(dir_a, sizeof(dir_a), "%s%s", V1_PIDS, a);
