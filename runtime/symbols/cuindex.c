@@ -56,7 +56,8 @@ static struct ps_cu_ranges *build(Dwarf *dbg)
 			}
 		off = next;
 	}
-	qsort(r->v, r->n, sizeof(*r->v), by_lo);
+	if (r->n) /* r->v is NULL without units: qsort(NULL, 0) is undefined */
+		qsort(r->v, r->n, sizeof(*r->v), by_lo);
 	return r;
 }
 

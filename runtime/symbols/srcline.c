@@ -323,8 +323,10 @@ static struct cu_index *cu_index_build(Dwarf_Die *cu)
 		cu_index_free(x);
 		return NULL;
 	}
-	memcpy(x->sorted, x->own, x->nranges * sizeof(*x->sorted));
-	qsort(x->sorted, x->nranges, sizeof(*x->sorted), range_cmp);
+	if (x->nranges) { /* x->own is NULL without ranges: memcpy(dst, NULL, 0) is undefined */
+		memcpy(x->sorted, x->own, x->nranges * sizeof(*x->sorted));
+		qsort(x->sorted, x->nranges, sizeof(*x->sorted), range_cmp);
+	}
 	return x;
 }
 
