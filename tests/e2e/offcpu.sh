@@ -120,4 +120,13 @@ out=$("$PERFSCRIPT" -e 'c = perfmon.counter("sched:sched_switch")
 perfmon.aggregate(c, { by = { "tid" }, offcpu = true, min_us = -1 })' 2>&1)
 like "$out" "min_us must be 0 or more microseconds" "a negative min_us is refused"
 tracefs_restore
+# An aggregate read before its counter opens (an end probe that runs when
+# a signal comes in the session's first moments) is empty, not an error:
+# offcpu.lua and wallclock.lua died with a traceback there.
+out=$("$PERFSCRIPT" -a -e 'local sw = perfmon.counter("sched:sched_switch")
+local w = assert(perfmon.aggregate(sw, { by = { "comm" }, offcpu = true }))
+local t, err = w:read()
+print(type(t), t and next(t), err, type(w:take()))
+exit()' 2>&1)
+is "$out" $'table\tnil\tnil\ttable' "an aggregate read and taken before its counter opens: empty tables"
 done_testing
