@@ -295,6 +295,7 @@ local http = require "perfscript.http"
 -- 30 s; another 4xx will never be taken and is counted as refused; a full
 -- queue drops its oldest body.
 local QUEUE_MAX = 16
+local REDIRECT_LOOP = -40 -- -ELOOP: more than 10 redirects, a destination that will never take it
 local function queue(kind)
   local q = { kind = kind, items = {}, busy = false, wait_until = 0, backoff = 1,
               sent = 0, retried = 0, dropped = 0, refused = 0 }
@@ -315,7 +316,7 @@ local function queue(kind)
       if status >= 200 and status < 300 then
         if first then table.remove(self.items, 1) end
         self.sent, self.backoff = self.sent + 1, 1
-      elseif status >= 400 and status < 500 and status ~= 429 then
+      elseif (status >= 400 and status < 500 and status ~= 429) or status == REDIRECT_LOOP then
         if first then table.remove(self.items, 1) end
         self.refused = self.refused + 1
       else
@@ -458,15 +459,19 @@ probe("end", function()
     push_window()
     local waiting = 0
     for _, q in pairs(queues) do q.wait_until = 0; q:pump(); waiting = waiting + #q.items end
+    local t0 = gettimeofday_ns()
     if waiting > 0 then
       io.stderr:write(("agent: sending the last %d pushes (up to %d ms; Ctrl-C again to stop)\n")
                       :format(waiting, opts.flush_ms))
       http.flush(opts.flush_ms)
     end
+    local waited = (gettimeofday_ns() - t0) // 1000000
     for kind, q in pairs(queues) do
       if #q.items > 0 then
-        io.stderr:write(("agent: %d %s pushes not sent: the destination did not take them within %d ms\n")
-                        :format(#q.items, kind, opts.flush_ms))
+        io.stderr:write(("agent: %d %s pushes not sent: %s\n"):format(#q.items, kind,
+          q.busy and ("no answer within %d ms"):format(waited)
+          or ("the destination refused or failed the last try (%d retried, %d refused; %d ms spent)")
+             :format(q.retried, q.refused, waited)))
       end
     end
   end

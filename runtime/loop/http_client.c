@@ -23,7 +23,9 @@
 #include "perfscript.h"
 
 #define PS_CURL_SONAME "libcurl.so.4"
-#define PS_REPLY_MAX   65536 /* bytes of a reply's body kept for the callback */
+#define PS_REPLY_MAX   65536	  /* bytes of a reply's body kept for the callback */
+#define PS_REPLY_READ  (1u << 20) /* read at most: past it the reply is done (an endless body) */
+#define PS_REDIRECTS   10	  /* followed at most, as Go's client (and Prometheus) do */
 #define PS_CONNECT_MS  5000
 
 static struct {
@@ -51,7 +53,7 @@ struct post {
 	struct curl_slist *headers;
 	void *body; /* the request's, kept until it is done */
 	char *reply;
-	size_t reply_len;
+	size_t reply_len, read; /* kept, and read in all */
 	ps_http_done_fn fn;
 	void *ctx;
 	char error[CURL_ERROR_SIZE];
@@ -140,9 +142,12 @@ static void collect(struct ps_http_client *c)
 		*at = p->next;
 		c->npending--;
 		cu.easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &status);
-		rc = m->data.result == CURLE_OK			  ? (int)status
+		rc = m->data.result == CURLE_OK ||
+			     (m->data.result == CURLE_WRITE_ERROR && p->read > PS_REPLY_READ)
+			 ? (int)status
 		     : m->data.result == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT
 		     : m->data.result == CURLE_COULDNT_CONNECT	  ? -ECONNREFUSED
+		     : m->data.result == CURLE_TOO_MANY_REDIRECTS ? -ELOOP
 								  : -EIO;
 		cu.multi_remove_handle(c->multi, p->easy);
 		p->fn(rc,
@@ -247,7 +252,10 @@ static size_t on_body(char *data, size_t size, size_t n, void *userp)
 		p->reply_len += keep;
 		r[p->reply_len] = '\0';
 	}
-	return len; /* the rest of a long reply is read and dropped */
+	p->read += len;
+	/* the rest of a long reply is read and dropped; an endless one is cut
+	 * off (a write error, which done() reports with the reply's status) */
+	return p->read > PS_REPLY_READ ? 0 : len;
 }
 
 struct ps_http_client *ps_http_client__new(struct ps_loop *loop, char *msg, size_t msglen)
@@ -297,8 +305,14 @@ static int setup(struct post *p, const char *url, const char *const *headers, si
 	cu.easy_setopt(p->easy, CURLOPT_TIMEOUT_MS, (long)(timeout_ms ? timeout_ms : 30000));
 	cu.easy_setopt(p->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)PS_CONNECT_MS);
 	cu.easy_setopt(p->easy, CURLOPT_NOSIGNAL, 1L);
-	/* http and https only: a URL of another scheme is refused */
+	/* http and https only: a URL of another scheme is refused, and a
+	 * redirect to one; redirects are followed as Go's client follows
+	 * them (a POST stays a POST), at most PS_REDIRECTS */
 	cu.easy_setopt(p->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	cu.easy_setopt(p->easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	cu.easy_setopt(p->easy, CURLOPT_FOLLOWLOCATION, 1L);
+	cu.easy_setopt(p->easy, CURLOPT_MAXREDIRS, (long)PS_REDIRECTS);
+	cu.easy_setopt(p->easy, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL);
 	cu.easy_setopt(p->easy, CURLOPT_USERAGENT, "perfscript/" PS_VERSION);
 	return 0;
 }

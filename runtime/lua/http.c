@@ -235,6 +235,7 @@ static int server_close(lua_State *L)
 		ps_http__free(u->h);
 		u->h = NULL;
 		u->sc->listeners--;
+		ps_lua_script__source_ended(u->sc);
 	}
 	luaL_unref(L, LUA_REGISTRYINDEX, u->handler);
 	luaL_unref(L, LUA_REGISTRYINDEX, u->self);

@@ -80,6 +80,7 @@ static void on_done(int status, const char *body, size_t len, void *ctx)
 	ps_lua__protect(sc, call_done, &d, 0, "http.post callback");
 	luaL_unref(sc->L, LUA_REGISTRYINDEX, p->fn);
 	free(p);
+	ps_lua_script__source_ended(sc);
 }
 
 static int client_gc(lua_State *L)

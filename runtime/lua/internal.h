@@ -43,7 +43,8 @@ struct ps_script {
 	volatile sig_atomic_t depth;	      /* calls into Lua under way */
 	lua_State *volatile running;	      /* the coroutine running, NULL: L (lua/interrupt.c) */
 	void *interrupt_ctx;
-	int listeners;	 /* open HTTP listeners (lua/http.c): the session goes on */
+	int listeners;	 /* open HTTP listeners and posts under way: the session goes on */
+	bool until_idle; /* the main run: ends when nothing can happen any more */
 	ps_handle *told; /* counters whose losses were reported */
 	size_t ntold, captold;
 
@@ -75,6 +76,10 @@ void ps_lua__valid_utf8(lua_State *L, int idx);
 struct ps_script *ps_lua_script__from(lua_State *L);
 /* End the session from inside (exit(), an error): first reason kept. */
 void ps_lua_script__stop(struct ps_script *sc, enum ps_stop_reason why);
+/* A listener closed or a post ended: a script on itself with nothing left
+ * that can make anything happen (no timer, listener or post) ends, as it
+ * would not have started. */
+void ps_lua_script__source_ended(struct ps_script *sc);
 /* exit(status): the session ends once the current probe returns and no
  * sample handler runs after it. */
 void ps_lua_script__exit(struct ps_script *sc, int status);

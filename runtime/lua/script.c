@@ -214,6 +214,12 @@ static bool has_event_source(struct ps_script *sc)
 	return true;
 }
 
+void ps_lua_script__source_ended(struct ps_script *sc)
+{
+	if (sc->until_idle && !ps_lua_script__stopping(sc) && !has_event_source(sc))
+		ps_lua_script__stop(sc, PS_STOP_CLIENT); /* nothing can happen any more */
+}
+
 int ps_lua_script__args(struct ps_script *sc, const char *script, char **args, int nargs,
 			char **pre, int npre)
 {
@@ -264,8 +270,11 @@ int ps_lua_script__run(struct ps_script *sc, const char *const *chunks, int nchu
 	}
 	ps_lua_phase__run(sc, PS_PHASE_BEGIN, NULL);
 	if (!ps_lua_script__stopping(sc) && !sc->errors && ps_lua_script__start(sc) == 0 &&
-	    !ps_lua_script__stopping(sc) && has_event_source(sc))
+	    !ps_lua_script__stopping(sc) && has_event_source(sc)) {
+		sc->until_idle = true;
 		ps_driver__run(sc->driver);
+		sc->until_idle = false;
+	}
 	return ps_lua_script__end(sc);
 }
 
