@@ -141,7 +141,8 @@ end
 -- cannot be written fails in milliseconds, not after the whole run. With
 -- --switch-output, each window's as it starts, named by its start.
 local outputs, names = {}, {}
-local function open_outputs()
+local windows, lost = 0, 0 -- --switch-output's windows, and those not written
+local function open_outputs(later)
   local ns = gettimeofday_ns() -- perf's names: the time to the hundredth of a second
   local suffix = opts.switch and os.date(".%Y%m%d%H%M%S", ns // 1000000000) .. ("%02d"):format(ns // 10000000 % 100)
                  or ""
@@ -149,7 +150,8 @@ local function open_outputs()
     if opts[k] then
       local name = opts[k] .. suffix
       local f, oerr = io.open(name, "wb")
-      if not f then error(("profile.lua: --%s %s"):format(k, oerr), 0) end
+      if not f and not later then error(("profile.lua: --%s %s"):format(k, oerr), 0) end
+      if not f then io.stderr:write("profile.lua: cannot open ", oerr, "\n") end
       outputs[k], names[k] = f, name
     end
   end
@@ -188,13 +190,38 @@ local function saved(ok, why)
   end
 end
 
--- The window's files (the last one's at the end), then a new window.
+-- The window's files (the last one's at the end), then a new window. One
+-- that cannot be written (a full disk) is said, removed and counted, and
+-- the run goes on: the next window may find room.
 local function write_window()
   local cmd = target_command()
   local t = opts.pprof and p:pprof{ comment = cmd and ("perfscript: " .. cmd) }
-  if opts.pprof then saved(pprof.write(t, outputs.pprof, { name = names.pprof })) end
-  if opts.folded then saved(p:write_folded(outputs.folded, names.folded)) end
-  io.stderr:write(("profile.lua: %d samples in %s\n"):format(p.total, names.pprof or names.folded))
+  local ok, why = true, nil
+  windows = windows + 1
+  for _, k in ipairs { "pprof", "folded" } do
+    if opts[k] and ok then
+      if not outputs[k] then
+        ok, why = false, ("%s: not opened"):format(names[k])
+      elseif k == "pprof" then
+        ok, why = pprof.write(t, outputs.pprof, { name = names.pprof })
+      else
+        ok, why = p:write_folded(outputs.folded, names.folded)
+      end
+    end
+  end
+  if ok then
+    io.stderr:write(("profile.lua: %d samples in %s\n"):format(p.total, names.pprof or names.folded))
+    return
+  end
+  lost = lost + 1
+  for _, k in ipairs { "pprof", "folded" } do
+    if opts[k] then
+      if outputs[k] then pcall(outputs[k].close, outputs[k]) end
+      os.remove(names[k])
+    end
+  end
+  io.stderr:write(("profile.lua: cannot write %s: its %d samples are lost (%d of %d windows so far)\n")
+                  :format(why, p.total, lost, windows))
 end
 if opts.switch then
   -- A continuous profile names its samples as they come, each second, as
@@ -219,14 +246,21 @@ if opts.switch then
     write_window()
     p = new_profile()
     perfmon.trim() -- the last window's tables go now, and the heap they took back to the system
-    open_outputs()
+    open_outputs(true)
   end)
 end
 
 probe("end", function()
   io.write(p:top_text(opts.top, opts.event and ("%d samples of %s\n"):format(p.total, opts.event)
                                  or ("%d samples of cpu-clock at %d Hz\n"):format(p.total, opts.freq)))
-  if opts.switch then return write_window() end
+  if opts.switch then
+    write_window()
+    if lost > 0 then
+      io.stderr:write(("profile.lua: %d of %d windows could not be written\n"):format(lost, windows))
+      exit(1)
+    end
+    return
+  end
   local cmd = target_command()
   local t = (opts.pprof or base) and p:pprof{ comment = cmd and ("perfscript: " .. cmd) }
   if base then

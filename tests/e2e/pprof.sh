@@ -208,6 +208,27 @@ for o in --version --help; do
 	is "$rc $out" "1 perfscript: cannot write to standard output: No space left on device" "perfscript $o >/dev/full: reported, exit 1"
 done
 
+# --switch-output on a full disk: a window that cannot be written is said,
+# removed and counted, and the run goes on (it ended at the first ENOSPC,
+# and said "N samples in FILE" of a file it had failed to write).
+if need_root && mkdir -p "$TMP/small" && mount -t tmpfs -o size=256k tmpfs "$TMP/small"; then
+	head -c 250000 /dev/zero >"$TMP/small/filler" 2>/dev/null
+	"$PERFSCRIPT" "$EX/profile.lua" -a -T 3 --switch-output 0.4 --pprof "$TMP/small/p.pb.gz" >/dev/null 2>"$TMP/full.err" &
+	full=$!
+	wait_for "$TMP/full.err" 'cannot write' 5 && rm -f "$TMP/small/filler"
+	wait $full; rc=$?
+	err=$(cat "$TMP/full.err")
+	umount "$TMP/small"
+	like "$err" "profile.lua: cannot write .*No space left on device: its [0-9]+ samples are lost \(1 of 1 windows so far\)" \
+		"--switch-output on a full disk: the window is said to be lost, and counted"
+	like "$err" $'lost[^\n]*\n(.*\n)*profile.lua: [0-9]+ samples in ' "... and the run goes on: a later window is written once there is room"
+	like "$rc $err" "^1 .*profile.lua: [0-9]+ of [0-9]+ windows could not be written$" "... and the end says how many were lost, exit 1"
+else
+	for d in "a lost window is counted" "the run goes on" "the end says how many"; do
+		skip "needs root to mount a small tmpfs" "--switch-output on a full disk: $d"
+	done
+fi
+
 # --switch-output SECS: a profile per window, FILE.YYYYMMDDHHMMSSCC as
 # perf record --switch-output names its dumps, each read by go tool pprof,
 # the windows' samples adding up to what the tool said it wrote
