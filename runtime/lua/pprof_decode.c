@@ -17,12 +17,24 @@ struct dec {
 	lua_State *L;
 	int anchor;
 	const PprofProfile *p;
+	size_t bytes; /* what protobuf-c asked for so far */
+	bool over;    /* past DECODE_MAX: the unpack was refused memory */
 };
+
+/* What reading one profile may take in C, whatever it inflates to: a
+ * small file of many tiny samples (60 MiB of one-frame samples from 92 KB)
+ * took 4.7 GB before. */
+#define DECODE_MAX (128u << 20)
 
 static void *pb_alloc(void *data, size_t size)
 {
 	struct dec *d = data;
 
+	if (size > DECODE_MAX - d->bytes) {
+		d->over = true;
+		return NULL; /* the unpack fails, and says so below */
+	}
+	d->bytes += size;
 	return ps_lua_pprof__alloc(d->L, d->anchor, size);
 }
 
@@ -139,6 +151,68 @@ static void push_sample(struct dec *d, const PprofSample *s)
 	lua_setfield(L, -2, "label");
 }
 
+/* A sample's locations and labels as one string: the same for samples
+ * pprof counts as one. */
+static void push_key(lua_State *L, const PprofSample *s)
+{
+	luaL_Buffer b;
+
+	luaL_buffinit(L, &b);
+	luaL_addlstring(&b, (const char *)s->location_id, s->n_location_id * sizeof(uint64_t));
+	for (size_t k = 0; k < s->n_label; k++) {
+		int64_t l[4] = {s->label[k]->key, s->label[k]->str, s->label[k]->num,
+				s->label[k]->num_unit};
+
+		luaL_addlstring(&b, (const char *)l, sizeof(l));
+	}
+	luaL_pushresult(&b);
+}
+
+/* The sample at index at of the list on top gets s's values added. */
+static void add_values(lua_State *L, lua_Integer at, const PprofSample *s)
+{
+	lua_rawgeti(L, -1, at);
+	lua_getfield(L, -1, "value");
+	for (size_t v = 0; v < s->n_value; v++) {
+		lua_rawgeti(L, -1, (lua_Integer)v + 1);
+		lua_pushinteger(L, lua_tointeger(L, -1) + (lua_Integer)s->value[v]);
+		lua_rawseti(L, -3, (lua_Integer)v + 1);
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 2);
+}
+
+/* The samples, those with the same locations and labels as one with their
+ * values added (as pprof's own reader merges them): the tables take what
+ * the profile's distinct samples need, not what their count would. */
+static void push_samples(struct dec *d)
+{
+	lua_State *L = d->L;
+	const PprofProfile *p = d->p;
+	lua_Integer n = 0;
+
+	lua_newtable(L); /* key -> index in the list */
+	lua_newtable(L); /* the list */
+	for (size_t i = 0; i < p->n_sample; i++) {
+		push_key(L, p->sample[i]);
+		lua_pushvalue(L, -1);
+		if (lua_rawget(L, -4) == LUA_TNUMBER) {
+			lua_Integer at = lua_tointeger(L, -1);
+
+			lua_pop(L, 2);
+			add_values(L, at, p->sample[i]);
+			continue;
+		}
+		lua_pop(L, 1);
+		lua_pushinteger(L, ++n);
+		lua_rawset(L, -4); /* keys[key] = n */
+		push_sample(d, p->sample[i]);
+		lua_rawseti(L, -2, n);
+	}
+	lua_setfield(L, -3, "sample");
+	lua_pop(L, 1); /* the keys */
+}
+
 static void push_mapping(struct dec *d, const PprofMapping *m)
 {
 	lua_State *L = d->L;
@@ -206,7 +280,7 @@ static void push_profile(struct dec *d)
 		luaL_error(L, "pprof: bad profile: string_table[0] is not \"\"");
 	lua_createtable(L, 0, 16);
 	PUSH_LIST(d, "sample_type", p->n_sample_type, p->sample_type, push_value_type);
-	PUSH_LIST(d, "sample", p->n_sample, p->sample, push_sample);
+	push_samples(d);
 	PUSH_LIST(d, "mapping", p->n_mapping, p->mapping, push_mapping);
 	PUSH_LIST(d, "location", p->n_location, p->location, push_location);
 	PUSH_LIST(d, "function", p->n_function, p->function, push_function);
@@ -243,6 +317,11 @@ static int decode(lua_State *L)
 	lua_newtable(L);
 	d.anchor = lua_gettop(L);
 	d.p = perftools__profiles__profile__unpack(&a, n, (const uint8_t *)bytes);
+	if (!d.p && d.over)
+		return luaL_error(L,
+				  "pprof: the profile needs more than %d MiB to read (%d MiB of "
+				  "protobuf): it holds too many samples",
+				  (int)(DECODE_MAX >> 20), (int)(n >> 20));
 	if (!d.p)
 		return luaL_error(L, "pprof: not a pprof profile (the protobuf does not parse)");
 	push_profile(&d);

@@ -189,6 +189,29 @@ rss=$(awk '{ print $NF }' <<<"$out")
 ok $(( rss < 200000 ? 0 : 1 )) "and reading it peaks at ${rss} kB, not the GiB it inflates to"
 out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 10" --diff-base "$TMP/bomb.pb.gz" 2>&1); rc=$?
 like "$rc $out" "^1 .*profile.lua: --diff-base .*inflates to more than 64 MiB" "profile.lua --diff-base refuses it, exit 1"
+# A valid profile of 60 MiB of one-frame samples in 92 KB of gzip: read
+# within a cap in bytes (it took 4.7 GB), and samples pprof counts as one
+# are one table; the same profile with 100000 of them reads whole.
+python3 - "$TMP" <<'PY'
+import gzip, sys
+def profile(n):
+    sample = b"\x12\x06\x0a\x01\x01\x12\x01\x01"  # location_id [1], value [1]
+    head = b"\x0a\x04\x08\x01\x10\x02"              # sample_type {type 1, unit 2}
+    loc = b"\x22\x02\x08\x01"                          # location {id 1}
+    strings = b"".join(b"\x32" + bytes([len(x)]) + x for x in (b"", b"samples", b"count"))
+    return head + sample * n + loc + strings
+open(sys.argv[1] + "/tiny.pb.gz", "wb").write(gzip.compress(profile(60 * 1024 * 1024 // 8), 9))
+open(sys.argv[1] + "/small.pb.gz", "wb").write(gzip.compress(profile(100000), 9))
+PY
+out=$("$PERFSCRIPT" -e 'local pprof = require("pprof")
+local t, err = pprof.read("'"$TMP/tiny.pb.gz"'")
+local s, serr = pprof.read("'"$TMP/small.pb.gz"'")
+local f = io.open("/proc/self/status"); local st = f:read("a"); f:close()
+print(t, err, s and #s.sample, s and pprof.flat_total(s), serr, st:match("VmHWM:%s*(%d+)"))' 2>&1)
+like "$out" "^nil	.*tiny.pb.gz: pprof: the profile needs more than 128 MiB to read \(60 MiB of protobuf\): it holds too many samples	1	100000	nil	" \
+	"60 MiB of tiny samples: refused at the cap in bytes; 100000 of them read as one sample of 100000"
+rss=$(awk '{ print $NF }' <<<"$out")
+ok $(( rss < 400000 ? 0 : 1 )) "and reading both peaks at ${rss} kB, not the 4.7 GB it took"
 
 # Results that cannot be written: an error and exit 1, never an empty file
 # and exit 0. Paths that cannot be opened fail before the command runs.
