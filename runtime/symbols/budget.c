@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "symbols/internal.h"
+#include "symbols/python.h"
 
 #define PS_SYMBOLS_BUDGET_DEFAULT (128u << 20)
 #define PS_SYMBOLS_SLACK	  (2u << 20) /* how far under the budget a trim goes */
@@ -205,9 +206,11 @@ size_t ps_symbols__trim(struct ps_symbols *syms)
 	ps_dsos__drop_truncated(&syms->dsos);
 	syms->dsos.loads_trimmed = syms->dsos.loads;
 	budget = budget_of(syms);
-	sum = total(syms, NULL, &n) + ps_procs__gone_bytes(syms);
+	sum = total(syms, NULL, &n) + ps_procs__gone_bytes(syms) + ps_python__bytes(syms);
 	if (sum <= budget)
 		return 0;
+	/* the Python code objects first: read again from the process if asked */
+	sum -= ps_python__trim(syms);
 	/* down to a little under the budget, so the next file does not evict
 	 * at once: a quarter of it, 2 MiB at most, so RSS stays within that */
 	low = budget - (budget / 4 < PS_SYMBOLS_SLACK ? budget / 4 : PS_SYMBOLS_SLACK);
@@ -304,7 +307,7 @@ int ps_symbols__stats(struct ps_symbols *syms, struct ps_symbols_stats *st)
 		n += syms->dsos.v[i]->opened && !syms->dsos.v[i]->same;
 	st->files = syms->dsos.n;
 	st->files_open = n;
-	st->bytes = total(syms, NULL, &n) + ps_procs__gone_bytes(syms);
+	st->bytes = total(syms, NULL, &n) + ps_procs__gone_bytes(syms) + ps_python__bytes(syms);
 	st->budget = budget_of(syms);
 	st->evictions = syms->dsos.evictions;
 	st->processes = syms->procs.n;

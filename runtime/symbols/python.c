@@ -31,8 +31,12 @@
 #define PS_PY_BASE	 0x0100000000000000ull
 #define PS_PY_MAX_FRAMES (1u << 20) /* distinct (pid, code, line) named */
 #define PS_PY_MAX_CODES	 65536	    /* code objects cached before a flush */
-#define PS_PY_STACKS	 256	    /* whole stacks remembered (direct-mapped)... */
-#define PS_PY_STACK_MAX	 16	    /* ...of at most this many frames */
+#define PS_PY_CODE_BYTES                                                                           \
+	(8u << 20)		     /* ...or bytes of them (a hostile process's                   \
+				      * 70000 code objects may share one 64 KiB line table) */
+#define PS_PY_NAME_BYTES (32u << 20) /* frames named, kept for good: past it, one name */
+#define PS_PY_STACKS	 256	     /* whole stacks remembered (direct-mapped)... */
+#define PS_PY_STACK_MAX	 16	     /* ...of at most this many frames */
 
 static const struct ps_py_layout layouts[] = {
     {.minor = 10,
@@ -151,9 +155,12 @@ struct ps_pysyms {
 	struct pystack *stacks;	 /* PS_PY_STACKS, made at the first stack */
 	struct ps_pycode *codes; /* open addressing by (pid, addr), cap a power of two */
 	size_t ncodes, capcodes;
+	size_t code_bytes;    /* what the cached code objects' copies hold */
 	struct pyname *names; /* by index: PS_PY_BASE + i */
 	size_t nnames, capnames;
-	size_t *byname; /* open addressing over names, by (pid, code, line); cap 2*capnames */
+	size_t name_bytes; /* what the names' strings hold */
+	uint64_t over;	   /* the address frames get past PS_PY_NAME_BYTES, or 0 */
+	size_t *byname;	   /* open addressing over names, by (pid, code, line); cap 2*capnames */
 	size_t capbyname;
 	struct ps_pidmap versions; /* pid -> const struct ps_py_layout *, probed once */
 };
@@ -174,7 +181,13 @@ static void free_codes(struct ps_pysyms *ps)
 	}
 	free(ps->codes);
 	ps->codes = NULL;
-	ps->ncodes = ps->capcodes = 0;
+	ps->ncodes = ps->capcodes = ps->code_bytes = 0;
+}
+
+static size_t code_size(const struct ps_pycode *c)
+{
+	return (c->name ? strlen(c->name) + 1 : 0) + (c->file ? strlen(c->file) + 1 : 0) +
+	       (c->linetab ? c->linetab_size : 0);
 }
 
 /* The cached code object addr of pid, read now if it is new; NULL on
@@ -185,7 +198,7 @@ static struct ps_pycode *code_of(struct ps_pysyms *ps, pid_t pid, const struct p
 {
 	size_t mask, i;
 
-	if (ps->ncodes >= PS_PY_MAX_CODES)
+	if (ps->ncodes >= PS_PY_MAX_CODES || ps->code_bytes >= PS_PY_CODE_BYTES)
 		free_codes(ps);
 	if (!ps->codes) {
 		ps->capcodes = 1024;
@@ -218,6 +231,7 @@ static struct ps_pycode *code_of(struct ps_pysyms *ps, pid_t pid, const struct p
 	ps->codes[i] = (struct ps_pycode){.pid = pid, .addr = addr, .name_obj = name_obj};
 	ps->ncodes++;
 	ps_pycode__read(pid, l, &ps->codes[i]);
+	ps->code_bytes += code_size(&ps->codes[i]);
 	return &ps->codes[i];
 }
 
@@ -257,6 +271,8 @@ static uint64_t name_frame(struct ps_pysyms *ps, pid_t pid, const struct ps_pyco
 	const char *file = c && c->file ? c->file : "";
 	uint64_t code = c ? c->addr : 0, name_obj = c ? c->name_obj : 0;
 
+	if (ps->over)
+		return ps->over; /* past PS_PY_NAME_BYTES: every new frame is this one */
 	if (ps->nnames + 1 > ps->capnames && !grow_names(ps))
 		return 0;
 	mask = ps->capbyname - 1;
@@ -274,7 +290,37 @@ static uint64_t name_frame(struct ps_pysyms *ps, pid_t pid, const struct ps_pyco
 		return 0;
 	nm->file = c ? nm->func + 4 + strlen(func) + 1 : ""; /* the file part of it */
 	ps->byname[i] = ps->nnames;
+	ps->name_bytes += strlen(nm->func) + 1 + sizeof(*nm) + 2 * sizeof(size_t);
+	if (ps->name_bytes > PS_PY_NAME_BYTES) { /* the last one: a name for the rest */
+		free(nm->func);
+		if (!(nm->func = strdup("py::[over the symbolizer's budget]")))
+			return 0;
+		nm->file = "";
+		nm->pid = -1;
+		ps->over = PS_PY_BASE + 16 * ps->nnames + 8;
+	}
 	return PS_PY_BASE + 16 * ps->nnames++ + 8;
+}
+
+size_t ps_python__bytes(const struct ps_symbols *syms)
+{
+	const struct ps_pysyms *ps = syms->py;
+
+	if (!ps)
+		return 0;
+	return ps->code_bytes + ps->capcodes * sizeof(*ps->codes) + ps->name_bytes +
+	       ps->capnames * sizeof(*ps->names) + ps->capbyname * sizeof(*ps->byname) +
+	       (ps->stacks ? PS_PY_STACKS * sizeof(*ps->stacks) : 0);
+}
+
+size_t ps_python__trim(struct ps_symbols *syms)
+{
+	size_t n =
+	    syms->py ? syms->py->code_bytes + syms->py->capcodes * sizeof(*syms->py->codes) : 0;
+
+	if (syms->py)
+		free_codes(syms->py); /* read again when asked: names given keep theirs */
+	return n;
 }
 
 bool ps_python__is_frame(uint64_t addr)

@@ -51,6 +51,11 @@ const struct ps_py_layout *ps_python__layouts(size_t *n);
 size_t ps_symbols__python_frames(struct ps_symbols *syms, pid_t pid, const struct ps_pyframe *py,
 				 size_t n, uint64_t *out, bool *entry);
 
+/* What the Python tables hold, in bytes (within the symbolizer's budget),
+ * and what giving back the cached code objects freed (their names stay). */
+size_t ps_python__bytes(const struct ps_symbols *syms);
+size_t ps_python__trim(struct ps_symbols *syms);
+
 /* Whether addr is such a made-up address of a Python frame. */
 bool ps_python__is_frame(uint64_t addr);
 

@@ -8,7 +8,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 long run(long, int);
-int main(void) {
-  printf("ready\n"); fflush(stdout);
-  for (;;) { pid_t p = fork(); if (p == 0) { run(1, 30); _exit(0); } run(2, 20); waitpid(p, NULL, 0); }
+int main(void)
+{
+	printf("ready\n");
+	fflush(stdout);
+	for (;;) {
+		pid_t p = fork();
+		if (p == 0) {
+			run(1, 30);
+			_exit(0);
+		}
+		run(2, 20);
+		waitpid(p, NULL, 0);
+	}
 }

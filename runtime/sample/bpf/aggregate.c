@@ -34,7 +34,8 @@ static struct ps_bpf_counter *aggregating(const struct ps_session *s, ps_handle 
 		return NULL;
 	}
 	if (!ps_counter__is_open(c) && (ps_counter__sampled(c)->conf.mode & PS_BPF_AGGREGATE))
-		return NULL; /* not open yet (a signal before the counters opened): nothing counted */
+		return NULL; /* not open yet (a signal before the counters opened): nothing counted
+			      */
 	if (!b || !b->skel || !(ps_counter__sampled(c)->conf.mode & PS_BPF_AGGREGATE)) {
 		*err = -EOPNOTSUPP; /* not aggregating in the kernel (perf path or not asked) */
 		return NULL;
