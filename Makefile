@@ -224,6 +224,9 @@ deps:
 	$(call install_missing,$(DEPS_BUILD),build)
 deps-test: deps
 	$(call install_missing,$(DEPS_TEST),test)
+	@# go tool pprof is built at its first use (minutes on a fresh machine):
+	@# once here, not inside a test that times a profile
+	@command -v go >/dev/null && go tool pprof -h >/dev/null 2>&1 || true
 deps-bench: deps-test
 	$(call install_missing,$(DEPS_BENCH),bench)
 .PHONY: deps deps-test deps-bench
