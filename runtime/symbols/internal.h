@@ -261,6 +261,8 @@ extern bool ps_pages__no_scan;
  * none to give); cold: those not read again since the drop before. */
 size_t ps_dso__drop_pages(struct ps_dso *d, bool cold);
 void ps_dso__evict(struct ps_dso *dso);
+/* What the processes' JIT maps hold, in bytes (symbols/budget.c). */
+size_t ps_symbols__jit_bytes(struct ps_symbols *syms);
 /* Give back, for good, the files truncated under a read (at a safe point). */
 void ps_dsos__drop_truncated(struct ps_dsos *dsos);
 /* symbols/srcline.c: what its caches hold. */
@@ -437,6 +439,11 @@ size_t ps_unwinders__count(const struct ps_unwinders *l);
  * it grows), with *dso the map's path; -ENOENT when the map has no entry. */
 int ps_jit__lookup(struct ps_proc *p, uint64_t addr, char *buf, size_t len, const char **dso);
 void ps_jit__free(struct ps_jitmap *j);
+/* What a map holds, and when it last named an address (0: never). */
+size_t ps_jit__bytes(const struct ps_jitmap *j);
+uint64_t ps_jit__used_ns(const struct ps_jitmap *j);
+/* Whether it named nothing for a while (then the budget may take it). */
+bool ps_jit__idle(const struct ps_jitmap *j, uint64_t now);
 
 /* Finding a name's address and a probe's file offset: symbols/resolve.h,
  * the interface the counter core uses too. */

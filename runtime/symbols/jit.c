@@ -18,7 +18,12 @@
  * looks at the file at most every PS_JIT_RECHECK_NS, so a profile full of
  * unnamed anonymous addresses does not stat it per sample. Where code was
  * written twice at one address the later line wins, as the JIT reused the
- * memory.
+ * memory. A map keeps at most PS_JIT_MAX_ENTRIES entries (past them, the
+ * newest half), and what the maps of all processes hold counts in the
+ * symbolizer's budget: past a quarter of it, the maps that named nothing
+ * for PS_JIT_IDLE_NS are given back, longest idle first (symbols/budget.c),
+ * and read again if asked; maps in use stay, so the cost follows what is
+ * sampled, not what the processes wrote.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,10 +37,12 @@
 #include "base/array.h"
 #include "symbols/internal.h"
 
-#define PS_JIT_RECHECK_NS 20000000ull
-#define PS_JIT_RELOAD_NS  1000000000ull
-#define PS_JIT_MAX_BYTES  (64u << 20)
-#define PS_JIT_MAX_LINE	  4096
+#define PS_JIT_RECHECK_NS  20000000ull
+#define PS_JIT_RELOAD_NS   1000000000ull
+#define PS_JIT_MAX_BYTES   (64u << 20)
+#define PS_JIT_MAX_LINE	   4096
+#define PS_JIT_MAX_ENTRIES 131072	  /* kept a map (about 10 MB): past it the newest half */
+#define PS_JIT_IDLE_NS	   10000000000ull /* a map that named nothing this long may go */
 
 struct ps_jitsym {
 	uint64_t start, size;
@@ -48,12 +55,14 @@ struct ps_jitmap {
 	uid_t uid; /* the process's user, or 0 when it was gone */
 	struct ps_jitsym *v;
 	size_t n, cap;
+	size_t lines; /* map lines taken so far: the next one's order */
 	char *names;
 	size_t used, room;
 	bool sorted;
 	off_t parsed;	/* bytes read up to the end of the last whole line */
 	struct stat st; /* of the file as read; st_ino 0: never read */
 	uint64_t checked_ns, loaded_ns;
+	uint64_t used_ns; /* when it last named an address (the budget drops the oldest) */
 };
 
 static int jitsym_cmp(const void *a, const void *b)
@@ -80,6 +89,35 @@ static int open_map(const struct ps_jitmap *j, struct stat *st)
 	return fd;
 }
 
+/* Keep the newest half of the entries (a JIT's latest code is what runs),
+ * their names packed again: a map costs at most PS_JIT_MAX_ENTRIES
+ * entries, however large its file. */
+static int keep_newest(struct ps_jitmap *j)
+{
+	size_t from = j->lines - PS_JIT_MAX_ENTRIES / 2, n = 0, used = 0;
+	char *names = malloc(j->used ? j->used : 1);
+
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < j->n; i++) {
+		size_t len;
+
+		if (j->v[i].order < from)
+			continue;
+		len = strlen(j->names + j->v[i].name) + 1;
+		memcpy(names + used, j->names + j->v[i].name, len);
+		j->v[n] = j->v[i];
+		j->v[n++].name = used;
+		used += len;
+	}
+	free(j->names);
+	j->names = names;
+	j->room = j->used ? j->used : 1;
+	j->used = used;
+	j->n = n;
+	return 0;
+}
+
 /* One "START SIZE name" line (without its newline) into the table. */
 static int add_line(struct ps_jitmap *j, char *line)
 {
@@ -92,11 +130,13 @@ static int add_line(struct ps_jitmap *j, char *line)
 		return 0; /* not a map line */
 	name++;
 	len = strlen(name);
+	if (j->n >= PS_JIT_MAX_ENTRIES && keep_newest(j) < 0)
+		return -ENOMEM;
 	if (ps_array__reserve(&j->v, &j->cap, j->n + 1, sizeof(*j->v)) ||
 	    ps_array__reserve(&j->names, &j->room, j->used + len + 1, 1))
 		return -ENOMEM;
 	j->v[j->n] =
-	    (struct ps_jitsym){.start = start, .size = size, .name = j->used, .order = j->n};
+	    (struct ps_jitsym){.start = start, .size = size, .name = j->used, .order = j->lines++};
 	memcpy(j->names + j->used, name, len + 1);
 	j->used += len + 1;
 	j->n++;
@@ -153,7 +193,7 @@ static void load(struct ps_jitmap *j, uint64_t now)
 			close(fd);
 			return; /* replaced again so soon: keep what we have a while */
 		}
-		j->n = j->used = 0;
+		j->n = j->used = j->lines = 0;
 		j->parsed = 0;
 		j->loaded_ns = now;
 	}
@@ -232,9 +272,25 @@ int ps_jit__lookup(struct ps_proc *p, uint64_t addr, char *buf, size_t len, cons
 	}
 	if (!s)
 		return -ENOENT;
+	j->used_ns = ps_coarse_ns(); /* the coarse clock: a few ns */
 	snprintf(buf, len, "%s+0x%" PRIx64, j->names + s->name, addr - s->start);
 	*dso = j->path;
 	return 0;
+}
+
+size_t ps_jit__bytes(const struct ps_jitmap *j)
+{
+	return j ? sizeof(*j) + j->cap * sizeof(*j->v) + j->room : 0;
+}
+
+bool ps_jit__idle(const struct ps_jitmap *j, uint64_t now)
+{
+	return j && now - j->used_ns >= PS_JIT_IDLE_NS;
+}
+
+uint64_t ps_jit__used_ns(const struct ps_jitmap *j)
+{
+	return j ? j->used_ns : 0;
 }
 
 void ps_jit__free(struct ps_jitmap *j)
