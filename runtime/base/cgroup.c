@@ -139,10 +139,9 @@ static void forget_all(struct ps_cgroups *cg)
 	cg->n = 0;
 }
 
-/* id's entry, added in order (path NULL: none), or NULL without memory. */
-static struct group *add(struct ps_cgroups *cg, uint64_t id, const char *path)
+/* id's entry, added at the end (path NULL: none), or NULL without memory. */
+static struct group *append(struct ps_cgroups *cg, uint64_t id, const char *path)
 {
-	size_t at = 0;
 	char *copy = path ? strdup(path) : NULL;
 
 	if (path && !copy)
@@ -160,11 +159,23 @@ static struct group *add(struct ps_cgroups *cg, uint64_t id, const char *path)
 		cg->v = v;
 		cg->cap = cap;
 	}
-	while (at < cg->n && cg->v[at].id < id) /* binary search would do; adds are rare */
+	cg->v[cg->n] = (struct group){.id = id, .path = copy};
+	return &cg->v[cg->n++];
+}
+
+/* The same, kept in order: one new id, seen in a sample. */
+static struct group *add(struct ps_cgroups *cg, uint64_t id, const char *path)
+{
+	struct group *g = append(cg, id, path), new;
+	size_t at = 0;
+
+	if (!g)
+		return NULL;
+	new = *g;
+	while (at < cg->n - 1 && cg->v[at].id < id)
 		at++;
-	memmove(cg->v + at + 1, cg->v + at, (cg->n - at) * sizeof(*cg->v));
-	cg->v[at] = (struct group){.id = id, .path = copy};
-	cg->n++;
+	memmove(cg->v + at + 1, cg->v + at, (cg->n - 1 - at) * sizeof(*cg->v));
+	cg->v[at] = new;
 	return &cg->v[at];
 }
 
@@ -218,27 +229,51 @@ static int add_group(const char *path, const struct stat *st, int type, struct F
 	const char *rel = path + cg->mnt_len;
 
 	(void)ftw;
-	if (type != FTW_D || find(cg, (uint64_t)st->st_ino))
+	if (type != FTW_D)
 		return FTW_CONTINUE;
-	return add(cg, (uint64_t)st->st_ino, *rel ? rel : "/") ? FTW_CONTINUE : FTW_STOP;
+	return append(cg, (uint64_t)st->st_ino, *rel ? rel : "/") ? FTW_CONTINUE : FTW_STOP;
+}
+
+/* Sorted by id again, each id once (the one that names a path). */
+static void settle(struct ps_cgroups *cg)
+{
+	size_t kept = 0;
+
+	if (cg->n)
+		qsort(cg->v, cg->n, sizeof(*cg->v), by_id);
+	for (size_t i = 0; i < cg->n; i++) {
+		if (kept && cg->v[kept - 1].id == cg->v[i].id) {
+			struct group *k = &cg->v[kept - 1], *dup = &cg->v[i];
+
+			if (!k->path) { /* a miss of earlier: the walk's answer wins */
+				k->path = dup->path;
+				dup->path = NULL;
+			}
+			free(dup->path);
+			continue;
+		}
+		cg->v[kept++] = cg->v[i];
+	}
+	cg->n = kept;
 }
 
 /* Every group of the mount, where ids cannot be opened: at most once a
  * second, and no more than 1% of the time (a walk of 20000 groups is not
- * cheap). */
+ * cheap). The groups are added unordered, then sorted once. */
 static void walk(struct ps_cgroups *cg)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), t1, pause;
 
 	if (t0 < cg->walk_after)
 		return;
 	walking = cg;
 	nftw(cg->mnt, add_group, 16, FTW_PHYS | FTW_MOUNT | FTW_ACTIONRETVAL);
 	walking = NULL;
+	settle(cg);
 	cg->walks++;
-	cg->walk_after = now_ns() + 1000000000u;
-	if (cg->walk_after < now_ns() + 100 * (now_ns() - t0))
-		cg->walk_after = now_ns() + 100 * (now_ns() - t0);
+	t1 = now_ns();
+	pause = 100 * (t1 - t0);
+	cg->walk_after = t1 + (pause > 1000000000u ? pause : 1000000000u);
 }
 
 struct ps_cgroups *ps_cgroups__new(void)

@@ -148,7 +148,7 @@ size_t ps_http__check_gone(struct ps_http *h, int64_t *ids)
 	size_t n = 0;
 
 	for (struct ps_http_later *l = h->later; l; l = l->next) {
-		if (l->ready || !l->c || !hung_up(l->fd) || n == PS_HTTP_MAX_LATER)
+		if (n == PS_HTTP_MAX_LATER || l->ready || !l->c || !hung_up(l->fd))
 			continue;
 		/* answered, to nobody: MHD finds the socket closed and lets the
 		 * connection go; nothing is owed to l->id any more */

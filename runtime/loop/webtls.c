@@ -126,7 +126,7 @@ static bool load_gnutls(struct gnutls_api *g)
 
 /* What GnuTLS makes of the string: every TLS <= 1.2 suite it enables must
  * be one asked for, and every one asked for enabled. */
-static int check(const char *prio, const bool *asked, char *msg, size_t msglen)
+static int check(const char *prio, const bool *asked, bool up_to_13, char *msg, size_t msglen)
 {
 	struct gnutls_api g;
 	bool got[NSUITES] = {false};
@@ -163,9 +163,11 @@ static int check(const char *prio, const bool *asked, char *msg, size_t msglen)
 	if (*extra) {
 		snprintf(msg, msglen,
 			 "cipher_suites: GnuTLS enables suites by their parts, and these also "
-			 "enable %s: list them too, or set max_version: TLS12 (TLS 1.3 shares "
-			 "the GCM and ChaCha20 ciphers)",
-			 extra);
+			 "enable %s: list them too%s",
+			 extra,
+			 up_to_13 ? ", or set max_version: TLS12 (TLS 1.3 shares the GCM and "
+				    "ChaCha20 ciphers)"
+				  : "");
 		return -EINVAL;
 	}
 	for (size_t s = 0; s < NSUITES; s++)
@@ -229,5 +231,5 @@ int ps_webtls__priorities(const struct ps_webtls *t, char *out, size_t outlen, c
 			add_part(out, outlen, suites[s].mac);
 	if (max == 3)
 		add_part(out, outlen, "AEAD");
-	return check(out, asked, msg, msglen);
+	return check(out, asked, max == 3, msg, msglen);
 }

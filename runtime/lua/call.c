@@ -160,6 +160,7 @@ static void failed(struct ps_script *sc, unsigned flags, const char *where)
 {
 	lua_State *L = sc->L;
 	const char *msg = lua_tostring(L, -1), *nl;
+	size_t len;
 
 	if (sc->hook_fired) {
 		was_interrupted(sc, flags, where);
@@ -172,12 +173,13 @@ static void failed(struct ps_script *sc, unsigned flags, const char *where)
 		fprintf(stderr, "%s\n", msg ? msg : "(no message)");
 		return;
 	}
+	/* the message proper: what comes before its traceback */
+	nl = msg ? strstr(msg, "\nstack traceback:") : NULL;
+	len = msg ? (nl ? (size_t)(nl - msg) : strlen(msg)) : 0;
 	if (flags & PS_CALL_REQUEST) {
 		/* A client must not end the session nor change its exit
-		 * status: the message without its traceback, on one line. */
-		nl = msg ? strstr(msg, "\nstack traceback:") : NULL;
-		fprintf(stderr, "perfscript: error in %s: %.*s\n", where,
-			nl ? (int)(nl - msg) : (int)strlen(msg ? msg : ""), msg ? msg : "");
+		 * status: the message proper, on one line. */
+		fprintf(stderr, "perfscript: error in %s: %.*s\n", where, (int)len, msg ? msg : "");
 		return;
 	}
 	fprintf(stderr, "perfscript: error in %s: %s\n", where, msg ? msg : "(no message)");
@@ -185,9 +187,8 @@ static void failed(struct ps_script *sc, unsigned flags, const char *where)
 	if (sc->ending || (flags & (PS_CALL_ERROR_PROBE | PS_CALL_SETUP)))
 		return;
 	/* The first error ends the session; error probes see the message
-	 * without the traceback. */
-	nl = msg ? strstr(msg, "\nstack traceback:") : NULL;
-	lua_pushlstring(L, msg ? msg : "", nl ? (size_t)(nl - msg) : (msg ? strlen(msg) : 0));
+	 * proper. */
+	lua_pushlstring(L, msg ? msg : "", len);
 	ps_lua_phase__run(sc, PS_PHASE_ERROR, lua_tostring(L, -1));
 	lua_pop(L, 1);
 	ps_lua_script__stop(sc, PS_STOP_ERROR);

@@ -110,60 +110,12 @@ void ps_dso__evict(struct ps_dso *d)
 	dsos->evictions++;
 }
 
-/* The processes' JIT maps: their bytes, and the one used least lately. */
-struct jits {
-	size_t bytes;
-	struct ps_proc *oldest; /* of those idle */
-	uint64_t now;
-};
-
-static void weigh_jit(pid_t pid, void *value, void *ctx)
-{
-	struct ps_proc *p = *(struct ps_proc **)value;
-	struct jits *w = ctx;
-
-	(void)pid;
-	if (!p->jit)
-		return;
-	w->bytes += ps_jit__bytes(p->jit);
-	if (ps_jit__idle(p->jit, w->now) &&
-	    (!w->oldest || ps_jit__used_ns(p->jit) < ps_jit__used_ns(w->oldest->jit)))
-		w->oldest = p;
-}
-
-size_t ps_symbols__jit_bytes(struct ps_symbols *syms)
-{
-	struct jits w = {0};
-
-	ps_pidmap__each(&syms->procs, weigh_jit, &w);
-	return w.bytes;
-}
-
-/* Give back the idle maps, longest idle first, until the maps hold at
- * most keep bytes; what they freed. */
-static size_t shed_jit(struct ps_symbols *syms, size_t keep)
-{
-	size_t freed = 0;
-
-	for (;;) {
-		struct jits w = {.now = ps_coarse_ns()};
-
-		ps_pidmap__each(&syms->procs, weigh_jit, &w);
-		if (w.bytes <= keep || !w.oldest)
-			return freed;
-		freed += ps_jit__bytes(w.oldest->jit);
-		ps_jit__free(w.oldest->jit);
-		w.oldest->jit = NULL; /* read again at its next unnamed address */
-	}
-}
-
 void ps_dsos__drop_truncated(struct ps_dsos *dsos)
 {
 	for (size_t i = 0; ps_image__hits() && i < dsos->n; i++) {
 		struct ps_dso *d = dsos->v[i];
 
-		d->truncated |= ps_image__changed(d->image) || ps_image__changed(d->cfi_view);
-		if (!d->truncated || !d->open_path)
+		if (!d->open_path || !ps_dso__truncated(d))
 			continue;
 		ps_dso__evict(d);
 		free(d->open_path);
@@ -197,6 +149,16 @@ static size_t total(struct ps_symbols *syms, struct ps_dso **held, size_t *nheld
 			held[(*nheld)++] = d;
 	}
 	return sum;
+}
+
+/* Everything the budget counts: files, exited processes, Python's tables,
+ * JIT maps. */
+static size_t all_bytes(struct ps_symbols *syms)
+{
+	size_t n;
+
+	return total(syms, NULL, &n) + ps_procs__gone_bytes(syms) + ps_python__bytes(syms) +
+	       ps_jits__bytes(syms);
 }
 
 static size_t budget_of(const struct ps_symbols *syms)
@@ -253,15 +215,14 @@ size_t ps_symbols__trim(struct ps_symbols *syms)
 	ps_dsos__drop_truncated(&syms->dsos);
 	syms->dsos.loads_trimmed = syms->dsos.loads;
 	budget = budget_of(syms);
-	sum = total(syms, NULL, &n) + ps_procs__gone_bytes(syms) + ps_python__bytes(syms) +
-	      ps_symbols__jit_bytes(syms);
+	sum = all_bytes(syms);
 	if (sum <= budget)
 		return 0;
 	/* the Python code objects first: read again from the process if
 	 * asked; then the JIT maps past a quarter of the budget, those that
 	 * named nothing for longest first */
 	sum -= ps_python__trim(syms);
-	sum -= shed_jit(syms, budget / 4);
+	sum -= ps_jits__shed(syms, budget / 4);
 	/* down to a little under the budget, so the next file does not evict
 	 * at once: a quarter of it, 2 MiB at most, so RSS stays within that */
 	low = budget - (budget / 4 < PS_SYMBOLS_SLACK ? budget / 4 : PS_SYMBOLS_SLACK);
@@ -358,8 +319,7 @@ int ps_symbols__stats(struct ps_symbols *syms, struct ps_symbols_stats *st)
 		n += syms->dsos.v[i]->opened && !syms->dsos.v[i]->same;
 	st->files = syms->dsos.n;
 	st->files_open = n;
-	st->bytes = total(syms, NULL, &n) + ps_procs__gone_bytes(syms) + ps_python__bytes(syms) +
-		    ps_symbols__jit_bytes(syms);
+	st->bytes = all_bytes(syms);
 	st->budget = budget_of(syms);
 	st->evictions = syms->dsos.evictions;
 	st->processes = syms->procs.n;

@@ -55,10 +55,8 @@ static bool hdr_after_frame(Elf *elf)
  * be (it changed since its image was mapped). */
 static void *hidden_sections(const struct ps_dso *d)
 {
-	struct ps_file_stamp want = {
-	    .dev = d->dev, .ino = d->ino, .size = d->size, .mtime = d->mtime};
 	size_t size = 0;
-	unsigned char *p = d->open_path ? ps_image__map(d->open_path, &want, &size) : NULL;
+	unsigned char *p = d->open_path ? ps_image__map(d->open_path, &d->stamp, &size) : NULL;
 
 	if (p && size != d->image_size) {
 		ps_image__unmap(p, size);

@@ -35,7 +35,7 @@
 #include "symbols/internal.h"
 
 #define DEFAULT_BUDGET_NS      2000000000ull
-#define PS_DEBUGINFOD_MAX_SIZE (1L << 30) /* a large library.s debug file: hundreds of MB */
+#define PS_DEBUGINFOD_MAX_SIZE (1L << 30) /* a large library's debug file: hundreds of MB */
 
 enum { QUEUED, FETCHING, FOUND, NONE };
 

@@ -145,12 +145,6 @@ Dwfl_Module *ps_dso__report(struct ps_dso *dso, Dwfl *dwfl, int64_t bias)
 	return mod;
 }
 
-static bool same_file(const struct ps_dso *d, const struct stat *st)
-{
-	return d->dev == st->st_dev && d->ino == st->st_ino && d->size == st->st_size &&
-	       d->mtime.tv_sec == st->st_mtim.tv_sec && d->mtime.tv_nsec == st->st_mtim.tv_nsec;
-}
-
 static struct ps_dso *dsos_add(struct ps_dsos *dsos, const char *path, const char *open_path)
 {
 	struct ps_dso *d;
@@ -195,23 +189,21 @@ struct ps_dso *ps_dsos__get(struct ps_dsos *dsos, const char *path, const char *
 	}
 	/* Mappings arrive at mmap time, not per sample: a scan is cheap enough. */
 	for (size_t i = 0; i < dsos->n; i++)
-		if (dsos->v[i]->open_path && same_file(dsos->v[i], &st))
+		if (dsos->v[i]->open_path && ps_image__same_file(&st, &dsos->v[i]->stamp))
 			return dsos->v[i];
 	d = dsos_add(dsos, path, open_path);
 	if (!d)
 		return NULL;
-	d->dev = st.st_dev;
-	d->ino = st.st_ino;
-	d->mtime = st.st_mtim;
-	d->size = st.st_size;
+	d->stamp = (struct ps_file_stamp){
+	    .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size, .mtime = st.st_mtim};
 	return d;
 }
 
 struct ps_dso *ps_dsos__by_id(struct ps_dsos *dsos, dev_t dev, uint64_t ino)
 {
 	for (size_t i = 0; ino && i < dsos->n; i++)
-		if (dsos->v[i]->open_path && dsos->v[i]->ino == (ino_t)ino &&
-		    dsos->v[i]->dev == dev)
+		if (dsos->v[i]->open_path && dsos->v[i]->stamp.ino == (ino_t)ino &&
+		    dsos->v[i]->stamp.dev == dev)
 			return dsos->v[i];
 	return NULL;
 }
@@ -319,12 +311,9 @@ struct ps_dso_names **ps_dso__byname(struct ps_dso *dso)
 /* The file's bytes, if it is still the file first seen (symbols/image.c). */
 static int map_image(struct ps_dso *d)
 {
-	struct ps_file_stamp want = {
-	    .dev = d->dev, .ino = d->ino, .size = d->size, .mtime = d->mtime};
-
 	if (d->image)
 		return 0;
-	if (!d->open_path || !(d->image = ps_image__map(d->open_path, &want, &d->image_size)))
+	if (!d->open_path || !(d->image = ps_image__map(d->open_path, &d->stamp, &d->image_size)))
 		return -ENOENT;
 	d->image_mapped = true;
 	d->owner->loads++; /* a trim is due (ps_symbols__grew) */
@@ -396,10 +385,7 @@ static struct ps_dso *same_build_id(const struct ps_dso *d)
 	return NULL;
 }
 
-/* Whether d's file was truncated under a read of it (symbols/image.c):
- * what is read of it then is zeros, so it answers nothing more, and the
- * next trim (a safe point: no unwinder is running) gives it back. */
-static bool changed(struct ps_dso *d)
+bool ps_dso__truncated(struct ps_dso *d)
 {
 	unsigned long hits = ps_image__hits();
 
@@ -437,7 +423,7 @@ int ps_dso__open(struct ps_dso *d, struct ps_dso **real)
 			d->image = NULL;
 		}
 	}
-	if (d->usable && changed(d->same ? d->same : d))
+	if (d->usable && ps_dso__truncated(d->same ? d->same : d))
 		return -ENOENT;
 	if (!d->usable)
 		return -ENOENT;

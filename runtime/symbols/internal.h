@@ -86,15 +86,21 @@ struct ps_page_ages {
  * Dwfl that reads the file gets an Elf over that memory (no descriptor
  * stays open). Files with the same build id share one set of tables: a
  * later one points at the first (same). */
-struct ps_dso {
-	struct ps_dsos *owner;
-	char *path;	       /* as the process named it */
-	char *open_path;       /* where we can open it; NULL: unreadable or in memory */
-	const char *base_name; /* the last part of path */
+/* A file as a mapping knows it: device and inode, and (0 when unknown)
+ * size and mtime. */
+struct ps_file_stamp {
 	dev_t dev;
 	ino_t ino;
-	struct timespec mtime;
 	off_t size;
+	struct timespec mtime;
+};
+
+struct ps_dso {
+	struct ps_dsos *owner;
+	char *path;		    /* as the process named it */
+	char *open_path;	    /* where we can open it; NULL: unreadable or in memory */
+	const char *base_name;	    /* the last part of path */
+	struct ps_file_stamp stamp; /* the file as first seen: read only while it is still it */
 
 	bool opened;	/* tried to open */
 	bool usable;	/* an ELF image with loads: offsets map to addresses */
@@ -148,15 +154,6 @@ struct ps_dsos {
 	uint64_t evictions;
 	uint64_t loads, loads_trimmed; /* images and DWARF read: so far, at the last trim */
 	uint64_t loads_weighed;	       /* at the last ps_symbols__over */
-};
-
-/* A file as a mapping knows it: device and inode, and (0 when unknown)
- * size and mtime. */
-struct ps_file_stamp {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
 };
 
 /* The ps_dso for path (opened as open_path, which differs from path for a
@@ -261,8 +258,11 @@ extern bool ps_pages__no_scan;
  * none to give); cold: those not read again since the drop before. */
 size_t ps_dso__drop_pages(struct ps_dso *d, bool cold);
 void ps_dso__evict(struct ps_dso *dso);
-/* What the processes' JIT maps hold, in bytes (symbols/budget.c). */
-size_t ps_symbols__jit_bytes(struct ps_symbols *syms);
+/* Whether d's file was truncated under a read of it (symbols/image.c):
+ * what is read of it then is zeros, so it answers nothing more, and the
+ * next trim (a safe point: no unwinder is running) gives it back. Cheap
+ * until some image met a truncation. */
+bool ps_dso__truncated(struct ps_dso *d);
 /* Give back, for good, the files truncated under a read (at a safe point). */
 void ps_dsos__drop_truncated(struct ps_dsos *dsos);
 /* symbols/srcline.c: what its caches hold. */
@@ -439,11 +439,11 @@ size_t ps_unwinders__count(const struct ps_unwinders *l);
  * it grows), with *dso the map's path; -ENOENT when the map has no entry. */
 int ps_jit__lookup(struct ps_proc *p, uint64_t addr, char *buf, size_t len, const char **dso);
 void ps_jit__free(struct ps_jitmap *j);
-/* What a map holds, and when it last named an address (0: never). */
-size_t ps_jit__bytes(const struct ps_jitmap *j);
-uint64_t ps_jit__used_ns(const struct ps_jitmap *j);
-/* Whether it named nothing for a while (then the budget may take it). */
-bool ps_jit__idle(const struct ps_jitmap *j, uint64_t now);
+/* What the processes' maps hold, in bytes; and the maps that named nothing
+ * for a while given back, longest idle first, until they hold at most keep
+ * bytes (read again when asked): what that freed. */
+size_t ps_jits__bytes(struct ps_symbols *syms);
+size_t ps_jits__shed(struct ps_symbols *syms, size_t keep);
 
 /* Finding a name's address and a probe's file offset: symbols/resolve.h,
  * the interface the counter core uses too. */

@@ -21,7 +21,8 @@
  * memory. A map keeps at most PS_JIT_MAX_ENTRIES entries (past them, the
  * newest half), and what the maps of all processes hold counts in the
  * symbolizer's budget: past a quarter of it, the maps that named nothing
- * for PS_JIT_IDLE_NS are given back, longest idle first (symbols/budget.c),
+ * for PS_JIT_IDLE_NS are given back, longest idle first (ps_jits__shed, from
+ * the trim of symbols/budget.c),
  * and read again if asked; maps in use stay, so the cost follows what is
  * sampled, not what the processes wrote.
  */
@@ -278,19 +279,54 @@ int ps_jit__lookup(struct ps_proc *p, uint64_t addr, char *buf, size_t len, cons
 	return 0;
 }
 
-size_t ps_jit__bytes(const struct ps_jitmap *j)
+static size_t map_bytes(const struct ps_jitmap *j)
 {
-	return j ? sizeof(*j) + j->cap * sizeof(*j->v) + j->room : 0;
+	return sizeof(*j) + j->cap * sizeof(*j->v) + j->room;
 }
 
-bool ps_jit__idle(const struct ps_jitmap *j, uint64_t now)
+/* The processes' maps: their bytes, and the idle one used least lately. */
+struct jits {
+	size_t bytes;
+	struct ps_proc *oldest;
+	uint64_t now;
+};
+
+static void weigh(pid_t pid, void *value, void *ctx)
 {
-	return j && now - j->used_ns >= PS_JIT_IDLE_NS;
+	struct ps_proc *p = *(struct ps_proc **)value;
+	struct jits *w = ctx;
+
+	(void)pid;
+	if (!p->jit)
+		return;
+	w->bytes += map_bytes(p->jit);
+	if (w->now - p->jit->used_ns >= PS_JIT_IDLE_NS &&
+	    (!w->oldest || p->jit->used_ns < w->oldest->jit->used_ns))
+		w->oldest = p;
 }
 
-uint64_t ps_jit__used_ns(const struct ps_jitmap *j)
+size_t ps_jits__bytes(struct ps_symbols *syms)
 {
-	return j ? j->used_ns : 0;
+	struct jits w = {0};
+
+	ps_pidmap__each(&syms->procs, weigh, &w);
+	return w.bytes;
+}
+
+size_t ps_jits__shed(struct ps_symbols *syms, size_t keep)
+{
+	size_t freed = 0;
+
+	for (;;) {
+		struct jits w = {.now = ps_coarse_ns()};
+
+		ps_pidmap__each(&syms->procs, weigh, &w);
+		if (w.bytes <= keep || !w.oldest)
+			return freed;
+		freed += map_bytes(w.oldest->jit);
+		ps_jit__free(w.oldest->jit);
+		w.oldest->jit = NULL; /* read again at its next unnamed address */
+	}
 }
 
 void ps_jit__free(struct ps_jitmap *j)

@@ -147,14 +147,8 @@ static int proc_add_map(struct ps_proc *p, const struct ps_map *m)
 	return 0;
 }
 
-/* A mapped file as the kernel knows it: device and inode (ino 0: unknown). */
-struct file_id {
-	dev_t dev;
-	uint64_t ino;
-};
-
 /* Whether path here is the file the process mapped. */
-static bool is_file(const char *path, const struct file_id *id)
+static bool is_file(const char *path, const struct ps_file_stamp *id)
 {
 	struct stat st;
 
@@ -164,7 +158,7 @@ static bool is_file(const char *path, const struct file_id *id)
 /* A mapping of name (a path, "[vdso]", "//anon", "") in p's process, of
  * the file id. */
 static int add_mapping(struct ps_symbols *syms, struct ps_proc *p, uint64_t start, uint64_t end,
-		       uint64_t pgoff, const char *name, const struct file_id *id)
+		       uint64_t pgoff, const char *name, const struct ps_file_stamp *id)
 {
 	struct ps_map m = {.start = start, .end = end, .pgoff = pgoff};
 
@@ -182,7 +176,6 @@ static int add_mapping(struct ps_symbols *syms, struct ps_proc *p, uint64_t star
 		 * first. Whatever the path names now must be the file mapped
 		 * (its owner may have renamed another over it). */
 		bool other;
-		struct ps_file_stamp want = {.dev = id->dev, .ino = (ino_t)id->ino};
 
 		/* a file seen before by its inode (exec churn maps the same
 		 * few files again and again): no stat() */
@@ -192,11 +185,11 @@ static int add_mapping(struct ps_symbols *syms, struct ps_proc *p, uint64_t star
 			return proc_add_map(p, &m);
 		}
 		other = id->ino && !is_file(name, id);
-		m.dso = other && has_alt ? ps_dsos__get(&syms->dsos, name, alt, &want) : NULL;
+		m.dso = other && has_alt ? ps_dsos__get(&syms->dsos, name, alt, id) : NULL;
 		if (!m.dso && errno != ENOMEM)
-			m.dso = ps_dsos__get(&syms->dsos, name, name, &want);
+			m.dso = ps_dsos__get(&syms->dsos, name, name, id);
 		if (!m.dso && errno != ENOMEM && has_alt && !other)
-			m.dso = ps_dsos__get(&syms->dsos, name, alt, &want);
+			m.dso = ps_dsos__get(&syms->dsos, name, alt, id);
 		if (!m.dso && errno != ENOMEM)
 			m.dso = ps_dsos__get_unreadable(&syms->dsos, name);
 		if (!m.dso)
@@ -247,13 +240,13 @@ int ps_symbols__add_proc(struct ps_symbols *syms, pid_t pid)
 		char perms[8];
 		int name_at = 0;
 		char *name, *nl;
-		struct file_id id;
+		struct ps_file_stamp id;
 
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off,
 			   &maj, &min, &ino, &name_at) < 7 ||
 		    !name_at)
 			continue;
-		id = (struct file_id){makedev(maj, min), ino};
+		id = (struct ps_file_stamp){.dev = makedev(maj, min), .ino = (ino_t)ino};
 		if (perms[2] != 'x')
 			continue;
 		name = line + name_at;
@@ -322,9 +315,10 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec)
 			return -ENOMEM;
 		/* Records describe this process now: /proc has nothing to add. */
 		p->from_proc = p->tracked = true;
-		return add_mapping(
-			   syms, p, rec->addr, rec->addr + rec->len, rec->pgoff, rec->filename,
-			   &(struct file_id){makedev(rec->maj, rec->min), rec->ino}) == -ENOMEM
+		return add_mapping(syms, p, rec->addr, rec->addr + rec->len, rec->pgoff,
+				   rec->filename,
+				   &(struct ps_file_stamp){.dev = makedev(rec->maj, rec->min),
+							   .ino = rec->ino}) == -ENOMEM
 			   ? -ENOMEM
 			   : 0;
 	case PERF_RECORD_FORK:

@@ -223,4 +223,6 @@ is "$rc" 2 "... and exits 2"
 
 out=$("$PERFSCRIPT" $EX/agent.lua --listen 127.0.0.1:0 2>&1)
 like "$out" "agent.lua: profiles the whole host: run it with -a" "without -a: says how to run it"
+out=$("$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --profiles-budget 0.5 2>&1)
+like "$out" "agent.lua: --profiles-budget wants 1 MiB or more" "--profiles-budget under 1 MiB: refused, saying what it wants"
 done_testing

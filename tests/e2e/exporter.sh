@@ -119,6 +119,8 @@ else
 		kill -0 $prom 2>/dev/null && ! grep -q 'address already in use' "$TMP/prom.log" && break
 	done
 	query() { curl -s "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1"; }
+	# until QUERY has a value (30 s at most); its last answer in $got
+	await() { for ((i = 0; i < 60; i++)); do got=$(query "$1"); [[ $got == *'"value"'* ]] && return; sleep 0.5; done; }
 	got=""
 	for ((i = 0; i < 60; i++)); do
 		got=$(query "perfscript_events_total{event=\"syscalls:sys_enter_getppid\"}")
@@ -135,11 +137,7 @@ else
 	got=$(query 'perfscript_event_seconds_total{event="task-clock",job="perfscript"} > 0')
 	like "$got" '"event":"task-clock"' "task-clock seconds arrive as a counter"
 	if [[ -n $tls ]]; then
-		for ((i = 0; i < 60; i++)); do
-			got=$(query 'up{job="perfscript-tls"} == 1')
-			[[ $got == *'"value"'* ]] && break
-			sleep 0.5
-		done
+		await 'up{job="perfscript-tls"} == 1'
 		like "$got" '"job":"perfscript-tls"' "a real Prometheus scrapes an exporter over TLS with basic auth"
 		got=$(curl -s "http://127.0.0.1:$pport/api/v1/targets")
 		like "$got" '"scrapeUrl":"https://127.0.0.1:'"$tport"'/metrics"' "its target is https"
@@ -153,22 +151,14 @@ else
 		q='sum by (instance) (rate(perfscript_event_seconds_total{event="cpu-clock",job="perfscript-all"}[5s]))'
 		n=$(nproc)
 		# (until both CPUs' series have five scrapes in the window)
-		for ((i = 0; i < 60; i++)); do
-			got=$(query 'min(count_over_time(perfscript_event_seconds_total{event="cpu-clock",job="perfscript-all"}[5s])) >= 5')
-			[[ $got == *'"value"'* ]] && break
-			sleep 0.5
-		done
+		await 'min(count_over_time(perfscript_event_seconds_total{event="cpu-clock",job="perfscript-all"}[5s])) >= 5'
 		v=$(query "$q" | sed -n 's/.*"value":\[[0-9.]*,"\([0-9.]*\)"\].*/\1/p')
 		awk -v v="$v" -v n="$n" 'BEGIN { exit !(v != "" && v > n * 0.9 && v < n * 1.1) }'
 		ok $? "per-CPU cpu-clock's summed rate is the number of CPUs ($v for $n), busy or idle (docs/fleet.md)"
 	else
 		skip "a system-wide exporter needs root" "per-CPU cpu-clock in Prometheus"
 	fi
-	for ((i = 0; i < 60; i++)); do
-		got=$(query 'up{job="perfscript-utf8"} == 1')
-		[[ $got == *'"value"'* ]] && break
-		sleep 0.5
-	done
+	await 'up{job="perfscript-utf8"} == 1'
 	like "$got" '"job":"perfscript-utf8"' "a real Prometheus scrapes a target whose comm is not UTF-8: up"
 	kill $prom; wait $prom 2>/dev/null
 fi
@@ -259,6 +249,13 @@ is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$bport/metrics")"
 is "$(curl -s "http://127.0.0.1:$bport/metrics")" fine "and the session goes on: the next request is answered"
 kill -INT $boom; wait $boom; is "$?" 0 "a handler's error leaves the exit status as it was"
 is "$(cat "$TMP/boom.err")" "perfscript: error in http handler: (command line):3: boom" "the error is one line, where it was raised"
+"$PERFSCRIPT" -e 'local s = require("perfscript.http").listen("127.0.0.1:0", function(req) req:defer(42) end)
+print(s:port()); io.stdout:flush()' >"$TMP/defer.out" 2>"$TMP/defer.err" &
+dpid=$!; pids+=($dpid)
+dport=$(wait_line "$TMP/defer.out" '^[0-9]+$')
+is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$dport/")" 500 "req:defer(42): the request is answered 500"
+like "$(cat "$TMP/defer.err")" "bad argument .* to 'defer' \(function expected, got number\)" "... saying on_gone must be a function"
+kill $dpid
 # libmicrohttpd (and the TLS stack it brings) is loaded at the first
 # listener only: a session without one never maps it.
 maps='local f = io.open("/proc/self/maps"); local m = f:read("a"); f:close(); return m:find("libmicrohttpd", 1, true) ~= nil'

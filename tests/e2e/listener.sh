@@ -157,6 +157,9 @@ bad $'tls_server_config:\n  cert_file: '"$TMP/cert.pem"$'\n  key_file: '"$TMP/ke
 bad $'tls_server_config:\n  cert_file: '"$TMP/cert.pem"$'\n  key_file: '"$TMP/key.pem"$'\n  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA]' \
 	"these also enable .*TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384.*set max_version: TLS12" \
 	"suites GnuTLS cannot enable alone (TLS 1.3 shares their parts) are refused, naming the others"
+bad $'tls_server_config:\n  cert_file: '"$TMP/cert.pem"$'\n  key_file: '"$TMP/key.pem"$'\n  max_version: TLS12\n  cipher_suites: [TLS_RSA_WITH_AES_128_CBC_SHA256, TLS_RSA_WITH_AES_256_CBC_SHA]' \
+	"these also enable TLS_RSA_AES_256_CBC_SHA256, TLS_RSA_WITH_AES_128_CBC_SHA: list them too$" \
+	"TLS 1.2 suites whose parts combine into others are refused, naming those (no TLS 1.3 advice when it is off)"
 # Files others could change, or read for a key, are refused (perfscript runs as root).
 cp "$TMP/conf/web.yml" "$TMP/ww.yml"; chmod 0666 "$TMP/ww.yml"
 out=$("$PERFSCRIPT" "$EX/exporter.lua" --listen 127.0.0.1:0 -p $$ --web.config.file "$TMP/ww.yml" 2>&1)

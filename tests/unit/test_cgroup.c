@@ -7,11 +7,13 @@
  * are needed: it says why it skips without). And v2 ids name their
  * groups without walking the tree.
  */
+#include <linux/capability.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +42,34 @@ static int move_to(const char *group, pid_t pid)
 		return -1;
 	ok = fprintf(f, "%d\n", (int)pid) > 0;
 	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* Without CAP_DAC_READ_SEARCH (open_by_handle_at refused) the ids are
+ * found by walking the tree: once for all of them, not once each. */
+static void walked(const uint64_t *ids, int n)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2], saved[2];
+	struct ps_cgroups *cg;
+	int found = 0;
+
+	if (syscall(SYS_capget, &h, saved) < 0) {
+		tap_skip("capget failed", "without CAP_DAC_READ_SEARCH: ids found by one walk");
+		return;
+	}
+	memcpy(d, saved, sizeof(d));
+	d[0].effective &= ~(1u << CAP_DAC_READ_SEARCH);
+	if (syscall(SYS_capset, &h, d) < 0) {
+		tap_skip("capset failed", "without CAP_DAC_READ_SEARCH: ids found by one walk");
+		return;
+	}
+	cg = ps_cgroups__new();
+	for (int i = 0; i < n; i++)
+		found += ps_cgroups__path(cg, ids[i]) != NULL;
+	tap_is_i64(found, n, "without CAP_DAC_READ_SEARCH: %d ids named by walking the tree", n);
+	tap_is_u64(ps_cgroups__walks(cg), 1, "... in one walk, not one each");
+	ps_cgroups__free(cg);
+	syscall(SYS_capset, &h, saved);
 }
 
 /* cgroup v2 ids to paths: each id opened by its id, none of them by a
@@ -75,6 +105,7 @@ static void v2_ids(void)
 	tap_is_i64(right, 200, "200 new groups: each id names its path");
 	tap_ok(!ps_cgroups__path(cg, UINT64_MAX - 5), "an id no group has: none");
 	tap_is_u64(ps_cgroups__walks(cg), 0, "... and the tree was never walked for them");
+	walked(ids, 200);
 	snprintf(dir, sizeof(dir), "%s/g0", top);
 	rmdir(dir);
 	tap_ok(ps_cgroups__path(cg, ids[0]) != NULL,
