@@ -30,13 +30,15 @@ ok() { # cond-exit-status description
 is() {
 	local got=$1 want=$2; shift 2
 	[[ $got == "$want" ]]; ok $? "$*"
-	[[ $got == "$want" ]] || printf '#   got:  %s\n#   want: %s\n' "$got" "$want"
+	[[ $got == "$want" ]] || printf '#   got:  %s\n#   want: %s\n' "${got//$'\n'/\\n}" "${want//$'\n'/\\n}"
 }
 # like TEXT REGEX description
 like() {
 	local got=$1 re=$2; shift 2
 	[[ $got =~ $re ]]; ok $? "$*"
-	[[ $got =~ $re ]] || { printf '#   want match: %s\n' "$re"; printf '%s\n' "$got" | sed 's/^/#   got: /' | head -20; }
+	# a newline in the pattern is shown as \n: the report keeps only
+	# the lines that start with #
+	[[ $got =~ $re ]] || { printf '#   want match: %s\n' "${re//$'\n'/\\n}"; printf '%s\n' "$got" | sed 's/^/#   got: /' | head -20; }
 }
 skip() { # reason description
 	local why=$1; shift
