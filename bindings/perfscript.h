@@ -1023,8 +1023,10 @@ void ps_driver__end(struct ps_driver *d);
 /* Whether the command or process exited during the session, with its wait
  * status (meaningful for a command only). */
 bool ps_driver__target_exited(const struct ps_driver *d, int *wstatus);
-/* The command name of pid, from COMM records or /proc/PID/comm; "" if unknown. */
-const char *ps_driver__comm(struct ps_driver *d, pid_t pid);
+/* The name of thread tid of process pid (pid <= 0: not known), from COMM
+ * records or /proc/PID/task/TID/comm; "" if unknown. A process's name is
+ * its main thread's: ps_driver__comm(d, pid, pid). */
+const char *ps_driver__comm(struct ps_driver *d, pid_t pid, pid_t tid);
 
 /* ------------------------------------------------------------------------
  * An HTTP listener on the loop (runtime/loop/http.c), for endpoints such as

@@ -91,7 +91,8 @@ static int l_execname(lua_State *L)
 	char comm[17] = "";
 
 	if (s) {
-		lua_pushstring(L, ps_driver__comm(script_of(L)->driver, (pid_t)s->pid));
+		lua_pushstring(L,
+			       ps_driver__comm(script_of(L)->driver, (pid_t)s->pid, (pid_t)s->tid));
 		return 1;
 	}
 	prctl(PR_GET_NAME, comm);

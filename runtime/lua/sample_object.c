@@ -281,11 +281,11 @@ static void push_cgroup(lua_State *L, struct ps_script *sc, const struct ps_samp
 
 /* A sample's fields: those every sample has (what s:copy() copies), then
  * those of some events only; and its methods. __fields lists both. */
-static const char *const fields[] = {"ip",     "pid",	 "tid",	      "time",	 "cpu",	 "period",
-				     "addr",   "user",	 "handle",    "name",	 "comm", "sym",
-				     "dso",    "values", "callchain", "srcline", "args", "raw",
-				     "retval", "cgroup", "container", "pyip"};
-#define COMMON_FIELDS 16
+static const char *const fields[] = {"ip",   "pid",    "tid",	 "time",      "cpu",	 "period",
+				     "addr", "user",   "handle", "name",      "comm",	 "process",
+				     "sym",  "dso",    "values", "callchain", "srcline", "args",
+				     "raw",  "retval", "cgroup", "container", "pyip"};
+#define COMMON_FIELDS 17
 static const char *const methods[] = {"ustack", "kstack", "folded",	 "packed",
 				      "copy",	"arg",	  "user_string", "kernel_string"};
 
@@ -337,7 +337,9 @@ static int sample_index(lua_State *L)
 	else if (IS(k, len, "name"))
 		lua_pushstring(L, ps_session__name(sc->session, s->handle));
 	else if (IS(k, len, "comm"))
-		lua_pushstring(L, ps_driver__comm(sc->driver, (pid_t)s->pid));
+		lua_pushstring(L, ps_driver__comm(sc->driver, (pid_t)s->pid, (pid_t)s->tid));
+	else if (IS(k, len, "process"))
+		lua_pushstring(L, ps_driver__comm(sc->driver, (pid_t)s->pid, (pid_t)s->pid));
 	else if (IS(k, len, "sym"))
 		push_symbol(L, sc, (pid_t)s->pid, s->ip, !is_user(s), false);
 	else if (IS(k, len, "dso"))
@@ -366,7 +368,7 @@ static int sample_index(lua_State *L)
 		return luaL_error(
 		    L,
 		    "a sample has no field '%s' (fields: ip pid tid time cpu "
-		    "period addr user handle name comm sym dso srcline values "
+		    "period addr user handle name comm process sym dso srcline values "
 		    "callchain args raw retval cgroup container pyip; methods: ustack "
 		    "kstack folded packed copy "
 		    "arg user_string kernel_string)",

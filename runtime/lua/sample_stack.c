@@ -218,7 +218,7 @@ void ps_lua_sample_stack__folded(lua_State *L, struct ps_script *sc, const struc
 
 	check_opts(L, opts_idx, &o);
 	luaL_buffinit(L, &b);
-	luaL_addstring(&b, ps_driver__comm(sc->driver, (pid_t)s->pid));
+	luaL_addstring(&b, ps_driver__comm(sc->driver, (pid_t)s->pid, (pid_t)s->tid));
 	for (int user = 1; user >= 0; user--) /* user frames, then kernel ones */
 		for (int i = n - 1; i >= 0; i--)
 			if (f[i].kernel != user)

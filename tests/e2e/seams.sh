@@ -1,0 +1,46 @@
+# seams.sh: values derived from two sources at once, each checked against
+# the truth a test program knows: a sample's thread and the name that
+# thread took (not another thread's), ...
+source "$(dirname "$0")/lib.sh"
+PROG=$(cd "$(dirname "$0")/../.." && pwd)/build/tests
+
+# A sample is named by its own thread, as perf names it: threadnames spins
+# as its main thread and as "worker-b" for 300 ms each, and a third thread
+# names itself "Zzz-Cleaner" last and sleeps (before, every sample of -c
+# carried that last name). s.process is the process's name.
+names='
+c = assert(perfmon.counter("cpu-clock/freq=997/"))
+local by, proc, n = {}, {}, 0
+probe("perfmon.sample(c)", function(s)
+  n = n + 1
+  by[s.comm] = (by[s.comm] or 0) + 1
+  proc[s.process] = (proc[s.process] or 0) + 1
+end)
+probe("end", function()
+  print(("n=%d main=%d worker=%d cleaner=%d process=%d"):format(n, by.threadnames or 0,
+    by["worker-b"] or 0, by["Zzz-Cleaner"] or 0, proc.threadnames or 0))
+end)'
+field() { sed -n "s/.*\b$1=\([0-9]*\).*/\1/p" <<<"$2"; }
+for be in perf bpf; do
+	out=$("$PERFSCRIPT" --backend=$be -c "$PROG/threadnames 300" -e "$names" 2>&1)
+	n=$(field n "$out")
+	main=$(field main "$out") worker=$(field worker "$out") cleaner=$(field cleaner "$out")
+	# each spinner had 300 ms of its own CPU: at 997 Hz about 300 samples
+	# each; a busy machine shifts the two alike, so each holds a third or more
+	ok $(( n > 100 && main * 3 >= n && worker * 3 >= n ? 0 : 1 )) \
+		"$be, -c: samples carry their own thread's name ($out)"
+	ok $(( cleaner <= 1 ? 0 : 1 )) "$be, -c: none the name the sleeping thread took last"
+	is "$(field process "$out")" "$n" "$be, -c: s.process is the process's name on every sample"
+done
+"$PROG/threadnames" 1500 >"$TMP/tn.out" &
+tn=$!
+out=$("$PERFSCRIPT" -p $tn -T 0.5 -e "$names" 2>&1)
+wait $tn
+ok $(( $(field main "$out") > 50 && $(field worker "$out") > 50 && $(field cleaner "$out") <= 1 ? 0 : 1 )) \
+	"-p: samples carry their own thread's name ($out)"
+"$PERFSCRIPT" "$(dirname "$0")/../../examples/profile.lua" -c "$PROG/threadnames 300" \
+	--folded "$TMP/tn.folded" >/dev/null 2>&1
+roots=$(cut -d';' -f1 "$TMP/tn.folded" | sort -u | tr '\n' ' ')
+is "$roots" "threadnames worker-b " "profile.lua: the folded roots are the threads' own names"
+
+done_testing
