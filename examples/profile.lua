@@ -14,7 +14,8 @@
 --   --call-graph fp|dwarf  how stacks are taken (default fp when stacks are
 --                          needed): fp walks frame pointers in the kernel;
 --                          dwarf unwinds each sample's stack copy with the
---                          binaries' DWARF, for code without frame pointers
+--                          binaries' DWARF, for code without frame pointers;
+--                          an --event's own call-graph= or stack-size= wins
 --   --inline               count inlined functions as their own rows, and
 --                          put inlined frames into folded stacks
 --   --lines                rows per source line instead of per function
@@ -63,7 +64,7 @@ local opts = require("args").parse(arg, {
     number = true, key = "switch" },
   { "--symbols-budget", "MIB", "what the symbolizer may hold, in MiB (default 128; 32 with --switch-output)",
     number = true, key = "symbols_budget" },
-  { "--call-graph", "fp|dwarf", "how stacks are taken", choices = { "fp", "dwarf" } },
+  { "--call-graph", "fp|dwarf", "how stacks are taken (an --event's call-graph= wins)", choices = { "fp", "dwarf" } },
   { "--python", nil, "Python frames of CPython processes in the stacks" },
   { "--no-python", nil, "no Python frames, even for a python3 target", key = "no_python" },
   { "--dwarf-lines", nil, "source lines and inline frames from DWARF (the default without --switch-output)",
@@ -158,10 +159,21 @@ local function open_outputs(later)
 end
 open_outputs()
 
--- Stacks when asked for, or when folded or pprof output needs them.
-local call_graph = opts.call_graph or (opts.python and "dwarf") or
+-- Stacks when asked for, or when folded or pprof output needs them. The
+-- event's own terms win: its call-graph= (or stack-size=, which only
+-- DWARF stacks use) is how its stacks are taken, and nothing is added.
+local own = opts.event and (opts.event:match("[/,]call%-graph=(%a+)") or
+                            opts.event:match("[/,]stack%-size=") and "dwarf")
+if own and opts.call_graph and own ~= opts.call_graph then
+  error(("profile.lua: --call-graph %s contradicts the event's call-graph=%s: give one of them")
+        :format(opts.call_graph, own), 0)
+end
+if own and opts.python and own ~= "dwarf" then
+  error(("profile.lua: --python needs DWARF stacks, and the event says call-graph=%s"):format(own), 0)
+end
+local call_graph = own or opts.call_graph or (opts.python and "dwarf") or
                    ((opts.folded or opts.pprof or opts.base) and "fp")
-local term = call_graph and ("call-graph=" .. call_graph)
+local term = call_graph and not own and ("call-graph=" .. call_graph)
 if cgroup_term then term = term and term .. ",cgroup" or "cgroup" end -- s.cgroup
 local spec = ("cpu-clock/freq=%d%s/"):format(opts.freq, term and "," .. term or "")
 if opts.event then -- the term goes into the event's own terms

@@ -43,4 +43,20 @@ ok $(( $(field main "$out") > 50 && $(field worker "$out") > 50 && $(field clean
 roots=$(cut -d';' -f1 "$TMP/tn.folded" | sort -u | tr '\n' ' ')
 is "$roots" "threadnames worker-b " "profile.lua: the folded roots are the threads' own names"
 
+# profile.lua keeps the event's own call-graph= (it appended call-graph=fp
+# after it, so the last term won): chain has no frame pointers, so only
+# DWARF stacks reach main.
+EXP=$(cd "$(dirname "$0")/../.." && pwd)/examples
+for terms in call-graph=dwarf call-graph=dwarf,stack-size=16384; do
+	"$PERFSCRIPT" "$EXP/profile.lua" -c "$PROG/chain" --event "cpu-clock/freq=999,$terms/" \
+		--folded "$TMP/own.folded" >/dev/null 2>"$TMP/own.err"
+	read -r all deep < <(awk '{ n += $NF } /;main;chain_outer;chain_middle;chain_leaf/ { d += $NF }
+		END { print n + 0, d + 0 }' "$TMP/own.folded")
+	ok $(( all > 50 && deep * 10 >= all * 9 ? 0 : 1 )) \
+		"profile.lua --event 'cpu-clock/$terms/': DWARF stacks, $deep of $all reach main ($(head -c 200 "$TMP/own.err"))"
+done
+out=$("$PERFSCRIPT" "$EXP/profile.lua" -c true --event 'cpu-clock/call-graph=dwarf/' --call-graph fp 2>&1); rc=$?
+like "$rc $out" "^1 .*--call-graph fp contradicts the event's call-graph=dwarf" \
+	"profile.lua: --call-graph against the event's own term is refused"
+
 done_testing
