@@ -61,22 +61,27 @@ end
 -- a clock beside every event would double what each interval reads).
 local cpus = target_cpus()
 local clock = cpus and "cpu-clock" or "task-clock"
+-- An event's name without its modifiers ("task-clock" of "task-clock:u"),
+-- which says its row's unit and metric; the modifiers go to what the
+-- metric divides by ("cycles:u" beside "instructions:u").
+local function base_of(ev) return (ev:gsub(":[%a]*$", "")) end
 local function def_of(ev)
   local function per(a, b, scale)
     return function(v) if v[b] and v[b] > 0 then return v[a] / v[b] * scale end end
   end
-  if ev == "task-clock" or ev == "cpu-clock" then
+  local base, mod = base_of(ev), ev:match(":[%a]*$") or ""
+  if base == "task-clock" or base == "cpu-clock" then
     return { events = { ev }, unit = "CPUs utilized",
              compute = function(v, wall) if wall > 0 then return v[ev] / wall end end }
-  elseif ev == "instructions" then
-    return { events = { "instructions", "cycles" }, unit = "insn per cycle",
-             compute = per("instructions", "cycles", 1) }
-  elseif ev == "branch-misses" then
-    return { events = { "branch-misses", "branches" }, unit = "% of all branches",
-             compute = per("branch-misses", "branches", 100) }
+  elseif base == "instructions" then
+    return { events = { ev, "cycles" .. mod }, unit = "insn per cycle",
+             compute = per(ev, "cycles" .. mod, 1) }
+  elseif base == "branch-misses" then
+    return { events = { ev, "branches" .. mod }, unit = "% of all branches",
+             compute = per(ev, "branches" .. mod, 100) }
   end
-  local scale = ev == "cycles" and 1 or 1e9
-  return { events = { ev }, unit = ev == "cycles" and "GHz" or "/sec",
+  local scale = base == "cycles" and 1 or 1e9
+  return { events = { ev }, unit = base == "cycles" and "GHz" or "/sec",
            compute = function(v, _, clock_ns)
              if clock_ns and clock_ns > 0 then return v[ev] / clock_ns * scale end
            end }
@@ -90,14 +95,59 @@ if #events == 0 then
   events = { clock, "context-switches", "cpu-migrations", "page-faults",
              "cycles", "instructions", "branches", "branch-misses" }
 end
-local names = {}
-for i, ev in ipairs(events) do
-  local def = def_of(ev)
-  def.event = ev
-  names[i] = "stat#" .. i .. ":" .. ev
-  metrics.define(names[i], def)
+-- A group of -e, "{a,b}" or "{a,b}:u", is counted as one group, as perf
+-- stat counts it: a row per member (named with the group's modifier),
+-- each read from the one group. Any other event is a metric of its own.
+-- An event perfscript cannot read is an error, as perf stat's "event
+-- syntax error" (exit 129), in the parser's words, before the command runs.
+local rows, groups = {}, {}
+for _, ev in ipairs(events) do
+  local ok, err, code = perfmon.describe(ev)
+  -- 4096..4099: malformed, unknown event, unknown term, bad value (4101,
+  -- not supported here, is a row's "<not supported>")
+  if not ok and code and code >= 4096 and code <= 4099 then
+    io.stderr:write(("stat.lua: event syntax error: '%s': %s\n"):format(ev, err))
+    exit(129)
+    return
+  end
+  local inside, mod = ev:match("^{(.*)}(.*)$")
+  if inside then
+    for k, member in ipairs(metrics.split_events(inside)) do
+      rows[#rows + 1] = { event = member:find(":", 1, true) and member or member .. mod,
+                          group = ev, index = k }
+    end
+  else
+    rows[#rows + 1] = { event = ev }
+  end
 end
-local set = metrics.open(names)
+local function group_opener(spec)
+  return function()
+    groups[spec] = groups[spec] or table.pack(perfmon.group(spec))
+    return table.unpack(groups[spec], 1, 3)
+  end
+end
+local set = metrics.open({})
+for i, row in ipairs(rows) do
+  local def = def_of(row.event)
+  def.event, def.index = row.event, row.index
+  local name = "stat#" .. i .. ":" .. row.event
+  metrics.define(name, def)
+  set.list[i] = metrics.open_one(name, row.group and group_opener(row.group))
+end
+
+-- When nothing at all can be counted (no event this user may count, or
+-- this machine has), the session ends before the command runs, with the
+-- reason, as perf stat's does.
+local counted, first_err = false, nil
+for _, m in ipairs(set.list) do
+  counted = counted or m.group ~= nil
+  first_err = first_err or m.err
+end
+if not counted then
+  io.stderr:write("stat.lua: nothing could be counted: ", tostring(first_err), "\n")
+  exit(1)
+  return
+end
 -- elapsed from the command's start, not from this script's
 probe("begin", function() set.t0 = set.clock() end)
 
@@ -111,7 +161,7 @@ if opts.ms then
       if not m.group then return 0 end
       local v, enabled, running = m.group:read(m.values)
       m.values = v -- filled again next time
-      return v[ev], enabled, running
+      return v[ev] or v[m.def.index], enabled, running
     end }
   end
   interval.new(counters, { ms = opts.ms, format = format, sep = sep,
@@ -125,11 +175,12 @@ local function this_run()
   local run = { wall = wall, rows = {} }
   for i, m in ipairs(set.list) do
     local ev = m.def.event
-    local r = { name = ev, unit = (ev == "task-clock" or ev == "cpu-clock") and "msec" or "",
+    local clock_row = base_of(ev) == "task-clock" or base_of(ev) == "cpu-clock"
+    local r = { name = ev, unit = clock_row and "msec" or "",
                 supported = m.group ~= nil, counted = m.group ~= nil, denied = m.denied }
     if m.group then
       local v, enabled, running = m.group:read()
-      r.raw, r.runtime = v[ev], running or wall
+      r.raw, r.runtime = v[ev] or v[m.def.index], running or wall
       r.pct = enabled and enabled > 0 and 100 * running / enabled or 100
       r.counted = not enabled or running > 0
       r.values = {}

@@ -100,7 +100,7 @@ function M.open_one(name, opener)
     local ok, msg, c = group:start()
     if ok then m.group = group else err, code = msg, c; group:close() end
   end
-  m.err = err
+  m.err, m.code = err, code -- code: an errno, or 4096 and up for a parse error
   -- EPERM, EACCES: the machine has the event but may not count it for this
   -- user: "<not counted>" and the reason, never "<not supported>"
   m.denied = code == 1 or code == 13

@@ -59,4 +59,18 @@ out=$("$PERFSCRIPT" "$EXP/profile.lua" -c true --event 'cpu-clock/call-graph=dwa
 like "$rc $out" "^1 .*--call-graph fp contradicts the event's call-graph=dwarf" \
 	"profile.lua: --call-graph against the event's own term is refused"
 
+# stat.lua: a bad event string is perf stat's "event syntax error" (exit
+# 129) in the parser's words, not a "<not supported>" row and exit 0; a
+# group is counted as one, a row per member (it counted nothing).
+out=$("$PERFSCRIPT" "$EXP/stat.lua" -e page-fault -c 'echo RAN' 2>&1); rc=$?
+like "$rc $out" "^129 stat.lua: event syntax error: 'page-fault': unknown event 'page-fault' at column 1 \(did you mean 'page-faults'\?\)$" \
+	"stat.lua -e page-fault: a syntax error, exit 129, the command not run"
+if need_root; then
+	out=$("$PERFSCRIPT" "$EXP/stat.lua" -x, -e '{task-clock,syscalls:sys_enter_getppid}' -c "$WORKLOAD getppid 4321" 2>&1); rc=$?
+	like "$rc $out" $'^0 [0-9.]+,msec,task-clock,.*\n4321,,syscalls:sys_enter_getppid,' \
+		"stat.lua -e '{task-clock,syscalls:sys_enter_getppid}': both members counted as a group (the command's 4321 calls)"
+else
+	skip "syscall tracepoints need root" "stat.lua counts a group"
+fi
+
 done_testing

@@ -45,9 +45,17 @@ probe("end", function() print(n > 50) end)' -c "$W spin 200" 2>&1)
 is "$out" true "a :u sampling counter samples (the ring's carrier asks no more than :u)"
 
 # What :u does not make allowed: system-wide counting.
-out=$(user "$ROOT/examples/stat.lua" -a -T 0.2 2>&1)
-like "$out" "<not counted> +msec cpu-clock" "stat.lua -a: '<not counted>' (cpu-clock, as perf names system-wide time), not '<not supported>'"
-like "$out" "permission denied \(kernel.perf_event_paranoid is 2\)" "stat.lua -a: the real reason is printed"
+# Nothing counted at all is a failure, as perf stat's (it printed
+# "<not counted>" rows and exited 0).
+out=$(user "$ROOT/examples/stat.lua" -a -T 0.2 2>&1); rc=$?
+like "$rc $out" "^1 stat.lua: nothing could be counted: cannot open 'cpu-clock': permission denied \(kernel.perf_event_paranoid is 2\)" \
+	"stat.lua -a: exit 1 and the real reason (cpu-clock, as perf names system-wide time)"
+out=$(user "$ROOT/examples/stat.lua" -p 1 -T 0.2 2>&1); rc=$?
+like "$rc $out" "^1 stat.lua: nothing could be counted: .*permission denied" "stat.lua -p 1 (root's init): exit 1 and the reason"
+# One event counted and one not: the rows, "<not counted>" and the reason.
+out=$(user "$ROOT/examples/stat.lua" -e 'task-clock,cpu-clock:k' -c "$W spin 10" 2>&1); rc=$?
+like "$rc $out" "^0 .*<not counted> +msec cpu-clock:k" "stat.lua: an event this user may not count is '<not counted>', not '<not supported>'"
+like "$out" "permission denied \(kernel.perf_event_paranoid is 2\)" "stat.lua: and the real reason is printed"
 
 # Dynamic probes: the kernel asks for CAP_PERFMON whatever the sysctl
 # says, so the advice is that and nothing else (":u" would not help).
