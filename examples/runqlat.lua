@@ -5,20 +5,66 @@
 -- microseconds. The tracepoints sample every hit, with their fields in
 -- s.args; samples of every CPU reach the handlers in time order, so one
 -- table of "runnable since" times is enough.
+--
+-- A wait involves two tasks: the one that wakes or preempts it and the one
+-- that waits, and the tracepoints fire in the first one's context. So they
+-- are watched on every CPU (-a), and a command's waits are told apart by
+-- the task in the event's fields: with -a -c 'CMD' (or --pid PID) only the
+-- waits of the command's (the process's) threads and of what it forks
+-- count. On -c or -p alone the kernel would show only the hits in the
+-- target's own context, missing every wake-up by another task, so it is
+-- refused.
 --   perfscript examples/runqlat.lua -a -T 5
-require("args").parse(arg, {
+--   perfscript examples/runqlat.lua -a -c './app args'
+--   perfscript examples/runqlat.lua -a -T 5 --pid 1234
+local opts = require("args").parse(arg, {
   name = "runqlat.lua",
-  usage = "perfscript examples/runqlat.lua -a -T SECONDS | -c 'CMD args'",
-  summary = "How long runnable tasks wait for a CPU, as a log2 histogram in microseconds.",
+  usage = "perfscript examples/runqlat.lua -a [-T SECONDS | -c 'CMD args'] [--pid PID]",
+  summary = "How long runnable tasks wait for a CPU, as a log2 histogram in microseconds.\n" ..
+            "Watches every CPU (-a); -a -c 'CMD' or --pid PID: only that command's or process's waits.",
+  { "--pid", "PID", "only the waits of this process's threads and of what it forks", number = true },
 })
 local stats = require "stats"
+
+if not target_cpus() then
+  io.stderr:write("runqlat.lua: a wait is seen on every CPU, not in the waiting task alone: run it with -a ",
+                  "(-a -c 'CMD' for a command's waits, -a --pid PID for a process's)\n")
+  exit(2)
+  return
+end
+
+-- The tasks whose waits count (nil: all): the command's or the process's
+-- threads, then every task they fork (sched_process_fork, on every CPU).
+local mine
+if opts.pid or target() ~= 0 then
+  mine = {}
+  local pid = opts.pid or target()
+  local ls = io.popen("ls /proc/" .. math.tointeger(pid) .. "/task 2>/dev/null")
+  for tid in ls:lines() do mine[tonumber(tid)] = true end
+  ls:close()
+  if not next(mine) then
+    io.stderr:write(("runqlat.lua: no process %d\n"):format(pid))
+    exit(2)
+    return
+  end
+  fork = assert(perfmon.counter("sched:sched_process_fork"))
+  probe("perfmon.sample(fork)", function(s)
+    if mine[s.args.parent_pid] then mine[s.args.child_pid] = true end
+  end)
+end
 
 wakeup = assert(perfmon.counter("sched:sched_wakeup"))
 wakeup_new = assert(perfmon.counter("sched:sched_wakeup_new"))
 switch = assert(perfmon.counter("sched:sched_switch"))
-local since, lat, switches, disorder = {}, stats.new(), 0, 0
+local since, oncpu, lat = {}, {}, stats.new()
+local switches, disorder, unseen, total_ns = 0, 0, 0, 0
 
-local function runnable(s) since[s.args.pid] = s.time end
+-- A wake-up of a task already runnable (preempted, or woken twice) does
+-- not restart its wait, nor does one of a task still on its CPU.
+local function runnable(s)
+  local p = s.args.pid
+  if (not mine or mine[p]) and not oncpu[p] then since[p] = since[p] or s.time end
+end
 probe("perfmon.sample(wakeup)", runnable)
 probe("perfmon.sample(wakeup_new)", runnable)
 
@@ -28,16 +74,39 @@ probe("perfmon.sample(switch)", function(s)
   local t = since[a.next_pid]
   if t then
     since[a.next_pid] = nil
-    if s.time >= t then lat:add((s.time - t) // 1000) else disorder = disorder + 1 end
+    if s.time >= t then
+      lat:add((s.time - t) // 1000)
+      total_ns = total_ns + (s.time - t)
+    else
+      disorder = disorder + 1
+    end
   end
-  -- switched out while still runnable (state R, or R+ when preempted): it waits from now
-  if a.prev_state & 0xff == 0 and a.prev_pid ~= 0 then since[a.prev_pid] = s.time end
+  if a.next_pid ~= 0 then oncpu[a.next_pid] = true end
+  -- a task leaving a CPU it was not seen to reach: the kernel did not
+  -- report that switch (the switches of some tasks are not traced), so
+  -- the end of its wait is unknown and the wait is left out
+  if since[a.prev_pid] then since[a.prev_pid], unseen = nil, unseen + 1 end
+  oncpu[a.prev_pid] = nil
+  -- switched out while still runnable (state R, or R+ when preempted): it
+  -- waits from now
+  if a.prev_state & 0xff == 0 and a.prev_pid ~= 0 and (not mine or mine[a.prev_pid]) then
+    since[a.prev_pid] = s.time
+  end
 end)
 
 probe("end", function()
-  printf("run queue latency (us): %d waits over %d context switches\n", lat:count(), switches)
+  printf("run queue latency (us): %d waits over %d context switches, %.3f ms in all\n", lat:count(),
+         switches, total_ns / 1e6)
   if disorder > 0 then -- sample times come from each CPU's own clock
     printf("(%d switches stamped before their wakeup on another CPU left out)\n", disorder)
+  end
+  if unseen > 0 then
+    printf("(%d waits whose end the kernel did not report left out)\n", unseen)
+  end
+  local lost = perfmon.lost(wakeup) + perfmon.lost(wakeup_new) + perfmon.lost(switch) +
+               (fork and perfmon.lost(fork) or 0)
+  if lost > 0 then
+    printf("(%d events lost: the waits they began or ended are missing; a larger -b keeps them)\n", lost)
   end
   if lat:count() > 0 then
     printf("avg %.1f us, max %d us\n%s", lat:avg(), lat:max(), lat:hist_log())
