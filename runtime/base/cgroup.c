@@ -96,6 +96,7 @@ struct v1_path {
 	pid_t pid;
 	uint64_t read_at; /* CLOCK_MONOTONIC ns */
 	char *path;	  /* NULL: none */
+	char name[16];	  /* the process's name at the read */
 };
 
 struct ps_cgroups {
@@ -341,7 +342,7 @@ static char *read_v1(pid_t pid)
 	return best;
 }
 
-const char *ps_cgroups__v1_path(struct ps_cgroups *cg, pid_t pid, uint64_t when)
+const char *ps_cgroups__v1_path(struct ps_cgroups *cg, pid_t pid, uint64_t when, const char *name)
 {
 	struct v1_path *e;
 	uint64_t now;
@@ -354,7 +355,7 @@ const char *ps_cgroups__v1_path(struct ps_cgroups *cg, pid_t pid, uint64_t when)
 	/* what was read after `when` is the best there is for it (a group
 	 * can only be read later than a sample is taken), and a read less
 	 * than a second older will do, as it does without a time */
-	if (e->pid == pid &&
+	if (e->pid == pid && (!name || !strncmp(name, e->name, sizeof(e->name) - 1)) &&
 	    (when ? when < e->read_at + 1000000000u : now - e->read_at < 1000000000u))
 		return e->path;
 	path = read_v1(pid);
@@ -365,6 +366,7 @@ const char *ps_cgroups__v1_path(struct ps_cgroups *cg, pid_t pid, uint64_t when)
 	}
 	e->pid = pid;
 	e->read_at = now;
+	snprintf(e->name, sizeof(e->name), "%s", name ? name : "");
 	return e->path;
 }
 

@@ -46,13 +46,16 @@ uint64_t ps_cgroups__walks(const struct ps_cgroups *cg);
 /* Process pid's group in the cgroup v1 hierarchies at time `when` (a
  * sample's CLOCK_MONOTONIC time; 0: now), from /proc/PID/cgroup: read
  * again unless it was read after `when` or less than a second before it
- * (kept after the process is gone), so a process that moved is named by
+ * (kept after the process is gone), and read again when the process's
+ * `name` (NULL: not known) is not the one it had at the read: a process
+ * that joins a group and execs (a container's first process) is named by
+ * its new group from its first sample after the exec. So a process that moved is named by
  * its new group within a second of the move, and a process sampled 19
  * times a second is read once a second, not at every sample (0.5 ms of a
  * second of the agent's CPU): name=systemd's path, else the first
  * controller's that is not the root; NULL when every one is at the root
  * or nothing is known. */
-const char *ps_cgroups__v1_path(struct ps_cgroups *cg, pid_t pid, uint64_t when);
+const char *ps_cgroups__v1_path(struct ps_cgroups *cg, pid_t pid, uint64_t when, const char *name);
 void ps_cgroups__free(struct ps_cgroups *cg);
 
 /* The container a group path names, as runtimes name their groups

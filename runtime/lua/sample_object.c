@@ -267,7 +267,8 @@ static void push_cgroup(lua_State *L, struct ps_script *sc, const struct ps_samp
 	p = ps_cgroups__path(st->cgroups, s->cgroup);
 	if (!p || !strcmp(p, "/")) {
 		const char *v1 = ps_cgroups__v1_path(
-		    st->cgroups, (pid_t)s->pid, s->sample_type & PERF_SAMPLE_TIME ? s->time : 0);
+		    st->cgroups, (pid_t)s->pid, s->sample_type & PERF_SAMPLE_TIME ? s->time : 0,
+		    ps_driver__comm(sc->driver, (pid_t)s->pid, (pid_t)s->pid));
 
 		p = v1 ? v1 : p;
 	}

@@ -121,7 +121,11 @@ v1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)name=systemd(,|$)/ { print $2; exit }' /p
 if [[ -n $v1 ]] && grep -qx '0::/' /proc/self/cgroup; then
 	id1=$(printf '%064x' $((RANDOM + 1000000)))
 	mkdir -p "$v1/$G/docker/$id1"
-	printf 'echo $$ >%s/cgroup.procs && exec "$@"\n' "$v1/$G/docker/$id1" >"$TMP/join_v1.sh"
+	# the shell spins before it joins, so that its samples name the root
+	# first: the workload's, after the join and exec, must not take that
+	# read (it did for a second, a whole run, when the shell was sampled)
+	printf 'i=0; while [ $i -lt 30000 ]; do i=$((i + 1)); done\necho $$ >%s/cgroup.procs && exec "$@"\n' \
+		"$v1/$G/docker/$id1" >"$TMP/join_v1.sh"
 	for b in perf bpf; do
 		got=$("$PERFSCRIPT" --backend=$b -a -e "$labels" -c "sh $TMP/join_v1.sh $WORKLOAD spin 300" 2>&1)
 		like "$got" "^/$G/docker/$id1 $id1[[:space:]][0-9]+$" "$b path, v2 group the root: s.cgroup is the v1 group ($v1), s.container its id"

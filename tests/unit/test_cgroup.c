@@ -145,16 +145,23 @@ int main(void)
 	cg = ps_cgroups__new();
 	tap_ok(child > 0 && move_to(a, child) == 0, "the child is in %s", a);
 	t0 = now_ns();
-	p1 = ps_cgroups__v1_path(cg, child, t0);
+	p1 = ps_cgroups__v1_path(cg, child, t0, NULL);
 	tap_is_str(p1, a, "its group is read from /proc");
 	move_to(b, child);
-	p2 = ps_cgroups__v1_path(cg, child, t0 + 500000000u);
+	p2 = ps_cgroups__v1_path(cg, child, t0 + 500000000u, NULL);
 	tap_ok(p2 == p1, "a sample half a second later is named by the same read (not read again)");
-	p3 = ps_cgroups__v1_path(cg, child, t0 - 1000000u);
+	p3 = ps_cgroups__v1_path(cg, child, t0 - 1000000u, NULL);
 	tap_ok(p3 == p1, "a sample taken before the read is named by it");
-	p4 = ps_cgroups__v1_path(cg, child, now_ns() + 1500000000u);
+	p4 = ps_cgroups__v1_path(cg, child, now_ns() + 1500000000u, NULL);
 	tap_is_str(p4, b,
 		   "a sample more than a second after the read reads it again: the new group");
+	move_to(a, child);
+	p4 = ps_cgroups__v1_path(cg, child, now_ns(), "exec-name");
+	tap_is_str(
+	    p4, a,
+	    "a sample just after the read, of a process renamed since (an exec): read again");
+	p4 = ps_cgroups__v1_path(cg, child, now_ns(), "exec-name");
+	tap_ok(p4 && !strcmp(p4, a), "the same name again: that read names it");
 	ps_cgroups__free(cg);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
