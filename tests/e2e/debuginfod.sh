@@ -54,7 +54,9 @@ end)
 probe("end", function() print(n, deep / math.max(n, 1), leaf) end)' -c "$TMP/chain 1500" 2>&1; echo "rc=$?")
 rc=$(sed -n 's/^rc=//p' <<<"$out")
 read -r n deep leaf < <(grep -E '^[0-9]+[[:space:]]' <<<"$out")
-ok $(( ${n:-0} >= 1000 && ${leaf:-0} >= 1 && ${rc:-1} == 0 ? 0 : 1 )) \
+# (chain runs 1.5 s of wall time: beside other suites it gets half the
+# CPUs' time or less, so the samples are counted, not their rate)
+ok $(( ${n:-0} >= 300 && ${leaf:-0} >= 1 && ${rc:-1} == 0 ? 0 : 1 )) \
 	"DWARF stacks of a stripped binary while its debug file arrives: ${n:-?} samples, ${deep:-?} frames a stack, ${leaf:-?} named chain_leaf once it came, exit ${rc:-?} ($out)"
 out=$(DEBUGINFOD_URLS="http://127.0.0.1:$port" DEBUGINFOD_CACHE_PATH="$TMP/cache-lines" \
 	"$PERFSCRIPT" "$ROOT/examples/profile.lua" -c "$TMP/chain 300" --lines --top 1 2>&1 | tail -1)
