@@ -81,7 +81,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 # Real programs for the stack and symbol tests (tests/progs/), built as
 # distributions build: -O2, no frame pointers; libhot.so is stripped.
-PROGS     := $(addprefix $(BUILD)/tests/,chain clockspin cxxprog inline jit usehot libhot.so manystacks offcpu llvmloop threadnames runqwait)
+PROGS     := $(addprefix $(BUILD)/tests/,chain clockspin cxxprog inline jit usehot libhot.so manystacks offcpu llvmloop threadnames runqwait reuse libreuse_a.so libreuse_b.so)
 PROG_CFLAGS := -O2 -g -fomit-frame-pointer
 HELPERS   := $(BUILD)/tests/workload $(PROGS)
 
@@ -178,6 +178,16 @@ $(BUILD)/tests/libhot.so: tests/progs/libhot.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 $(PROG_CFLAGS) -shared -fPIC -Wl,-soname,libhot.so -o $@ $<
 	$(Q)strip --strip-all $@
+
+$(BUILD)/tests/libreuse_%.so: tests/progs/reuselib.c
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 $(PROG_CFLAGS) -shared -fPIC -DLEAF=$*_leaf -o $@ $<
+
+$(BUILD)/tests/reuse: tests/progs/reuse.c
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 $(PROG_CFLAGS) -o $@ $< -ldl
 
 $(BUILD)/tests/usehot: tests/progs/usehot.c $(BUILD)/tests/libhot.so
 	$(call msg,CC,$<)

@@ -827,6 +827,21 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec);
 int ps_symbols__resolve(struct ps_symbols *syms, pid_t pid, uint64_t addr, bool kernel, char *buf,
 			size_t len, const char **dso);
 
+/* A process's mappings change: a library is dlclose'd and another loaded
+ * at its address, an exec replaces the image. Each replacement starts a
+ * new epoch of the process, and the mappings it replaced are kept (the
+ * newest 256), so that an address counted during a sample and named at the
+ * end is named by what was mapped at the sample: take the epoch with the
+ * sample, and pass it to the _at functions. ps_symbols__epoch gives pid's
+ * epoch now (0 for a process not known yet). PS_EPOCH_NOW names by the
+ * live mappings, as the functions without _at do; PS_EPOCH_KERNEL names a
+ * kernel address (kernel = true). */
+#define PS_EPOCH_NOW	UINT32_MAX
+#define PS_EPOCH_KERNEL (UINT32_MAX - 1)
+uint32_t ps_symbols__epoch(struct ps_symbols *syms, pid_t pid);
+int ps_symbols__resolve_at(struct ps_symbols *syms, pid_t pid, uint64_t addr, uint32_t epoch,
+			   char *buf, size_t len, const char **dso);
+
 /* One source-level frame at an address. */
 struct ps_srcframe {
 	const char *func; /* the function (demangled as resolve() does), NULL if DWARF has none */
@@ -844,6 +859,8 @@ struct ps_srcframe {
  * syms: answers are cached per file (build id) and address. */
 int ps_symbols__srcframes(struct ps_symbols *syms, pid_t pid, uint64_t addr,
 			  const struct ps_srcframe **frames);
+int ps_symbols__srcframes_at(struct ps_symbols *syms, pid_t pid, uint64_t addr, uint32_t epoch,
+			     const struct ps_srcframe **frames);
 
 /* The mapping of user address addr in pid, for profiles that other tools
  * symbolize again (pprof's Mapping): its runtime range and the file offset
@@ -861,6 +878,8 @@ struct ps_mapping_info {
 };
 int ps_symbols__mapping(struct ps_symbols *syms, pid_t pid, uint64_t addr,
 			struct ps_mapping_info *out);
+int ps_symbols__mapping_at(struct ps_symbols *syms, pid_t pid, uint64_t addr, uint32_t epoch,
+			   struct ps_mapping_info *out);
 
 /* Unwind the user stack of a sample taken with call-graph=dwarf (its
  * PERF_SAMPLE_REGS_USER registers and PERF_SAMPLE_STACK_USER bytes) in

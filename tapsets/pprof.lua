@@ -64,10 +64,13 @@ function M.capture(p, s)
     local c = chain_of(s)
     chain = string.pack("=" .. ("j"):rep(#c), table.unpack(c))
   end
-  local key = string.pack("=jjs1s2s1", s.pid, tid, comm, cgroup, container) .. chain
+  -- the epoch of the process's mappings names the chain's user addresses
+  -- as they were mapped at the sample
+  local epoch = type(s) == "userdata" and s.epoch or 0
+  local key = string.pack("=jjjs1s2s1", s.pid, epoch, tid, comm, cgroup, container) .. chain
   local counts, periods = p.chains, p.periods
   if not counts[key] and p.take and not p:take() then
-    key = string.pack("=jjs1s2s1", 0, -1, "[over the profiles' budget]", "", "") -- no frames
+    key = string.pack("=jjjs1s2s1", 0, 0, -1, "[over the profiles' budget]", "", "") -- no frames
   end
   counts[key] = (counts[key] or 0) + 1
   periods[key] = (periods[key] or 0) + (s.period or 0)
@@ -76,16 +79,16 @@ function M.capture(p, s)
 end
 
 -- A key of M.capture back to pid, tid (or nil), comm (or nil), cgroup and
--- container (or nil) and the chain's addresses, leaf first.
+-- container (or nil), the chain's addresses, leaf first, and the epoch.
 local function unpack_key(key)
-  local pid, tid, comm, cgroup, container, at = string.unpack("=jjs1s2s1", key)
+  local pid, epoch, tid, comm, cgroup, container, at = string.unpack("=jjjs1s2s1", key)
   local chain, n = {}, 0
   for i = at, #key, 8 do
     n = n + 1
     chain[n] = string.unpack("=j", key, i)
   end
   return pid, tid >= 0 and tid or nil, comm ~= "" and comm or nil, cgroup ~= "" and cgroup or nil,
-         container ~= "" and container or nil, chain
+         container ~= "" and container or nil, chain, epoch
 end
 
 -- A period term of the spec, or what a frequency means for a clock (ns).
@@ -155,8 +158,8 @@ end
 -- The Lines of a user address of a mapped file: perfmon.frames' frames,
 -- the last (the function holding the others) under DWARF's name and the
 -- symbol table's.
-function Table:lines_of(pid, addr, m)
-  local frames = self.detail.frames(pid, addr)
+function Table:lines_of(pid, addr, m, epoch)
+  local frames = self.detail.frames(pid, addr, false, epoch)
   local lines = {}
   for i, f in ipairs(frames) do
     local name, system = f.func, nil
@@ -169,22 +172,26 @@ end
 -- The Location of one frame. A caller's address is a return address: the
 -- call is the instruction before it, so it is symbolized (and recorded,
 -- as pprof allows) one byte earlier, as perf report does.
-function Table:location_id(pid, addr, leaf)
+function Table:location_id(pid, addr, leaf, epoch)
   local kernel = is_kernel(addr)
   if not leaf then addr = addr - 1 end
-  local key = (kernel and "k" or pid) .. ":" .. addr
+  local key = kernel and "k:" .. addr or ("%d:%d:%d"):format(pid, epoch or 0, addr)
   local id = self.locs[key]
   if id then return id end
-  local m = self.detail and not kernel and self.detail.mapping(pid, addr)
+  local m = self.detail and not kernel and self.detail.mapping(pid, addr, epoch)
+  -- one Location for an address of one mapping, whatever epochs saw it
+  local same = m and ("%d:%d:%s:%d"):format(pid, addr, m.file, m.start)
+  id = same and self.locs[same]
+  if id then self.locs[key] = id; return id end
   local map, lines
   local py = not m and not kernel and self.detail and self.detail.frames(pid, addr)[1]
   if m and m.file ~= "" then
-    map, lines = self:mapping_id(m.file, false, m), self:lines_of(pid, addr, m)
+    map, lines = self:mapping_id(m.file, false, m), self:lines_of(pid, addr, m, epoch)
   elseif py and py.func:match("^py::") then -- a Python frame: its file and line
     map = self:mapping_id("[python]", false)
     lines = { { function_id = self:function_id(py.func, py.file), line = py.line } }
   else
-    local sym, file, func = self.resolve(kernel and 0 or pid, addr, kernel)
+    local sym, file, func = self.resolve(kernel and 0 or pid, addr, kernel, not kernel and epoch or nil)
     file = (file and file ~= "") and file or (kernel and "[kernel.kallsyms]" or "[unknown]")
     -- perfmon.symbolize's third result keeps an unnamed "lib.so+0xOFF" whole
     local name = func or tostring(sym):gsub("%+0x%x+$", "")
@@ -193,6 +200,7 @@ function Table:location_id(pid, addr, leaf)
   id = #self.location + 1
   self.location[id] = { id = id, mapping_id = map, address = addr, line = lines }
   self.locs[key] = id
+  if same then self.locs[same] = id end
   return id
 end
 
@@ -252,8 +260,8 @@ function M.prepare(p, opts)
   table.sort(new) -- in the same order each run
   for _, k in ipairs(new) do
     done[k] = true
-    local pid, _, _, _, _, chain = unpack_key(k)
-    for i, addr in ipairs(chain) do t:location_id(pid, addr, i == 1) end
+    local pid, _, _, _, _, chain, epoch = unpack_key(k)
+    for i, addr in ipairs(chain) do t:location_id(pid, addr, i == 1, epoch) end
   end
 end
 
@@ -278,10 +286,10 @@ function M.build(p, opts)
   table.sort(keys) -- the same samples give the same bytes
   local want = p.pprof_labels
   for _, k in ipairs(keys) do
-    local n, pid, tid, comm, cgroup, container, chain = p.chains[k], unpack_key(k)
+    local n, pid, tid, comm, cgroup, container, chain, epoch = p.chains[k], unpack_key(k)
     local ids = {}
     for i, addr in ipairs(chain) do
-      ids[i] = t:location_id(pid, addr, i == 1)
+      ids[i] = t:location_id(pid, addr, i == 1, epoch)
       local m = t.location[ids[i]].mapping_id
       t.map_samples[m] = (t.map_samples[m] or 0) + n
     end

@@ -118,9 +118,13 @@ function Profile:add(s)
   if symbolize and type(s) == "userdata" then
     -- with python, a sample counts under its innermost Python frame
     local ip = self.python and s.pyip
-    local pid = (ip or s.user) and s.pid or -1 -- kernel addresses are the same in every process
-    local t = self.by_addr[pid]
-    if not t then t = {}; self.by_addr[pid] = t end
+    -- kernel addresses are the same in every process (-1); a process's
+    -- are named by its mappings of the sample's epoch (a library may be
+    -- dlclose'd and another loaded at its address before the end)
+    local at = -1
+    if s.user and not ip then at = s.pid << 32 | s.epoch elseif ip then at = s.pid << 32 end
+    local t = self.by_addr[at]
+    if not t then t = {}; self.by_addr[at] = t end
     ip = ip or s.ip
     if not t[ip] and not self:take() then ip = 0 end -- over the budget: one entry
     t[ip] = (t[ip] or 0) + 1
@@ -153,16 +157,16 @@ function Profile:release()
 end
 
 -- The key one address counts under, as the profile's sort asks.
-local function key_of(self, pid, ip, kernel)
+local function key_of(self, pid, ip, kernel, epoch)
   if self.sort == "sym" and not self.inline then
-    local _, _, func = symbolize(pid, ip, kernel)
+    local _, _, func = symbolize(pid, ip, kernel, epoch)
     return func
   end
   if self.sort == "dso" then
-    local _, dso, func = symbolize(pid, ip, kernel)
+    local _, dso, func = symbolize(pid, ip, kernel, epoch)
     return dso ~= "" and dso:match("[^/]*$") or func
   end
-  local f = frames(pid, ip, kernel)
+  local f = frames(pid, ip, kernel, epoch)
   local inner = f[1]
   if self.sort == "srcline" then return inner.srcline or f[#f].func end
   return inner.inlined and inner.func .. " (inlined)" or inner.func
@@ -173,10 +177,12 @@ end
 -- under it, for the top list's [k] and [.] marks.
 function Profile:settle()
   local where = self.where
-  for pid, t in pairs(self.by_addr) do
-    local side = pid < 0 and 2 or 1
+  for at, t in pairs(self.by_addr) do
+    local kernel = at < 0
+    local side = kernel and 2 or 1
+    local pid, epoch = kernel and 0 or at >> 32, not kernel and at & 0xffffffff or nil
     for ip, c in pairs(t) do
-      local f = key_of(self, pid < 0 and 0 or pid, ip, pid < 0)
+      local f = key_of(self, pid, ip, kernel, epoch)
       self.by_func[f] = (self.by_func[f] or 0) + c
       where[f] = (where[f] == nil or where[f] == side) and side or 3
     end

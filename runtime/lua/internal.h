@@ -130,6 +130,12 @@ void ps_lua_sample_args__free(struct ps_script *sc);
 
 /* The session's symbolizer (created on first use), or NULL on ENOMEM. */
 struct ps_symbols *ps_lua_sample_object__symbols(struct ps_script *sc);
+/* The script's cgroup names, made on first use; NULL without memory. */
+struct ps_cgroups *ps_lua_sample_object__cgroups(struct ps_script *sc);
+/* lua/sample_where.c: s.epoch; s.cgroup (path) or s.container. */
+void ps_lua_sample_where__epoch(lua_State *L, struct ps_script *sc, const struct ps_sample *s);
+void ps_lua_sample_where__cgroup(lua_State *L, struct ps_script *sc, const struct ps_sample *s,
+				 bool path);
 /* perfmon.trim's part in the symbolizer, if it was made: its clean image
  * pages back to the page cache (ps_symbols__drop_pages), and unless
  * pages_only, its cached answers forgotten past PS_KEEP_ANSWERS bytes. */
@@ -174,7 +180,9 @@ void ps_lua_sample_stack__open(lua_State *L, struct ps_script *sc);
 struct ps_lua_frame {
 	uint64_t addr;
 	bool kernel;
-	bool ret; /* a return address from the kernel's walk: look up addr - 1 */
+	bool ret;  /* a return address from the kernel's walk: look up addr - 1 */
+	bool past; /* named by the mappings of epoch (ps_symbols__epoch), not now's */
+	uint32_t epoch;
 };
 /* lua/python.c: a CPython sample's Python frames spliced into its n
  * frames f (room for max) in place of the eval loop's; the new count. */

@@ -51,6 +51,16 @@ static struct ps_sample_state *state(struct ps_script *sc)
 	return sc->sample_state;
 }
 
+/* The script's cgroup names, made on first use (lua/sample_where.c). */
+struct ps_cgroups *ps_lua_sample_object__cgroups(struct ps_script *sc)
+{
+	struct ps_sample_state *st = state(sc);
+
+	if (st && !st->cgroups)
+		st->cgroups = ps_cgroups__new();
+	return st ? st->cgroups : NULL;
+}
+
 /* ---- symbols ---- */
 
 static struct ps_symbols *symbols(struct ps_script *sc)
@@ -252,40 +262,12 @@ static int sample_index(lua_State *L);
  * the id the sample carries (the cgroup term), or where that is the root
  * (a v1 or hybrid host), its process's v1 group; s.container: the
  * container id in that path. nil when not known. */
-static void push_cgroup(lua_State *L, struct ps_script *sc, const struct ps_sample *s, bool path)
-{
-	struct ps_sample_state *st = sc->sample_state;
-	const char *p;
-	char id[65];
-
-	if (st && !st->cgroups)
-		st->cgroups = ps_cgroups__new();
-	if (!st || !(s->sample_type & PERF_SAMPLE_CGROUP)) {
-		lua_pushnil(L);
-		return;
-	}
-	p = ps_cgroups__path(st->cgroups, s->cgroup);
-	if (!p || !strcmp(p, "/")) {
-		const char *v1 = ps_cgroups__v1_path(
-		    st->cgroups, (pid_t)s->pid, s->sample_type & PERF_SAMPLE_TIME ? s->time : 0,
-		    ps_driver__comm(sc->driver, (pid_t)s->pid, (pid_t)s->pid));
-
-		p = v1 ? v1 : p;
-	}
-	if (p && path)
-		lua_pushstring(L, p);
-	else if (p && ps_cgroup__container(p, id))
-		lua_pushstring(L, id);
-	else
-		lua_pushnil(L);
-}
-
 /* A sample's fields: those every sample has (what s:copy() copies), then
  * those of some events only; and its methods. __fields lists both. */
 static const char *const fields[] = {"ip",   "pid",    "tid",	 "time",      "cpu",	 "period",
 				     "addr", "user",   "handle", "name",      "comm",	 "process",
 				     "sym",  "dso",    "values", "callchain", "srcline", "args",
-				     "raw",  "retval", "cgroup", "container", "pyip"};
+				     "raw",  "retval", "cgroup", "container", "pyip",	 "epoch"};
 #define COMMON_FIELDS 17
 static const char *const methods[] = {"ustack", "kstack", "folded",	 "packed",
 				      "copy",	"arg",	  "user_string", "kernel_string"};
@@ -339,6 +321,8 @@ static int sample_index(lua_State *L)
 		lua_pushstring(L, ps_session__name(sc->session, s->handle));
 	else if (IS(k, len, "comm"))
 		lua_pushstring(L, ps_driver__comm(sc->driver, (pid_t)s->pid, (pid_t)s->tid));
+	else if (IS(k, len, "epoch"))
+		ps_lua_sample_where__epoch(L, sc, s);
 	else if (IS(k, len, "process"))
 		lua_pushstring(L, ps_driver__comm(sc->driver, (pid_t)s->pid, (pid_t)s->pid));
 	else if (IS(k, len, "sym"))
@@ -352,7 +336,7 @@ static int sample_index(lua_State *L)
 	else if (IS(k, len, "srcline"))
 		ps_lua_sample_stack__srcline(L, sc, s);
 	else if (IS(k, len, "cgroup") || IS(k, len, "container"))
-		push_cgroup(L, sc, s, len == 6);
+		ps_lua_sample_where__cgroup(L, sc, s, len == 6);
 	else if (IS(k, len, "pyip"))
 		ps_lua_python__push_ip(L, sc, s);
 	else if (IS(k, len, "folded"))
@@ -370,7 +354,7 @@ static int sample_index(lua_State *L)
 		    L,
 		    "a sample has no field '%s' (fields: ip pid tid time cpu "
 		    "period addr user handle name comm process sym dso srcline values "
-		    "callchain args raw retval cgroup container pyip; methods: ustack "
+		    "callchain args raw retval cgroup container pyip epoch; methods: ustack "
 		    "kstack folded packed copy "
 		    "arg user_string kernel_string)",
 		    k);

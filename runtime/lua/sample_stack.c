@@ -76,8 +76,8 @@ static bool name_of(struct ps_script *sc, pid_t pid, const struct ps_lua_frame *
 		    size_t len, const char **dso)
 {
 	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
-	int rc =
-	    syms ? ps_symbols__resolve(syms, pid, fr->addr, fr->kernel, buf, len, dso) : -ENOMEM;
+	uint32_t epoch = fr->kernel ? PS_EPOCH_KERNEL : fr->past ? fr->epoch : PS_EPOCH_NOW;
+	int rc = syms ? ps_symbols__resolve_at(syms, pid, fr->addr, epoch, buf, len, dso) : -ENOMEM;
 
 	if (rc < 0 && rc != -ENOENT) /* -ENOENT already wrote the fallback form */
 		snprintf(buf, len, "%#" PRIx64, fr->addr);
@@ -248,16 +248,29 @@ void ps_lua_sample_stack__srcline(lua_State *L, struct ps_script *sc, const stru
 		push_line(L, &sf[0]);
 }
 
-/* perfmon.symbolize(pid, addr [, kernel]) -> "func+0x1a", dso, func: what
- * s.sym and s.dso say for an address kept from a sample, and the name to
- * count it under (the function, or the whole "file+0xOFF" or hex form when
- * no symbol names it). Profiles count raw addresses while the target runs
- * and name them once, at the end. */
+/* The frame at addr (argument 2), kernel (3), of epoch (argument at; none:
+ * the live mappings). */
+static struct ps_lua_frame frame_arg(lua_State *L, int at)
+{
+	struct ps_lua_frame fr = {.addr = (uint64_t)luaL_checkinteger(L, 2),
+				  .kernel = lua_toboolean(L, 3),
+				  .past = !lua_isnoneornil(L, at)};
+
+	if (fr.past)
+		fr.epoch = (uint32_t)luaL_checkinteger(L, at);
+	return fr;
+}
+
+/* perfmon.symbolize(pid, addr [, kernel [, epoch]]) -> "func+0x1a", dso,
+ * func: what s.sym and s.dso say for an address kept from a sample, and
+ * the name to count it under (the function, or the whole "file+0xOFF" or
+ * hex form when no symbol names it). Profiles count raw addresses while
+ * the target runs and name them once, at the end, by the mappings of the
+ * sample's s.epoch. */
 static int l_symbolize(lua_State *L)
 {
 	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
-	struct ps_lua_frame fr = {.addr = (uint64_t)luaL_checkinteger(L, 2),
-				  .kernel = lua_toboolean(L, 3)};
+	struct ps_lua_frame fr = frame_arg(L, 4);
 	const char *dso = "";
 
 	ps_lua_sample_object__trim(sc); /* the last call's answers are Lua strings now */
@@ -288,19 +301,21 @@ static void set_frame(lua_State *L, const char *func, const struct ps_srcframe *
 	lua_setfield(L, -2, "inlined");
 }
 
-/* perfmon.frames(pid, addr [, kernel]) -> { {func=, file=, line=, srcline=,
- * inlined=}, ... }, dso: the functions inlined at addr innermost first,
- * then the function holding them, named as symbolize's third result. */
+/* perfmon.frames(pid, addr [, kernel [, epoch]]) -> { {func=, file=, line=,
+ * srcline=, inlined=}, ... }, dso: the functions inlined at addr innermost
+ * first, then the function holding them, named as symbolize's third
+ * result. */
 static int l_frames(lua_State *L)
 {
 	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
 	pid_t pid = (pid_t)luaL_checkinteger(L, 1);
-	struct ps_lua_frame fr = {.addr = (uint64_t)luaL_checkinteger(L, 2),
-				  .kernel = lua_toboolean(L, 3)};
+	struct ps_lua_frame fr = frame_arg(L, 4);
 	struct ps_symbols *syms =
 	    (ps_lua_sample_object__trim(sc), ps_lua_sample_object__symbols(sc));
 	const struct ps_srcframe *sf = NULL;
-	int n = !fr.kernel && syms ? ps_symbols__srcframes(syms, pid, fr.addr, &sf) : 0;
+	int n = !fr.kernel && syms ? ps_symbols__srcframes_at(
+					 syms, pid, fr.addr, fr.past ? fr.epoch : PS_EPOCH_NOW, &sf)
+				   : 0;
 	const char *dso = "";
 	char buf[NAME_MAX_LEN];
 
@@ -345,19 +360,21 @@ static int l_ordered(lua_State *L)
 	return 1;
 }
 
-/* perfmon.mapping(pid, addr) -> { start, limit, offset, file, build_id,
- * has_functions, has_lines, symbol, dwarf_name } | nil: the mapping of a user address,
- * for profiles another tool symbolizes again (pprof's Mapping). */
+/* perfmon.mapping(pid, addr [, epoch]) -> { start, limit, offset, file,
+ * build_id, has_functions, has_lines, symbol, dwarf_name } | nil: the
+ * mapping of a user address, for profiles another tool symbolizes again
+ * (pprof's Mapping). */
 static int l_mapping(lua_State *L)
 {
 	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
 	pid_t pid = (pid_t)luaL_checkinteger(L, 1);
 	uint64_t addr = (uint64_t)luaL_checkinteger(L, 2);
+	uint32_t epoch = lua_isnoneornil(L, 3) ? PS_EPOCH_NOW : (uint32_t)luaL_checkinteger(L, 3);
 	struct ps_symbols *syms =
 	    (ps_lua_sample_object__trim(sc), ps_lua_sample_object__symbols(sc));
 	struct ps_mapping_info m = {.sz = sizeof(m)};
 
-	if (!syms || ps_symbols__mapping(syms, pid, addr, &m) < 0) {
+	if (!syms || ps_symbols__mapping_at(syms, pid, addr, epoch, &m) < 0) {
 		lua_pushnil(L);
 		return 1;
 	}

@@ -303,7 +303,13 @@ struct ps_map {
 	const char *label;  /* what *dso reports */
 	int64_t adj;	    /* link-time address = addr + adj, once adj_state == 1 */
 	int adj_state;	    /* 0 not computed, 1 valid, -1 unresolvable */
+	uint32_t born;	    /* the process's epoch when it was mapped */
+	uint32_t died;	    /* a retired one's: the epoch that replaced it */
 };
+
+/* Mappings replaced or unmapped (by an exec) a process keeps, so that its
+ * earlier samples are named by what was mapped then: the newest ones. */
+#define PS_RETIRED_MAPS 256
 
 struct ps_unwinder; /* symbols/unwind.c */
 struct ps_jitmap;   /* symbols/jit.c */
@@ -316,6 +322,11 @@ struct ps_proc {
 	struct ps_map *maps;
 	size_t n, cap, hint;
 	uint32_t gen; /* bumped whenever the mappings change */
+	/* bumped when a mapping is replaced or unmapped, not when one is
+	 * added: a sample's epoch says which mappings were live at it */
+	uint32_t epoch;
+	struct ps_map *retired; /* oldest first, at most PS_RETIRED_MAPS */
+	size_t nretired;
 	struct ps_unwinder *uw;
 	struct ps_jitmap *jit;
 	uint32_t gone; /* 0 while alive, else its number among exits (symbols/gone.c) */
@@ -397,6 +408,14 @@ struct ps_map *ps_proc__lookup(struct ps_proc *p, uint64_t addr);
  * addr is read again (it may have mapped a library since), at most every
  * 20 ms. */
 struct ps_map *ps_procs__lookup_now(struct ps_symbols *syms, struct ps_proc *p, uint64_t addr);
+/* symbols/epochs.c: keep e, which the next epoch no longer maps; whether
+ * m over e changes what e's addresses are named; the mapping that held
+ * addr at epoch (PS_EPOCH_NOW: the live one), as ps_procs__lookup_now
+ * finds it. */
+void ps_proc__retire(struct ps_proc *p, const struct ps_map *e);
+bool ps_map__renames(const struct ps_map *e, const struct ps_map *m);
+struct ps_map *ps_procs__lookup_at(struct ps_symbols *syms, struct ps_proc *p, uint64_t addr,
+				   uint32_t epoch);
 /* CLOCK_MONOTONIC_COARSE in ns: for "read again after a while" checks. */
 uint64_t ps_coarse_ns(void);
 

@@ -8,7 +8,11 @@
  * name their addresses at the end. A pid never seen is read from /proc
  * once, lazily, which is what a system-wide profile needs for processes
  * that predate it. Every change bumps the process's generation, which tells
- * its unwinder (symbols/unwind.c) to report its modules again.
+ * its unwinder (symbols/unwind.c) to report its modules again. A mapping
+ * that another replaces (a library dlclose'd and another loaded at its
+ * address) or that an exec unmaps is kept, retired, with the epochs it
+ * lived in, so that a profile naming its addresses at the end names a
+ * sample by what was mapped at the sample's epoch (ps_symbols__epoch).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -53,6 +57,7 @@ static void proc_free(struct ps_symbols *syms, struct ps_proc *p)
 	ps_unwinder__free(syms, p->uw);
 	ps_jit__free(p->jit);
 	free(p->maps);
+	free(p->retired);
 	free(p);
 }
 
@@ -89,55 +94,74 @@ static struct ps_proc *live(struct ps_symbols *syms, pid_t pid)
 	return p;
 }
 
-static void proc_forget(struct ps_proc *p)
+/* exec (retire: its mappings are kept for the samples before it) or a
+ * read of /proc again (they are the same mappings, read anew). */
+static void proc_forget(struct ps_proc *p, bool retired)
 {
+	if (retired && p->n) {
+		for (size_t i = 0; i < p->n; i++)
+			ps_proc__retire(p, &p->maps[i]);
+		p->epoch++;
+	}
 	p->n = p->hint = 0;
 	p->gen++;
 }
 
 /* Add m, cutting away whatever part of older mappings it covers, as mmap()
- * over an existing range does. Mappings arrive rarely (per mmap, not per
- * sample), so the array is simply rebuilt. */
-static int proc_add_map(struct ps_proc *p, const struct ps_map *m)
+ * over an existing range does; what it renames is retired, in a new
+ * epoch. Mappings arrive rarely (per mmap, not per sample), so the array
+ * is simply rebuilt. */
+static int proc_add_map(struct ps_proc *p, const struct ps_map *add)
 {
 	size_t cap = p->n + 2, n = 0;
-	struct ps_map *v = malloc(cap * sizeof(*v));
-	bool placed = false;
+	struct ps_map *v = malloc(cap * sizeof(*v)), m = *add;
+	bool placed = false, replaced = false;
 
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->n; i++) {
+		const struct ps_map *e = &p->maps[i];
+
+		if (e->end > m.start && e->start < m.end && ps_map__renames(e, &m)) {
+			ps_proc__retire(p, e);
+			replaced = true;
+		}
+	}
+	if (replaced)
+		p->epoch++;
+	m.born = p->epoch;
+	for (size_t i = 0; i < p->n; i++) {
 		struct ps_map e = p->maps[i];
 
-		if (!placed && e.start >= m->start) {
-			v[n++] = *m;
+		if (!placed && e.start >= m.start) {
+			v[n++] = m;
 			placed = true;
 		}
-		if (e.end <= m->start || e.start >= m->end) {
+		if (e.end <= m.start || e.start >= m.end) {
 			v[n++] = e;
 			continue;
 		}
-		if (e.start < m->start) {
+		if (e.start < m.start) {
 			struct ps_map left = e;
 
-			left.end = m->start;
+			left.end = m.start;
 			v[n++] = left;
 		}
-		if (e.end > m->end) {
+		if (e.end > m.end) {
 			struct ps_map right = e;
 
-			right.pgoff += m->end - e.start;
-			right.start = m->end;
+			right.pgoff += m.end - e.start;
+			right.start = m.end;
 			right.adj_state = 0; /* the adjustment depends on start and pgoff */
 			if (!placed) {
-				v[n++] = *m;
+				v[n++] = m;
 				placed = true;
 			}
 			v[n++] = right;
 		}
 	}
 	if (!placed)
-		v[n++] = *m;
+		v[n++] = m;
 	free(p->maps);
 	p->maps = v;
 	p->n = n;
@@ -230,7 +254,7 @@ int ps_symbols__add_proc(struct ps_symbols *syms, pid_t pid)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	proc_forget(p);
+	proc_forget(p, false);
 	p->from_proc = true;
 	p->read_ns = ps_coarse_ns();
 	/* "start-end perms offset maj:min inode   path" */
@@ -293,6 +317,9 @@ static int copy_maps(struct ps_proc *to, const struct ps_proc *from)
 	to->n = to->cap = from->n;
 	to->hint = 0;
 	to->gen++;
+	/* the child's own epochs start here: all it has was mapped at its first */
+	for (size_t i = 0; i < to->n; i++)
+		to->maps[i].born = to->epoch;
 	return 0;
 }
 
@@ -331,7 +358,7 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec)
 		p->from_proc = p->tracked = true;
 		parent = ps_procs__find(syms, (pid_t)rec->ppid);
 		if (!parent) {
-			proc_forget(p);
+			proc_forget(p, false);
 			return 0;
 		}
 		return copy_maps(p, parent);
@@ -343,7 +370,7 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec)
 		if (!p)
 			return -ENOMEM;
 		p->from_proc = p->tracked = true;
-		proc_forget(p);
+		proc_forget(p, true);
 		return 0;
 	case PERF_RECORD_EXIT:
 		/* the process, not one of its threads; kept a while (gone.c):

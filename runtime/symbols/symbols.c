@@ -87,8 +87,8 @@ static void copy_out(char *buf, size_t len, const char *str)
 	buf[n] = '\0';
 }
 
-static int resolve_user(struct ps_symbols *syms, pid_t pid, uint64_t addr, char *buf, size_t len,
-			const char **dso)
+static int resolve_user(struct ps_symbols *syms, pid_t pid, uint64_t addr, uint32_t epoch,
+			char *buf, size_t len, const char **dso)
 {
 	struct ps_proc *p = ps_procs__known(syms, pid);
 	struct ps_map *m;
@@ -96,7 +96,7 @@ static int resolve_user(struct ps_symbols *syms, pid_t pid, uint64_t addr, char 
 
 	if (!p)
 		return -ENOMEM;
-	m = ps_procs__lookup_now(syms, p, addr);
+	m = ps_procs__lookup_at(syms, p, addr, epoch);
 	if (!m || !m->dso) {
 		if (ps_jit__lookup(p, addr, buf, len, dso) == 0)
 			return 0;
@@ -116,6 +116,14 @@ static int resolve_user(struct ps_symbols *syms, pid_t pid, uint64_t addr, char 
 int ps_symbols__resolve(struct ps_symbols *syms, pid_t pid, uint64_t addr, bool kernel, char *buf,
 			size_t len, const char **dso)
 {
+	return ps_symbols__resolve_at(syms, pid, addr, kernel ? PS_EPOCH_KERNEL : PS_EPOCH_NOW, buf,
+				      len, dso);
+}
+
+int ps_symbols__resolve_at(struct ps_symbols *syms, pid_t pid, uint64_t addr, uint32_t epoch,
+			   char *buf, size_t len, const char **dso)
+{
+	bool kernel = epoch == PS_EPOCH_KERNEL;
 	const char *d = "[unknown]";
 	int err;
 
@@ -136,7 +144,7 @@ int ps_symbols__resolve(struct ps_symbols *syms, pid_t pid, uint64_t addr, bool 
 			d = "[python]";
 		}
 	} else {
-		err = resolve_user(syms, pid, addr, buf, len, &d);
+		err = resolve_user(syms, pid, addr, epoch, buf, len, &d);
 	}
 	if (err == PS_PLACED) {
 		err = -ENOENT;
@@ -155,6 +163,12 @@ int ps_symbols__resolve(struct ps_symbols *syms, pid_t pid, uint64_t addr, bool 
 int ps_symbols__srcframes(struct ps_symbols *syms, pid_t pid, uint64_t addr,
 			  const struct ps_srcframe **frames)
 {
+	return ps_symbols__srcframes_at(syms, pid, addr, PS_EPOCH_NOW, frames);
+}
+
+int ps_symbols__srcframes_at(struct ps_symbols *syms, pid_t pid, uint64_t addr, uint32_t epoch,
+			     const struct ps_srcframe **frames)
+{
 	struct ps_proc *p;
 	struct ps_map *m;
 
@@ -172,7 +186,7 @@ int ps_symbols__srcframes(struct ps_symbols *syms, pid_t pid, uint64_t addr,
 	p = ps_procs__known(syms, pid);
 	if (!p)
 		return -ENOMEM;
-	m = ps_procs__lookup_now(syms, p, addr);
+	m = ps_procs__lookup_at(syms, p, addr, epoch);
 	if (!m || !m->dso || !ps_map__adjust(m))
 		return 0;
 	return ps_dso__srcframes(m->dso, addr + (uint64_t)m->adj, frames);
@@ -180,6 +194,12 @@ int ps_symbols__srcframes(struct ps_symbols *syms, pid_t pid, uint64_t addr,
 
 int ps_symbols__mapping(struct ps_symbols *syms, pid_t pid, uint64_t addr,
 			struct ps_mapping_info *out)
+{
+	return ps_symbols__mapping_at(syms, pid, addr, PS_EPOCH_NOW, out);
+}
+
+int ps_symbols__mapping_at(struct ps_symbols *syms, pid_t pid, uint64_t addr, uint32_t epoch,
+			   struct ps_mapping_info *out)
 {
 	struct ps_proc *p;
 	struct ps_map *m;
@@ -191,7 +211,7 @@ int ps_symbols__mapping(struct ps_symbols *syms, pid_t pid, uint64_t addr,
 	*out = (struct ps_mapping_info){.sz = sizeof(*out)};
 	if (!(p = ps_procs__known(syms, pid)))
 		return -ENOMEM;
-	if (!(m = ps_procs__lookup_now(syms, p, addr)))
+	if (!(m = ps_procs__lookup_at(syms, p, addr, epoch)))
 		return -ENOENT;
 	out->start = m->start;
 	out->limit = m->end;

@@ -94,4 +94,28 @@ else
 	skip "sched tracepoints need root" "runqlat.lua -a -c against schedstat"
 fi
 
+# An address that named two functions in turn: reuse spins in liba's
+# a_leaf, dlcloses it, and spins as long in libb's b_leaf at the same
+# address. Each half is its own library's in the top table, --sort dso and
+# pprof (named at the end, they all went to b_leaf, 99.7%).
+"$PERFSCRIPT" "$EXP/profile.lua" -c "$PROG/reuse 400" --top 2 --pprof "$TMP/reuse.pb.gz" >"$TMP/reuse.top" 2>&1
+read -r a b <<<"$(awk '/ a_leaf$/ { a = $1 } / b_leaf$/ { b = $1 } END { print a + 0, b + 0 }' "$TMP/reuse.top")"
+if grep -q ' same$' "$TMP/reuse.top"; then
+	ok $(( a > 100 && b > 100 && a * 10 > b * 7 && b * 10 > a * 7 ? 0 : 1 )) \
+		"profile.lua: a reused address is named by the library mapped at each sample (a_leaf $a, b_leaf $b)"
+	"$PERFSCRIPT" "$EXP/profile.lua" -c "$PROG/reuse 400" --top 2 --sort dso >"$TMP/reuse.dso" 2>&1
+	read -r a b <<<"$(awk '/ libreuse_a.so$/ { a = $1 } / libreuse_b.so$/ { b = $1 } END { print a + 0, b + 0 }' "$TMP/reuse.dso")"
+	ok $(( a > 100 && b > 100 ? 0 : 1 )) "--sort dso: each library its half (libreuse_a.so $a, libreuse_b.so $b)"
+	if command -v go >/dev/null; then
+		top=$(go tool pprof -top "$TMP/reuse.pb.gz" 2>/dev/null)
+		like "$top" $'%[^\n]* a_leaf\n' "pprof: a_leaf has its samples"
+		like "$top" $'%[^\n]* b_leaf\n' "pprof: b_leaf has its samples"
+	else
+		skip "go is not installed (make check installs golang-go)" "pprof of a reused address"
+		skip "go is not installed (make check installs golang-go)" "pprof of a reused address"
+	fi
+else
+	for i in 1 2 3 4; do skip "the loader put libreuse_b.so elsewhere ($(tail -1 "$TMP/reuse.top"))" "a reused address"; done
+fi
+
 done_testing

@@ -207,6 +207,8 @@ static void test_records(pid_t pid, uint64_t hot, const char *want)
 	/* Anonymous code over the middle of hot_spin cuts the workload's
 	 * mapping in two; both pieces keep resolving (records are page-sized
 	 * in practice, but nothing here depends on that). */
+	uint32_t before = ps_symbols__epoch(syms, pid);
+
 	r = (struct ps_record){.type = PERF_RECORD_MMAP2,
 			       .pid = (uint32_t)pid,
 			       .addr = hot + 0x8,
@@ -218,6 +220,13 @@ static void test_records(pid_t pid, uint64_t hot, const char *want)
 	tap_ok(err == -ENOENT && starts_with(buf, "0x"),
 	       "an overlapping mmap replaces the range: %s", buf);
 	tap_is_str(dso, "[anon]", "anonymous code has dso [anon]");
+	tap_ok(ps_symbols__epoch(syms, pid) == before + 1, "and starts a new epoch (%u, was %u)",
+	       ps_symbols__epoch(syms, pid), before);
+	err = ps_symbols__resolve_at(syms, pid, hot + 0x9, before, buf, sizeof(buf), &dso);
+	tap_ok(err == 0 && !strcmp(buf, "hot_spin+0x9") && ends_with(dso, "/workload"),
+	       "an address of the epoch before is named by what was mapped then: %s", buf);
+	err = ps_symbols__resolve_at(syms, pid, hot + 0x9, before + 1, buf, sizeof(buf), &dso);
+	tap_ok(err == -ENOENT && !strcmp(dso, "[anon]"), "and of the new epoch by the new: %s", buf);
 	err = ps_symbols__resolve(syms, pid, hot + 0x4, false, buf, sizeof(buf), &dso);
 	tap_ok(err == 0 && !strcmp(buf, "hot_spin+0x4") && ends_with(dso, "/workload"),
 	       "the piece below it stays: %s", buf);
