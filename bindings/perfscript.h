@@ -471,6 +471,18 @@ int ps_sample__string(const struct ps_sample *s, uint32_t offset, const char **s
  * with intr of its interrupt registers. 0 with *value set, or -ENOENT when
  * the sample did not record that register. */
 int ps_sample__reg(const struct ps_sample *s, bool intr, unsigned reg, uint64_t *value);
+/* Argument n (from 1) of a USDT counter's sample s, where the marker's
+ * note says it is; off is the file offset of s->ip (the site it hit), or
+ * PS_USDT_OFF_UNKNOWN: then -EAGAIN when the marker has several sites and
+ * the offset is needed to tell them apart. 0 and *v; -ENOENT when s is not
+ * a USDT counter's (its arguments are then the calling convention's
+ * registers); -ERANGE past the marker's
+ * arguments, -EINVAL for an operand perfscript cannot read, -EFAULT for
+ * one the sample did not carry (a global, or memory outside its stack
+ * copy, on the perf path): why says which and what to do. */
+#define PS_USDT_OFF_UNKNOWN UINT64_MAX
+int ps_session__usdt_arg(struct ps_session *sess, const struct ps_sample *s, uint64_t off, int n,
+			 int64_t *v, char *why, size_t whylen);
 
 /* Member i of a sample's PERF_SAMPLE_READ block (leader first): its value and
  * the enabled/running times. Returns the member count, or -ERANGE. */
@@ -648,6 +660,9 @@ struct ps_bpf_opts {
 	uint32_t field_offset, field_size;
 	bool field_signed;
 	uint64_t offcpu_min_ns; /* PS_BPF_OFFCPU: shorter intervals are dropped */
+	/* PS_AGG_FIELD of a USDT counter: its marker's argument N (1 to 12), read
+	 * where the marker's note says it is; 0: the field_* above */
+	uint32_t usdt_arg;
 };
 
 /* Default for the session's counters (set before they open). */

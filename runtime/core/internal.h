@@ -91,10 +91,15 @@ struct ps_counter_probe {
 	uint64_t offset;       /* as written */
 	char *provider, *name; /* USDT */
 	bool resolved;
-	size_t nsites;	    /* where it fires: 1, or a USDT marker's sites */
-	uint64_t *site_off; /* config2 of each site */
-	uint64_t *site_sem; /* each site's semaphore (ref_ctr_offset), 0 for none */
+	size_t nsites;		   /* where it fires: 1, or a USDT marker's sites */
+	uint64_t *site_off;	   /* config2 of each site */
+	uint64_t *site_sem;	   /* each site's semaphore (ref_ctr_offset), 0 for none */
+	struct ps_usdt_site *usdt; /* a USDT marker's sites, with their arguments */
 };
+/* core/usdt.c: the site of a USDT counter at file offset off (NULL: not a
+ * USDT counter, or no such site). */
+struct ps_usdt_site;
+const struct ps_usdt_site *ps_counter__usdt_site(const struct ps_counter *c, uint64_t off);
 
 struct ps_session {
 	struct ps_counter *slots;

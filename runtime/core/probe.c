@@ -57,6 +57,7 @@ void ps_counter__free_probe(struct ps_counter *c)
 	free(p->name);
 	free(p->site_off);
 	free(p->site_sem);
+	free(p->usdt);
 	free(p);
 	c->probe = NULL;
 }
@@ -113,7 +114,10 @@ static int resolve_usdt(struct ps_counter *c, const char *path, char *msg, size_
 		p->site_off[i] = v[i].offset;
 		p->site_sem[i] = v[i].semaphore;
 	}
-	free(v);
+	free(p->usdt);
+	p->usdt = n > 0 ? v : NULL; /* the sites' arguments, for s:arg(n) */
+	if (n <= 0)
+		free(v);
 	return n < 0 ? n : 0;
 }
 

@@ -64,6 +64,11 @@ void ps_counter__set_sampled(struct ps_counter *c, struct ps_sampled *v);
 /* A probe's sites (1, or a USDT marker's), 0 for any other counter; the
  * attr of one site. */
 size_t ps_counter__probe_sites(const struct ps_counter *c);
+/* A USDT counter's sites with their arguments (core/usdt.c; n 0 and NULL
+ * for any other counter), and whether any argument is in memory. */
+struct ps_usdt_site;
+const struct ps_usdt_site *ps_counter__usdt_sites(const struct ps_counter *c, size_t *n);
+bool ps_counter__usdt_reads_memory(const struct ps_counter *c);
 void ps_counter__probe_attr(const struct ps_counter *c, uint32_t site, struct perf_event_attr *a);
 
 /* Whether its fds are open; whether its own fd reads a group

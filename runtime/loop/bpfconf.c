@@ -79,6 +79,8 @@ int ps_driver__merge_bpf(struct ps_driver *d, ps_handle h, const struct ps_bpf_o
 		c->o.field_offset = o->field_offset;
 		c->o.field_size = o->field_size;
 		c->o.field_signed = o->field_signed;
+		if (o->sz >= offsetof(struct ps_bpf_opts, usdt_arg) + sizeof(o->usdt_arg))
+			c->o.usdt_arg = o->usdt_arg;
 	}
 	if ((o->mode & (PS_BPF_OFFCPU | PS_BPF_ONCPU)) &&
 	    o->sz >= offsetof(struct ps_bpf_opts, offcpu_min_ns) + sizeof(o->offcpu_min_ns))

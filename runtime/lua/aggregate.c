@@ -103,6 +103,13 @@ static int reg_key(lua_State *L, struct ps_script *sc, ps_handle h, const char *
 	bool ret = kind == PS_PROBE_URETPROBE || kind == PS_PROBE_KRETPROBE;
 	unsigned reg;
 
+	if (kind == PS_PROBE_USDT && sscanf(name, "arg%d", &n) == 1 && n >= 1 && n <= 12) {
+		/* where the marker's note says, read by the program at the event */
+		if (o->keys & PS_AGG_FIELD)
+			luaL_error(L, "aggregation key: one args, argN or retval field at most");
+		o->usdt_arg = (uint32_t)n;
+		return 1;
+	}
 	if (!strcmp(name, "retval"))
 		reg = PS_RET_REG;
 	else if (sscanf(name, "arg%d", &n) == 1 && n >= 1 && n <= PS_NARG_REGS)
@@ -113,10 +120,9 @@ static int reg_key(lua_State *L, struct ps_script *sc, ps_handle h, const char *
 		luaL_error(L, "aggregation field '%s': '%s' is not a probe (uprobe:, kprobe:, ...)",
 			   name, ps_session__name(sc->session, h));
 	if (kind == PS_PROBE_USDT)
-		luaL_error(L,
-			   "aggregation field '%s': a USDT marker's arguments are where its note "
-			   "says, not the calling convention's: key by pid, comm, ip or a stack",
-			   name);
+		luaL_error(
+		    L, "aggregation field '%s': a USDT marker has arg1 to arg12, no return value",
+		    name);
 	if (n ? ret : !ret)
 		luaL_error(L, "aggregation field '%s': %s", name,
 			   n ? "a return probe's arguments are gone at the return: probe the "

@@ -271,13 +271,39 @@ static const struct ps_sample *sample_arg1(lua_State *L, struct ps_script **scp)
 	return ps_lua_sample_object__check(L, scp);
 }
 
+/* The file offset of a user sample's ip (the USDT site it hit), 0 when
+ * no mapping is known. */
+static uint64_t ip_offset(struct ps_script *sc, const struct ps_sample *s)
+{
+	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
+	struct ps_mapping_info m = {.sz = sizeof(m)};
+
+	if (!syms || ps_symbols__mapping(syms, (pid_t)s->pid, s->ip, &m) < 0)
+		return 0;
+	return s->ip - m.start + m.offset;
+}
+
 static int m_arg(lua_State *L)
 {
 	struct ps_script *sc;
 	const struct ps_sample *s = sample_arg1(L, &sc);
 	lua_Integer n = luaL_checkinteger(L, 2);
 	uint64_t v;
+	int64_t usdt;
+	char why[256];
+	int err = ps_session__usdt_arg(sc->session, s, PS_USDT_OFF_UNKNOWN, (int)n, &usdt, why,
+				       sizeof(why));
 
+	if (err == -EAGAIN) /* a marker at several sites: the one at this ip */
+		err = ps_session__usdt_arg(sc->session, s, ip_offset(sc, s), (int)n, &usdt, why,
+					   sizeof(why));
+
+	if (err == 0) {
+		lua_pushinteger(L, (lua_Integer)usdt);
+		return 1;
+	}
+	if (err != -ENOENT)
+		return luaL_error(L, "s:arg(%d): %s", (int)n, why);
 	luaL_argcheck(
 	    L, n >= 1 && (size_t)n <= NARGS, 2,
 	    "argument number out of range (1 to the registers of the calling convention)");

@@ -93,6 +93,7 @@ struct ps_sample_conf {
 	uint32_t field_offset, field_size; /* PS_AGG_FIELD */
 	bool field_signed;
 	uint64_t offcpu_min_ns; /* PS_BPF_OFFCPU */
+	uint32_t usdt_arg;	/* PS_AGG_FIELD: a USDT marker's argument, 1.. */
 };
 
 /* The sampler's state of one sampling counter (ps_counter.sampled). */

@@ -58,8 +58,11 @@ enum ps_backend ps_sampler__choose(const struct ps_sampler *m, uint32_t slot, bo
 	if (m->backend != PS_BACKEND_AUTO)
 		return m->backend;
 	*named = false;
-	return wants_kernel_work(&c->conf) || wants_strings(m, slot) ? PS_BACKEND_BPF
-								     : PS_BACKEND_PERF;
+	/* a USDT marker's arguments in memory are read at the event there */
+	return wants_kernel_work(&c->conf) || wants_strings(m, slot) ||
+		       ps_counter__usdt_reads_memory(ps_session__counter(m->s, slot))
+		   ? PS_BACKEND_BPF
+		   : PS_BACKEND_PERF;
 }
 
 /* Give an attached counter the backend it should have now. A BPF program
@@ -323,6 +326,8 @@ static int conf_set(struct ps_sample_conf *conf, const struct ps_bpf_opts *o)
 	}
 	if (o->sz >= offsetof(struct ps_bpf_opts, offcpu_min_ns) + sizeof(o->offcpu_min_ns))
 		conf->offcpu_min_ns = o->offcpu_min_ns;
+	if (o->sz >= offsetof(struct ps_bpf_opts, usdt_arg) + sizeof(o->usdt_arg))
+		conf->usdt_arg = o->usdt_arg;
 	return 0;
 }
 

@@ -112,7 +112,7 @@ static Elf_Scn *section(Elf *elf, const char *name, GElf_Shdr *sh)
 
 struct marker {
 	uint64_t pc, base, sem;
-	const char *provider, *name;
+	const char *provider, *name, *args;
 };
 
 /* Decode one stapsdt note's descriptor; false when it is malformed. */
@@ -133,7 +133,61 @@ static bool decode(const char *desc, size_t len, bool is64, struct marker *m)
 	if (at >= len)
 		return false;
 	m->name = desc + at;
-	return strnlen(desc + at, len - at) < len - at;
+	if (strnlen(desc + at, len - at) >= len - at)
+		return false;
+	at += strlen(m->name) + 1;
+	m->args = at < len && strnlen(desc + at, len - at) < len - at ? desc + at : "";
+	return true;
+}
+
+/* The link-time address of a global's symbol, from the file's symbol
+ * tables: 0, or -ENOENT. */
+static int symbol_value(Elf *elf, const char *name, uint64_t *value)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Sym sym;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *n;
+
+			if (gelf_getsym(data, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
+			    (n = elf_strptr(elf, sh.sh_link, sym.st_name)) && !strcmp(n, name)) {
+				*value = sym.st_value;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+/* The site's arguments from its note; a global's symbol becomes its
+ * link-time address (an operand not understood, or a symbol not found,
+ * leaves nargs < 0 and the operand in bad). */
+static void site_args(Elf *elf, const char *spec, struct ps_usdt_site *site)
+{
+	site->nargs =
+	    ps_usdt__parse(spec, site->args, PS_USDT_MAX_ARGS, site->bad, sizeof(site->bad));
+	for (int i = 0; i < site->nargs; i++) {
+		struct ps_usdt_arg *a = &site->args[i];
+		uint64_t v;
+
+		if (a->kind != PS_USDT_GLOBAL)
+			continue;
+		if (symbol_value(elf, a->symbol, &v)) {
+			snprintf(site->bad, sizeof(site->bad), "%s", a->text);
+			site->nargs = -ENOENT;
+			return;
+		}
+		a->val += (int64_t)v;
+	}
 }
 
 int ps_syms__usdt(const char *path, const char *provider, const char *name,
@@ -183,6 +237,8 @@ int ps_syms__usdt(const char *path, const char *provider, const char *name,
 			sem = m.sem ? m.sem + (base_addr && m.base ? base_addr - m.base : 0) : 0;
 			if (found < max) {
 				sites[found].semaphore = 0;
+				sites[found].pc = pc;
+				site_args(f.elf, m.args, &sites[found]);
 				if ((err = vaddr_to_offset(f.elf, pc, &sites[found].offset)) < 0 ||
 				    (sem && (err = vaddr_to_offset(f.elf, sem,
 								   &sites[found].semaphore)) < 0))

@@ -208,12 +208,23 @@ probe('end', function() local keys, sum = 0, 0
 local a = assert(perfmon.aggregate(c, { by = { 'arg1', 'comm' } }))
 probe('end', function() print(a:read()['42;workload']) end)" -c "$WORKLOAD calls 100" 2>&1 | grep -v '^guarded ')
 	is "$out" "1" "perfmon.aggregate of a uprobe by arg1 and comm: '42;workload' once"
+	if readelf -n "$WORKLOAD" 2>/dev/null | grep -q stapsdt; then
+		# a marker's arg1 is where its note says (8@%rbx here), read in the kernel
+		out=$("$PERFSCRIPT" -e "c = assert(perfmon.counter('usdt:$WORKLOAD:perfscript:tick'))
+local a = assert(perfmon.aggregate(c, { by = { 'arg1' } }))
+probe('end', function() local keys, sum = 0, 0
+  for k, v in pairs(a:read()) do keys = keys + 1; sum = sum + k * v end
+  print(keys, sum) end)" -c "$WORKLOAD calls 100" 2>&1 | grep -v '^guarded ')
+		is "$out" "$(printf '100\t4950')" "perfmon.aggregate of a USDT marker by arg1: its 100 values 0..99"
+	else
+		skip "the workload was built without sys/sdt.h" "perfmon.aggregate of a USDT marker by arg1"
+	fi
 	out=$("$PERFSCRIPT" -e "c = assert(perfmon.counter('uprobe:$WORKLOAD:ps_probe_target'))
 perfmon.aggregate(c, { by = { 'retval' } })" -c "$WORKLOAD calls 1" 2>&1)
 	like "$out" "'retval': only a return probe has a return value" "retval on an entry probe is refused, saying why"
 	for c in "uretprobe:$WORKLOAD:ps_probe_target arg2 a return probe's arguments are gone" \
 		"syscalls:sys_enter_getppid retval is not a probe" \
-		"usdt:$WORKLOAD:perfscript:tick arg1 a USDT marker's arguments are where its note says"; do
+		"usdt:$WORKLOAD:perfscript:tick retval a USDT marker has arg1 to arg12, no return value"; do
 		read -r spec key why <<<"$c"
 		out=$("$PERFSCRIPT" -e "c = perfmon.counter('$spec') perfmon.aggregate(c, { by = { '$key' } })" 2>&1)
 		like "$out" "aggregation field '$key': .*$why" "$key on ${spec%%:*} is refused: $why"

@@ -79,6 +79,8 @@ int ps_bpf__fill_maps(const struct ps_session *s, const struct ps_counter *c,
 
 		err = bpf_map__update_elem(skel->maps.ps_cpus, &cpu, sizeof(cpu), &one, 1, BPF_ANY);
 	}
+	if (!err)
+		err = ps_bpf__usdt_fill(c, skel);
 	if (err || ps_bpf__kind(c) == PS_BPF_KIND_PERF)
 		return err;
 	if (ps_counter__cpu_term(c) >= 0) {
@@ -452,8 +454,11 @@ int ps_bpf__configure(const struct ps_sampler *m, const struct ps_bpf *bs, uint3
 		skel->rodata->cfg_field_off = b->field_offset;
 		skel->rodata->cfg_field_size = b->field_size;
 		skel->rodata->cfg_field_signed = b->field_signed;
+		skel->rodata->cfg_field_usdt = b->usdt_arg;
 	}
 	err = size_maps(m, bs, b, flags, keys, skel);
+	if (!err)
+		err = ps_bpf__usdt_configure(c, skel);
 	/* libbpf cannot size an inner map's template (1.1 dereferences its
 	 * object, which it has none of): the first count map is the template */
 	if (!err && (flags & PS_BPF_F_AGGREGATE))

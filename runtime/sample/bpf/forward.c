@@ -119,6 +119,30 @@ static void user_side(struct ps_bpf *bs, const struct ps_bpf_counter *b, const s
 		ps_bpf__python_seen(bs, b, r->pid);
 }
 
+/* A probe's record carries its registers: a uprobe's are the task's user
+ * registers, a kprobe's those at the breakpoint, as the perf path samples
+ * them (s:arg(n), s.retval); then a USDT marker's arguments, read at the
+ * event (core/usdt.c takes them from smp.raw). */
+static void probe_side(struct ps_bpf *bs, const struct ps_counter *c, const struct ps_bpf_rec *r,
+		       size_t size, struct ps_sample *smp)
+{
+	bool user = ps_counter__attr(c)->sample_type & PERF_SAMPLE_REGS_USER;
+	struct ps_regs *regs = user ? &smp->regs_user : &smp->regs_intr;
+
+	regs->mask = ps_regs__from_pt(r + 1, r->raw_size,
+				      user ? ps_counter__attr(c)->sample_regs_user
+					   : ps_counter__attr(c)->sample_regs_intr,
+				      bs->regs);
+	regs->abi = PERF_SAMPLE_REGS_ABI_64;
+	regs->regs = bs->regs;
+	smp->sample_type |= user ? PERF_SAMPLE_REGS_USER : PERF_SAMPLE_REGS_INTR;
+	if (r->args_n && r->args_n <= PS_BPF_USDT_ARGS &&
+	    r->raw_size + 8u * r->args_n <= size - sizeof(*r)) {
+		smp->raw = (const char *)(r + 1) + r->raw_size;
+		smp->raw_size = 8u * r->args_n;
+	}
+}
+
 int ps_bpf__on_record(void *ctx, void *data, size_t size)
 {
 	struct ps_bpf *bs = ctx;
@@ -157,21 +181,9 @@ int ps_bpf__on_record(void *ctx, void *data, size_t size)
 		chain(bs, b, r, &smp);
 	if (ps_bpf__kind(c) == PS_BPF_KIND_PERF && r->py_room <= size - sizeof(*r))
 		user_side(bs, b, c, r, size, &smp);
-	else if (ps_bpf__kind(c) == PS_BPF_KIND_PROBE && r->raw_size <= size - sizeof(*r)) {
-		/* a probe's record carries its registers: a uprobe's are the
-		 * task's user registers, a kprobe's those at the breakpoint, as
-		 * the perf path samples them (s:arg(n), s.retval) */
-		bool user = ps_counter__attr(c)->sample_type & PERF_SAMPLE_REGS_USER;
-		struct ps_regs *regs = user ? &smp.regs_user : &smp.regs_intr;
-
-		regs->mask = ps_regs__from_pt(r + 1, r->raw_size,
-					      user ? ps_counter__attr(c)->sample_regs_user
-						   : ps_counter__attr(c)->sample_regs_intr,
-					      bs->regs);
-		regs->abi = PERF_SAMPLE_REGS_ABI_64;
-		regs->regs = bs->regs;
-		smp.sample_type |= user ? PERF_SAMPLE_REGS_USER : PERF_SAMPLE_REGS_INTR;
-	} else if (r->raw_size && r->raw_size <= size - sizeof(*r)) {
+	else if (ps_bpf__kind(c) == PS_BPF_KIND_PROBE && r->raw_size <= size - sizeof(*r))
+		probe_side(bs, c, r, size, &smp);
+	else if (r->raw_size && r->raw_size <= size - sizeof(*r)) {
 		size_t at = sizeof(*r) + ((r->raw_size + 7u) & ~7u);
 
 		smp.raw = r + 1;

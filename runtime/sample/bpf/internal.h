@@ -119,6 +119,12 @@ void ps_bpf__raw_start(struct ps_sampler *m, uint32_t slot, struct ps_bpf_counte
 int ps_bpf__count(struct ps_sampler *m, uint32_t slot, struct ps_value *v, bool reset);
 bool ps_bpf__counts_hits(struct ps_sampler *m, uint32_t slot);
 
+/* sample/bpf/usdt.c: a USDT counter's program reads its marker's
+ * arguments: the map's size and the flag before load, each site's
+ * arguments after; 0 or -errno. */
+int ps_bpf__usdt_configure(const struct ps_counter *c, struct ps_sample_bpf *skel);
+int ps_bpf__usdt_fill(const struct ps_counter *c, struct ps_sample_bpf *skel);
+
 /* sample/bpf/forward.c: slot key of ps_lost (PS_BPF_LOST_*), summed over CPUs. */
 int ps_bpf__percpu_sum(const struct ps_bpf_counter *b, __u32 key, uint64_t *sum);
 /* sample/bpf/forward.c: libbpf's ring_buffer callback: one forwarded record. */

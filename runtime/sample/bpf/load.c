@@ -188,12 +188,15 @@ static int open_anchor(const struct ps_counter *c, const struct ps_session *s, u
 }
 
 /* An anchor into b->anchors and prog linked to it; 0 or -errno. */
-static int anchor(struct ps_bpf_counter *b, int prog, int fd)
+static int anchor(struct ps_bpf_counter *b, int prog, int fd, __u64 cookie)
 {
+	LIBBPF_OPTS(bpf_link_create_opts, o, .perf_event.bpf_cookie = cookie);
+
 	if (fd < 0)
 		return fd;
 	b->anchors[b->nanchors++] = fd;
-	b->links[b->nlinks] = bpf_link_create(prog, fd, BPF_PERF_EVENT, NULL);
+	/* the cookie: a probe's site, whose USDT arguments ps_usdt holds */
+	b->links[b->nlinks] = bpf_link_create(prog, fd, BPF_PERF_EVENT, &o);
 	if (b->links[b->nlinks] < 0)
 		return b->links[b->nlinks];
 	b->nlinks++;
@@ -243,12 +246,14 @@ static int attach_links(const struct ps_counter *c, const struct ps_session *s,
 		err = err == -ENOENT ? 0 : err; /* none of that name: the perf path */
 	}
 	if (!err && kind == PS_BPF_KIND_TRACEPOINT && !b->raw && !skel->rodata->cfg_offcpu_raw)
-		err = anchor(b, bpf_program__fd(skel->progs.ps_tp), open_anchor(c, s, 0, -1));
+		err = anchor(b, bpf_program__fd(skel->progs.ps_tp), open_anchor(c, s, 0, -1), 0);
 	for (size_t k = 0; kind == PS_BPF_KIND_PROBE && !err && k < ps_counter__probe_sites(c); k++)
-		err = anchor(b, bpf_program__fd(skel->progs.ps_kp), open_anchor(c, s, 0, (int)k));
+		err =
+		    anchor(b, bpf_program__fd(skel->progs.ps_kp), open_anchor(c, s, 0, (int)k), k);
 	if (!err && tp && skel->rodata->cfg_late) /* the syscall's exit sends late strings */
-		err = anchor(b, bpf_program__fd(skel->progs.ps_tp_exit),
-			     open_anchor(c, s, ps_tp_format__id(ps_bpf__exit_tracepoint(c)), -1));
+		err =
+		    anchor(b, bpf_program__fd(skel->progs.ps_tp_exit),
+			   open_anchor(c, s, ps_tp_format__id(ps_bpf__exit_tracepoint(c)), -1), 0);
 	for (int k = 0; !err && !tp && k < ps_counter__nfds(c); k++) {
 		links[*nlinks] = bpf_link_create(bpf_program__fd(skel->progs.ps_perf),
 						 ps_counter__fd(c, k), BPF_PERF_EVENT, NULL);

@@ -14,7 +14,7 @@ static __always_inline void make_key(struct ps_agg_key *k, void *ctx, __u32 tgid
 				     __u32 cpu, __u64 ip, __u32 user, int tracepoint)
 {
 	if (tracepoint && (cfg_keys & PS_BPF_K_FIELD))
-		k->field = field(ctx);
+		k->field = field(ctx, ip);
 	/* user addresses mean something only with their process: keep the pid
 	 * for the symbolizer (keys that differ only by it are summed in Lua) */
 	if (cfg_keys & (PS_BPF_K_PID | PS_BPF_K_USTACK | PS_BPF_K_IP))

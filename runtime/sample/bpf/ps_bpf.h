@@ -69,6 +69,28 @@ struct ps_bpf_rec {
 	__u64 cgroup;	      /* the task's cgroup id (bpf_get_current_cgroup_id) */
 	__u32 py_room;	      /* a sample's: bytes for CPython frames right after the record, */
 	__u32 py_n;	      /* of which this many ps_bpf_pyframe are filled */
+	__u32 args_n;	      /* a USDT marker's arguments after raw_size bytes, 8 each */
+	__u32 pad;
+};
+
+/* A USDT site's arguments (sample/bpf/usdt.c writes them, ps_forward.bpf.h
+ * reads them at the event): kinds as symbols/resolve.h's ps_usdt_kind. */
+#define PS_BPF_USDT_ARGS   12
+#define PS_BPF_USDT_CONST  0
+#define PS_BPF_USDT_REG	   1
+#define PS_BPF_USDT_MEM	   2
+#define PS_BPF_USDT_GLOBAL 3
+struct ps_bpf_usdt_arg {
+	__s64 val;    /* the constant, the displacement, or a global's link-time address */
+	__u16 pt_off; /* the register's offset in the probe's pt_regs */
+	__u8 kind, size;
+	__u8 is_signed;
+	__u8 pad[3];
+};
+struct ps_bpf_usdt {
+	__u64 pc; /* the site's link-time address */
+	__u32 nargs, pad;
+	struct ps_bpf_usdt_arg args[PS_BPF_USDT_ARGS];
 };
 
 /* A sampled thread's CPython frames, innermost first (ps_python.bpf.h):

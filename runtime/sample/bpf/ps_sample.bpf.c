@@ -322,11 +322,17 @@ static __always_inline __u64 freq_period(void)
 	return n;
 }
 
-/* A tracepoint field of the record at ctx, as the key's 64-bit value. */
-static __always_inline __s64 field(void *ctx)
+#include "ps_usdt.bpf.h"
+
+/* A tracepoint field of the record at ctx (or a USDT marker's argument),
+ * as the key's 64-bit value. */
+static __always_inline __s64 field(void *ctx, __u64 ip)
 {
 	__u64 v = 0;
 	__u32 sz = cfg_field_size;
+
+	if (cfg_field_usdt)
+		return usdt_field(ctx, ip, cfg_field_usdt);
 
 	if (sz == 0 || sz > 8)
 		return 0;
@@ -353,50 +359,7 @@ static __always_inline __u64 wake_flags(__u64 now)
 	return BPF_RB_NO_WAKEUP;
 }
 
-static __always_inline void fill(struct ps_bpf_rec *r, void *ctx, __u64 ip, __u32 user,
-				 __u64 period, __u64 addr, __u32 tgid, __u32 tid, __u32 cpu)
-{
-	r->handle = cfg_handle;
-	r->ip = ip;
-	r->time = bpf_ktime_get_ns();
-	r->period = period;
-	r->addr = addr;
-	r->pid = tgid;
-	r->tid = tid;
-	r->cpu = cpu;
-	r->user = user;
-	r->raw_size = r->strings_size = r->regs_size = r->stack_size = 0;
-	r->py_room = r->py_n = 0;
-	r->cgroup = bpf_get_current_cgroup_id();
-	r->ustack = r->kstack = -1;
-	if (cfg_flags & PS_BPF_F_CALLCHAIN) {
-		r->ustack = bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK);
-		if (!user)
-			r->kstack = bpf_get_stackid(ctx, &ps_stacks, 0);
-	}
-}
-
-/* A compact record, reserved in the ring and written in place: every
- * event but the tracepoints forwarded whole. */
-static __always_inline void forward(void *ctx, __u64 ip, __u32 user, __u64 period, __u64 addr,
-				    __u32 tgid, __u32 tid, __u32 cpu, int tracepoint)
-{
-	/* cfg_raw_size is read-only data: a constant to the verifier */
-	struct ps_bpf_rec *r =
-	    bpf_ringbuf_reserve(&ps_events, sizeof(*r) + (tracepoint ? cfg_raw_size : 0), 0);
-
-	if (!r) {
-		bump(PS_BPF_LOST_RING);
-		return;
-	}
-	fill(r, ctx, ip, user, period, addr, tgid, tid, cpu);
-	/* a tracepoint's record, fields and all: ctx points at it */
-	if (tracepoint && cfg_raw_size && cfg_raw_size <= PS_BPF_RAW_MAX &&
-	    bpf_probe_read_kernel(r + 1, cfg_raw_size, ctx) == 0)
-		r->raw_size = cfg_raw_size;
-	bpf_ringbuf_submit(r, wake_flags(r->time));
-}
-
+#include "ps_forward.bpf.h"
 #include "ps_whole.bpf.h"
 #include "ps_offcpu.bpf.h"
 #include "ps_python.bpf.h"
