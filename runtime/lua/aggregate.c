@@ -262,28 +262,14 @@ static void push_frame(luaL_Buffer *b, struct ps_script *sc, pid_t pid, uint64_t
 	char *plus;
 
 	if (!syms || ps_symbols__resolve(syms, pid, ip, kernel, buf, sizeof(buf), NULL) < 0) {
-		if (!syms)
-			snprintf(buf, sizeof(buf), "%#llx", (unsigned long long)ip);
+		/* no mapping: a word a frame-pointer walk read past the root
+		 * names no code, and equal stacks must merge (as folded's) */
+		if (!syms || !strncmp(buf, "0x", 2))
+			snprintf(buf, sizeof(buf), "[unknown]");
 	} else if ((plus = strrchr(buf, '+')) && plus != buf) {
 		*plus = '\0';
 	}
 	luaL_addstring(b, buf);
-}
-
-/* A frame of the way from a tracepoint to its BPF program: the program's
- * stack starts there (how many such frames depends on the kernel). */
-static bool tracing_glue(struct ps_script *sc, uint64_t ip)
-{
-	static const char *const glue[] = {"__traceiter_", "__bpf_trace_", "bpf_trace_run"};
-	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
-	char name[256];
-
-	if (!syms || ps_symbols__resolve(syms, 0, ip, true, name, sizeof(name), NULL) < 0)
-		return false;
-	for (size_t i = 0; i < sizeof(glue) / sizeof(*glue); i++)
-		if (!strncmp(name, glue[i], strlen(glue[i])))
-			return true;
-	return false;
 }
 
 static void push_stack(luaL_Buffer *b, struct ps_script *sc, const struct ps_agg_entry *e,
@@ -294,7 +280,7 @@ static void push_stack(luaL_Buffer *b, struct ps_script *sc, const struct ps_agg
 
 	if (n == 0)
 		luaL_addstring(b, kernel ? "[no kernel stack]" : "[no user stack]");
-	while (kernel && leaf + 1 < n && tracing_glue(sc, ips[leaf]))
+	while (kernel && leaf + 1 < n && ps_lua_stack__glue(sc, ips[leaf]))
 		leaf++;
 	for (size_t i = n; i-- > leaf;) { /* root first */
 		push_frame(b, sc, (pid_t)e->pid, ips[i], kernel);

@@ -60,6 +60,10 @@ static int frames_of(struct ps_script *sc, const struct ps_sample *s, struct ps_
 		f[n++] = (struct ps_lua_frame){
 		    .addr = ip, .kernel = kernel, .ret = !kernel && nuser++ > 0};
 	}
+	/* a tracepoint's kernel stack starts in the tracing machinery */
+	while ((s->sample_type & PERF_SAMPLE_RAW) && n > 1 && f[0].kernel && f[1].kernel &&
+	       ps_lua_stack__glue(sc, f[0].addr))
+		memmove(f, f + 1, --n * sizeof(*f));
 	if (dwarf) {
 		int nu = ps_lua_sample_object__unwound(sc, s, &ips);
 

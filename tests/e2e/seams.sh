@@ -174,4 +174,24 @@ else
 	for i in $(seq 9); do skip "probes need root and build/tests/usdtargs (sys/sdt.h)" "USDT arguments"; done
 fi
 
+# Off-CPU stacks end where the thread left the CPU, __schedule, on every
+# path: DWARF stacks come from the perf ring, whose tracepoint stack
+# starts in the tracing machinery (__traceiter_sched_switch). And a word a
+# frame-pointer walk read past the root, which names no code, is
+# [unknown]: Debian's sleep leaves its nanoseconds there, so three sleeps
+# of 0.21, 0.22 and 0.23 s were three rows, each under its own hex.
+if need_root; then
+	"$PERFSCRIPT" "$EXP/offcpu.lua" -c "$WORKLOAD sleep 200" --call-graph dwarf --folded "$TMP/oc.folded" >/dev/null 2>&1
+	top=$(sort -t' ' -k2 -n -r "$TMP/oc.folded" | head -1)
+	like "$top" ";do_nanosleep;schedule;__schedule [0-9]+$" "offcpu.lua --call-graph dwarf: the sleep's stack ends at __schedule (${top##*;})"
+	ok $(grep -q "__traceiter\|__bpf_trace" "$TMP/oc.folded"; echo $(( ! $? ))) "... and no stack holds the tracing machinery's frames"
+	"$PERFSCRIPT" "$EXP/offcpu.lua" -c 'sh -c "sleep 0.21; sleep 0.22; sleep 0.23"' --folded "$TMP/oc3.folded" >/dev/null 2>&1
+	rows=$(grep -c '^sleep;.*;clock_nanosleep;.*;do_nanosleep;' "$TMP/oc3.folded")
+	total=$(awk '/^sleep;.*;clock_nanosleep;.*;do_nanosleep;/ { t += $NF } END { print t + 0 }' "$TMP/oc3.folded")
+	ok $(( rows == 1 && total >= 650000 && total < 700000 ? 0 : 1 )) \
+		"three sleeps at one place are one row of $total us, whatever junk lies under the root ($rows rows)"
+else
+	for i in 1 2 3; do skip "sched tracepoints need root" "off-CPU stack ends"; done
+fi
+
 done_testing
