@@ -81,7 +81,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 # Real programs for the stack and symbol tests (tests/progs/), built as
 # distributions build: -O2, no frame pointers; libhot.so is stripped.
-PROGS     := $(addprefix $(BUILD)/tests/,chain clockspin cxxprog inline jit usehot libhot.so manystacks offcpu llvmloop threadnames runqwait reuse usdtargs libreuse_a.so libreuse_b.so)
+PROGS     := $(addprefix $(BUILD)/tests/,chain clockspin cxxprog inline jit usehot libhot.so manystacks offcpu llvmloop threadnames runqwait reuse usdtargs deep libreuse_a.so libreuse_b.so)
 PROG_CFLAGS := -O2 -g -fomit-frame-pointer
 HELPERS   := $(BUILD)/tests/workload $(PROGS)
 

@@ -98,7 +98,11 @@ const struct perf_event_attr *ps_events__attr(const struct ps_events *evs, size_
 const char *ps_events__name(const struct ps_events *evs, size_t i); /* display name */
 size_t ps_events__leader(const struct ps_events *evs, size_t i);    /* == i for a leader */
 int ps_events__cpu(const struct ps_events *evs, size_t i);	    /* cpu= term, or -1 */
-const char *ps_events__spec(const struct ps_events *evs);	    /* the input string */
+/* The max-stack=N term as written (0: none): how deep a sample's user
+ * stack is unwound, up to 1024; its kernel callchain stops at the kernel's
+ * kernel.perf_event_max_stack (the attr's sample_max_stack is capped so). */
+unsigned ps_events__max_stack(const struct ps_events *evs, size_t i);
+const char *ps_events__spec(const struct ps_events *evs); /* the input string */
 
 /* Print the attr fields each event sets: one "field=value" per line with a
  * blank line between events, or (json) one JSON array of objects. */
@@ -384,6 +388,8 @@ int ps_session__probe_kind(const struct ps_session *s, ps_handle h);
 /* The PS_EVENT_* flags of the counter's event (ps_events__flags). */
 unsigned ps_session__flags(const struct ps_session *s, ps_handle h);
 const struct perf_event_attr *ps_session__attr(const struct ps_session *s, ps_handle h);
+/* The counter's max-stack= term (ps_events__max_stack), 0 when none. */
+unsigned ps_session__max_stack(const struct ps_session *s, ps_handle h);
 bool ps_session__is_open(const struct ps_session *s, ps_handle h);
 bool ps_session__is_running(const struct ps_session *s, ps_handle h);
 /* fds of an open counter (for rings and BPF); returns how many. */

@@ -11,6 +11,11 @@
 -- profile (what go tool pprof -diff_base OLD NEW shows) and --folded the
 -- two-count lines of FlameGraph's difffolded.pl ("stack old new").
 -- Built on the profile tapset.
+--   --max-stack N          frames a stack keeps, up to 1024 (default 127): a
+--                          DWARF stack is unwound that deep (with a stack copy
+--                          that holds it: stack-size= in --event); a kernel
+--                          frame-pointer walk stops at kernel.perf_event_max_stack;
+--                          a stack cut there has "[truncated]" for a root
 --   --call-graph fp|dwarf  how stacks are taken (default fp when stacks are
 --                          needed): fp walks frame pointers in the kernel;
 --                          dwarf unwinds each sample's stack copy with the
@@ -65,6 +70,7 @@ local opts = require("args").parse(arg, {
   { "--symbols-budget", "MIB", "what the symbolizer may hold, in MiB (default 128; 32 with --switch-output)",
     number = true, key = "symbols_budget" },
   { "--call-graph", "fp|dwarf", "how stacks are taken (an --event's call-graph= wins)", choices = { "fp", "dwarf" } },
+  { "--max-stack", "N", "frames a stack keeps, up to 1024 (default 127; deeper with DWARF only)", number = true },
   { "--python", nil, "Python frames of CPython processes in the stacks" },
   { "--no-python", nil, "no Python frames, even for a python3 target", key = "no_python" },
   { "--dwarf-lines", nil, "source lines and inline frames from DWARF (the default without --switch-output)",
@@ -174,6 +180,14 @@ end
 local call_graph = own or opts.call_graph or (opts.python and "dwarf") or
                    ((opts.folded or opts.pprof or opts.base) and "fp")
 local term = call_graph and not own and ("call-graph=" .. call_graph)
+if opts.max_stack then -- a user side as deep as asked; the kernel's stays its own
+  if opts.max_stack < 1 or opts.max_stack > 1024 or math.floor(opts.max_stack) ~= opts.max_stack then
+    error("profile.lua: --max-stack wants a whole number of frames, 1 to 1024", 0)
+  end
+  if not (opts.event and opts.event:match("[/,]max%-stack=")) then
+    term = (term and term .. "," or "") .. ("max-stack=%d"):format(opts.max_stack)
+  end
+end
 if cgroup_term then term = term and term .. ",cgroup" or "cgroup" end -- s.cgroup
 local spec = ("cpu-clock/freq=%d%s/"):format(opts.freq, term and "," .. term or "")
 if opts.event then -- the term goes into the event's own terms

@@ -121,6 +121,7 @@ static int fill_slot(struct ps_counter *c, struct ps_spec *spec, const struct ps
 
 	c->attr = *ps_events__attr(evs, i);
 	c->cpu = ps_events__cpu(evs, i);
+	c->max_stack = ps_events__max_stack(evs, i);
 	c->flags = ps_events__flags(evs, i);
 	c->spec = spec;
 	spec->refs++;
@@ -373,6 +374,13 @@ const struct perf_event_attr *ps_session__attr(const struct ps_session *s, ps_ha
 	struct ps_counter *c = ps_session__slot(s, h);
 
 	return c ? &c->attr : NULL;
+}
+
+unsigned ps_session__max_stack(const struct ps_session *s, ps_handle h)
+{
+	struct ps_counter *c = ps_session__slot(s, h);
+
+	return c ? c->max_stack : 0;
 }
 
 bool ps_session__is_open(const struct ps_session *s, ps_handle h)

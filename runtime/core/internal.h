@@ -59,13 +59,14 @@ struct ps_counter {
 	struct ps_read_ahead *ahead;		/* reads taken early (core/read_ahead.c) */
 	int handed; /* the fds the sampler counts for instead (0: none handed over) */
 
-	bool stopped;	   /* ps_session__stop()ed explicitly: open leaves it off */
-	bool open_failed;  /* leader: ps_session__open_counter failed; ps_session__open skips it */
-	int cpu;	   /* the event's cpu= term, or -1 */
-	uint32_t leader;   /* slot of the group leader (its own slot when it leads) */
-	uint32_t nmembers; /* leader only: group size including itself */
-	uint32_t *members; /* leader only: slots, leader first */
-	uint64_t *rbuf;	   /* leader only: scratch for one group read() */
+	bool stopped;	    /* ps_session__stop()ed explicitly: open leaves it off */
+	bool open_failed;   /* leader: ps_session__open_counter failed; ps_session__open skips it */
+	int cpu;	    /* the event's cpu= term, or -1 */
+	unsigned max_stack; /* its max-stack= term: user frames unwound, 0: the default */
+	uint32_t leader;    /* slot of the group leader (its own slot when it leads) */
+	uint32_t nmembers;  /* leader only: group size including itself */
+	uint32_t *members;  /* leader only: slots, leader first */
+	uint64_t *rbuf;	    /* leader only: scratch for one group read() */
 	size_t rbuf_words;
 	uint32_t next_free;	     /* free-list link while !live */
 	struct ps_spec *spec;	     /* the string it was allocated from, shared by its events */

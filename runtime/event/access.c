@@ -62,6 +62,11 @@ int ps_events__cpu(const struct ps_events *evs, size_t i)
 	return at(evs, i) ? evs->ev[i].cpu : -1;
 }
 
+unsigned ps_events__max_stack(const struct ps_events *evs, size_t i)
+{
+	return at(evs, i) ? evs->ev[i].max_stack : 0;
+}
+
 const char *ps_events__spec(const struct ps_events *evs)
 {
 	return evs ? evs->spec : NULL;

@@ -58,6 +58,7 @@ struct ps_event {
 	unsigned flags;		/* PS_EVENT_* of perfscript.h */
 	signed char time_term;	/* time=0|1 as written, -1 when not written */
 	signed char raw_term;	/* raw=0|1 as written, -1 when not written */
+	uint16_t max_stack;	/* max-stack=N as written (user frames unwound), 0: not */
 	bool precise_max;	/* P modifier: the highest precise_ip the PMU takes */
 	/* Format terms written in the string, to refuse two that set the same bits. */
 	const struct ps_ev_format *fmt_used[PS_EV_MAX_FMT_USED];

@@ -5,9 +5,13 @@
  * read_format of a group, the sample contents of a sampling event (perf's
  * defaults, a tracepoint's raw record, a probe's registers, time=), the
  * flags the core reads (sample every hit, precise max, bpf/nobpf, weak
- * group), and pinned/exclusive moved to the leader, the only place the
- * kernel takes them.
+ * group), pinned/exclusive moved to the leader, the only place the kernel
+ * takes them, and max-stack= as deep as the kernel's own walk may go (the
+ * user side unwinds as deep as written: ev->max_stack).
  */
+#include <stdatomic.h>
+#include <stdio.h>
+
 #include "event/event.h"
 
 static size_t group_size(const struct ps_events *evs, size_t leader)
@@ -53,6 +57,23 @@ static void sample_bits(struct ps_event *ev, bool leads_group)
 		a->sample_type |= PERF_SAMPLE_TIME;
 }
 
+/* kernel.perf_event_max_stack: the deepest callchain the kernel takes. */
+static unsigned kernel_max_stack(void)
+{
+	static _Atomic unsigned max; /* read once: a sysctl seldom changed */
+	unsigned v = 0;
+	FILE *f;
+
+	if (max)
+		return max;
+	if ((f = fopen("/proc/sys/kernel/perf_event_max_stack", "re"))) {
+		if (fscanf(f, "%u", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return max = v ? v : 127;
+}
+
 void ps_ev__finalize(struct ps_events *evs)
 {
 	for (size_t i = 0; i < evs->n; i++) {
@@ -66,6 +87,8 @@ void ps_ev__finalize(struct ps_events *evs)
 		if (leads_group)
 			a->read_format |= PERF_FORMAT_GROUP | PERF_FORMAT_ID;
 		sample_bits(ev, leads_group);
+		if (a->sample_max_stack > kernel_max_stack()) /* the kernel refuses more */
+			a->sample_max_stack = (uint16_t)kernel_max_stack();
 		if (ev->sample_read)
 			la->sample_type |= PERF_SAMPLE_READ;
 		if (a->type == PERF_TYPE_TRACEPOINT || ev->probe)

@@ -250,6 +250,7 @@ static int sample_term(const struct term_def *d, const struct term *t, uint64_t 
 	case T_STACK:
 		if (v > PS_MAX_STACK)
 			return bad_value(t, " (must be 1 to 1024)", err);
+		ev->max_stack = (uint16_t)v; /* the user side's: finalize() caps the kernel's */
 		a->sample_max_stack = (uint16_t)v;
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 		break;

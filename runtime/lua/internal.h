@@ -135,6 +135,9 @@ struct ps_cgroups *ps_lua_sample_object__cgroups(struct ps_script *sc);
 /* lua/stack_glue.c: whether kernel address ip is in the tracing machinery
  * between a tracepoint and perf or a BPF program (a stack drops it). */
 bool ps_lua_stack__glue(struct ps_script *sc, uint64_t ip);
+/* lua/stack_glue.c: whether the sample's stack stopped at its depth limit
+ * (its root is then "[truncated]"). */
+bool ps_lua_stack__cut(struct ps_script *sc, const struct ps_sample *s);
 /* lua/sample_where.c: s.epoch; s.cgroup (path) or s.container. */
 void ps_lua_sample_where__epoch(lua_State *L, struct ps_script *sc, const struct ps_sample *s);
 void ps_lua_sample_where__cgroup(lua_State *L, struct ps_script *sc, const struct ps_sample *s,

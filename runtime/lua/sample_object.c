@@ -194,7 +194,6 @@ int ps_lua_sample_object__unwound(struct ps_script *sc, const struct ps_sample *
 				  const uint64_t **ips)
 {
 	struct ps_sample_state *st = sc->sample_state;
-	const struct perf_event_attr *a;
 	struct ps_symbols *syms;
 	size_t max = 127; /* perf's default max-stack, kernel.perf_event_max_stack's too */
 	int n;
@@ -202,9 +201,8 @@ int ps_lua_sample_object__unwound(struct ps_script *sc, const struct ps_sample *
 	if (st->unwound_seq != st->seq) {
 		st->unwound_seq = st->seq;
 		st->nuips = 0;
-		a = ps_session__attr(sc->session, s->handle);
-		if (a && a->sample_max_stack)
-			max = a->sample_max_stack;
+		if (ps_session__max_stack(sc->session, s->handle))
+			max = ps_session__max_stack(sc->session, s->handle);
 		syms = symbols(sc);
 		n = syms ? ps_symbols__unwind(syms, s, st->uips,
 					      max < PS_LUA_MAX_USTACK ? max : PS_LUA_MAX_USTACK)

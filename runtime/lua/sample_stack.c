@@ -192,6 +192,10 @@ void ps_lua_sample_stack__chain(lua_State *L, struct ps_script *sc, const struct
 		lua_pushstring(L, buf);
 		lua_rawseti(L, -2, ++k);
 	}
+	if (!kernel && ps_lua_stack__cut(sc, s)) { /* the outermost: the root is not known */
+		lua_pushliteral(L, "[truncated]");
+		lua_rawseti(L, -2, ++k);
+	}
 }
 
 /* One frame of a folded stack, root first: the function, then what was
@@ -223,6 +227,8 @@ void ps_lua_sample_stack__folded(lua_State *L, struct ps_script *sc, const struc
 	check_opts(L, opts_idx, &o);
 	luaL_buffinit(L, &b);
 	luaL_addstring(&b, ps_driver__comm(sc->driver, (pid_t)s->pid, (pid_t)s->tid));
+	if (ps_lua_stack__cut(sc, s))
+		luaL_addstring(&b, ";[truncated]");
 	for (int user = 1; user >= 0; user--) /* user frames, then kernel ones */
 		for (int i = n - 1; i >= 0; i--)
 			if (f[i].kernel != user)

@@ -194,4 +194,21 @@ else
 	for i in 1 2 3; do skip "sched tracepoints need root" "off-CPU stack ends"; done
 fi
 
+# Deep stacks: deep recurses 250 calls. A DWARF stack is unwound 127
+# frames by default, and its root then says "[truncated]" (it looked like
+# a root of its own); --max-stack 1024 unwinds it to main (max-stack=1024
+# in the event was refused: the kernel's own walk stops at 127).
+"$PERFSCRIPT" "$EXP/profile.lua" -c "$PROG/deep 250 300" --call-graph dwarf --folded "$TMP/deep.folded" >/dev/null 2>&1
+read -r all main cut < <(awk '{ n += $NF } /;main;/ { m += $NF } /^deep;\[truncated\];/ { t += $NF }
+	END { print n + 0, m + 0, t + 0 }' "$TMP/deep.folded")
+ok $(( all > 100 && main == 0 && cut * 100 >= all * 95 ? 0 : 1 )) \
+	"a stack deeper than 127 frames: its root is [truncated] ($cut of $all; $main reach main)"
+for how in "--max-stack 1024" "--event cpu-clock/freq=999,call-graph=dwarf,max-stack=1024/"; do
+	"$PERFSCRIPT" "$EXP/profile.lua" -c "$PROG/deep 250 300" --call-graph dwarf $how --folded "$TMP/deep.folded" >"$TMP/deep.out" 2>&1
+	read -r all main < <(awk '{ n += $NF; line = $0 } /;main;recurse/ && gsub(/;recurse/, "", line) >= 250 { m += $NF }
+		END { print n + 0, m + 0 }' "$TMP/deep.folded")
+	ok $(( all > 100 && main * 100 >= all * 95 ? 0 : 1 )) \
+		"$how: 250 frames of recursion unwound to main ($main of $all) $(grep -m1 -i error "$TMP/deep.out")"
+done
+
 done_testing
