@@ -787,10 +787,11 @@ int ps_symbols__set_exited(struct ps_symbols *syms, size_t recent, size_t sample
 
 /* Stripped files (no symbol table, no local debug file) are asked of the
  * debuginfod servers $DEBUGINFOD_URLS names, by build id, on a thread of
- * their own; answers take effect at the next trim. ps_symbols__settle
- * waits for answers still coming, within wait_s seconds for the whole
- * session (2 unless set; 0 waits not at all, a negative wait_s asks no
- * server). */
+ * their own; answers take effect at the next trim. ps_symbols__settle, the
+ * step before reports, waits for answers still coming, within wait_s
+ * seconds for the whole session (2 unless set; 0 waits not at all, a
+ * negative wait_s asks no server), and has each JIT's perf map looked at
+ * again at its next miss (a JIT may write it as it exits). */
 void ps_symbols__set_debuginfod(struct ps_symbols *syms, double wait_s);
 void ps_symbols__settle(struct ps_symbols *syms);
 

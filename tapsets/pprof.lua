@@ -173,6 +173,16 @@ end
 -- call is the instruction before it, so it is symbolized (and recorded,
 -- as pprof allows) one byte earlier, as perf report does.
 function Table:location_id(pid, addr, leaf, epoch)
+  if addr == 0 and not leaf then -- sample:packed()'s root of a stack cut short
+    local id = self.locs.truncated
+    if not id then
+      id = #self.location + 1
+      self.location[id] = { id = id, mapping_id = self:mapping_id("[unknown]", false), address = 0,
+                            line = { { function_id = self:function_id("[truncated]") } } }
+      self.locs.truncated = id
+    end
+    return id
+  end
   local kernel = is_kernel(addr)
   if not leaf then addr = addr - 1 end
   local key = kernel and "k:" .. addr or ("%d:%d:%d"):format(pid, epoch or 0, addr)

@@ -84,6 +84,7 @@ function M.new(opts)
   end
   local p = setmetatable({ total = 0, by_func = {}, by_pid = {}, by_comm = {}, stacks = {},
                            by_addr = {}, where = {}, keep_stacks = opts.stacks and true or false,
+                           raw_stacks = {},
                            sort = sort, inline = opts.inline and true or false,
                            python = opts.python and true or false,
                            fold_opts = { inline = opts.inline and true or false },
@@ -135,9 +136,13 @@ function Profile:add(s)
   end
   bump(self.by_pid, s.pid)
   bump(self.by_comm, s.comm or "?")
-  if self.keep_stacks then
-    -- a live sample folds its own stack in C (names, inline frames)
-    bump(self.stacks, type(s) == "userdata" and s:folded(self.fold_opts) or M.folded_key(s))
+  if self.keep_stacks and type(s) == "userdata" then
+    -- its addresses, named at the end with the rest (a JIT's map may come
+    -- later, a library may be replaced): the thread, the epoch, the chain
+    local key = string.pack("=jjs1", s.pid, s.epoch, s.comm or "?") .. s:packed()
+    self.raw_stacks[key] = (self.raw_stacks[key] or 0) + 1
+  elseif self.keep_stacks then
+    bump(self.stacks, M.folded_key(s))
   end
   if self.chains then require("pprof").capture(self, s) end
 end
@@ -236,9 +241,57 @@ function Profile:top_text(n, header)
   return table.concat(out)
 end
 
+-- One frame's names for a folded stack, root first: its function, then
+-- what was inlined into it, outermost first. A caller's address is a
+-- return address: the call is the byte before it.
+local function fold_frame(names, self, pid, epoch, addr, leaf, cache)
+  local kernel = addr < 0
+  local python = not kernel and addr >= 0x0100000000000000 -- perfmon's Python frames
+  local at = (leaf or python) and addr or addr - 1
+  local key = kernel and at or ("%d:%d:%d"):format(pid, epoch, at)
+  local got = cache[key]
+  if not got then
+    if self.inline and not kernel then
+      local f = frames(pid, at, false, epoch)
+      got = { f[#f].func }
+      for i = #f - 1, 1, -1 do got[#got + 1] = f[i].func .. " (inlined)" end
+    else
+      local _, _, func = symbolize(kernel and 0 or pid, at, kernel, not kernel and epoch or nil)
+      got = { func }
+    end
+    cache[key] = got
+  end
+  for _, n in ipairs(got) do names[#names + 1] = n end
+end
+
+-- Name the stacks counted so far, all at once (kernel.c, JIT maps and
+-- the mappings of each sample's epoch as they are now): folded lines into
+-- self.stacks. A chain's addresses are innermost first, kernel before user.
+function Profile:settle_stacks()
+  local cache = {}
+  for key, n in pairs(self.raw_stacks) do
+    local pid, epoch, comm, at = string.unpack("=jjs1", key)
+    local chain = {}
+    for i = at, #key, 8 do chain[#chain + 1] = string.unpack("=j", key, i) end
+    local names = { comm }
+    if chain[#chain] == 0 then names[2] = "[truncated]"; chain[#chain] = nil end
+    for pass = 1, 2 do -- user frames root first, then kernel ones
+      for i = #chain, 1, -1 do
+        if (chain[i] < 0) == (pass == 2) then
+          fold_frame(names, self, pid, epoch, chain[i], i == 1, cache)
+        end
+      end
+    end
+    local line = table.concat(names, ";")
+    self.stacks[line] = (self.stacks[line] or 0) + n
+  end
+  self.raw_stacks = {}
+end
+
 -- Folded stacks, one "frame;frame;... count" line each, sorted so the
 -- output is the same for the same samples.
 function Profile:folded()
+  self:settle_stacks()
   local keys, out = {}, {}
   for k in pairs(self.stacks) do keys[#keys + 1] = k end
   table.sort(keys)

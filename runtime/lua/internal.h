@@ -135,6 +135,11 @@ struct ps_cgroups *ps_lua_sample_object__cgroups(struct ps_script *sc);
 /* lua/stack_glue.c: whether kernel address ip is in the tracing machinery
  * between a tracepoint and perf or a BPF program (a stack drops it). */
 bool ps_lua_stack__glue(struct ps_script *sc, uint64_t ip);
+/* A tracepoint sample's frames f (n, innermost first) without the glue at
+ * their leaf; how many are left. */
+struct ps_lua_frame;
+int ps_lua_stack__drop_glue(struct ps_script *sc, const struct ps_sample *s, struct ps_lua_frame *f,
+			    int n);
 /* lua/stack_glue.c: whether the sample's stack stopped at its depth limit
  * (its root is then "[truncated]"). */
 bool ps_lua_stack__cut(struct ps_script *sc, const struct ps_sample *s);

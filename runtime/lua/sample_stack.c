@@ -60,10 +60,7 @@ static int frames_of(struct ps_script *sc, const struct ps_sample *s, struct ps_
 		f[n++] = (struct ps_lua_frame){
 		    .addr = ip, .kernel = kernel, .ret = !kernel && nuser++ > 0};
 	}
-	/* a tracepoint's kernel stack starts in the tracing machinery */
-	while ((s->sample_type & PERF_SAMPLE_RAW) && n > 1 && f[0].kernel && f[1].kernel &&
-	       ps_lua_stack__glue(sc, f[0].addr))
-		memmove(f, f + 1, --n * sizeof(*f));
+	n = ps_lua_stack__drop_glue(sc, s, f, n);
 	if (dwarf) {
 		int nu = ps_lua_sample_object__unwound(sc, s, &ips);
 
@@ -159,6 +156,8 @@ void ps_lua_sample_stack__packed(lua_State *L, struct ps_script *sc, const struc
 			out[k++] = f[i].addr;
 	if (k == 0)
 		out[k++] = s->ip;
+	if (ps_lua_stack__cut(sc, s) && k < MAX_FRAMES)
+		out[k++] = 0; /* the root: "[truncated]" */
 	lua_pushlstring(L, (const char *)out, (size_t)k * sizeof(out[0]));
 }
 

@@ -31,6 +31,15 @@ bool ps_lua_stack__glue(struct ps_script *sc, uint64_t ip)
 	return false;
 }
 
+int ps_lua_stack__drop_glue(struct ps_script *sc, const struct ps_sample *s, struct ps_lua_frame *f,
+			    int n)
+{
+	while ((s->sample_type & PERF_SAMPLE_RAW) && n > 1 && f[0].kernel && f[1].kernel &&
+	       ps_lua_stack__glue(sc, f[0].addr))
+		memmove(f, f + 1, (size_t)--n * sizeof(*f));
+	return n;
+}
+
 bool ps_lua_stack__cut(struct ps_script *sc, const struct ps_sample *s)
 {
 	const struct perf_event_attr *a = ps_session__attr(sc->session, s->handle);

@@ -282,8 +282,10 @@ void ps_symbols__set_debuginfod(struct ps_symbols *syms, double wait_s)
 
 void ps_symbols__settle(struct ps_symbols *syms)
 {
-	if (syms)
-		ps_debuginfod__settle(&syms->dsos);
+	if (!syms)
+		return;
+	ps_debuginfod__settle(&syms->dsos);
+	ps_jits__recheck(syms);
 }
 
 void ps_symbols__set_lines(struct ps_symbols *syms, bool on)

@@ -463,6 +463,9 @@ void ps_jit__free(struct ps_jitmap *j);
  * bytes (read again when asked): what that freed. */
 size_t ps_jits__bytes(struct ps_symbols *syms);
 size_t ps_jits__shed(struct ps_symbols *syms, size_t keep);
+/* Before the reports: each map is looked at again at its next miss, however
+ * recently it was (a JIT may write its map as it exits). */
+void ps_jits__recheck(struct ps_symbols *syms);
 
 /* Finding a name's address and a probe's file offset: symbols/resolve.h,
  * the interface the counter core uses too. */

@@ -313,6 +313,21 @@ size_t ps_jits__bytes(struct ps_symbols *syms)
 	return w.bytes;
 }
 
+static void recheck(pid_t pid, void *value, void *ctx)
+{
+	struct ps_proc *p = *(struct ps_proc **)value;
+
+	(void)pid;
+	(void)ctx;
+	if (p->jit)
+		p->jit->checked_ns = 0;
+}
+
+void ps_jits__recheck(struct ps_symbols *syms)
+{
+	ps_pidmap__each(&syms->procs, recheck, NULL);
+}
+
 size_t ps_jits__shed(struct ps_symbols *syms, size_t keep)
 {
 	size_t freed = 0;

@@ -203,6 +203,13 @@ read -r all main cut < <(awk '{ n += $NF } /;main;/ { m += $NF } /^deep;\[trunca
 	END { print n + 0, m + 0, t + 0 }' "$TMP/deep.folded")
 ok $(( all > 100 && main == 0 && cut * 100 >= all * 95 ? 0 : 1 )) \
 	"a stack deeper than 127 frames: its root is [truncated] ($cut of $all; $main reach main)"
+if command -v go >/dev/null; then
+	"$PERFSCRIPT" "$EXP/profile.lua" -c "$PROG/deep 250 300" --call-graph dwarf --pprof "$TMP/deep.pb.gz" >/dev/null 2>&1
+	like "$(go tool pprof -top "$TMP/deep.pb.gz" 2>/dev/null)" " (9[5-9](\.[0-9]+)?|100)% +\[truncated\]"$'\n' \
+		"pprof: the cut stacks' root is a [truncated] function, in 95% or more of them"
+else
+	skip "go is not installed (make check installs golang-go)" "pprof of a cut stack"
+fi
 for how in "--max-stack 1024" "--event cpu-clock/freq=999,call-graph=dwarf,max-stack=1024/"; do
 	"$PERFSCRIPT" "$EXP/profile.lua" -c "$PROG/deep 250 300" --call-graph dwarf $how --folded "$TMP/deep.folded" >"$TMP/deep.out" 2>&1
 	read -r all main < <(awk '{ n += $NF; line = $0 } /;main;recurse/ && gsub(/;recurse/, "", line) >= 250 { m += $NF }
@@ -210,5 +217,32 @@ for how in "--max-stack 1024" "--event cpu-clock/freq=999,call-graph=dwarf,max-s
 	ok $(( all > 100 && main * 100 >= all * 95 ? 0 : 1 )) \
 		"$how: 250 frames of recursion unwound to main ($main of $all) $(grep -m1 -i error "$TMP/deep.out")"
 done
+
+# A JIT that writes its perf map as it exits (a JVM's
+# -XX:+DumpPerfMapAtExit): every output names its code, all at the end.
+# The folded file named each stack as its sample came (0% named), and a
+# name asked for at every sample kept the map from being read again at
+# the end (0 of 3 addresses).
+if [[ $(uname -m) == x86_64 ]]; then
+	"$PERFSCRIPT" "$EXP/profile.lua" -c "$PROG/jit 300 atexit" --folded "$TMP/jit.folded" --top 1 >"$TMP/jit.top" 2>&1
+	read -r all named < <(awk '{ n += $NF } /;jit_hot_loop [0-9]+$/ { m += $NF } END { print n + 0, m + 0 }' "$TMP/jit.folded")
+	ok $(( all > 100 && named * 100 >= all * 90 ? 0 : 1 )) "a map written at exit: the folded file names the JIT's code ($named of $all)"
+	like "$(tail -1 "$TMP/jit.top")" "\] jit_hot_loop$" "... and the top table"
+	out=$("$PERFSCRIPT" -c "$PROG/jit 300 atexit" -e 'c = assert(perfmon.counter("cpu-clock/freq=999/"))
+local ips, pid = {}, nil
+probe("perfmon.sample(c)", function(s) if s.user then local _ = s.sym; ips[s.ip] = true; pid = s.pid end end)
+probe("end", function()
+  local named, all = 0, 0
+  for ip in pairs(ips) do -- the JIT code: anonymous memory, or named by the map
+    local sym, dso = perfmon.symbolize(pid, ip)
+    if dso == "[anon]" or dso:match("perf%-%d+%.map$") then all = all + 1 end
+    if sym:match("^jit_hot_loop") then named = named + 1 end
+  end
+  print(("named %d of %d"):format(named, all))
+end)' 2>&1 | tail -1)
+	like "$out" "^named ([1-9][0-9]*) of \1$" "names asked at every sample: the map is read again at the end ($out)"
+else
+	for i in 1 2 3; do skip "the test JIT writes x86-64 code" "a map written at exit"; done
+fi
 
 done_testing
