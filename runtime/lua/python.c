@@ -15,39 +15,53 @@
 #define MAX_FRAMES   (PS_LUA_MAX_USTACK + 1024)
 #define EVAL_CACHE   1024
 
-/* Whether a user frame is in CPython's eval loop: its name, looked up once
- * per address and process (a direct-mapped cache: the same few return
+enum frame_kind { OTHER, EVAL, GLUE, CALL };
+
+/* What a user frame is to the splice: CPython's eval loop, the glue of its
+ * perf trampolines (-X perf, 3.12 and later: a trampoline, "py::NAME" in
+ * the perf map, and py_trampoline_evaluator, which calls it), the call
+ * into that glue (PyObject_Vectorcall), or other code. Looked up once per
+ * address and process (a direct-mapped cache: the same few return
  * addresses come back in every sample). */
-static bool is_eval(struct ps_symbols *syms, pid_t pid, const struct ps_lua_frame *fr)
+static enum frame_kind kind_of(struct ps_symbols *syms, pid_t pid, const struct ps_lua_frame *fr)
 {
 	static const char eval[] = "_PyEval_EvalFrameDefault";
 	static struct {
 		uint64_t addr;
 		pid_t pid;
-		bool eval;
+		enum frame_kind kind;
 	} cache[EVAL_CACHE];
 	uint64_t addr = fr->addr - fr->ret;
 	size_t i = (size_t)(((addr ^ (uint64_t)pid) * 0x9e3779b97f4a7c15ull) >> 54) % EVAL_CACHE;
 	char buf[NAME_MAX_LEN];
-	bool yes;
+	enum frame_kind kind = OTHER;
 
-	if (fr->kernel)
-		return false;
+	if (fr->kernel || ps_python__is_frame(fr->addr))
+		return OTHER;
 	if (cache[i].addr == addr && cache[i].pid == pid)
-		return cache[i].eval;
-	yes = !ps_symbols__resolve(syms, pid, addr, false, buf, sizeof(buf), NULL) &&
-	      !strncmp(buf, eval, sizeof(eval) - 1) &&
-	      strchr("+.", buf[sizeof(eval) - 1] ? buf[sizeof(eval) - 1] : '+');
+		return cache[i].kind;
+	if (ps_symbols__python_trampoline(syms, pid, addr)) {
+		kind = GLUE;
+	} else if (ps_symbols__resolve(syms, pid, addr, false, buf, sizeof(buf), NULL) == 0) {
+		if (!strncmp(buf, eval, sizeof(eval) - 1) &&
+		    strchr("+.", buf[sizeof(eval) - 1] ? buf[sizeof(eval) - 1] : '+'))
+			kind = EVAL;
+		else if (!strncmp(buf, "py_trampoline_evaluator+", 24))
+			kind = GLUE;
+		else if (!strncmp(buf, "PyObject_Vectorcall+", 20))
+			kind = CALL;
+	}
 	cache[i].addr = addr;
 	cache[i].pid = pid;
-	cache[i].eval = yes;
-	return yes;
+	cache[i].kind = kind;
+	return kind;
 }
 
 /* A CPython sample's Python frames in place of the eval loop's frames that
  * run them: each call of _PyEval_EvalFrameDefault (innermost first) gives
  * way to its group of frames, innermost first, the last of each marked
- * entry. Left as it is when no frame of the loop is found. */
+ * entry. The perf trampolines' glue goes (each Python frame stands once,
+ * as without -X perf). Left as it is when no frame of the loop is found. */
 int ps_lua_python__splice(struct ps_script *sc, const struct ps_sample *s, struct ps_lua_frame *f,
 			  int n, int max)
 {
@@ -63,8 +77,17 @@ int ps_lua_python__splice(struct ps_script *sc, const struct ps_sample *s, struc
 	       k = 0;
 	int m = 0;
 
+	bool glue = false; /* the frame inside this one was trampoline glue */
+
 	for (int i = 0; i < n && m < max; i++) {
-		if (k < np && is_eval(syms, (pid_t)s->pid, &f[i])) {
+		enum frame_kind kind = np ? kind_of(syms, (pid_t)s->pid, &f[i]) : OTHER;
+
+		if (kind == GLUE || (kind == CALL && glue)) {
+			glue = kind == GLUE;
+			continue;
+		}
+		glue = false;
+		if (k < np && kind == EVAL) {
 			do
 				out[m++] = (struct ps_lua_frame){.addr = py[k]};
 			while (!entry[k++] && k < np && m < max);

@@ -458,6 +458,11 @@ size_t ps_unwinders__count(const struct ps_unwinders *l);
  * it grows), with *dso the map's path; -ENOENT when the map has no entry. */
 int ps_jit__lookup(struct ps_proc *p, uint64_t addr, char *buf, size_t len, const char **dso);
 void ps_jit__free(struct ps_jitmap *j);
+/* The entry of p's map that holds addr (read, or read again, as a lookup
+ * does): its start and name; -ENOENT, -ENOMEM. */
+int ps_jit__entry(struct ps_proc *p, uint64_t addr, uint64_t *start, const char **name);
+/* symbols/pytrampoline.c: p's pc is in a CPython perf trampoline. */
+bool ps_proc__python_trampoline(struct ps_proc *p, uint64_t pc);
 /* What the processes' maps hold, in bytes; and the maps that named nothing
  * for a while given back, longest idle first, until they hold at most keep
  * bytes (read again when asked): what that freed. */

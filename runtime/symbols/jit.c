@@ -279,6 +279,24 @@ int ps_jit__lookup(struct ps_proc *p, uint64_t addr, char *buf, size_t len, cons
 	return 0;
 }
 
+int ps_jit__entry(struct ps_proc *p, uint64_t addr, uint64_t *start, const char **name)
+{
+	struct ps_jitmap *j = p->jit;
+	const struct ps_jitsym *s;
+
+	if (!j && !(j = p->jit = jitmap_new(p->pid)))
+		return -ENOMEM;
+	if (!(s = find(j, addr))) {
+		refresh(j);
+		s = find(j, addr);
+	}
+	if (!s)
+		return -ENOENT;
+	*start = s->start;
+	*name = j->names + s->name;
+	return 0;
+}
+
 static size_t map_bytes(const struct ps_jitmap *j)
 {
 	return sizeof(*j) + j->cap * sizeof(*j->v) + j->room;

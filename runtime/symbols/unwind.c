@@ -48,6 +48,13 @@ struct unwind {
 	uint64_t sp;
 	uint64_t *ips;
 	size_t n, max;
+#if PS_REGS_UNWIND_MASK
+	/* a walk that stopped at a frame libdwfl cannot step over, but we can
+	 * (a CPython perf trampoline): the registers to walk on from */
+	bool resume, resumed;
+	Dwarf_Word regs[PS_REGS_NDWARF];
+	uint64_t pc;
+#endif
 };
 
 #if PS_REGS_UNWIND_MASK
@@ -90,6 +97,12 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 	Dwarf_Word regs[PS_REGS_NDWARF];
 	uint64_t ip = 0;
 
+	if (u->resumed) { /* on from a frame stepped over by hand */
+		if (!dwfl_thread_state_registers(thread, 0, PS_REGS_NDWARF, u->regs))
+			return false;
+		dwfl_thread_state_register_pc(thread, u->pc);
+		return true;
+	}
 	for (int i = 0; i < PS_REGS_NDWARF; i++) {
 		uint64_t v = 0;
 
@@ -228,6 +241,31 @@ static struct ps_unwinder *unwinder_of(struct ps_symbols *syms, struct ps_proc *
 	return uw;
 }
 
+#if defined(__x86_64__)
+/* A CPython perf trampoline (symbols/pytrampoline.c) has no frame pointer
+ * and no CFI, where libdwfl stops. At its call's return, its own return
+ * address is 8 bytes above its sp, and its caller's sp 16. The walk goes
+ * on from there with the frame's callee-saved registers, which the
+ * trampoline does not touch. */
+static bool over_trampoline(Dwfl_Frame *state, struct unwind *u, const struct ps_map *m,
+			    uint64_t pc)
+{
+	uint64_t ret;
+	Dwarf_Word sp;
+
+	if (m->dso || !ps_proc__python_trampoline(u->proc, pc) ||
+	    dwfl_frame_reg(state, 7, &sp) < 0 || sp < u->sp || sp + 16 - u->sp > u->s->stack_size)
+		return false;
+	memcpy(&ret, (const char *)u->s->stack + (sp + 8 - u->sp), sizeof(ret));
+	for (unsigned i = 0; i < PS_REGS_NDWARF; i++)
+		if (dwfl_frame_reg(state, i, &u->regs[i]) < 0)
+			u->regs[i] = 0;
+	u->regs[7] = sp + 16;
+	u->regs[16] = u->pc = ret;
+	return u->resume = true;
+}
+#endif
+
 static int on_frame(Dwfl_Frame *state, void *arg)
 {
 	struct unwind *u = arg;
@@ -247,6 +285,10 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	if (m && m->dso) /* its CFI is read for the next frame (page drops) */
 		(m->dso->same ? m->dso->same : m->dso)->read_since_drop = true;
 	u->ips[u->n++] = pc;
+#if defined(__x86_64__)
+	if (m && u->n < u->max && !activation && over_trampoline(state, u, m, pc))
+		return DWARF_CB_ABORT; /* and on from its caller */
+#endif
 	return u->n < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
@@ -269,6 +311,14 @@ int ps_symbols__unwind(struct ps_symbols *syms, const struct ps_sample *s, uint6
 	if (uw && uw->attached) {
 		uw->cur = &u;
 		dwfl_getthread_frames(uw->dwfl, (pid_t)s->tid, on_frame, &u);
+#if PS_REGS_UNWIND_MASK
+		/* past each trampoline a walk of its own, bounded by max */
+		while (u.resume && u.n < u.max) {
+			u.resume = false;
+			u.resumed = true;
+			dwfl_getthread_frames(uw->dwfl, (pid_t)s->tid, on_frame, &u);
+		}
+#endif
 		uw->cur = NULL;
 	}
 	if (u.n == 0)

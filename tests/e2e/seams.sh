@@ -245,4 +245,45 @@ else
 	for i in 1 2 3; do skip "the test JIT writes x86-64 code" "a map written at exit"; done
 fi
 
+# CPython's perf trampolines (3.12 and later, -X perf, PYTHONPERFSUPPORT=1):
+# each Python call goes through a trampoline in anonymous memory with no
+# frame pointer and no CFI, where the DWARF walk stopped (the chain below
+# was in 0% of the stacks, "python3.12;py::py_leaf;py::py_leaf" their
+# whole). The walk steps over them, and the Python frames stand once each.
+cat >"$TMP/pychain.py" <<'PYEOF'
+import time, sys
+def py_leaf(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+def py_middle(n): return py_leaf(n)
+def py_outer(n): return py_middle(n)
+def py_main(secs):
+    end = time.time() + secs
+    while time.time() < end:
+        py_outer(20000)
+py_main(float(sys.argv[1]))
+PYEOF
+chain() { # FOLDED: "samples in-the-chain twice-in-a-row"
+	awk '{ n += $NF } /py::py_main[^;]*;py::py_outer[^;]*;py::py_middle[^;]*;py::py_leaf/ { m += $NF }
+		END { printf "%d %d ", n, m }' "$1"
+	grep -o 'py::[^;]*;py::[^;]*' "$1" | awk -F';' '$1 == $2' | wc -l
+}
+pys=0
+for py in "$HOME"/.pyenv/versions/3.1[2-9]*/bin/python3.1[2-9]; do
+	[[ -x $py ]] && need_root && [[ -r /sys/kernel/btf/vmlinux ]] || continue
+	pys=$((pys + 1))
+	v=${py##*/}
+	"$PERFSCRIPT" "$EXP/profile.lua" -c "$py -X perf $TMP/pychain.py 0.5" --python --folded "$TMP/py.folded" >/dev/null 2>&1
+	read -r all in dup < <(chain "$TMP/py.folded")
+	ok $(( all > 100 && in * 100 >= all * 90 && dup == 0 ? 0 : 1 )) \
+		"$v -X perf --python: py_main;py_outer;py_middle;py_leaf in $in of $all stacks, each frame once ($dup twice)"
+	PYTHONPERFSUPPORT=1 "$PERFSCRIPT" "$EXP/profile.lua" -c "$py $TMP/pychain.py 0.5" --no-python --call-graph dwarf --folded "$TMP/py.folded" >/dev/null 2>&1
+	read -r all in < <(awk '{ n += $NF } /^python[^;]*;_start;.*;py::py_main[^;]*;.*;py::py_leaf/ { m += $NF } END { print n + 0, m + 0 }' "$TMP/py.folded")
+	ok $(( all > 100 && in * 100 >= all * 90 ? 0 : 1 )) \
+		"$v PYTHONPERFSUPPORT=1, native stacks: from _start through the trampolines to py_leaf's ($in of $all)"
+done
+((pys > 0)) || skip "no CPython 3.12 or later from pyenv, or no root and BTF" "CPython's perf trampolines"
+
 done_testing

@@ -1,0 +1,49 @@
+/*
+ * pytrampoline.c: CPython's perf trampolines. From 3.12, with perf support
+ * on (-X perf, PYTHONPERFSUPPORT=1), the interpreter enters each Python
+ * function through a small copy of _Py_trampoline_func_start that it
+ * writes into anonymous memory, one after the other, and names in its perf map
+ * "py::QUALNAME:FILE"; on x86-64 "sub $8,%rsp; call *%rcx; add $8,%rsp;
+ * ret", without a frame pointer or CFI. A frame in one sits at its call's
+ * return, start + 6 (stepped back to + 5, as every return address is).
+ * The unwinder steps over such frames by hand (symbols/unwind.c), and a
+ * Python profile leaves them out where it puts the Python frames (each
+ * would stand twice). One is known by its perf-map name or, where the map
+ * names nothing yet (the interpreter writes it after the code, and the map
+ * is read again at most every 20 ms), by its bytes, read from the process.
+ */
+#include <string.h>
+#include <sys/uio.h>
+
+#include "symbols/internal.h"
+#include "symbols/python.h"
+
+bool ps_proc__python_trampoline(struct ps_proc *p, uint64_t pc)
+{
+#if defined(__x86_64__)
+	static const unsigned char code[] = {0x48, 0x83, 0xec, 0x08, 0xff, 0xd1,
+					     0x48, 0x83, 0xc4, 0x08, 0xc3};
+	unsigned char got[sizeof(code)];
+	uint64_t start;
+	const char *name;
+	struct iovec local = {got, sizeof(got)},
+		     remote = {(void *)(uintptr_t)(pc - 5), sizeof(got)};
+
+	if (ps_jit__entry(p, pc, &start, &name) == 0)
+		return pc - start == 5 && !strncmp(name, "py::", 4);
+	return process_vm_readv(p->pid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof(got) &&
+	       !memcmp(got, code, sizeof(code));
+#else
+	(void)p;
+	(void)pc;
+	return false;
+#endif
+}
+
+bool ps_symbols__python_trampoline(struct ps_symbols *syms, pid_t pid, uint64_t pc)
+{
+	struct ps_proc *p = syms ? ps_procs__known(syms, pid) : NULL;
+	struct ps_map *m = p ? ps_proc__lookup(p, pc) : NULL;
+
+	return m && !m->dso && ps_proc__python_trampoline(p, pc);
+}
