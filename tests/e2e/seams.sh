@@ -225,8 +225,12 @@ done
 # the end (0 of 3 addresses).
 if [[ $(uname -m) == x86_64 ]]; then
 	"$PERFSCRIPT" "$EXP/profile.lua" -c "$PROG/jit 300 atexit" --folded "$TMP/jit.folded" --top 1 >"$TMP/jit.top" 2>&1
-	read -r all named < <(awk '{ n += $NF } /;jit_hot_loop [0-9]+$/ { m += $NF } END { print n + 0, m + 0 }' "$TMP/jit.folded")
-	ok $(( all > 100 && named * 100 >= all * 90 ? 0 : 1 )) "a map written at exit: the folded file names the JIT's code ($named of $all)"
+	# (the loop runs 300 ms of wall time: beside other suites the start-up
+	# is a larger share, so the unnamed leaves are counted, not the named)
+	read -r all named unnamed < <(awk '{ n += $NF } /;jit_hot_loop [0-9]+$/ { m += $NF }
+		/;(\[unknown\]|0x[0-9a-f]+) [0-9]+$/ { u += $NF } END { print n + 0, m + 0, u + 0 }' "$TMP/jit.folded")
+	ok $(( all > 50 && named * 2 >= all && unnamed * 50 <= all ? 0 : 1 )) \
+		"a map written at exit: the folded file names the JIT's code ($named of $all; $unnamed unnamed)"
 	like "$(tail -1 "$TMP/jit.top")" "\] jit_hot_loop$" "... and the top table"
 	out=$("$PERFSCRIPT" -c "$PROG/jit 300 atexit" -e 'c = assert(perfmon.counter("cpu-clock/freq=999/"))
 local ips, pid = {}, nil
