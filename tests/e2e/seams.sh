@@ -34,6 +34,7 @@ for be in perf bpf; do
 done
 "$PROG/threadnames" 1500 >"$TMP/tn.out" &
 tn=$!
+wait_line "$TMP/tn.out" '^named' >/dev/null # every thread there, with its name
 out=$("$PERFSCRIPT" -p $tn -T 0.5 -e "$names" 2>&1)
 wait $tn
 ok $(( $(field main "$out") > 50 && $(field worker "$out") > 50 && $(field cleaner "$out") <= 1 ? 0 : 1 )) \
@@ -264,13 +265,13 @@ def py_leaf(n):
 def py_middle(n): return py_leaf(n)
 def py_outer(n): return py_middle(n)
 def py_main(secs):
-    end = time.time() + secs
-    while time.time() < end:
+    end = time.process_time() + secs  # CPU time: as many samples under load
+    while time.process_time() < end:
         py_outer(20000)
 py_main(float(sys.argv[1]))
 PYEOF
-chain() { # FOLDED: "samples in-the-chain twice-in-a-row"
-	awk '{ n += $NF } /py::py_main[^;]*;py::py_outer[^;]*;py::py_middle[^;]*;py::py_leaf/ { m += $NF }
+chain() { # FOLDED: "samples-in-py_main in-the-chain twice-in-a-row"
+	awk '/py::py_main/ { n += $NF } /py::py_main[^;]*;py::py_outer[^;]*;py::py_middle[^;]*;py::py_leaf/ { m += $NF }
 		END { printf "%d %d ", n, m }' "$1"
 	grep -o 'py::[^;]*;py::[^;]*' "$1" | awk -F';' '$1 == $2' | wc -l
 }
@@ -282,11 +283,12 @@ for py in "$HOME"/.pyenv/versions/3.1[2-9]*/bin/python3.1[2-9]; do
 	"$PERFSCRIPT" "$EXP/profile.lua" -c "$py -X perf $TMP/pychain.py 0.5" --python --folded "$TMP/py.folded" >/dev/null 2>&1
 	read -r all in dup < <(chain "$TMP/py.folded")
 	ok $(( all > 100 && in * 100 >= all * 90 && dup == 0 ? 0 : 1 )) \
-		"$v -X perf --python: py_main;py_outer;py_middle;py_leaf in $in of $all stacks, each frame once ($dup twice)"
+		"$v -X perf --python: py_main;py_outer;py_middle;py_leaf in $in of the $all stacks in py_main, each frame once ($dup twice)"
 	PYTHONPERFSUPPORT=1 "$PERFSCRIPT" "$EXP/profile.lua" -c "$py $TMP/pychain.py 0.5" --no-python --call-graph dwarf --folded "$TMP/py.folded" >/dev/null 2>&1
-	read -r all in < <(awk '{ n += $NF } /^python[^;]*;_start;.*;py::py_main[^;]*;.*;py::py_leaf/ { m += $NF } END { print n + 0, m + 0 }' "$TMP/py.folded")
+	read -r all in < <(awk '/py::py_main/ { n += $NF } /^python[^;]*;_start;.*;py::py_main[^;]*;.*;py::py_leaf/ { m += $NF }
+		END { print n + 0, m + 0 }' "$TMP/py.folded")
 	ok $(( all > 100 && in * 100 >= all * 90 ? 0 : 1 )) \
-		"$v PYTHONPERFSUPPORT=1, native stacks: from _start through the trampolines to py_leaf's ($in of $all)"
+		"$v PYTHONPERFSUPPORT=1, native stacks: from _start through the trampolines to py_leaf's ($in of the $all in py_main)"
 done
 ((pys > 0)) || skip "no CPython 3.12 or later from pyenv, or no root and BTF" "CPython's perf trampolines"
 

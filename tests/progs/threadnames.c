@@ -4,7 +4,8 @@
  * spins MS milliseconds of its own CPU time; "worker-b" spins as long;
  * "Zzz-Cleaner" names itself last of all (as Java's Common-Cleaner does)
  * and then sleeps until the others are done, so no sample is its.
- *   threadnames [MS]    prints "done" at the end
+ *   threadnames [MS]    prints "named" once the threads have their names,
+ *                       "done" at the end
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include <pthread.h>
@@ -68,6 +69,8 @@ int main(int argc, char **argv)
 	pthread_barrier_wait(&worker_named);
 	pthread_create(&c, NULL, cleaner, NULL); /* the last name taken */
 	pthread_barrier_wait(&cleaner_named);
+	puts("named");
+	fflush(stdout);
 	spin();
 	pthread_join(w, NULL);
 	pthread_mutex_lock(&lock);
