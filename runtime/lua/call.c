@@ -79,8 +79,26 @@ static const char *near_member(lua_State *L, const char *msg, struct ps_suggest 
 	return s->best[0] ? s->best : NULL;
 }
 
+/* Whether a message says where it was raised ("file.lua:12: ..."): a bug
+ * in the script, or a call that failed, whose traceback helps. A message
+ * raised without (error(msg, 0), assert's) is the script's own sentence
+ * for its user ("profile.lua: --switch-output wants ..."), and stands on
+ * one line. */
+static bool has_position(const char *msg)
+{
+	const char *eol = strchr(msg, '\n');
+
+	for (const char *c = strchr(msg, ':'); c && (!eol || c < eol); c = strchr(c + 1, ':')) {
+		size_t digits = strspn(c + 1, "0123456789");
+
+		if (digits && c[1 + digits] == ':')
+			return true;
+	}
+	return false;
+}
+
 /* Message handler: a did-you-mean for a misspelt global or member, then a
- * traceback, as lua.c does. */
+ * traceback, as lua.c does, for a message that says where it was raised. */
 static int msghandler(lua_State *L)
 {
 	const char *msg = lua_tostring(L, 1);
@@ -97,6 +115,10 @@ static int msghandler(lua_State *L)
 		if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
 			return 1;
 		msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+	}
+	if (!has_position(msg)) {
+		lua_pushstring(L, msg);
+		return 1;
 	}
 	luaL_traceback(L, L, msg, 1);
 	return 1;

@@ -178,4 +178,13 @@ out=$("$PERFSCRIPT" -e 'c = perfmon.counter("task-clock")
 print(c:read())' 2>&1)
 like "$out" "^0	0	0	0" "a counter not opened yet reads 0 (nothing counted), not an error"
 
+# A script's own sentence (error(msg, 0): no file and line) stands on one
+# line, with no traceback: it is for the script's user, not a bug. An
+# error that says where it was raised keeps its traceback.
+out=$("$PERFSCRIPT" "$(dirname "$0")/../../examples/profile.lua" -c true --switch-output 5 2>&1); rc=$?
+is "$rc $out" "1 perfscript: error in main chunk: profile.lua: --switch-output writes --pprof or --folded files: give one" \
+	"an example's own error is one line, exit 1"
+out=$("$PERFSCRIPT" -e 'local function f() error("boom") end f()' 2>&1)
+like "$out" $'\nstack traceback:\n' "an error raised at a line keeps its traceback"
+
 done_testing
