@@ -7,6 +7,7 @@
 local opts = require("args").parse(arg, {
   name = "bpf_profile.lua",
   usage = "perfscript examples/bpf_profile.lua -c 'CMD args' | -p PID | -a [options]",
+  target = true,
   summary = "A CPU profile counted in the kernel: the top user+kernel stacks at 1 kHz.",
   { "--folded", "FILE", "write the folded stacks to FILE (flamegraph.pl)" },
   { "--top", "N", "stacks to print (default 10)", number = true, default = 10 },

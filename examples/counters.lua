@@ -5,6 +5,7 @@
 require("args").parse(arg, {
   name = "counters.lua",
   usage = "perfscript examples/counters.lua -c 'CMD args' | -p PID | -a",
+  target = true,
   summary = "perf-stat-style counts; events this machine cannot count print \"not supported\".",
 })
 local events = { "task-clock", "context-switches", "cpu-migrations", "page-faults",

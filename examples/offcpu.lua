@@ -21,6 +21,7 @@
 local opts = require("args").parse(arg, {
   name = "offcpu.lua",
   usage = "perfscript examples/offcpu.lua -c 'CMD args' | -p PID | -a | -C CPUS [-T SECONDS] [options]",
+  target = true,
   summary = "Time threads spend off the CPU, by the stack where they left it and why (S, D, R).",
   { "--min-us", "N", "drop intervals shorter than N microseconds, in the kernel (default 1)",
     number = true, default = 1 },

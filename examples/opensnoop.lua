@@ -9,6 +9,7 @@
 local opts = require("args").parse(arg, {
   name = "opensnoop.lua",
   usage = "perfscript examples/opensnoop.lua -c 'CMD args' | -p PID | -a [-T SECONDS] [options]",
+  target = true,
   summary = "Files opened, with the process, the descriptor or the error, like bcc's opensnoop.",
   { "-x, --failed", nil, "only the opens that failed" },
   { "-n, --name", "COMM", "only processes whose name contains COMM" },

@@ -4,6 +4,7 @@
 require("args").parse(arg, {
   name = "pagefaults.lua",
   usage = "perfscript examples/pagefaults.lua -c 'CMD args'",
+  target = true,
   summary = "Which functions of a command take page faults.",
 })
 faults = perfmon_allocate_counter("page-faults/period=1/")

@@ -57,6 +57,7 @@
 local opts = require("args").parse(arg, {
   name = "profile.lua",
   usage = "perfscript examples/profile.lua -c 'CMD args' | -p PID | -a [options]",
+  target = true,
   summary = "Where a command spends its CPU time: the functions with the most cpu-clock samples.",
   { "--freq", "HZ", "samples per second (default 999)", number = true, default = 999 },
   { "--event", "SPEC", "sample this event instead, e.g. 'syscalls:sys_enter_getppid/period=1/'" },

@@ -10,6 +10,7 @@
 require("args").parse(arg, {
   name = "sample_values.lua",
   usage = "perfscript examples/sample_values.lua -c 'CMD args'",
+  target = true,
   summary = "Every 10 ms of CPU time, what the group's members counted in that slice.",
 })
 local g = "{cpu-clock/period=10000000/,page-faults,context-switches}:S"

@@ -18,6 +18,7 @@ local interval = require "interval"
 local opts = require("args").parse(arg, {
   name = "stat.lua",
   usage = "perfscript examples/stat.lua -c 'CMD args' | -p PID | -a | -C LIST [options]",
+  target = true,
   summary = "perf stat, built from tapsets: counts and rates of a command, a process or CPUs.\n" ..
             "The report goes to stderr, as perf stat's (-o FILE: to FILE).",
   { "-e, --event", "EV[,EV]", "events to count (default: perf stat's)", key = "events", list = true },

@@ -5,6 +5,7 @@
 local opts = require("args").parse(arg, {
   name = "syscalls.lua", args = true,
   usage = "perfscript examples/syscalls.lua -c 'CMD args' [SYSCALL...]",
+  target = true,
   summary = "Exact counts of a few system calls (default read write openat close mmap getppid).",
 })
 local names = opts[1] and { table.unpack(opts) } or

@@ -8,6 +8,7 @@
 local top = require("args").parse(arg, {
   name = "syscount.lua",
   usage = "perfscript examples/syscount.lua -c 'CMD args' | -p PID | -a [-T SECONDS] [--top N]",
+  target = true,
   summary = "System calls by name and by process, like strace -c.",
   { "--top", "N", "lines per table (default 10)", number = true, default = 10 },
 }).top

@@ -18,6 +18,7 @@
 local opts = require("args").parse(arg, {
   name = "wallclock.lua",
   usage = "perfscript examples/wallclock.lua -c 'CMD args' | -p PID | -a | -C CPUS [-T SECONDS] [options]",
+  target = true,
   summary = "Each thread's wall time split into on-CPU, runnable, blocked (and steal), by stack.",
   { "--hz", "N", "on-CPU samples per second, for the on-CPU stacks (default 99)",
     number = true, default = 99 },

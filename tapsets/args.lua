@@ -17,6 +17,10 @@
 -- Values come as "--freq 99", "--freq=99" or, for one-letter options,
 -- "-e SPEC" and "-eSPEC". "--" ends the options. An option given twice
 -- keeps its last value, or, with list = true, every value in order.
+-- spec.target = true: the script measures a command, a process or CPUs,
+-- never perfscript itself: without -c, -p, -a or -C it is a usage error,
+-- and a bare argument ("stat.lua ./app", perf stat's habit) is answered
+-- with the -c that runs it.
 local M = {}
 
 -- The names of an entry ("-e, --event" -> {"-e", "--event"}) and its key:
@@ -109,6 +113,10 @@ function M.parse(argv, spec)
   while argv[i] ~= nil do
     local a = argv[i]
     if rest or a == "-" or a:sub(1, 1) ~= "-" then
+      if not spec.args and spec.target then
+        fail(spec, ("unexpected argument '%s': to measure a command, give it as -c '%s'")
+                   :format(a, table.concat(argv, " ", i)))
+      end
       if not spec.args then fail(spec, ("unexpected argument '%s'"):format(a)) end
       opts[#opts + 1] = a
     elseif a == "--" then
@@ -131,6 +139,11 @@ function M.parse(argv, spec)
       set(o, name, inline)
     end
     i = i + 1
+  end
+  local target, cpus = rawget(_G, "target"), rawget(_G, "target_cpus")
+  if spec.target and target and target() == pid() and not (cpus and cpus()) then
+    fail(spec, "no target: give a command (-c 'CMD args'), a process (-p PID) or all CPUs (-a); " ..
+               "it would measure perfscript itself")
   end
   return opts
 end

@@ -104,8 +104,18 @@ out=$(cat "$TMP/r.out")
 like "$out" "stat.lua: run [0-9]+ of 20 was interrupted; the means are of [1-9][0-9]* runs" "stat.lua -r: Ctrl-C ends the repeats and says so"
 like "$out" "stats for 'sleep 0.2' \([1-9][0-9]* runs\)" "stat.lua -r: ... and reports the runs that ended"
 like "$out" "seconds time elapsed" "stat.lua -r: ... with the elapsed line"
-out=$("$PERFSCRIPT" "$EX/stat.lua" -r 3 2>&1)
+out=$("$PERFSCRIPT" "$EX/stat.lua" -r 3 -p $$ 2>&1)
 like "$out" "stat.lua: -r N repeats a command: give it one with -c 'CMD'" "stat.lua -r without -c says what to add"
+# No target is a usage error (it measured perfscript itself, "process id
+# NNN"), and perf stat's habit, the command as an argument, gets its -c.
+for ex in stat profile offcpu wallclock syscount opensnoop counters; do
+	out=$("$PERFSCRIPT" "$EX/$ex.lua" 2>&1); rc=$?
+	like "$rc $out" "^2 $ex.lua: no target: give a command \(-c 'CMD args'\), a process \(-p PID\) or all CPUs \(-a\)" \
+		"$ex.lua without -c, -p or -a: a usage error, exit 2"
+done
+out=$("$PERFSCRIPT" "$EX/stat.lua" ./app --flag 2>&1); rc=$?
+like "$rc $out" "^2 stat.lua: unexpected argument './app': to measure a command, give it as -c './app --flag'" \
+	"stat.lua ./app: answered with the -c that runs it"
 out=$("$PERFSCRIPT" "$EX/stat.lua" -c true -r 0 2>&1)
 like "$out" "stat.lua: -r wants a whole number of runs, 1 or more" "stat.lua -r 0 is refused"
 
