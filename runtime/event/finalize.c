@@ -71,7 +71,8 @@ static unsigned kernel_max_stack(void)
 			v = 0;
 		fclose(f);
 	}
-	return max = v ? v : 127;
+	max = v ? v : 127;
+	return max;
 }
 
 void ps_ev__finalize(struct ps_events *evs)

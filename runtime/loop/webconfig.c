@@ -266,8 +266,8 @@ static int read_users(struct reader *r, struct ps_webconfig *w, yaml_node_t *m)
 				   "");
 		if (!ps_auth__is_bcrypt(v))
 			return bad(r, node(r, p->value),
-				   "the password of '%s' must be a bcrypt hash ($2y$10$ and 53 "
-				   "characters; htpasswd -nBC 10 USER makes one)",
+				   "the password of '%s' must be a bcrypt hash of cost 4 to 14 "
+				   "($2y$10$ and 53 characters; htpasswd -nBC 10 USER makes one)",
 				   k);
 		if (!(u->name = strdup(k)) || !(u->hash = strdup(v)))
 			return -ENOMEM;

@@ -141,6 +141,8 @@ bad $'tls_server_config:\n  client_ca_file: y' "line 2: tls_server_config: 'clie
 bad $'http_server_config:\n  http2: true' "line 1: 'http_server_config' is not supported" "an unknown section is refused"
 bad $'basic_auth_users:\n  prom: plaintext' "line 2: the password of 'prom' must be a bcrypt hash" "a password that is not a bcrypt hash is refused"
 bad $'basic_auth_users:\n  prom: $2y$99$'"${hash:7}" "line 2: the password of 'prom' must be a bcrypt hash" "a bcrypt hash with a cost of 99 is refused"
+# a check runs on the loop: cost 20 would hold every request a minute
+bad $'basic_auth_users:\n  prom: $2y$20$'"${hash:7}" "line 2: the password of 'prom' must be a bcrypt hash of cost 4 to 14" "a bcrypt hash of cost 20 is refused, saying the range"
 bad $'basic_auth_users:\n  prom: '"${hash:0:40}" "line 2: the password of 'prom' must be a bcrypt hash" "a cut bcrypt hash is refused"
 # Keys and users given twice (a duplicated basic_auth_users once overflowed the heap)
 bad $'basic_auth_users:\n  a: '"$hash"$'\nbasic_auth_users:\n  b: '"$hash" "line 3: 'basic_auth_users' is given twice" \
