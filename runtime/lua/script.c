@@ -109,8 +109,13 @@ void ps_lua_script__exit(struct ps_script *sc, int status)
 	ps_driver__stop(sc->driver, PS_STOP_CLIENT);
 }
 
+/* The REPL's input ended. With -c, the command runs to its end and the
+ * session ends with it (its exit status is perfscript's), as a script's
+ * would: the input was only what to do meanwhile. */
 void ps_lua_script__input_ended(struct ps_script *sc)
 {
+	if (sc->o.command && !ps_driver__target_exited(sc->driver, NULL))
+		return;
 	ps_driver__stop(sc->driver, PS_STOP_INPUT);
 }
 

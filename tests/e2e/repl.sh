@@ -16,6 +16,12 @@ like "$out" "stdin ended inside a chunk" "-i: input ending inside a chunk says s
 out=$(printf 'exit(3)\nprint("not reached")\n' | "$PERFSCRIPT" -i 2>&1); rc=$?
 is "$rc:$out" "3:" "-i: exit(N) ends the session with status N"
 out=$("$PERFSCRIPT" -i </dev/null 2>&1); ok $? "-i with stdin at /dev/null ends cleanly ($out)"
+# With -c the command runs to its end, whatever the input did, and its
+# status is perfscript's (the end of a piped input killed it before it ran,
+# exit 0).
+out=$(printf '1+1\nprobe("end", function() print("end probe") end)\n' |
+	"$PERFSCRIPT" -i -c 'sh -c "sleep 0.2; echo ran; exit 3"' 2>&1); rc=$?
+is "$rc:$out" "$(printf '3:2\nran\nend probe')" "-i -c from a pipe: the command runs to its end, then the end probes; its status"
 out=$("$PERFSCRIPT" -i -e 'x=1' 2>&1); is "$?" 2 "-i with -e is a usage error"
 # A misspelt global or method gets a did-you-mean; c:read() is labelled.
 out=$(printf 'c = perfmon.counter("task-clock")\nperfmn.counter("x")\nc:raed()\nc:start()\nc:read()\n' |
