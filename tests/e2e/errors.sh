@@ -187,4 +187,10 @@ is "$rc $out" "1 perfscript: error in main chunk: profile.lua: --switch-output w
 out=$("$PERFSCRIPT" -e 'local function f() error("boom") end f()' 2>&1)
 like "$out" $'\nstack traceback:\n' "an error raised at a line keeps its traceback"
 
+# A swap of two letters is one slip: "ned" is "end" (it listed every point).
+out=$("$PERFSCRIPT" -e 'probe("ned", function() end)' 2>&1)
+like "$out" "unknown probe point 'ned' \(did you mean 'end'\?" "probe(\"ned\"): did you mean 'end'?"
+out=$("$PERFSCRIPT" -e 'c = assert(perfmon.counter("task-cokcl"))' 2>&1)
+like "$out" "did you mean 'task-clock'\?" "an event with two letters swapped: did you mean"
+
 done_testing
