@@ -106,7 +106,9 @@ static const char *command_problem(const char *file, char *why, size_t len)
 	return NULL;
 }
 
-static struct ps_session *make_session(const struct ps_cli_options *o)
+/* The session of o's target; NULL with *rc the exit status (2 for a
+ * usage error) and the reason said. */
+static struct ps_session *make_session(const struct ps_cli_options *o, int *rc)
 {
 	struct ps_target_opts t = {.sz = sizeof(t), .kind = PS_TARGET_SELF};
 	char **cmd = NULL;
@@ -156,10 +158,9 @@ static struct ps_session *make_session(const struct ps_cli_options *o)
 				"(mount -t cgroup2 none /sys/fs/cgroup/unified)\n",
 				o->cgroup);
 		else if (err == EINVAL && o->cpus)
-			fprintf(stderr,
-				"perfscript: -C '%s': not a list of online CPUs "
-				"(e.g. 0-1; see /sys/devices/system/cpu/online)\n",
-				o->cpus);
+			*rc = ps_cli__die_usage("-C '%s': not a list of online CPUs (e.g. 0-1; see "
+						"/sys/devices/system/cpu/online)",
+						o->cpus);
 		else
 			fprintf(stderr, "perfscript: cannot set up the target: %s\n",
 				strerror(err));
@@ -343,9 +344,10 @@ static int run(int argc, char **argv, bool out_closed)
 		return 2;
 	}
 	chunk = o.code || o.repl ? o.code : argv[first++];
-	session = make_session(&o);
+	rc = 1;
+	session = make_session(&o, &rc);
 	if (!session)
-		return 1;
+		return rc;
 	private_tracefs(o.verbose);
 	if (o.ring_pages && (rc = ps_session__set_ring_pages(session, (size_t)o.ring_pages)) < 0) {
 		fprintf(stderr, "perfscript: -b %ld: %s\n", o.ring_pages, ps_strerror(rc));

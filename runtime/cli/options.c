@@ -223,6 +223,18 @@ char **ps_cli__split_args(int argc, char **argv, int *outc, const char **missing
 }
 
 /* An option whose value must be checked: 0, or the usage error's status. */
+/* getopt's '?': an option not known, or one without its value (optopt
+ * is then the option's letter or value). */
+static int unknown_option(const char *given)
+{
+	char opt[3] = {'-', (char)optopt, '\0'};
+
+	if (optopt && optopt != '?' && (strchr(short_opts, optopt) || given[1] == '-'))
+		return ps_cli__die_usage("%s wants a value", given[1] == '-' ? given : opt);
+	return ps_cli__die_usage("unknown option '%s'",
+				 optopt > ' ' && given[1] != '-' ? opt : given);
+}
+
 static int checked_option(int c, const char *arg, struct ps_cli_options *o)
 {
 	char *end;
@@ -303,8 +315,11 @@ int ps_cli__parse_options(int argc, char **argv, struct ps_cli_options *o)
 	};
 	int c, rc;
 
+	opterr = 0; /* our own words, with the --help hint, and exit 2 */
 	while ((c = getopt_long(argc, argv, short_opts, longs, NULL)) != -1) {
 		switch (c) {
+		case '?':
+			return unknown_option(argv[optind - 1]);
 		case 'e': /* several run in order, each its own chunk, as lua(1) does */
 			if (o->nchunks == (int)(sizeof(o->chunks) / sizeof(o->chunks[0])))
 				return ps_cli__die_usage("too many -e chunks (at most %s)", "32");

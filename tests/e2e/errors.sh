@@ -117,7 +117,7 @@ like "$out" "-p $dead: no such process" "-p of a dead process says so"
 out=$("$PERFSCRIPT" -e 'perfmon_allocate_counter("task-clock/cpu=4096/")' 2>&1)
 like "$out" "cannot open 'task-clock/cpu=4096/'.*cpu" "an impossible cpu= names the cpu"
 out=$("$PERFSCRIPT" -C 4096 -e 'x = 1' 2>&1); rc=$?
-is "$rc" 1 "-C with a CPU that does not exist exits 1"
+is "$rc" 2 "-C with a CPU that does not exist is a usage error, exit 2 (it was 1, unlike the others)"
 like "$out" "-C '4096': not a list of online CPUs" "-C with a bad list says what is wrong"
 
 # The command: exec failure, exit status, death by signal.
@@ -192,5 +192,13 @@ out=$("$PERFSCRIPT" -e 'probe("ned", function() end)' 2>&1)
 like "$out" "unknown probe point 'ned' \(did you mean 'end'\?" "probe(\"ned\"): did you mean 'end'?"
 out=$("$PERFSCRIPT" -e 'c = assert(perfmon.counter("task-cokcl"))' 2>&1)
 like "$out" "did you mean 'task-clock'\?" "an event with two letters swapped: did you mean"
+
+# perfscript's own unknown options say so in its words, with the --help
+# hint (getopt printed "./perfscript: invalid option -- 'x'"), exit 2.
+out=$("$PERFSCRIPT" -x 2>&1); rc=$?
+is "$rc $out" "2 perfscript: unknown option '-x'
+(perfscript --help lists the options)" "perfscript -x: unknown option, the hint, exit 2"
+out=$("$PERFSCRIPT" -T 2>&1); rc=$?
+like "$rc $out" "^2 perfscript: -T wants a value" "perfscript -T without its value: said, exit 2"
 
 done_testing
