@@ -243,11 +243,11 @@ end
 
 -- One frame's names for a folded stack, root first: its function, then
 -- what was inlined into it, outermost first. A caller's address is a
--- return address: the call is the byte before it.
+-- return address: the call is the byte before it (a Python frame's
+-- address names it from the byte before too).
 local function fold_frame(names, self, pid, epoch, addr, leaf, cache)
   local kernel = addr < 0
-  local python = not kernel and addr >= 0x0100000000000000 -- perfmon's Python frames
-  local at = (leaf or python) and addr or addr - 1
+  local at = leaf and addr or addr - 1
   local key = kernel and at or ("%d:%d:%d"):format(pid, epoch, at)
   local got = cache[key]
   if not got then

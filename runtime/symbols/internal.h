@@ -331,6 +331,10 @@ struct ps_proc {
 	struct ps_jitmap *jit;
 	uint32_t gone; /* 0 while alive, else its number among exits (symbols/gone.c) */
 	bool sampled;  /* a sample named it: a profile may hold its addresses */
+	/* it maps a CPython with perf trampolines (3.12 and later), as of
+	 * generation py_gen - 1 (symbols/pytrampoline.c; 0: not looked) */
+	bool py_trampolines;
+	uint32_t py_gen;
 };
 
 /* An exited process, as the FIFOs of symbols/gone.c hold it. */

@@ -355,7 +355,7 @@ void ps_python__free(struct ps_symbols *syms)
 }
 
 /* "python3.11", "libpython3.11.so.1.0", "python3.13d": the minor version. */
-static int minor_of(const char *base)
+int ps_python__minor(const char *base)
 {
 	int minor = -1;
 
@@ -376,7 +376,7 @@ static const struct ps_py_layout *layout_of(struct ps_symbols *syms, pid_t pid, 
 	*minor = -1;
 	for (size_t i = 0; p && i < p->n && *minor < 0; i++)
 		if (p->maps[i].dso)
-			*minor = minor_of(p->maps[i].dso->base_name);
+			*minor = ps_python__minor(p->maps[i].dso->base_name);
 	ps_python__layouts(&n);
 	for (size_t i = 0; *minor >= 0 && i < n; i++)
 		if (layouts[i].minor == *minor)

@@ -58,6 +58,9 @@ size_t ps_python__trim(struct ps_symbols *syms);
 
 /* Whether addr is such a made-up address of a Python frame. */
 bool ps_python__is_frame(uint64_t addr);
+/* The minor version of a CPython file's base name ("python3.11",
+ * "libpython3.12.so.1.0"), -1 for any other file. */
+int ps_python__minor(const char *base);
 /* symbols/pytrampoline.c: whether user address pc (a return address
  * stepped back) of pid is in one of CPython's perf trampolines. */
 bool ps_symbols__python_trampoline(struct ps_symbols *syms, pid_t pid, uint64_t pc);

@@ -18,6 +18,21 @@
 #include "symbols/internal.h"
 #include "symbols/python.h"
 
+/* Whether p maps a CPython that may write trampolines, from its files'
+ * names, looked at again when its mappings change: no other process pays a
+ * map lookup or a read of its memory for its anonymous frames. */
+static bool runs_trampolines(struct ps_proc *p)
+{
+	if (p->py_gen != p->gen + 1) {
+		p->py_trampolines = false;
+		for (size_t i = 0; i < p->n && !p->py_trampolines; i++)
+			p->py_trampolines =
+			    p->maps[i].dso && ps_python__minor(p->maps[i].dso->base_name) >= 12;
+		p->py_gen = p->gen + 1;
+	}
+	return p->py_trampolines;
+}
+
 bool ps_proc__python_trampoline(struct ps_proc *p, uint64_t pc)
 {
 #if defined(__x86_64__)
@@ -29,6 +44,8 @@ bool ps_proc__python_trampoline(struct ps_proc *p, uint64_t pc)
 	struct iovec local = {got, sizeof(got)},
 		     remote = {(void *)(uintptr_t)(pc - 5), sizeof(got)};
 
+	if (!runs_trampolines(p))
+		return false;
 	if (ps_jit__entry(p, pc, &start, &name) == 0)
 		return pc - start == 5 && !strncmp(name, "py::", 4);
 	return process_vm_readv(p->pid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof(got) &&

@@ -59,6 +59,13 @@ done
 out=$("$PERFSCRIPT" "$EXP/profile.lua" -c true --event 'cpu-clock/call-graph=dwarf/' --call-graph fp 2>&1); rc=$?
 like "$rc $out" "^1 .*--call-graph fp contradicts the event's call-graph=dwarf" \
 	"profile.lua: --call-graph against the event's own term is refused"
+out=$("$PERFSCRIPT" "$EXP/profile.lua" -c true --python --event 'cpu-clock/call-graph=fp/' 2>&1); rc=$?
+like "$rc $out" "^1 .*--python needs DWARF stacks, and the event says call-graph=fp" \
+	"profile.lua: --python on the event's own fp stacks is refused"
+for n in 0 1025 2.5; do
+	out=$("$PERFSCRIPT" "$EXP/profile.lua" -c true --max-stack $n 2>&1); rc=$?
+	like "$rc $out" "^1 .*--max-stack wants a whole number of frames, 1 to 1024" "profile.lua --max-stack $n: refused"
+done
 
 # stat.lua: a bad event string is perf stat's "event syntax error" (exit
 # 129) in the parser's words, not a "<not supported>" row and exit 0; a
@@ -83,6 +90,12 @@ fi
 # traced here) are said, and left out: each is a slice or so.
 out=$("$PERFSCRIPT" "$EXP/runqlat.lua" -c true 2>&1); rc=$?
 like "$rc $out" "^2 runqlat.lua: a wait is seen on every CPU, not in the waiting task alone: run it with -a" "runqlat.lua -c alone: refused, saying to add -a"
+if need_root; then
+	out=$("$PERFSCRIPT" "$EXP/runqlat.lua" -a -T 1 --pid 999999999 2>&1); rc=$?
+	is "$rc $out" "2 runqlat.lua: no process 999999999" "runqlat.lua --pid of no process: said, exit 2"
+else
+	skip "sched tracepoints need root" "runqlat.lua --pid of no process"
+fi
 if need_root; then
 	out=$("$PERFSCRIPT" "$EXP/runqlat.lua" -a -c "$PROG/runqwait 4 300" 2>&1)
 	truth=$(sed -n 's/^run_delay_ns //p' <<<"$out")
