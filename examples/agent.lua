@@ -44,6 +44,7 @@
 -- users (--web.config.file FILE; docs/fleet.md).
 local opts = require("args").parse(arg, {
   name = "agent.lua",
+  report = true,
   usage = "perfscript -a examples/agent.lua --listen ADDR:PORT [options]",
   summary = "Whole-host profiles over HTTP (/debug/pprof/profile) and counters (/metrics).",
   { "--listen", "ADDR:PORT", "where to serve (port 0: a free one, printed on stdout)" },

@@ -5,6 +5,7 @@
 --   perfscript -a examples/bpf_filter.lua -c ./app
 require("args").parse(arg, {
   name = "bpf_filter.lua",
+  report = true,
   usage = "perfscript -a examples/bpf_filter.lua -c 'CMD args'",
   summary = "Samples every CPU; a BPF program forwards only the command's own overflows.",
 })

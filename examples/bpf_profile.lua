@@ -6,6 +6,7 @@
 --   perfscript examples/bpf_profile.lua -c ./app [--folded out.folded] [--top N]
 local opts = require("args").parse(arg, {
   name = "bpf_profile.lua",
+  report = true,
   usage = "perfscript examples/bpf_profile.lua -c 'CMD args' | -p PID | -a [options]",
   target = true,
   summary = "A CPU profile counted in the kernel: the top user+kernel stacks at 1 kHz.",

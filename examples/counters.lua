@@ -4,6 +4,7 @@
 --   perfscript examples/counters.lua -c './app args'
 require("args").parse(arg, {
   name = "counters.lua",
+  report = true,
   usage = "perfscript examples/counters.lua -c 'CMD args' | -p PID | -a",
   target = true,
   summary = "perf-stat-style counts; events this machine cannot count print \"not supported\".",

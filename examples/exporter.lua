@@ -17,6 +17,7 @@ local om = require "openmetrics"
 local args = require "args"
 local usage = {
   name = "exporter.lua",
+  report = true,
   usage = "perfscript examples/exporter.lua --listen ADDR:PORT -a | -C LIST | -p PID | -c 'CMD' [options]",
   summary = "An always-on Prometheus exporter of perf counters, at http://ADDR:PORT/metrics.",
   { "--listen", "ADDR:PORT", "where to serve (port 0: a free one, printed on stdout)" },

@@ -20,6 +20,7 @@
 -- tables, as perf record --call-graph dwarf does on the CPU.
 local opts = require("args").parse(arg, {
   name = "offcpu.lua",
+  report = true,
   usage = "perfscript examples/offcpu.lua -c 'CMD args' | -p PID | -a | -C CPUS [-T SECONDS] [options]",
   target = true,
   summary = "Time threads spend off the CPU, by the stack where they left it and why (S, D, R).",

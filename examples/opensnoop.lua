@@ -8,6 +8,7 @@
 --   perfscript examples/opensnoop.lua -a -T 5 -x        failed opens, everywhere, 5 s
 local opts = require("args").parse(arg, {
   name = "opensnoop.lua",
+  report = true,
   usage = "perfscript examples/opensnoop.lua -c 'CMD args' | -p PID | -a [-T SECONDS] [options]",
   target = true,
   summary = "Files opened, with the process, the descriptor or the error, like bcc's opensnoop.",

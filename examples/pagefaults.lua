@@ -3,6 +3,7 @@
 --   perfscript examples/pagefaults.lua -c './app args'
 require("args").parse(arg, {
   name = "pagefaults.lua",
+  report = true,
   usage = "perfscript examples/pagefaults.lua -c 'CMD args'",
   target = true,
   summary = "Which functions of a command take page faults.",

@@ -56,6 +56,7 @@
 --       [--call-graph fp|dwarf] [--python] [--inline] [--lines] [--sort sym|dso]
 local opts = require("args").parse(arg, {
   name = "profile.lua",
+  report = true,
   usage = "perfscript examples/profile.lua -c 'CMD args' | -p PID | -a [options]",
   target = true,
   summary = "Where a command spends its CPU time: the functions with the most cpu-clock samples.",

@@ -19,6 +19,7 @@
 --   perfscript examples/runqlat.lua -a -T 5 --pid 1234
 local opts = require("args").parse(arg, {
   name = "runqlat.lua",
+  report = true,
   usage = "perfscript examples/runqlat.lua -a [-T SECONDS | -c 'CMD args'] [--pid PID]",
   summary = "How long runnable tasks wait for a CPU, as a log2 histogram in microseconds.\n" ..
             "Watches every CPU (-a); -a -c 'CMD' or --pid PID: only that command's or process's waits.",

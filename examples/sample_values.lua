@@ -9,6 +9,7 @@
 -- CPUs or two threads do not subtract).
 require("args").parse(arg, {
   name = "sample_values.lua",
+  report = true,
   usage = "perfscript examples/sample_values.lua -c 'CMD args'",
   target = true,
   summary = "Every 10 ms of CPU time, what the group's members counted in that slice.",

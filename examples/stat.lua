@@ -17,17 +17,16 @@ local interval = require "interval"
 
 local opts = require("args").parse(arg, {
   name = "stat.lua",
+  report = true,
   usage = "perfscript examples/stat.lua -c 'CMD args' | -p PID | -a | -C LIST [options]",
   target = true,
-  summary = "perf stat, built from tapsets: counts and rates of a command, a process or CPUs.\n" ..
-            "The report goes to stderr, as perf stat's (-o FILE: to FILE).",
+  summary = "perf stat, built from tapsets: counts and rates of a command, a process or CPUs.",
   { "-e, --event", "EV[,EV]", "events to count (default: perf stat's)", key = "events", list = true },
   { "-I, --interval-print", "MS", "print the counts every MS milliseconds", key = "ms", number = true },
   { "-x, --field-separator", "SEP", "CSV lines, fields separated by SEP", key = "sep" },
   { "-j, --json", nil, "JSON lines with perf stat -j's keys", key = "json" },
   { "-r, --repeat", "N", "run the command N times, print means and their variation",
     key = "runs", number = true },
-  { "-o, --output", "FILE", "write the report to FILE", key = "output" },
   { "--csv", nil, "the same as -x ," },
   { "--interval", "MS", "the same as -I MS", key = "ms", number = true },
   { "--run-values", "FILE", "(for -r) write this run's values to FILE, no report" },
@@ -47,13 +46,9 @@ if opts.runs and opts.runs > 1 and not target_command() then
   fail("-r N repeats a command: give it one with -c 'CMD'")
 end
 if opts.runs and opts.runs > 1 and opts.ms then fail("-r and -I do not go together (as in perf stat)") end
--- The report's file, opened now: a bad path fails before the command runs.
-local out = io.stderr
-if opts.output then
-  local f, err = io.open(opts.output, "w")
-  if not f then io.stderr:write("stat.lua: -o ", err, "\n"); os.exit(1) end
-  out = f
-end
+-- The report: standard error, or -o FILE (args.lua opened it already, so
+-- a bad path failed before the command ran).
+local out = io.stdout
 
 -- One metric per event, in its own group with what its metric divides
 -- by, as perf stat prints them: CPUs utilized for the clock, insn per
@@ -328,9 +323,7 @@ local function write_report(run, nruns)
       text[#text + 1] = "\n\n"
     end
   end
-  local ok, err = out:write(table.concat(text))
-  if ok and out ~= io.stderr then ok, err = out:close() end
-  if not ok then io.stderr:write("stat.lua: cannot write the report: ", tostring(err), "\n"); exit(1) end
+  out:write(table.concat(text)) -- a failed write is perfscript's exit 1, with the reason
 end
 
 probe("end", function()
@@ -340,10 +333,7 @@ probe("end", function()
     assert(f:close())
     return
   end
-  if opts.ms then
-    if out ~= io.stderr then out:close() end
-    return
-  end
+  if opts.ms then return end
   if opts.runs and opts.runs > 1 then
     local runs = { this_run() }
     more_runs(runs)

@@ -4,6 +4,7 @@
 --   perfscript examples/syscalls.lua -c './app args'
 local opts = require("args").parse(arg, {
   name = "syscalls.lua", args = true,
+  report = true,
   usage = "perfscript examples/syscalls.lua -c 'CMD args' [SYSCALL...]",
   target = true,
   summary = "Exact counts of a few system calls (default read write openat close mmap getppid).",

@@ -7,6 +7,7 @@
 --   perfscript examples/syscount.lua -p PID --top 20    the top 20 lines
 local top = require("args").parse(arg, {
   name = "syscount.lua",
+  report = true,
   usage = "perfscript examples/syscount.lua -c 'CMD args' | -p PID | -a [-T SECONDS] [--top N]",
   target = true,
   summary = "System calls by name and by process, like strace -c.",

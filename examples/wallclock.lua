@@ -17,6 +17,7 @@
 -- end (a wait or a slice still going on is counted up to then).
 local opts = require("args").parse(arg, {
   name = "wallclock.lua",
+  report = true,
   usage = "perfscript examples/wallclock.lua -c 'CMD args' | -p PID | -a | -C CPUS [-T SECONDS] [options]",
   target = true,
   summary = "Each thread's wall time split into on-CPU, runnable, blocked (and steal), by stack.",

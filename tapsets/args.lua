@@ -21,7 +21,24 @@
 -- never perfscript itself: without -c, -p, -a or -C it is a usage error,
 -- and a bare argument ("stat.lua ./app", perf stat's habit) is answered
 -- with the -c that runs it.
+-- spec.report = true: what the script prints is a report, and it goes
+-- where perf's reports go: to standard error, or to FILE with -o FILE
+-- (an option added for it, opts.output); standard output stays the
+-- command's. perfscript's own -o FILE, before the script, counts as one.
 local M = {}
+
+local REPORT_OPTION = { "-o, --output", "FILE",
+                        "write the report to FILE (default: standard error; -: standard output)" }
+local REPORT_NOTE = "The report goes to standard error, as perf's do (-o FILE: to FILE); " ..
+                    "standard output is the command's.\n"
+
+-- The spec's options, with -o when it makes a report.
+local function entries(spec)
+  local list = {}
+  for _, e in ipairs(spec) do list[#list + 1] = e end
+  if spec.report then list[#list + 1] = REPORT_OPTION end
+  return list
+end
 
 -- The names of an entry ("-e, --event" -> {"-e", "--event"}) and its key:
 -- the long name without dashes ("event"; "call-graph" -> "call_graph").
@@ -35,7 +52,7 @@ end
 -- The usage text: the usage line, the summary, one line per option.
 function M.help(spec)
   local rows, width = {}, 0
-  for _, e in ipairs(spec) do
+  for _, e in ipairs(entries(spec)) do
     local left = e[1] .. (e[2] and (" " .. e[2]) or "")
     rows[#rows + 1] = { left, e[3] or "" }
     if #left > width then width = #left end
@@ -44,6 +61,7 @@ function M.help(spec)
   if width < 10 then width = 10 end
   local out = { ("usage: %s\n"):format(spec.usage or ("perfscript " .. spec.name .. " [options]")) }
   if spec.summary then out[#out + 1] = spec.summary:gsub("\n*$", "\n") end
+  if spec.report then out[#out + 1] = REPORT_NOTE end
   out[#out + 1] = "\noptions:\n"
   for _, r in ipairs(rows) do
     out[#out + 1] = ("  %-" .. width .. "s  %s\n"):format(r[1], r[2])
@@ -54,7 +72,7 @@ end
 
 local function valid_list(spec)
   local all = {}
-  for _, e in ipairs(spec) do all[#all + 1] = (names_of(e))[#names_of(e)] end
+  for _, e in ipairs(entries(spec)) do all[#all + 1] = (names_of(e))[#names_of(e)] end
   all[#all + 1] = "--help"
   return table.concat(all, ", ")
 end
@@ -86,7 +104,7 @@ end
 function M.parse(argv, spec)
   assert(spec and spec.name, "args.parse: spec.name (the script's name) is required")
   local byname = {}
-  for _, e in ipairs(spec) do
+  for _, e in ipairs(entries(spec)) do
     local names, key = names_of(e)
     for _, n in ipairs(names) do byname[n] = { entry = e, key = key } end
   end
@@ -145,7 +163,29 @@ function M.parse(argv, spec)
     fail(spec, "no target: give a command (-c 'CMD args'), a process (-p PID) or all CPUs (-a); " ..
                "it would measure perfscript itself")
   end
+  if spec.report then M.report_to(spec.name, opts.output) end
   return opts
+end
+
+-- Send the script's output (print, printf, io.write) where a report goes:
+-- to FILE, or to standard error unless perfscript's own -o chose a file.
+-- A file that cannot be made ends the script (exit 1) before it counts.
+function M.report_to(name, file)
+  local perfmon = rawget(_G, "perfmon")
+  if not perfmon then return end
+  local ok, err = true, nil
+  if file == "-" then
+    return
+  elseif file then
+    ok, err = perfmon.output(file)
+  elseif perfmon.output() == "standard output" then
+    ok, err = perfmon.output(io.stderr)
+  end
+  if not ok then
+    io.stderr:write(("%s: -o %s\n"):format(name, err))
+    io.stderr:flush()
+    os.exit(1)
+  end
 end
 
 return M

@@ -18,6 +18,7 @@
 #include "base/path.h"
 #include "cli/options.h"
 #include "cli/repl.h"
+#include "lua/output.h"
 
 /* Print a parse error with a caret under the offending token. */
 static void print_event_error(const char *spec, const struct ps_event_error *err)
@@ -171,102 +172,6 @@ static struct ps_session *make_session(const struct ps_cli_options *o, int *rc)
 	return s;
 }
 
-/* Where the script's output goes, for messages. */
-static const char *output_name = "standard output";
-
-/* Whether a and b name the same existing file. */
-static bool same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
-}
-
-/* -o FILE becomes standard output (after the command was forked: its output
- * stays where it was). 0, or 1 with the reason printed. */
-static int redirect_output(const char *path, const char *script)
-{
-	int fd;
-
-	if (script && same_file(path, script)) {
-		fprintf(stderr,
-			"perfscript: -o %s is the script itself: refusing to overwrite it\n", path);
-		return 1;
-	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || (fd != STDOUT_FILENO && dup2(fd, STDOUT_FILENO) < 0)) {
-		fprintf(stderr, "perfscript: -o %s: %s\n", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return 1;
-	}
-	if (fd != STDOUT_FILENO)
-		close(fd);
-	output_name = path;
-	return 0;
-}
-
-/* The first error writing the script's output (see watch_output). */
-static int output_errno;
-
-static ssize_t output_write(void *cookie, const char *buf, size_t len)
-{
-	size_t done = 0;
-
-	(void)cookie;
-	while (done < len) {
-		ssize_t n = write(STDOUT_FILENO, buf + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (!output_errno)
-				output_errno = n < 0 ? errno : EIO;
-			return done ? (ssize_t)done : -1;
-		}
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
-}
-
-/* The script writes through stdio (print, io.write, printf), which forgets
- * why a write failed; this stdout keeps the first errno so the end of the
- * run can say it (ENOSPC, EPIPE, ...). Not for the REPL: its line editor
- * wants stdout's file descriptor. */
-static void watch_output(void)
-{
-	cookie_io_functions_t io = {.write = output_write};
-	FILE *f = fopencookie(NULL, "w", io);
-
-	if (!f)
-		return;
-	setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
-	fflush(stdout);
-	stdout = f;
-}
-
-/* Output that could not be written is an error, not a silent exit 0 (a
- * full disk, -o /dev/full): flush, then check the stream and its close. */
-static int finish_output(int rc)
-{
-	int flushed, err, bad = 0;
-
-	errno = 0;
-	flushed = fflush(stdout);
-	err = errno;
-	if (flushed != 0 || ferror(stdout))
-		bad = output_errno ? output_errno : err ? err : EIO;
-
-	if (!bad && fclose(stdout) != 0 && errno != EBADF)
-		bad = output_errno ? output_errno : errno;
-	/* a reader that went away (| head -1) ended the session quietly */
-	if (!bad || bad == EPIPE)
-		return rc;
-	fprintf(stderr, "perfscript: cannot write to %s: %s\n", output_name, strerror(bad));
-	return rc ? rc : 1;
-}
-
 /* A closed standard stream would hand its number to the next file opened,
  * and the script's output or our own messages would land in it: hold 0, 1
  * and 2 with /dev/null. Returns whether standard output was closed. */
@@ -312,13 +217,14 @@ static int run(int argc, char **argv, bool out_closed)
 	struct ps_session *session = NULL;
 	struct ps_script *sc = NULL;
 	const char *chunk;
+	char msg[4200];
 	int rc, first;
 	rc = ps_cli__parse_options(argc, argv, &o);
 	if (rc || o.answered)
 		return rc;
-	if (!o.repl)
-		watch_output(); /* writes to fd 1, so -o's dup2 below still applies */
 	first = optind;
+	if (!o.repl) /* before the Lua state: its io library takes stdout */
+		ps_lua_output__watch(o.code || first >= argc ? NULL : argv[first], out_closed);
 	if (o.describe || o.list)
 		private_tracefs(o.verbose);
 	if (o.describe) {
@@ -358,10 +264,8 @@ static int run(int argc, char **argv, bool out_closed)
 	ps_bpf__chain_print(false); /* a fallback's line says what libbpf's warnings would */
 	if (o.verbose)
 		ps_bpf__set_verbose(true); /* libbpf's log, the verifier's included */
-	if (out_closed && !o.output)
-		fprintf(stderr, "perfscript: standard output is closed: the script's output is "
-				"discarded (give -o FILE)\n");
-	if (o.output && redirect_output(o.output, o.code || o.repl ? NULL : chunk)) {
+	if (o.output && ps_lua_output__redirect(o.output, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "perfscript: -o %s\n", msg);
 		ps_session__free(session);
 		return 1;
 	}
@@ -417,5 +321,5 @@ int main(int argc, char **argv)
 	else
 		rc = run(n, args, out_closed);
 	free(args);
-	return finish_output(rc);
+	return ps_lua_output__finish(rc);
 }

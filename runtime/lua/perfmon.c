@@ -20,6 +20,7 @@
 #include <lauxlib.h>
 
 #include "base/utf8.h"
+#include "lua/output.h"
 #include "lua/perfmon.h"
 
 const char *ps_lua__zero_handle_cause(const struct ps_script *sc, lua_Integer h)
@@ -446,6 +447,7 @@ static const luaL_Reg module_funcs[] = {
     {"poll", ps_lua_overflow__poll_fn},
     {"trim", m_trim},
     {"valid_utf8", m_valid_utf8},
+    {"output", ps_lua_output__fn},
     {NULL, NULL},
 };
 
