@@ -62,7 +62,7 @@ const char *ps_strerror(int err);
  */
 
 struct ps_event_error {
-	int code;	     /* PS_ERR_* (positive) */
+	int code;	     /* PS_ERR_* (positive), or EACCES: tracefs is not readable */
 	int column;	     /* 1-based column of the offending token, 0 if none */
 	char token[64];	     /* the offending token as written */
 	char suggestion[64]; /* nearest known name, "" if none */

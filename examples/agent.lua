@@ -47,7 +47,7 @@ local opts = require("args").parse(arg, {
   report = true,
   usage = "perfscript -a examples/agent.lua --listen ADDR:PORT [options]",
   summary = "Whole-host profiles over HTTP (/debug/pprof/profile) and counters (/metrics).",
-  { "--listen", "ADDR:PORT", "where to serve (port 0: a free one, printed on stdout)" },
+  { "--listen", "ADDR:PORT", "where to serve (port 0: a free one, said in the 'listening on' line)" },
   { "--freq", "HZ", "samples per second on each CPU (default 19)", number = true, default = 19 },
   { "--call-graph", "fp|dwarf", "how user stacks are taken (default dwarf)", choices = { "fp", "dwarf" },
     default = "dwarf" },
@@ -71,6 +71,7 @@ local opts = require("args").parse(arg, {
     default = 18, key = "symbols_budget" },
   { "--lines", nil, "source lines and inline frames from DWARF (costs libc's 9 MB and more)" },
 })
+local need = require("args").need
 local function fail(msg)
   io.stderr:write("agent.lua: ", msg, "\n")
   os.exit(2)
@@ -102,7 +103,7 @@ end
 
 -- The sampling counter: every CPU (the target), stacks, the cgroup of each sample.
 local spec = ("cpu-clock/freq=%d,call-graph=%s,cgroup/"):format(opts.freq, opts.call_graph)
-local sampler = assert(perfmon.counter(spec))
+local sampler = need(perfmon.counter(spec))
 
 -- Counters for /metrics, one per CPU.
 local reg = om.new()
@@ -407,6 +408,10 @@ if next(queues) then
   probe(("timer.ms(%d)"):format(math.floor(opts.push_interval * 1000 + 0.5)), push_window)
   probe("timer.ms(200)", function() for _, q in pairs(queues) do q:pump() end end)
 end
+
+-- The counters open now: a failure (no permission) is said before the
+-- port is announced, not after.
+need(perfmon.open())
 
 local server, err = http.listen(opts.listen, function(req)
   if req.path == "/debug/pprof/profile" then return profile_request(req) end

@@ -13,10 +13,11 @@ local opts = require("args").parse(arg, {
   { "--folded", "FILE", "write the folded stacks to FILE (flamegraph.pl)" },
   { "--top", "N", "stacks to print (default 10)", number = true, default = 10 },
 })
+local need = require("args").need
 local folded_path, top = opts.folded, opts.top
 
 prof = perfmon_allocate_counter("cpu-clock/period=1000000,bpf/")  -- 1 kHz, in-kernel
-local stacks = assert(perfmon.aggregate(prof, { by = { "ustack", "kstack" } }))
+local stacks = need(perfmon.aggregate(prof, { by = { "ustack", "kstack" } }))
 
 probe("end", function()
   local rows, total = {}, 0

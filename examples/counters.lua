@@ -2,7 +2,8 @@
 -- cannot count (cycles and instructions in a VM without a PMU) print
 -- "not supported" instead of ending the session.
 --   perfscript examples/counters.lua -c './app args'
-require("args").parse(arg, {
+local args = require("args")
+args.parse(arg, {
   name = "counters.lua",
   report = true,
   usage = "perfscript examples/counters.lua -c 'CMD args' | -p PID | -a",
@@ -15,8 +16,10 @@ local counters, t0 = {}, 0
 
 probe("begin", function()
   for i, name in ipairs(events) do
-    local c = assert(perfmon.counter(name))
-    local ok, err = c:start()       -- opens it; nil, message when it cannot
+    local c = args.need(perfmon.counter(name))
+    local ok, err, code = c:start() -- opens it; nil, message when it cannot
+    -- not allowed is not "not supported": perf stat ends there too
+    if not ok and args.denied(code) then args.need(nil, err) end
     counters[i] = { name = name, counter = ok and c, err = err }
     if not ok then c:close() end
   end

@@ -8,7 +8,7 @@
 --   perfscript examples/exporter.lua --listen 127.0.0.1:9100 -a
 --   perfscript examples/exporter.lua --listen :9100 -p PID --events page-faults,context-switches
 -- Port 0 picks a free port; the line "listening on http://HOST:PORT/metrics"
--- on stdout says which. The page shows the pids, commands and counts of
+-- on stderr (or in -o FILE) says which. The page shows the pids, commands and counts of
 -- what it watches and perfscript runs as root: listen on loopback or behind
 -- a firewall, or give it a web configuration file with TLS and users
 -- (--web.config.file FILE, the Prometheus exporters' format; docs/fleet.md).
@@ -20,7 +20,7 @@ local usage = {
   report = true,
   usage = "perfscript examples/exporter.lua --listen ADDR:PORT -a | -C LIST | -p PID | -c 'CMD' [options]",
   summary = "An always-on Prometheus exporter of perf counters, at http://ADDR:PORT/metrics.",
-  { "--listen", "ADDR:PORT", "where to serve (port 0: a free one, printed on stdout)" },
+  { "--listen", "ADDR:PORT", "where to serve (port 0: a free one, said in the 'listening on' line)" },
   { "--events", "LIST", "the events to count (default: the standard software events, and hardware "
                         .. "ones where they count)" },
   { "--web.config.file", "FILE", "TLS and basic-auth users, the Prometheus exporters' format", key = "web_config" },
@@ -65,11 +65,13 @@ local skipped = {}
 for _, ev in ipairs(events) do
   for _, cpu in ipairs(cpus or { false }) do
     local spec = cpu and on_cpu(ev, cpu) or ev
-    local c, err = perfmon.counter(spec)
-    local ok = c and c:start()
+    local c, err, code = perfmon.counter(spec)
+    local ok = c
+    if c then ok, err, code = c:start() end
     if not ok then
-      err = err or select(2, c:start())
-      if asked then error(("exporter.lua: %s: %s"):format(ev, err or "cannot be counted"), 0) end
+      -- not allowed is said and ends it: a target up with no series would hide it
+      if args.denied(code) then args.need(nil, err) end
+      if asked then args.need(nil, ("%s: %s"):format(ev, err or "cannot be counted")) end
       skipped[#skipped + 1] = ev
       if c then c:close() end
       break

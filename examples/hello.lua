@@ -2,6 +2,7 @@
 --   perfscript examples/hello.lua
 require("args").parse(arg, {
   name = "hello.lua",
+  report = true,
   usage = "perfscript examples/hello.lua",
   summary = "The smallest probe script: a counter on perfscript itself.",
 })

@@ -34,13 +34,7 @@ local opts = require("args").parse(arg, {
 local dwarf = opts.call_graph == "dwarf"
 
 -- what cannot be had (no root, no BPF) is said in a line, not a traceback
-local function need(v, err)
-  if not v then
-    io.stderr:write("offcpu.lua: ", tostring(err), "\n")
-    os.exit(1)
-  end
-  return v
-end
+local need = require("args").need
 local switch = need(perfmon.counter("sched:sched_switch" .. (dwarf and "/call-graph=dwarf/" or "")))
 -- the same sums either way: by key in the kernel, or with dwarf from the
 -- intervals it forwards, each a sample of its switch-out (s.period ns)

@@ -4,7 +4,7 @@
 -- stderr ($PERFSCRIPT_REPORT=csv or json for the other formats):
 --   perfscript examples/regions.lua 'task-clock,page-faults'
 local opts = require("args").parse(arg, {
-  name = "regions.lua", args = true,
+  name = "regions.lua", args = true, report = true,
   usage = "perfscript examples/regions.lua [EVENTS]",
   summary = "Bracket code regions and get a per-region table, as LIKWID's marker API does.",
 })

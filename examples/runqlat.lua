@@ -25,6 +25,7 @@ local opts = require("args").parse(arg, {
             "Watches every CPU (-a); -a -c 'CMD' or --pid PID: only that command's or process's waits.",
   { "--pid", "PID", "only the waits of this process's threads and of what it forks", number = true },
 })
+local need = require("args").need
 local stats = require "stats"
 
 if not target_cpus() then
@@ -48,15 +49,15 @@ if opts.pid or target() ~= 0 then
     exit(2)
     return
   end
-  fork = assert(perfmon.counter("sched:sched_process_fork"))
+  fork = need(perfmon.counter("sched:sched_process_fork"))
   probe("perfmon.sample(fork)", function(s)
     if mine[s.args.parent_pid] then mine[s.args.child_pid] = true end
   end)
 end
 
-wakeup = assert(perfmon.counter("sched:sched_wakeup"))
-wakeup_new = assert(perfmon.counter("sched:sched_wakeup_new"))
-switch = assert(perfmon.counter("sched:sched_switch"))
+wakeup = need(perfmon.counter("sched:sched_wakeup"))
+wakeup_new = need(perfmon.counter("sched:sched_wakeup_new"))
+switch = need(perfmon.counter("sched:sched_switch"))
 local since, oncpu, lat = {}, {}, stats.new()
 local switches, disorder, unseen, total_ns = 0, 0, 0, 0
 

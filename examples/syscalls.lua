@@ -9,12 +9,13 @@ local opts = require("args").parse(arg, {
   target = true,
   summary = "Exact counts of a few system calls (default read write openat close mmap getppid).",
 })
+local need = require("args").need
 local names = opts[1] and { table.unpack(opts) } or
               { "read", "write", "openat", "close", "mmap", "getppid" }
 local counters = {}
 
 for _, name in ipairs(names) do
-  counters[name] = assert(perfmon.counter("syscalls:sys_enter_" .. name))
+  counters[name] = need(perfmon.counter("syscalls:sys_enter_" .. name))
 end
 
 probe("end", function()

@@ -13,6 +13,7 @@ local top = require("args").parse(arg, {
   summary = "System calls by name and by process, like strace -c.",
   { "--top", "N", "lines per table (default 10)", number = true, default = 10 },
 }).top
+local need = require("args").need
 
 -- __NR_read 0 ... from the installed kernel headers (linux-libc-dev)
 local names = {}
@@ -31,7 +32,7 @@ for _, dir in ipairs({ "/usr/include/" .. (io.popen("gcc -print-multiarch 2>/dev
 end
 local function name_of(id) return names[id] or ("syscall_" .. id) end
 
-enter = assert(perfmon.counter("raw_syscalls:sys_enter"))
+enter = need(perfmon.counter("raw_syscalls:sys_enter"))
 local by_call, by_proc, total = {}, {}, 0
 
 probe("perfmon.sample(enter)", function(s)

@@ -29,13 +29,8 @@ local opts = require("args").parse(arg, {
   { "--pprof", "FILE", "write a pprof profile (wall, nanoseconds; a part label) to FILE" },
 })
 
-local function need(v, err)
-  if not v then
-    io.stderr:write("wallclock.lua: ", tostring(err), "\n")
-    os.exit(1)
-  end
-  return v
-end
+-- what cannot be had (no root, no BPF) is said in a line, not a traceback
+local need = require("args").need
 local switch = need(perfmon.counter("sched:sched_switch"))
 local parts = need(perfmon.aggregate(switch, {
   by = { "tid", "comm", "args.prev_state", "ustack", "kstack" },

@@ -21,6 +21,10 @@
 -- never perfscript itself: without -c, -p, -a or -C it is a usage error,
 -- and a bare argument ("stat.lua ./app", perf stat's habit) is answered
 -- with the -c that runs it.
+-- After parse, args.need(v, err) ends the script on a failure its user must
+-- fix outside it (a permission, a missing tracefs): "NAME: err" on
+-- stderr, exit 1, no traceback; args.denied(code) says whether a failed
+-- perfmon call's code means permission.
 -- spec.report = true: what the script prints is a report, and it goes
 -- where perf's reports go: to standard error, or to FILE with -o FILE
 -- (an option added for it, opts.output); standard output stays the
@@ -103,6 +107,7 @@ end
 -- stdout and exits 0; any usage error exits 2 with a message.
 function M.parse(argv, spec)
   assert(spec and spec.name, "args.parse: spec.name (the script's name) is required")
+  M.name = spec.name
   local byname = {}
   for _, e in ipairs(entries(spec)) do
     local names, key = names_of(e)
@@ -186,6 +191,23 @@ function M.report_to(name, file)
     io.stderr:flush()
     os.exit(1)
   end
+end
+
+-- v and the rest when v is true; else err said as the script's own line
+-- (exit 1), as perf says what it cannot do: perfmon's messages already
+-- name the problem and the fix.
+function M.need(v, err, ...)
+  if v then return v, err, ... end
+  io.stdout:flush()
+  io.stderr:write(("%s: %s\n"):format(M.name or "perfscript", tostring(err or "failed")))
+  io.stderr:flush()
+  os.exit(1)
+end
+
+-- Whether the code of a failed perfmon call (its third value) means the
+-- user may not: EPERM or EACCES, never "this machine cannot count it".
+function M.denied(code)
+  return code == 1 or code == 13
 end
 
 return M

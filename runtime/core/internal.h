@@ -101,6 +101,13 @@ struct ps_counter_probe {
  * USDT counter, or no such site). */
 struct ps_usdt_site;
 const struct ps_usdt_site *ps_counter__usdt_site(const struct ps_counter *c, uint64_t off);
+/* A marker at several sites is one fd per site and position, so it cannot
+ * be a member of a larger group: 0, or -EINVAL with msg said. */
+int ps_counter__check_sites(const struct ps_session *s, uint32_t li, uint32_t m, char *msg,
+			    size_t msglen);
+/* Every position once per site (pos replaced): the new count or -ENOMEM. */
+struct ps_position;
+int ps_positions__by_site(struct ps_position **pos, int npos, uint32_t nsites);
 
 struct ps_session {
 	struct ps_counter *slots;

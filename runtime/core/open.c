@@ -25,45 +25,6 @@
 #include "base/perf.h"
 #include "core/internal.h"
 
-/* A probe that fires at several sites (a USDT marker the compiler
- * inlined twice) is one fd per site and position; a group has one fd per
- * member and position, so such a probe must be a group of its own. */
-static int check_sites(struct ps_session *s, uint32_t li, uint32_t m, char *msg, size_t msglen)
-{
-	const struct ps_counter *l = &s->slots[li], *c = &s->slots[l->members[m]];
-
-	if (!c->probe || c->probe->nsites < 2 || l->nmembers == 1)
-		return 0;
-	if (msg && msglen)
-		snprintf(msg, msglen,
-			 "cannot open '%s': the marker is at %zu places in the file, one probe "
-			 "each, and a group takes one event per member; count it outside the "
-			 "group",
-			 c->name, c->probe->nsites);
-	return -EINVAL;
-}
-
-/* Every position once per site, a task's sites adjacent (core/read.c sums
- * a task's fds in a run). Returns the new count or -ENOMEM. */
-static int by_site(struct ps_position **pos, int npos, uint32_t nsites)
-{
-	struct ps_position *v = malloc((size_t)npos * nsites * sizeof(*v));
-
-	if (!v) {
-		free(*pos);
-		*pos = NULL;
-		return -ENOMEM;
-	}
-	for (int p = 0; p < npos; p++)
-		for (uint32_t k = 0; k < nsites; k++) {
-			v[(size_t)p * nsites + k] = (*pos)[p];
-			v[(size_t)p * nsites + k].site = k;
-		}
-	free(*pos);
-	*pos = v;
-	return npos * (int)nsites;
-}
-
 /* P: perf's "highest precision the PMU offers" is found by asking: lower
  * precise_ip one step after each refusal until the kernel takes it. A CPU
  * of a -G target counts its cgroup's tasks only. */
@@ -100,30 +61,32 @@ static int prepare(struct opening *o, char *msg, size_t msglen)
 {
 	struct ps_session *s = o->s;
 	struct ps_counter *l = &s->slots[o->li];
-	bool sampling = false;
+	const char *sampler = NULL; /* its first sampling member's name */
 	int err = 0;
 
 	for (uint32_t m = 0; m < l->nmembers && !err; m++) {
-		sampling |= s->slots[l->members[m]].sampling;
+		if (!sampler && s->slots[l->members[m]].sampling)
+			sampler = s->slots[l->members[m]].name;
 		err = -ps_counter__resolve_bp(s, l->members[m], msg, msglen);
 		if (!err)
 			err = -ps_counter__resolve_probe(s, l->members[m], msg, msglen);
 		if (!err)
-			err = -check_sites(s, o->li, m, msg, msglen);
+			err = -ps_counter__check_sites(s, o->li, m, msg, msglen);
 	}
 	if (err)
 		return err;
-	o->npos = ps_target__positions(s, l->cpu, sampling, &o->pos);
+	o->npos = ps_target__positions(s, l->cpu, sampler, &o->pos);
 	for (int p = 0; p < o->npos; p++)
 		o->pos[p].site = 0;
 	if (o->npos > 0 && l->probe && l->probe->nsites > 1)
-		o->npos = by_site(&o->pos, o->npos, (uint32_t)l->probe->nsites);
+		o->npos = ps_positions__by_site(&o->pos, o->npos, (uint32_t)l->probe->nsites);
 	if (o->npos < 0)
 		return o->npos;
 	/* the sampler first: it may want each fd as it opens (a CPU's ring) */
-	if (sampling)
-		err = s->hooks ? -s->hooks->will_open(s, o->pos, o->npos, msg, msglen) : EOPNOTSUPP;
-	return err;
+	if (!sampler)
+		return 0;
+	return s->hooks ? -s->hooks->will_open(s, sampler, o->pos, o->npos, msg, msglen)
+			: EOPNOTSUPP;
 }
 
 /* Every member's fd, id and task arrays, one entry per position. */

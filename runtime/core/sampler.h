@@ -25,9 +25,10 @@ struct ps_sampler_hooks {
 	/* ps_session__allocate: counter slot, event i of evs, samples; its
 	 * attr already has the target's part. 0 or -errno. */
 	int (*prepare)(struct ps_session *s, uint32_t slot, const struct ps_events *evs, size_t i);
-	/* A group with a sampling member is about to open on pos[0..npos). */
-	int (*will_open)(struct ps_session *s, const struct ps_position *pos, int npos, char *msg,
-			 size_t msglen);
+	/* A group with a sampling member, name, is about to open on
+	 * pos[0..npos); a failure's message names it. */
+	int (*will_open)(struct ps_session *s, const char *name, const struct ps_position *pos,
+			 int npos, char *msg, size_t msglen);
 	/* One fd of a sampling counter opened on cpu (not enabled yet). */
 	int (*fd_opened)(struct ps_session *s, uint32_t slot, int fd, int cpu);
 	/* Every fd of the sampling counter is open, none enabled: attach. */

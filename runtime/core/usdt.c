@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/regs.h"
@@ -109,4 +110,44 @@ int ps_session__usdt_arg(struct ps_session *s, const struct ps_sample *smp, uint
 	}
 	*v = ps_usdt__extend(a, raw);
 	return 0;
+}
+
+/* A probe that fires at several sites (a USDT marker the compiler
+ * inlined twice) is one fd per site and position; a group has one fd per
+ * member and position, so such a probe must be a group of its own. */
+int ps_counter__check_sites(const struct ps_session *s, uint32_t li, uint32_t m, char *msg,
+			    size_t msglen)
+{
+	const struct ps_counter *l = &s->slots[li], *c = &s->slots[l->members[m]];
+
+	if (!c->probe || c->probe->nsites < 2 || l->nmembers == 1)
+		return 0;
+	if (msg && msglen)
+		snprintf(msg, msglen,
+			 "cannot open '%s': the marker is at %zu places in the file, one probe "
+			 "each, and a group takes one event per member; count it outside the "
+			 "group",
+			 c->name, c->probe->nsites);
+	return -EINVAL;
+}
+
+/* Every position once per site, a task's sites adjacent (core/read.c sums
+ * a task's fds in a run). Returns the new count or -ENOMEM. */
+int ps_positions__by_site(struct ps_position **pos, int npos, uint32_t nsites)
+{
+	struct ps_position *v = malloc((size_t)npos * nsites * sizeof(*v));
+
+	if (!v) {
+		free(*pos);
+		*pos = NULL;
+		return -ENOMEM;
+	}
+	for (int p = 0; p < npos; p++)
+		for (uint32_t k = 0; k < nsites; k++) {
+			v[(size_t)p * nsites + k] = (*pos)[p];
+			v[(size_t)p * nsites + k].site = k;
+		}
+	free(*pos);
+	*pos = v;
+	return npos * (int)nsites;
 }

@@ -174,8 +174,8 @@ static int tracepoint_resolve(const struct ps_ev_ref *ref, struct ps_event *ev,
 				   "bad tracepoint name '%.*s' at column %d", (int)toklen, ref->sys,
 				   ref->column);
 	root = tracefs_root(&denied);
-	if (!root && denied)
-		return ps_ev__fail(err, PS_ERR_NOT_SUPPORTED, ref->column, ref->sys, toklen,
+	if (!root && denied) /* not a missing event: the user may not (EACCES) */
+		return ps_ev__fail(err, EACCES, ref->column, ref->sys, toklen,
 				   "tracepoint '%.*s' at column %d: permission denied reading "
 				   "tracefs (" TRACEFS "); tracepoints need root, or read access "
 				   "to tracefs and a perf_event_paranoid of -1",
@@ -370,7 +370,7 @@ int ps_ev__tracepoint_glob(const struct ps_ev_ref *ref, struct ps_ev_tp **out, s
 				   ref->column);
 	if (!(root = tracefs_root(&denied)))
 		return ps_ev__fail(
-		    err, PS_ERR_NOT_SUPPORTED, ref->column, ref->sys, toklen,
+		    err, denied ? EACCES : PS_ERR_NOT_SUPPORTED, ref->column, ref->sys, toklen,
 		    "tracepoint glob '%.*s' at column %d: %s", (int)toklen, ref->sys, ref->column,
 		    denied ? "permission denied reading tracefs"
 			   : "no tracefs (as root: mount -t tracefs nodev " TRACEFS ")");

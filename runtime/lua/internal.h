@@ -28,6 +28,7 @@ struct ps_script {
 	struct ps_script_opts o;
 
 	bool ending;		      /* end probes are running or ran */
+	bool unstarted;		      /* the session could not start: no end probes */
 	int errors;		      /* handler errors so far */
 	int exit_status;	      /* exit(N), the status when no error occurred */
 	bool exit_given;	      /* exit(N) named a status: it wins over the command's */

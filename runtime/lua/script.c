@@ -175,6 +175,7 @@ int ps_lua_script__start(struct ps_script *sc)
 		if (sc->setup_error[0]) /* else a Lua error, reported already */
 			fprintf(stderr, "perfscript: %s\n", sc->setup_error);
 		sc->errors++;
+		sc->unstarted = true;
 		return -1;
 	}
 	if (ps_driver__start(sc->driver, msg, sizeof(msg)) < 0) {
@@ -186,6 +187,7 @@ int ps_lua_script__start(struct ps_script *sc)
 		}
 		fprintf(stderr, "perfscript: %s\n", msg);
 		sc->errors++;
+		sc->unstarted = true;
 		return -1;
 	}
 	tell_fallback(sc);
@@ -345,7 +347,9 @@ int ps_lua_script__end(struct ps_script *sc)
 			ps_driver__stop_reason(sc->driver) == PS_STOP_CLIENT ? "exit() was called"
 			: ps_driver__stopping(sc->driver) ? ps_driver__stop_text(sc->driver)
 							  : "nothing left to wait for");
-	ps_lua_phase__run(sc, PS_PHASE_END, NULL);
+	/* a session that could not start measured nothing: no report of it */
+	if (!sc->unstarted)
+		ps_lua_phase__run(sc, PS_PHASE_END, NULL);
 	fflush(stdout);
 	ps_lua_probe__report(sc);
 	ps_lua_aggregate__report(sc);

@@ -37,9 +37,9 @@ struct ps_backend_ops {
 	    filters_in_user; /* the filters a counter asked of the kernel are applied on delivery */
 	/* A sampling counter's attr, at allocation (what its fds need). */
 	void (*prepare)(struct ps_sampler *m, uint32_t slot, struct perf_event_attr *a);
-	/* Before a group with a sampling member opens on pos[]. */
-	int (*will_open)(struct ps_sampler *m, const struct ps_position *pos, int npos, char *msg,
-			 size_t msglen);
+	/* Before a group with a sampling member, name, opens on pos[]. */
+	int (*will_open)(struct ps_sampler *m, const char *name, const struct ps_position *pos,
+			 int npos, char *msg, size_t msglen);
 	/* Each fd of a sampling counter as it opens on cpu. */
 	int (*fd_opened)(struct ps_sampler *m, uint32_t slot, int fd, int cpu);
 	/* Take the counter (its fds are open, none enabled). 0, or -errno with

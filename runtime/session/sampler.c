@@ -127,10 +127,10 @@ static int hook_prepare(struct ps_session *s, uint32_t slot, const struct ps_eve
 	return 0;
 }
 
-static int hook_will_open(struct ps_session *s, const struct ps_position *pos, int npos, char *msg,
-			  size_t msglen)
+static int hook_will_open(struct ps_session *s, const char *name, const struct ps_position *pos,
+			  int npos, char *msg, size_t msglen)
 {
-	return ps_perf_backend.will_open(ps_session__sampler(s), pos, npos, msg, msglen);
+	return ps_perf_backend.will_open(ps_session__sampler(s), name, pos, npos, msg, msglen);
 }
 
 static int hook_fd_opened(struct ps_session *s, uint32_t slot, int fd, int cpu)

@@ -182,11 +182,11 @@ out=$("$PERFSCRIPT" -v --backend=bpf -T 0.2 -e 'c = perfmon_allocate_counter("cp
 like "$out" "libbpf: " "-v shows libbpf's log"
 
 # The examples.
-out=$("$PERFSCRIPT" "$EX/bpf_profile.lua" -c "$WORKLOAD spin 300" --folded "$TMP/out.folded")
+out=$("$PERFSCRIPT" "$EX/bpf_profile.lua" -c "$WORKLOAD spin 300" --folded "$TMP/out.folded" -o -)
 like "$out" "samples in [0-9]+ distinct stacks" "bpf_profile.lua prints the top stacks"
 like "$out" "hot_spin" "bpf_profile.lua finds the workload's hot function"
 like "$(head -1 "$TMP/out.folded")" "^[^ ]*;hot_spin [0-9]+$" "bpf_profile.lua writes folded stacks (root;...;leaf count)"
-out=$("$PERFSCRIPT" -a "$EX/bpf_filter.lua" -c "$WORKLOAD spin 300")
+out=$("$PERFSCRIPT" -a "$EX/bpf_filter.lua" -c "$WORKLOAD spin 300" -o -)
 like "$out" "^[1-9][0-9]* samples of pid [0-9]+, 0 of other processes" "bpf_filter.lua: a system-wide counter filtered to the command in the kernel"
 # A tracepoint program sees every hit on the machine. It must leave them to
 # every other perf event (its 0 would make the kernel skip them all),

@@ -169,8 +169,15 @@ like "$rc:$out" "^1:.*CPU 4096 is not online" "an aggregate's filter is checked 
 # A counter whose open failed has no value: nil and "not supported", never 0.
 if [[ -d /sys/bus/event_source/devices/uprobe ]] && need_root; then
 	out=$("$PERFSCRIPT" -e 'c = perfmon.counter("uprobe:/bin/true:no_such_function")
+probe("begin", function() assert(not c:start()) end)
 probe("end", function() local v, why = c:read() print(v, why) end)' -c /bin/true 2>/dev/null); rc=$?
-	is "$rc:$out" "$(printf '1:nil\tnot supported')" "reading a counter whose open failed: nil, 'not supported' (exit 1)"
+	is "$rc:$out" "$(printf '0:nil\tnot supported')" "reading a counter whose open failed: nil, 'not supported'"
+	# opened at the start by perfscript, it ends the session before it
+	# began: one line, exit 1, and no end probe reports on nothing
+	out=$("$PERFSCRIPT" -e 'c = perfmon.counter("uprobe:/bin/true:no_such_function")
+probe("end", function() print("end ran") end)' -c /bin/true 2>&1); rc=$?
+	is "$rc:$(grep -c . <<<"$out"):$(grep -c "no function 'no_such_function'" <<<"$out")" "1:1:1" \
+		"a counter that cannot open at the start: one line naming it, exit 1, no end probe ($out)"
 else
 	skip "no uprobe PMU, or not root" "reading a counter whose open failed"
 fi

@@ -57,4 +57,52 @@ for ex in "$EX"/*.lua; do
 	ok $([[ $err != *traceback* && ! -e $TMP/ran-$n ]]; echo $?) "$n: no traceback, the command never ran"
 done
 
+# Reports go where perf's do: the command's standard output stays its own,
+# byte for byte (gzip's output of random bytes), for every example.
+head -c 300000 /dev/urandom >"$TMP/bin.dat"
+gzip -1 -c "$TMP/bin.dat" >"$TMP/want.gz"
+while IFS='|' read -r ex args; do
+	# shellcheck disable=SC2086 # the arguments are words
+	timeout 60 "$PERFSCRIPT" "$EX/$ex" $args -c "gzip -1 -c $TMP/bin.dat" >"$TMP/got.gz" 2>"$TMP/got.err"
+	rc=$?
+	cmp -s "$TMP/got.gz" "$TMP/want.gz"
+	is "$?:$rc:$(( $(wc -c <"$TMP/got.err") > 0 ))" "0:0:1" \
+		"$ex -c 'gzip -c' > FILE: FILE is gzip's output alone, the report on stderr"
+done <<EOF
+agent.lua|-a --listen 127.0.0.1:0
+bpf_filter.lua|-a
+bpf_profile.lua|
+counters.lua|
+exporter.lua|--listen 127.0.0.1:0
+hello.lua|
+offcpu.lua|
+opensnoop.lua|
+pagefaults.lua|
+profile.lua|
+regions.lua|
+runqlat.lua|-a
+sample_values.lua|
+stat.lua|
+syscalls.lua|
+syscount.lua|
+wallclock.lua|
+EOF
+is "$(ls "$EX"/*.lua | wc -l)" 17 "every example is in the list above"
+# -o FILE: the report there, nothing on stderr; -o -: on standard output;
+# perfscript's own -o before the script counts as the script's
+"$PERFSCRIPT" "$EX/syscount.lua" -c "gzip -1 -c $TMP/bin.dat" -o "$TMP/rep" >"$TMP/got.gz" 2>"$TMP/got.err"
+cmp -s "$TMP/got.gz" "$TMP/want.gz"
+is "$?:$(wc -c <"$TMP/got.err"):$(grep -c '^SYSCALL' "$TMP/rep")" "0:0:1" "syscount.lua -o FILE: the report in FILE alone"
+out=$("$PERFSCRIPT" "$EX/syscount.lua" -c true -o - 2>/dev/null)
+like "$out" "^SYSCALL +COUNT" "syscount.lua -o -: the report on standard output"
+"$PERFSCRIPT" -o "$TMP/rep2" "$EX/syscount.lua" -c true 2>"$TMP/got.err"
+is "$(grep -c '^SYSCALL' "$TMP/rep2"):$(wc -c <"$TMP/got.err")" "1:0" "perfscript -o FILE before the script: the report in FILE"
+out=$("$PERFSCRIPT" "$EX/profile.lua" -c "touch $TMP/ran" -o /nonexistent/dir/x 2>&1); rc=$?
+is "$rc:$out:$([[ -e $TMP/ran ]]; echo $?)" \
+	"1:profile.lua: -o /nonexistent/dir/x: No such file or directory:1" \
+	"-o into a missing directory: one line, exit 1, the command never ran"
+out=$("$PERFSCRIPT" "$EX/stat.lua" -c true -o /dev/full 2>&1); rc=$?
+like "$rc $out" "^1 perfscript: cannot write to /dev/full: No space left on device$" "-o /dev/full: the failed write is said, exit 1"
+like "$("$PERFSCRIPT" "$EX/profile.lua" --help)" "The report goes to standard error" "--help says where the report goes"
+
 done_testing

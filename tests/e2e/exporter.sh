@@ -24,7 +24,7 @@ trap cleanup EXIT
 wl=$!; pids+=($wl)
 wait_line "$TMP/wl.out" '^ready' >/dev/null
 "$PERFSCRIPT" "$EX/exporter.lua" --listen 127.0.0.1:0 -p $wl \
-	--events syscalls:sys_enter_getppid,task-clock,page-faults >"$TMP/ex.out" 2>"$TMP/ex.err" &
+	--events syscalls:sys_enter_getppid,task-clock,page-faults -o "$TMP/ex.out" 2>"$TMP/ex.err" &
 ex=$!; pids+=($ex)
 line=$(wait_line "$TMP/ex.out" '^listening on ')
 like "$line" '^listening on http://127\.0\.0\.1:[0-9]+/metrics$' "exporter.lua says where it listens"

@@ -23,8 +23,8 @@ ulimit -n 4096 2>/dev/null
 # start NAME ARGS...: an exporter on a free port; sets $port.
 start() {
 	local name=$1; shift
-	"$PERFSCRIPT" "$EX/exporter.lua" --listen 127.0.0.1:0 -p $$ --events task-clock "$@" \
-		>"$TMP/$name.out" 2>"$TMP/$name.err" &
+	"$PERFSCRIPT" "$EX/exporter.lua" --listen 127.0.0.1:0 -p $$ --events task-clock -o "$TMP/$name.out" "$@" \
+		2>"$TMP/$name.err" &
 	pids+=($!)
 	port=$(wait_line "$TMP/$name.out" '^listening on ' | sed 's/.*:\([0-9]*\)\/metrics$/\1/')
 }

@@ -74,11 +74,11 @@ fi
 rows() { sed -n 's/^ *[0-9]\+ \+\([0-9.]\+\)%  \[\.\] libhot\.so+0x\([0-9a-f]\+\)$/\2 \1/p' "$1"; }
 if have_perf; then
 	# One run under both: perf records perfscript's child as perfscript samples it.
-	perf record -q -F 999 -o "$TMP/hot.data" -- "${PROFILE[@]}" -c "$B/usehot 400" --top 10 >"$TMP/hot.out" 2>/dev/null
+	perf record -q -F 999 -o "$TMP/hot.data" -- "${PROFILE[@]}" -c "$B/usehot 400" --top 10 -o "$TMP/hot.out" 2>/dev/null
 	perf report -i "$TMP/hot.data" --stdio --comms usehot --dsos libhot.so --sort sym 2>/dev/null |
 		sed -n 's/^ *\([0-9.]\+\)% .*\[\.\] 0x0*\([0-9a-f]\+\)$/\2 \1/p' >"$TMP/perf.rows"
 else
-	"${PROFILE[@]}" -c "$B/usehot 400" --top 10 >"$TMP/hot.out" 2>/dev/null
+	"${PROFILE[@]}" -c "$B/usehot 400" --top 10 -o "$TMP/hot.out" 2>/dev/null
 fi
 top=$(rows "$TMP/hot.out" | head -1 | cut -d' ' -f1)
 [[ -n $top ]]; ok $? "the stripped library's hot code is a libhot.so+0xOFF row (0x$top)"

@@ -19,17 +19,17 @@ opens() { awk 'NR > 1 { print $3, $4, $5 }'; }
 strace -f -qq -e trace=open,openat,openat2 -o "$TMP/strace" cat "$TMP/A" "$TMP/B" "$TMP/C" "$TMP/none" >/dev/null 2>&1
 want=$(sed -nE 's/^[0-9]+ +open[a-z0-9]*\((AT_FDCWD, )?"([^"]*)".*= (-?[0-9]+).*/\3 \2/p' "$TMP/strace" |
 	awk '{ fd = $1 < 0 ? -1 : $1; print fd, ($1 < 0 ? 2 : 0), $2 }')
-out=$("$PERFSCRIPT" $EX/opensnoop.lua -c "cat $TMP/A $TMP/B $TMP/C $TMP/none" 2>"$TMP/err" >"$TMP/out")
+out=$("$PERFSCRIPT" $EX/opensnoop.lua -c "cat $TMP/A $TMP/B $TMP/C $TMP/none" -o "$TMP/out" 2>"$TMP/err")
 got=$(grep -v '^[ABC]$' "$TMP/out" | opens)
 is "$got" "$want" "opensnoop -c: every file cat opened, with its fd or error, as strace saw them"
 like "$(head -1 "$TMP/out")" "^PID +COMM +FD ERR PATH$" "opensnoop's columns are bcc's"
 like "$(grep -c "cat .*$TMP/[ABC]\$" "$TMP/out")" "^3$" "the three files are named though cat is gone when they are read"
 is "$(grep -v "^cat: $TMP/none" "$TMP/err")" "" "nothing on stderr but cat's own error"
-out=$("$PERFSCRIPT" $EX/opensnoop.lua -x -c "cat $TMP/A $TMP/none" 2>/dev/null | grep -c "$TMP")
+out=$("$PERFSCRIPT" $EX/opensnoop.lua -x -c "cat $TMP/A $TMP/none" -o - 2>/dev/null | grep -c "$TMP")
 is "$out" "1" "-x shows only the failed opens"
 
 # -a: a cat started once the session is (its counters open) is seen whole.
-"$PERFSCRIPT" -v $EX/opensnoop.lua -a -n cat >"$TMP/all" 2>"$TMP/all.err" &
+"$PERFSCRIPT" -v $EX/opensnoop.lua -a -n cat -o "$TMP/all" 2>"$TMP/all.err" &
 pid=$!
 wait_for "$TMP/all.err" "session started" && cat "$TMP/A" "$TMP/B" "$TMP/C" >/dev/null
 wait_for "$TMP/all" "cat .*$TMP/C\$"
@@ -39,7 +39,7 @@ is "$(grep -c "cat .* 0 $TMP/[ABC]\$" "$TMP/all")" "3" "opensnoop -a: a short-li
 # -p: a shell's cats, forked after the session started, are its.
 (while :; do cat "$TMP/A" >/dev/null; sleep 0.05; done) &
 loop=$!
-out=$("$PERFSCRIPT" $EX/opensnoop.lua -p $loop -T 1 2>/dev/null)
+out=$("$PERFSCRIPT" $EX/opensnoop.lua -p $loop -T 1 -o - 2>/dev/null)
 kill $loop; wait $loop 2>/dev/null
 like "$out" "cat +3 +0 $TMP/A" "opensnoop -p: the files of a running process's children"
 

@@ -71,4 +71,34 @@ out=$(user "$ROOT/examples/offcpu.lua" -c "$W spin 1" 2>&1); rc=$?
 like "$rc:$out" "^1:offcpu.lua: tracepoint 'sched:sched_switch' .*(permission denied|not allowed)" \
 	"offcpu.lua as nobody: exit 1, saying why, no traceback"
 
+# Every example that needs more than this user has, run as it would be run:
+# one line on stderr naming the permission, a non-zero exit, nothing on
+# stdout, and nothing announced before it ("listening on", an empty report).
+while IFS='|' read -r ex args; do
+	# shellcheck disable=SC2086 # the arguments are words
+	(cd /tmp && timeout 20 setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/bin/perfscript" \
+		"$ROOT/examples/$ex" $args >"$TMP/nb.out" 2>"$TMP/nb.err"); rc=$?
+	is "$(( rc != 0 && rc != 124 )):$(wc -l <"$TMP/nb.err"):$(wc -c <"$TMP/nb.out")" "1:1:0" \
+		"$ex $args as nobody: exit $rc, one line on stderr, nothing on stdout"
+	like "$(cat "$TMP/nb.err")" "^(${ex}|perfscript): .*permission denied" \
+		"$ex as nobody: the line names the permission ($(head -c 150 "$TMP/nb.err"))"
+done <<EOF
+agent.lua|-a --listen 127.0.0.1:0
+bpf_filter.lua|-a -c true
+bpf_profile.lua|-a -T 5
+counters.lua|-a -T 5
+exporter.lua|-a --listen 127.0.0.1:0
+exporter.lua|-p 1 --listen 127.0.0.1:0
+offcpu.lua|-a -T 5
+opensnoop.lua|-a -T 5
+pagefaults.lua|-a -T 5
+profile.lua|-a -T 5
+runqlat.lua|-a -T 5
+sample_values.lua|-a -T 5
+stat.lua|-a -T 5
+syscalls.lua|-a -T 5
+syscount.lua|-a -T 5
+wallclock.lua|-a -T 5
+EOF
+
 done_testing

@@ -128,8 +128,10 @@ static int init_rings(struct ps_perf *p)
 	return 0;
 }
 
-/* The carrier of one CPU: a dummy event on the target, tracking side-band. */
-static int open_carrier(struct ps_sampler *m, int cpu, char *msg, size_t msglen)
+/* The carrier of one CPU: a dummy event on the target, tracking side-band.
+ * It opens for the sampling counter name, which a failure names: the user
+ * asked for that one, and the carrier needs what it needs (the target). */
+static int open_carrier(struct ps_sampler *m, int cpu, const char *name, char *msg, size_t msglen)
 {
 	const struct ps_session *s = m->s;
 	struct perf_event_attr a = {
@@ -160,7 +162,7 @@ static int open_carrier(struct ps_sampler *m, int cpu, char *msg, size_t msglen)
 	a.wakeup_watermark = ps_sampler__wakeup_bytes(m);
 	fd = ps_perf__open(&a, pid, cpu, -1);
 	if (fd < 0) {
-		struct ps_open_failure f = {.name = "dummy (sample ring carrier)",
+		struct ps_open_failure f = {.name = name ? name : "dummy (sample ring carrier)",
 					    .attr = &a,
 					    .err = -fd,
 					    .kind = kind,
@@ -201,7 +203,8 @@ static struct ps_ring *ring_at(struct ps_perf *p, int fd)
 }
 
 /* Open the carrier of cpu and map its ring; 0 or -errno with msg filled. */
-static int add_ring(struct ps_sampler *m, struct ps_perf *p, int cpu, char *msg, size_t msglen)
+static int add_ring(struct ps_sampler *m, struct ps_perf *p, int cpu, const char *name, char *msg,
+		    size_t msglen)
 {
 	struct ps_ring *r = &p->rings[p->nrings];
 	size_t pages = ps_sampler__ring_pages(m);
@@ -213,7 +216,7 @@ static int add_ring(struct ps_sampler *m, struct ps_perf *p, int cpu, char *msg,
 			snprintf(msg, msglen, "cannot sample on CPU %d: it is not online", cpu);
 		return -EINVAL;
 	}
-	fd = open_carrier(m, cpu, msg, msglen);
+	fd = open_carrier(m, cpu, name, msg, msglen);
 	if (fd < 0)
 		return fd;
 	/* An unprivileged user may lock only perf_event_mlock_kb per CPU: a
@@ -245,8 +248,8 @@ static int add_ring(struct ps_sampler *m, struct ps_perf *p, int cpu, char *msg,
 	return 0;
 }
 
-static int perf_will_open(struct ps_sampler *m, const struct ps_position *pos, int npos, char *msg,
-			  size_t msglen)
+static int perf_will_open(struct ps_sampler *m, const char *name, const struct ps_position *pos,
+			  int npos, char *msg, size_t msglen)
 {
 	struct ps_perf *p = perf_of(m);
 	int err = p ? init_rings(p) : -ENOMEM;
@@ -256,7 +259,7 @@ static int perf_will_open(struct ps_sampler *m, const struct ps_position *pos, i
 
 		if (cpu >= 0 && cpu < p->ncpu_slots && p->ring_of_cpu[cpu] >= 0)
 			continue;
-		err = add_ring(m, p, cpu, msg, msglen);
+		err = add_ring(m, p, cpu, name, msg, msglen);
 	}
 	return err;
 }
