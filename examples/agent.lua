@@ -48,45 +48,36 @@ local opts = require("args").parse(arg, {
   usage = "perfscript -a examples/agent.lua --listen ADDR:PORT [options]",
   summary = "Whole-host profiles over HTTP (/debug/pprof/profile) and counters (/metrics).",
   { "--listen", "ADDR:PORT", "where to serve (port 0: a free one, said in the 'listening on' line)" },
-  { "--freq", "HZ", "samples per second on each CPU (default 19)", number = true, default = 19 },
+  { "--freq", "HZ", "samples per second on each CPU (default 19)", number = true, integer = true,
+    min = 1, max = 10000, default = 19 },
   { "--call-graph", "fp|dwarf", "how user stacks are taken (default dwarf)", choices = { "fp", "dwarf" },
     default = "dwarf" },
-  { "--max-seconds", "N", "the longest profile a request may ask for (default 300)", number = true,
+  { "--max-seconds", "N", "the longest profile a request may ask for (default 300)", number = true, min = 1,
     default = 300 },
   { "--profiles-budget", "MIB", "what the profiles being taken for requests may hold in all, in MiB "
                               .. "(default 64): past it their new stacks count as over budget",
-    number = true, default = 64, key = "profiles_budget" },
+    number = true, min = 1, default = 64, key = "profiles_budget" },
   { "--web.config.file", "FILE", "TLS and basic-auth users, the Prometheus exporters' format", key = "web_config" },
   { "--remote-write", "URL", "push the counters by Prometheus remote write to URL" },
   { "--push", "URL", "push each window's profile to Pyroscope's ingest API at URL" },
   { "--app", "NAME", "the application name of pushed profiles (default host)", default = "host" },
   { "--flush-ms", "MS", "at the end, wait up to MS for the last pushes (default 5000)", number = true,
+    min = 0, max = 600000,
     default = 5000 },
   { "--push-interval", "S", "seconds between pushes: the profile window (default 10)", number = true,
+    min = 0.1, max = 3600,
     default = 10 },
   { "--offcpu", nil, "also time threads off the CPU (BPF): /debug/pprof/offcpu, and pushed" },
   { "--offcpu-min-us", "N", "off-CPU intervals shorter than N microseconds are dropped (default 10)",
-    number = true, default = 10 },
+    number = true, min = 0, default = 10 },
   { "--symbols-budget", "MIB", "what the symbolizer may hold, in MiB (default 18)", number = true,
-    default = 18, key = "symbols_budget" },
+    min = 1, default = 18, key = "symbols_budget" },
   { "--lines", nil, "source lines and inline frames from DWARF (costs libc's 9 MB and more)" },
 })
-local need = require("args").need
-local function fail(msg)
-  io.stderr:write("agent.lua: ", msg, "\n")
-  os.exit(2)
-end
+local need, fail = require("args").need, require("args").fail
 if not opts.listen then fail("--listen ADDR:PORT is needed (e.g. --listen 127.0.0.1:9464)") end
 local cpus = target_cpus()
 if not cpus then fail("profiles the whole host: run it with -a (or -C LIST, or -G CGROUP)") end
-if opts.freq < 1 or opts.freq > 10000 then fail("--freq wants 1 to 10000 samples a second") end
-if opts.profiles_budget < 1 then fail("--profiles-budget wants 1 MiB or more") end
-if opts.push_interval < 0.1 or opts.push_interval > 3600 then
-  fail("--push-interval wants 0.1 to 3600 seconds")
-end
-if opts.flush_ms < 0 or opts.flush_ms > 600000 then fail("--flush-ms wants 0 to 600000") end
-if opts.offcpu_min_us < 0 then fail("--offcpu-min-us wants 0 or more microseconds") end
-if opts.symbols_budget < 1 then fail("--symbols-budget wants 1 MiB or more") end
 
 local om, profile, pprof = require "openmetrics", require "profile", require "pprof"
 local encode = require("perfscript.pprof").encode
@@ -173,7 +164,7 @@ if opts.offcpu then
     waits, err = perfmon.aggregate(sw, { by = { "comm", "args.prev_state", "ustack", "kstack" },
                                          offcpu = true, min_us = opts.offcpu_min_us })
   end
-  if not waits then fail("--offcpu: " .. tostring(err)) end
+  if not waits then need(nil, "--offcpu: " .. tostring(err)) end
   offcpu = { waits = waits, open = {}, window = opts.push and { acc = {}, from = gettimeofday_ns() } }
 end
 local function offcpu_take()
@@ -413,7 +404,7 @@ end
 -- port is announced, not after.
 need(perfmon.open())
 
-local server, err = http.listen(opts.listen, function(req)
+local server, err, code = http.listen(opts.listen, function(req)
   if req.path == "/debug/pprof/profile" then return profile_request(req) end
   if req.path == "/debug/pprof/offcpu" and offcpu then return offcpu_request(req) end
   if req.path == "/" then
@@ -422,7 +413,9 @@ local server, err = http.listen(opts.listen, function(req)
   end
   return reg:handle(req, "/metrics")
 end, { web_config = opts.web_config })
-if not server then fail(err) end
+-- a bad address is the user's (EINVAL: exit 2), a port in use the machine's
+if not server and code == 22 then fail(err) end
+need(server, err)
 local host = opts.listen:match("^(.*):%d+$")
 printf("listening on %s://%s:%d/ (profiles at /debug/pprof/profile, counters at /metrics)\n",
        server:tls() and "https" or "http", (host == "" or host == nil) and "0.0.0.0" or host,

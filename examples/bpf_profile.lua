@@ -11,7 +11,7 @@ local opts = require("args").parse(arg, {
   target = true,
   summary = "A CPU profile counted in the kernel: the top user+kernel stacks at 1 kHz.",
   { "--folded", "FILE", "write the folded stacks to FILE (flamegraph.pl)" },
-  { "--top", "N", "stacks to print (default 10)", number = true, default = 10 },
+  { "--top", "N", "stacks to print (default 10)", number = true, integer = true, min = 1, default = 10 },
 })
 local need = require("args").need
 local folded_path, top = opts.folded, opts.top

@@ -22,14 +22,11 @@ local usage = {
   summary = "An always-on Prometheus exporter of perf counters, at http://ADDR:PORT/metrics.",
   { "--listen", "ADDR:PORT", "where to serve (port 0: a free one, said in the 'listening on' line)" },
   { "--events", "LIST", "the events to count (default: the standard software events, and hardware "
-                        .. "ones where they count)" },
+                        .. "ones where they count)", event = true },
   { "--web.config.file", "FILE", "TLS and basic-auth users, the Prometheus exporters' format", key = "web_config" },
 }
 local opts = args.parse(arg, usage)
-if not opts.listen then
-  io.stderr:write("exporter.lua: --listen ADDR:PORT is needed (e.g. --listen 127.0.0.1:9100)\n")
-  os.exit(2)
-end
+if not opts.listen then args.fail("--listen ADDR:PORT is needed (e.g. --listen 127.0.0.1:9100)") end
 
 local cpus = target_cpus()
 local SOFTWARE = { cpus and "cpu-clock" or "task-clock", "context-switches", "cpu-migrations",
@@ -79,14 +76,13 @@ for _, ev in ipairs(events) do
     reg:counter(c, cpu and { event = ev, cpu = cpu } or { event = ev, pid = pid, comm = comm })
   end
 end
+
+local server, err, code = reg:serve(opts.listen, { web_config = opts.web_config })
+-- a bad address is the user's (EINVAL: exit 2), a port in use the machine's
+if not server and code == 22 then args.fail(err) end
+args.need(server, err)
 if #skipped > 0 then
   io.stderr:write(("exporter.lua: not counted here (no PMU support): %s\n"):format(table.concat(skipped, ", ")))
-end
-
-local server, err = reg:serve(opts.listen, { web_config = opts.web_config })
-if not server then
-  io.stderr:write("exporter.lua: ", err, "\n")
-  os.exit(1)
 end
 local host = opts.listen:match("^(.*):%d+$")
 printf("listening on %s://%s:%d/metrics\n", server:tls() and "https" or "http",

@@ -60,19 +60,21 @@ local opts = require("args").parse(arg, {
   usage = "perfscript examples/profile.lua -c 'CMD args' | -p PID | -a [options]",
   target = true,
   summary = "Where a command spends its CPU time: the functions with the most cpu-clock samples.",
-  { "--freq", "HZ", "samples per second (default 999)", number = true, default = 999 },
-  { "--event", "SPEC", "sample this event instead, e.g. 'syscalls:sys_enter_getppid/period=1/'" },
-  { "--top", "N", "rows to print (default 20)", number = true, default = 20 },
+  { "--freq", "HZ", "samples per second (default 999)", number = true, integer = true, min = 1,
+    default = 999 },
+  { "--event", "SPEC", "sample this event instead, e.g. 'syscalls:sys_enter_getppid/period=1/'", event = true },
+  { "--top", "N", "rows to print (default 20)", number = true, integer = true, min = 1, default = 20 },
   { "--folded", "FILE", "write folded stacks to FILE (flamegraph.pl, speedscope)" },
   { "--pprof", "FILE", "write the profile in pprof's format to FILE" },
   { "--labels", "LIST", "pprof labels of each sample: pid, tid, comm, cgroup (comma-separated)" },
   { "--diff-base", "OLD.pb.gz", "compare with an earlier pprof profile", key = "base" },
   { "--switch-output", "SECS", "a new --pprof/--folded file every SECS seconds (FILE.YYYYMMDDHHMMSSCC)",
-    number = true, key = "switch" },
+    number = true, min = 0.1, max = 86400, key = "switch" },
   { "--symbols-budget", "MIB", "what the symbolizer may hold, in MiB (default 128; 32 with --switch-output)",
-    number = true, key = "symbols_budget" },
+    number = true, min = 1, key = "symbols_budget" },
   { "--call-graph", "fp|dwarf", "how stacks are taken (an --event's call-graph= wins)", choices = { "fp", "dwarf" } },
-  { "--max-stack", "N", "frames a stack keeps, up to 1024 (default 127; deeper with DWARF only)", number = true },
+  { "--max-stack", "N", "frames a stack keeps, up to 1024 (default 127; deeper with DWARF only)", number = true,
+    integer = true, min = 1, max = 1024 },
   { "--python", nil, "Python frames of CPython processes in the stacks" },
   { "--no-python", nil, "no Python frames, even for a python3 target", key = "no_python" },
   { "--dwarf-lines", nil, "source lines and inline frames from DWARF (the default without --switch-output)",
@@ -84,6 +86,7 @@ local opts = require("args").parse(arg, {
   { "--sort", "sym|dso", "rows per function (default) or per file", choices = { "sym", "dso" },
     default = "sym" },
 })
+local fail, need = require("args").fail, require("args").need
 if opts.lines then opts.sort = "srcline" end
 
 -- A python3 target (the -c command, or the -p process) gets its Python
@@ -114,12 +117,9 @@ end
 
 -- The base is read first: a missing or broken file ends here, not after the run.
 if opts.switch and not (opts.pprof or opts.folded) then
-  error("profile.lua: --switch-output writes --pprof or --folded files: give one", 0)
+  fail("--switch-output writes --pprof or --folded files: give one")
 end
-if opts.switch and (opts.switch < 0.1 or opts.switch > 86400) then
-  error("profile.lua: --switch-output wants 0.1 to 86400 seconds", 0)
-end
-if opts.switch and opts.base then error("profile.lua: --switch-output and --diff-base do not go together", 0) end
+if opts.switch and opts.base then fail("--switch-output and --diff-base do not go together") end
 -- A continuous profile runs for days: what it holds is bounded by
 -- default, by about what one host's working set needs.
 if opts.switch and not opts.symbols_budget then opts.symbols_budget = 32 end
@@ -127,14 +127,13 @@ if opts.switch and not opts.symbols_budget then opts.symbols_budget = 32 end
 -- (libc's: 9 MB); a continuous profile names functions only, unless rows
 -- need lines, as the agent does.
 if opts.dwarf_lines and opts.no_dwarf_lines then
-  error("profile.lua: --dwarf-lines and --no-dwarf-lines: give one", 0)
+  fail("--dwarf-lines and --no-dwarf-lines: give one")
 end
 if opts.no_dwarf_lines and (opts.lines or opts.inline) then
-  error(("profile.lua: --%s needs DWARF lines: drop --no-dwarf-lines"):format(opts.lines and "lines" or "inline"), 0)
+  fail(("--%s needs DWARF lines: drop --no-dwarf-lines"):format(opts.lines and "lines" or "inline"))
 end
 local dwarf_lines = opts.dwarf_lines or opts.lines or opts.inline or not (opts.switch or opts.no_dwarf_lines)
 if opts.symbols_budget then
-  if opts.symbols_budget < 1 then error("profile.lua: --symbols-budget wants 1 MiB or more", 0) end
   perfmon.symbols(math.floor(opts.symbols_budget * 1024 * 1024))
 end
 if not dwarf_lines then perfmon.symbols { lines = false } end
@@ -143,7 +142,7 @@ local pprof, base = require "pprof", nil
 if opts.base then
   local err
   base, err = pprof.read(opts.base)
-  if not base then error("profile.lua: --diff-base " .. err, 0) end
+  if not base then need(nil, "--diff-base " .. err) end
 end
 
 -- The output files are opened now, as perf record opens -o: a path that
@@ -159,7 +158,7 @@ local function open_outputs(later)
     if opts[k] then
       local name = opts[k] .. suffix
       local f, oerr = io.open(name, "wb")
-      if not f and not later then error(("profile.lua: --%s %s"):format(k, oerr), 0) end
+      if not f and not later then need(nil, ("--%s %s"):format(k, oerr)) end
       if not f then io.stderr:write("profile.lua: cannot open ", oerr, "\n") end
       outputs[k], names[k] = f, name
     end
@@ -173,19 +172,16 @@ open_outputs()
 local own = opts.event and (opts.event:match("[/,]call%-graph=(%a+)") or
                             opts.event:match("[/,]stack%-size=") and "dwarf")
 if own and opts.call_graph and own ~= opts.call_graph then
-  error(("profile.lua: --call-graph %s contradicts the event's call-graph=%s: give one of them")
-        :format(opts.call_graph, own), 0)
+  fail(("--call-graph %s contradicts the event's call-graph=%s: give one of them")
+        :format(opts.call_graph, own))
 end
 if own and opts.python and own ~= "dwarf" then
-  error(("profile.lua: --python needs DWARF stacks, and the event says call-graph=%s"):format(own), 0)
+  fail(("--python needs DWARF stacks, and the event says call-graph=%s"):format(own))
 end
 local call_graph = own or opts.call_graph or (opts.python and "dwarf") or
                    ((opts.folded or opts.pprof or opts.base) and "fp")
 local term = call_graph and not own and ("call-graph=" .. call_graph)
 if opts.max_stack then -- a user side as deep as asked; the kernel's stays its own
-  if opts.max_stack < 1 or opts.max_stack > 1024 or math.floor(opts.max_stack) ~= opts.max_stack then
-    error("profile.lua: --max-stack wants a whole number of frames, 1 to 1024", 0)
-  end
   if not (opts.event and opts.event:match("[/,]max%-stack=")) then
     term = (term and term .. "," or "") .. ("max-stack=%d"):format(opts.max_stack)
   end
@@ -199,7 +195,7 @@ if opts.event then -- the term goes into the event's own terms
 end
 local err
 prof, err = perfmon_allocate_counter(spec)
-if prof == 0 then error(("profile.lua: %s: %s"):format(spec, err), 0) end
+if prof == 0 then fail(("%s: %s"):format(spec, err)) end
 local function new_profile()
   return require("profile").new{ stacks = opts.folded ~= nil and not base,
                                  pprof = (opts.pprof or base) and true, labels = opts.labels,

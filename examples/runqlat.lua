@@ -23,7 +23,8 @@ local opts = require("args").parse(arg, {
   usage = "perfscript examples/runqlat.lua -a [-T SECONDS | -c 'CMD args'] [--pid PID]",
   summary = "How long runnable tasks wait for a CPU, as a log2 histogram in microseconds.\n" ..
             "Watches every CPU (-a); -a -c 'CMD' or --pid PID: only that command's or process's waits.",
-  { "--pid", "PID", "only the waits of this process's threads and of what it forks", number = true },
+  { "--pid", "PID", "only the waits of this process's threads and of what it forks", number = true,
+    integer = true, min = 1 },
 })
 local need = require("args").need
 local stats = require "stats"

@@ -22,26 +22,21 @@ local opts = require("args").parse(arg, {
   target = true,
   summary = "perf stat, built from tapsets: counts and rates of a command, a process or CPUs.",
   { "-e, --event", "EV[,EV]", "events to count (default: perf stat's)", key = "events", list = true },
-  { "-I, --interval-print", "MS", "print the counts every MS milliseconds", key = "ms", number = true },
+  { "-I, --interval-print", "MS", "print the counts every MS milliseconds", key = "ms", number = true,
+    integer = true, min = 1 },
   { "-x, --field-separator", "SEP", "CSV lines, fields separated by SEP", key = "sep" },
   { "-j, --json", nil, "JSON lines with perf stat -j's keys", key = "json" },
   { "-r, --repeat", "N", "run the command N times, print means and their variation",
-    key = "runs", number = true },
+    key = "runs", number = true, integer = true, min = 1 },
   { "--csv", nil, "the same as -x ," },
-  { "--interval", "MS", "the same as -I MS", key = "ms", number = true },
+  { "--interval", "MS", "the same as -I MS", key = "ms", number = true, integer = true, min = 1 },
   { "--run-values", "FILE", "(for -r) write this run's values to FILE, no report" },
 })
 
-local function fail(msg)
-  io.stderr:write("stat.lua: ", msg, "\n")
-  os.exit(2)
-end
+local fail = require("args").fail
 
 local format = opts.json and "json" or (opts.sep or opts.csv) and "csv" or "table"
 local sep = opts.sep or ","
-if opts.runs and (opts.runs < 1 or math.floor(opts.runs) ~= opts.runs) then
-  fail("-r wants a whole number of runs, 1 or more")
-end
 if opts.runs and opts.runs > 1 and not target_command() then
   fail("-r N repeats a command: give it one with -c 'CMD'")
 end

@@ -11,7 +11,7 @@ local top = require("args").parse(arg, {
   usage = "perfscript examples/syscount.lua -c 'CMD args' | -p PID | -a [-T SECONDS] [--top N]",
   target = true,
   summary = "System calls by name and by process, like strace -c.",
-  { "--top", "N", "lines per table (default 10)", number = true, default = 10 },
+  { "--top", "N", "lines per table (default 10)", number = true, integer = true, min = 1, default = 10 },
 }).top
 local need = require("args").need
 

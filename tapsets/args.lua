@@ -7,13 +7,16 @@
 --   local opts = require("args").parse(arg, {
 --     name = "top.lua", usage = "perfscript top.lua -c CMD [options]",
 --     summary = "What it does, in a line or two.",
---     { "--freq", "HZ", "samples per second (default 999)", number = true },
---     { "-e, --event", "SPEC", "the event to sample" },
+--     { "--freq", "HZ", "samples per second (default 999)", number = true, integer = true, min = 1 },
+--     { "-e, --event", "SPEC", "the event to sample", event = true },
 --     { "--inline", nil, "count inlined functions as their own rows" },
 --     { "--sort", "KEY", "rows per sym or dso", choices = { "sym", "dso" } },
 --   })
 --   -- opts.freq (a number), opts.event, opts.inline (true), opts.sort;
 --   -- opts[1..n]: arguments that are not options, when spec.args allows
+-- A number option may say integer = true, min and max; event = true checks
+-- the value is an event string perfscript parses. A value out of bounds is
+-- a usage error that says what is wanted.
 -- Values come as "--freq 99", "--freq=99" or, for one-letter options,
 -- "-e SPEC" and "-eSPEC". "--" ends the options. An option given twice
 -- keeps its last value, or, with list = true, every value in order.
@@ -89,11 +92,37 @@ local function fail(spec, msg)
 end
 
 -- Check and convert the value v of option entry e, named as the user did.
+-- What a number option wants, in words: "a whole number from 1 to 100".
+local function number_words(e)
+  local w = e.integer and "a whole number" or "a number"
+  if e.min and e.max then return ("%s from %s to %s"):format(w, e.min, e.max) end
+  if e.min then return ("%s of at least %s"):format(w, e.min) end
+  if e.max then return ("%s of at most %s"):format(w, e.max) end
+  return w
+end
+
+-- An event string's mistakes (syntax, no such event, term or value: the
+-- PS_ERR_* codes 4096-4099) are the user's; what the machine refuses
+-- (permission, a missing PMU) is left to the open, which says it.
+local function event_error(v)
+  local perfmon = rawget(_G, "perfmon")
+  if not perfmon then return nil end
+  local ok, err, code = perfmon.describe(v)
+  if not ok and code and code >= 4096 and code <= 4099 then return err end
+end
+
 local function value_of(spec, e, given, v)
   if e.number then
     local n = tonumber(v)
-    if not n then fail(spec, ("%s wants a number (%s), got '%s'"):format(given, e[2], v)) end
-    return math.tointeger and math.tointeger(n) or n
+    local int = n and math.tointeger(n)
+    if not n or n ~= n or (e.integer and not int) or (e.min and n < e.min) or (e.max and n > e.max) then
+      fail(spec, ("%s wants %s (%s), got '%s'"):format(given, number_words(e), e[2], v))
+    end
+    return int or n
+  end
+  if e.event then
+    local err = event_error(v)
+    if err then fail(spec, ("%s %s: %s"):format(given, v, err)) end
   end
   if e.choices then
     for _, c in ipairs(e.choices) do if c == v then return v end end
@@ -107,7 +136,7 @@ end
 -- stdout and exits 0; any usage error exits 2 with a message.
 function M.parse(argv, spec)
   assert(spec and spec.name, "args.parse: spec.name (the script's name) is required")
-  M.name = spec.name
+  M.name, M.spec = spec.name, spec
   local byname = {}
   for _, e in ipairs(entries(spec)) do
     local names, key = names_of(e)
@@ -191,6 +220,13 @@ function M.report_to(name, file)
     io.stderr:flush()
     os.exit(1)
   end
+end
+
+-- A usage error found after parsing (two options that do not go together):
+-- msg as args.parse says its own, the --help hint, exit 2.
+function M.fail(msg)
+  io.stdout:flush()
+  fail(M.spec or { name = M.name or "perfscript" }, msg)
 end
 
 -- v and the rest when v is true; else err said as the script's own line

@@ -105,4 +105,45 @@ out=$("$PERFSCRIPT" "$EX/stat.lua" -c true -o /dev/full 2>&1); rc=$?
 like "$rc $out" "^1 perfscript: cannot write to /dev/full: No space left on device$" "-o /dev/full: the failed write is said, exit 1"
 like "$("$PERFSCRIPT" "$EX/profile.lua" --help)" "The report goes to standard error" "--help says where the report goes"
 
+# One error style: every example with each kind of bad value is one line
+# naming the option and what it wants (and the --help hint), exit 2 for
+# the user's mistake, 1 for what the machine refuses; never a traceback,
+# and the command never runs.
+busy=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); print("up", flush=True); time.sleep(600)' "$busy" >"$TMP/busy.out" &
+holder=$!
+wait_line "$TMP/busy.out" '^up' >/dev/null
+while IFS='|' read -r want ex args re; do
+	rm -f "$TMP/ran"
+	# shellcheck disable=SC2086 # the arguments are words
+	err=$(timeout 20 "$PERFSCRIPT" "$EX/$ex" -c "touch $TMP/ran" $args 2>&1 >/dev/null); rc=$?
+	line1=$(head -1 <<<"$err")
+	is "$rc:$([[ $err == *traceback* || -e $TMP/ran ]]; echo $?)" "$want:1" "$ex $args: exit $want, no traceback, the command never ran"
+	like "$line1" "^${ex}: $re" "$ex $args: $line1"
+done <<EOF
+2|profile.lua|--event nosuch|--event nosuch: unknown event 'nosuch' at column 1$
+2|profile.lua|--event cpu-clock/freq=x/|--event cpu-clock/freq=x/: bad number 'x' for term 'freq'
+2|profile.lua|--freq 0|--freq wants a whole number of at least 1 \(HZ\), got '0'$
+2|profile.lua|--max-stack 2000|--max-stack wants a whole number from 1 to 1024
+2|profile.lua|--switch-output 5|--switch-output writes --pprof or --folded files
+1|profile.lua|--pprof /nonexistent/p.pb.gz|--pprof /nonexistent/p.pb.gz: No such file or directory$
+2|stat.lua|-I 0|-I wants a whole number of at least 1 \(MS\), got '0'$
+2|stat.lua|-r 1.5|-r wants a whole number of at least 1 \(N\), got '1.5'$
+2|exporter.lua|--listen 127.0.0.1:0 --events nosuch|--events nosuch: unknown event 'nosuch'
+2|exporter.lua|--listen 127.0.0.1:99999|bad listen address '127.0.0.1:99999'
+1|exporter.lua|--listen 127.0.0.1:$busy|cannot listen on 127.0.0.1:$busy: Address already in use$
+2|exporter.lua||--listen ADDR:PORT is needed
+1|agent.lua|-a --listen 127.0.0.1:$busy|cannot listen on 127.0.0.1:$busy: Address already in use$
+2|agent.lua|-a --listen bad|bad listen address 'bad'
+2|agent.lua|-a --listen 127.0.0.1:0 --freq 0|--freq wants a whole number from 1 to 10000
+2|offcpu.lua|--min-us -1|--min-us wants a number of at least 0
+2|wallclock.lua|--hz 0|--hz wants a whole number of at least 1
+2|syscount.lua|--top 0|--top wants a whole number of at least 1
+2|bpf_profile.lua|--top -1|--top wants a whole number of at least 1
+2|runqlat.lua|-a --pid x|--pid wants a whole number of at least 1 \(PID\), got 'x'$
+EOF
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+
 done_testing
