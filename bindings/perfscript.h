@@ -259,6 +259,9 @@ struct ps_target_opts {
 	const char *cgroup; /* PS_TARGET_CPUS: only the tasks of this cgroup v2 group and
 			     * the groups below it (perf stat -G): its path below the
 			     * cgroup2 mount ("app/web"), or an absolute one; NULL: all */
+	bool no_children;   /* PS_TARGET_PID, PS_TARGET_COMMAND: the process's threads,
+			     * those it starts later included, but not the processes
+			     * it starts (perf_event_attr.inherit_thread; bcc's -p) */
 };
 
 struct ps_session;

@@ -136,6 +136,7 @@ static struct ps_session *make_session(const struct ps_cli_options *o, int *rc)
 		t.kind = PS_TARGET_PID;
 		t.pid = o->pid;
 	}
+	t.no_children = o->no_children;
 	if (o->system_wide || o->cpus || o->cgroup) {
 		t.kind = PS_TARGET_CPUS;
 		t.cpus = o->cpus;

@@ -25,7 +25,10 @@ const char ps_cli_usage[] =
     "  -e CODE         run CODE instead of a script file\n"
     "  -c 'CMD args'   run CMD as the target; counters follow it from exec, with\n"
     "                  its children; the session ends when it exits\n"
-    "  -p PID          attach to a running process (all its threads)\n"
+    "  -p PID          attach to a running process: all its threads, and the\n"
+    "                  processes it starts from then on (as perf's -p)\n"
+    "      --no-children  with -p or -c: the process's threads only, not the\n"
+    "                  processes it starts (bcc's -p)\n"
     "  -a              count system-wide, on every CPU\n"
     "  -C LIST         count on these CPUs only, e.g. 0-3,5\n"
     "  -G CGROUP       count only the tasks of this cgroup v2 group (and those\n"
@@ -49,8 +52,9 @@ const char ps_cli_usage[] =
     "  -h, --help            this text\n"
     "\n"
     "Options before the script's name are perfscript's. After it, only the target\n"
-    "options -c, -p, -a, -C and -T are; every other argument (--help, -e, -o, -I\n"
-    "included) goes to the script in arg[1..n], and after -- all do.\n"
+    "options -c, -p, -a, -C, -G, -T and --no-children are; every other argument\n"
+    "(--help, -e, -o, -I included) goes to the script in arg[1..n], and after --\n"
+    "all do.\n"
     "\n"
     "Docs: docs/guide.md, docs/events.md, docs/api.md; man perfscript.\n";
 
@@ -148,6 +152,8 @@ static bool is_our_option(const char *arg, bool target_only, bool *takes_next)
 	if (arg[0] != '-' || !arg[1])
 		return false;
 	if (arg[1] == '-') {
+		if (!strcmp(arg, "--no-children")) /* a target option: after the script too */
+			return true;
 		if (target_only)
 			return false;
 		if (!strncmp(arg, "--backend", 9) && (arg[9] == '=' || !arg[9])) {
@@ -310,6 +316,7 @@ int ps_cli__parse_options(int argc, char **argv, struct ps_cli_options *o)
 	    {"help", no_argument, NULL, 'h'},
 	    {"backend", required_argument, NULL, 'B'},
 	    {"no-demangle", no_argument, NULL, 'N'},
+	    {"no-children", no_argument, NULL, 'K'},
 	    {"debuginfod-wait", required_argument, NULL, 'W'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -364,6 +371,9 @@ int ps_cli__parse_options(int argc, char **argv, struct ps_cli_options *o)
 		case 'N':
 			o->raw_names = true;
 			break;
+		case 'K':
+			o->no_children = true;
+			break;
 		default:
 			if ((rc = checked_option(c, optarg, o)))
 				return rc;
@@ -371,5 +381,7 @@ int ps_cli__parse_options(int argc, char **argv, struct ps_cli_options *o)
 	}
 	if (o->pid && (o->command || o->system_wide || o->cpus || o->cgroup))
 		return ps_cli__die_usage("%s", "-p cannot be combined with -c, -a, -C or -G");
+	if (o->no_children && !o->pid && !o->command)
+		return ps_cli__die_usage("%s", "--no-children goes with -p PID or -c CMD");
 	return 0;
 }

@@ -20,6 +20,7 @@ struct ps_cli_options {
 	int nincludes;
 	pid_t pid;
 	bool system_wide, json, describe, repl, raw_names;
+	bool no_children; /* --no-children: -p/-c's threads, not their children */
 	bool answered; /* --version or --help printed: nothing more to do */
 	int verbose;
 	double duration;

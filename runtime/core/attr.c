@@ -24,8 +24,10 @@ void ps_counter__target_attr(const struct ps_session *s, struct ps_counter *c, b
 		a->read_format |= PERF_FORMAT_GROUP;
 	/* Counters follow a command's or a pid's children and later threads. */
 	if ((s->kind == PS_TARGET_COMMAND || s->kind == PS_TARGET_PID) &&
-	    !(c->flags & PS_EVENT_NO_INHERIT))
+	    !(c->flags & PS_EVENT_NO_INHERIT)) {
 		a->inherit = 1;
+		a->inherit_thread = s->no_children; /* threads, not child processes */
+	}
 	a->disabled = leads; /* members count whenever their leader does */
 	a->enable_on_exec = 0;
 	/* One clock for every record: the one BPF stamps with and

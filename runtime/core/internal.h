@@ -125,6 +125,7 @@ struct ps_session {
 	int cgroup_fd;	  /* a CPUS target's cgroup directory (-G), or -1 */
 	char *cgroup;	  /* and its path below the cgroup2 mount */
 	bool has_command; /* a forked child we own (COMMAND, or CPUS with argv) */
+	bool no_children; /* inherit to threads only (ps_target_opts.no_children) */
 	bool own_group;	  /* the command leads its own process group */
 	bool held;	  /* the child waits for ps_session__release() */
 	bool reaped;

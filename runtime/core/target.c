@@ -174,6 +174,8 @@ struct ps_session *ps_session__create(const struct ps_target_opts *opts)
 	s->self = getpid();
 	s->tag = next_tag();
 	s->kind = opts->kind;
+	s->no_children = opts->sz > offsetof(struct ps_target_opts, no_children) &&
+			 opts->no_children && opts->kind != PS_TARGET_SELF;
 	s->pidfd = s->go_fd = s->status_fd = s->cgroup_fd = -1;
 	switch (opts->kind) {
 	case PS_TARGET_SELF:
@@ -197,7 +199,7 @@ struct ps_session *ps_session__create(const struct ps_target_opts *opts)
 		err = ps_cpus__select(opts->sz > offsetof(struct ps_target_opts, cpus) ? opts->cpus
 										       : NULL,
 				      &s->cpus, &s->ncpus);
-		if (!err && opts->sz >= sizeof(*opts) && opts->cgroup)
+		if (!err && opts->sz > offsetof(struct ps_target_opts, cgroup) && opts->cgroup)
 			err = open_cgroup(s, opts->cgroup);
 		if (!err && opts->argv)
 			err = fork_command(s, opts->argv);

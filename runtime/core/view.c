@@ -48,6 +48,11 @@ bool ps_session__held(const struct ps_session *s)
 	return s->held;
 }
 
+bool ps_session__no_children(const struct ps_session *s)
+{
+	return s->no_children;
+}
+
 const struct perf_event_attr *ps_counter__attr(const struct ps_counter *c)
 {
 	return &c->attr;

@@ -42,6 +42,8 @@ void ps_session__set_sampler(struct ps_session *s, struct ps_sampler *m,
 /* Whether a command waits for ps_session__release (its exec). The rest of
  * the target (kind, pid, own pid, CPUs) is public: perfscript.h. */
 bool ps_session__held(const struct ps_session *s);
+/* Whether counters follow the target's threads only, not its children. */
+bool ps_session__no_children(const struct ps_session *s);
 /* A -G target's cgroup directory, open (ps_target_opts.cgroup), or -1. */
 int ps_session__cgroup_fd(const struct ps_session *s);
 

@@ -175,7 +175,6 @@ int ps_lua_script__start(struct ps_script *sc)
 		if (sc->setup_error[0]) /* else a Lua error, reported already */
 			fprintf(stderr, "perfscript: %s\n", sc->setup_error);
 		sc->errors++;
-		sc->unstarted = true;
 		return -1;
 	}
 	if (ps_driver__start(sc->driver, msg, sizeof(msg)) < 0) {

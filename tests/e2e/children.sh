@@ -83,4 +83,29 @@ else
 	skip "python3 is not installed" "a zombie in the command's group"
 fi
 
+# -p follows the processes PID starts (as perf's -p); --no-children keeps
+# to its threads (bcc's -p): a shell's children exec, the shell does not.
+cat >"$TMP/forker.sh" <<'EOF'
+echo ready
+while [ ! -e "$1" ]; do sleep 0.05; done
+for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done
+EOF
+for nc in "" --no-children; do
+	rm -f "$TMP/go"
+	sh "$TMP/forker.sh" "$TMP/go" >"$TMP/forker.out" &
+	fp=$!
+	wait_line "$TMP/forker.out" '^ready' >/dev/null
+	# shellcheck disable=SC2086 # no option or one
+	"$PERFSCRIPT" -v -e 'c = perfmon.counter("sched:sched_process_exec")
+probe("end", function() print((c:read())) end)' -p $fp $nc >"$TMP/nc.out" 2>"$TMP/nc.err" &
+	ps=$!
+	wait_for "$TMP/nc.err" "session started" 10
+	touch "$TMP/go"
+	wait "$fp"; wait "$ps"
+	execs[${#execs[@]}]=$(cat "$TMP/nc.out")
+done
+is "${execs[0]}:${execs[1]}" "10:0" "-p counts the execs of the process's children; --no-children does not"
+out=$("$PERFSCRIPT" -a --no-children -e 'x = 1' -T 0.1 2>&1); rc=$?
+like "$rc $out" "^2 perfscript: --no-children goes with -p PID or -c CMD" "--no-children without -p or -c is a usage error"
+
 done_testing

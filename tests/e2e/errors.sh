@@ -188,9 +188,13 @@ like "$out" "^0	0	0	0" "a counter not opened yet reads 0 (nothing counted), not 
 # A script's own sentence (error(msg, 0): no file and line) stands on one
 # line, with no traceback: it is for the script's user, not a bug. An
 # error that says where it was raised keeps its traceback.
+out=$("$PERFSCRIPT" -e 'probe("begin", function() end)
+error("top.lua: --switch-output writes --pprof or --folded files: give one", 0)' 2>&1); rc=$?
+is "$rc $out" "1 perfscript: error in main chunk: top.lua: --switch-output writes --pprof or --folded files: give one" \
+	"a script's own error, raised without a place, is one line, exit 1"
 out=$("$PERFSCRIPT" "$(dirname "$0")/../../examples/profile.lua" -c true --switch-output 5 2>&1); rc=$?
-is "$rc $out" "1 perfscript: error in main chunk: profile.lua: --switch-output writes --pprof or --folded files: give one" \
-	"an example's own error is one line, exit 1"
+is "$rc $out" "2 profile.lua: --switch-output writes --pprof or --folded files: give one
+(profile.lua --help lists the options)" "an example's usage error: its own line and the --help hint, exit 2"
 out=$("$PERFSCRIPT" -e 'local function f() error("boom") end f()' 2>&1)
 like "$out" $'\nstack traceback:\n' "an error raised at a line keeps its traceback"
 

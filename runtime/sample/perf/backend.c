@@ -156,6 +156,7 @@ static int open_carrier(struct ps_sampler *m, int cpu, const char *name, char *m
 	a.clockid = CLOCK_MONOTONIC;
 	a.sample_id_all = 1;
 	a.inherit = kind == PS_TARGET_COMMAND || kind == PS_TARGET_PID;
+	a.inherit_thread = a.inherit && ps_session__no_children(s);
 	/* a held command: track it from its exec, like its counters */
 	a.disabled = a.enable_on_exec = kind == PS_TARGET_COMMAND && ps_session__held(s);
 	a.watermark = 1;
