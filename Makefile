@@ -143,7 +143,9 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libperfscript.a
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -Itests/unit -o $@ $< $(BUILD)/libperfscript.a $(CORE_LIBS) -lm
 
-$(BUILD)/tests/workload: tests/workload.c
+# sys/sdt.h gives the workload its USDT markers: installed later (make
+# check's deps-test), it is newer than the workload, which is built again.
+$(BUILD)/tests/workload: tests/workload.c $(wildcard /usr/include/sys/sdt.h)
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-inline $(WARN) -pthread -o $@ $<
@@ -258,8 +260,9 @@ check-slow: deps-test
 	@tests/run --slow
 .PHONY: check-slow
 
+# what the README and docs/guide.md run: the workload, build/tests/offcpu
 demo: deps
-	@$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/tests/workload
+	@$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/tests/workload $(BUILD)/tests/offcpu
 	./perfscript examples/counters.lua -c '$(BUILD)/tests/workload pages 20000'
 
 bench: deps-bench
@@ -350,7 +353,8 @@ VERSION := $(shell sed -n 's/^\#define PS_VERSION "\(.*\)"/\1/p' bindings/perfsc
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
 		$(DESTDIR)$(PREFIX)/share/perfscript/tapsets $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/perfscript/examples
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/perfscript/examples \
+		$(DESTDIR)$(PREFIX)/share/doc/perfscript
 	printf '%s\n' 'prefix=$${pcfiledir}/../..' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 		'Name: perfscript' 'Description: perf_event counters, regions and sampling from C' \
 		'Version: $(VERSION)' 'Libs: -L$${libdir} -lperfscript' 'Cflags: -I$${includedir}' \
@@ -362,6 +366,7 @@ install: all
 	install -m 644 bindings/perfscript.h $(DESTDIR)$(PREFIX)/include/perfscript.h
 	for f in tapsets/*.lua; do [ -e "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/perfscript/tapsets/; done; true
 	install -m 644 docs/perfscript.1 $(DESTDIR)$(PREFIX)/share/man/man1/perfscript.1
+	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/perfscript/
 	install -d $(DESTDIR)$(PREFIX)/share/lua/5.1
 	install -m 644 bindings/perfscript.lua $(DESTDIR)$(PREFIX)/share/lua/5.1/perfscript.lua
 

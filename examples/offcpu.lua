@@ -27,7 +27,8 @@ local opts = require("args").parse(arg, {
   { "--min-us", "N", "drop intervals shorter than N microseconds, in the kernel (default 1)",
     number = true, min = 0, default = 1 },
   { "--top", "N", "stacks to print (default 10)", number = true, integer = true, min = 1, default = 10 },
-  { "--folded", "FILE", "write comm;stack microseconds lines to FILE (bcc's offcputime -f)" },
+  { "--folded", "FILE", "write comm;stack microseconds lines to FILE" },
+  { "-f", nil, "the report is those folded lines instead of the table (bcc's offcputime -f)", key = "fold" },
   { "--pprof", "FILE", "write a pprof profile (off-cpu, nanoseconds) to FILE" },
   { "--call-graph", "fp|dwarf", "how user stacks are taken (default fp)", choices = { "fp", "dwarf" } },
 })
@@ -68,19 +69,23 @@ probe("end", function()
     folded[f] = (folded[f] or 0) + ns
   end
   table.sort(rows, function(a, b) return a.ns > b.ns end)
-  printf("%.3f s off the CPU in %d distinct stacks (intervals of %g us or more)\n",
-         total / 1e9, #rows, opts.min_us)
-  printf("%12s %6s %s %-16s %s\n", "ms", "%", "S", "COMM", "WHERE")
-  for i = 1, math.min(opts.top, #rows) do
-    local r = rows[i]
-    printf("%12.3f %5.1f%% %s %-16s %s\n", r.ns / 1e6, total > 0 and 100 * r.ns / total or 0,
-           r.state, r.comm, where(r.stack))
+  local lines = {}
+  for stack, ns in pairs(folded) do lines[#lines + 1] = ("%s %d\n"):format(stack, ns // 1000) end
+  table.sort(lines)
+  if opts.fold then
+    io.write(table.concat(lines))
+  else
+    printf("%.3f s off the CPU in %d distinct stacks (intervals of %g us or more)\n",
+           total / 1e9, #rows, opts.min_us)
+    printf("%12s %6s %s %-16s %s\n", "ms", "%", "S", "COMM", "WHERE")
+    for i = 1, math.min(opts.top, #rows) do
+      local r = rows[i]
+      printf("%12.3f %5.1f%% %s %-16s %s\n", r.ns / 1e6, total > 0 and 100 * r.ns / total or 0,
+             r.state, r.comm, where(r.stack))
+    end
   end
   local pprof = require("pprof")
   if opts.folded then
-    local lines = {}
-    for stack, ns in pairs(folded) do lines[#lines + 1] = ("%s %d\n"):format(stack, ns // 1000) end
-    table.sort(lines)
     local ok, err = pprof.save(opts.folded, table.concat(lines))
     if not ok then io.stderr:write("offcpu.lua: cannot write ", err, "\n"); return exit(1) end
   end

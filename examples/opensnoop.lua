@@ -14,8 +14,14 @@ local opts = require("args").parse(arg, {
   summary = "Files opened, with the process, the descriptor or the error, like bcc's opensnoop.",
   { "-x, --failed", nil, "only the opens that failed" },
   { "-n, --name", "COMM", "only processes whose name contains COMM" },
-  { "--timestamp", nil, "a first column of seconds since the start" },
+  { "--timestamp", nil, "a first column of seconds since the start (bcc's -T: -T is perfscript's)" },
+  { "-d, --duration", "SECONDS", "trace for SECONDS, then end (bcc's -d; the same as -T)", number = true,
+    min = 0.001 },
 })
+if opts.duration then
+  probe(("timer.ms(%d)"):format(math.ceil(opts.duration * 1000)), function() exit() end)
+end
+local self = pid() -- perfscript's own opens (debug files, /proc) are not the target's
 
 io.stdout:setvbuf("line") -- a row as it happens, into a pipe or a file too
 
@@ -37,7 +43,7 @@ local function watch(call)
   -- two queues, and the oldest entry pairs with the oldest exit after it;
   -- an exit older than every entry is of a call begun before the session.
   local function row(p, ret)
-    if opts.failed and ret >= 0 then return end
+    if (opts.failed and ret >= 0) or p.pid == self then return end
     if opts.name and not p.comm:find(opts.name, 1, true) then return end
     start = start or p.time
     if opts.timestamp then printf("%-14.6f ", (p.time - start) / 1e9) end

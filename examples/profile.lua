@@ -60,9 +60,10 @@ local opts = require("args").parse(arg, {
   usage = "perfscript examples/profile.lua -c 'CMD args' | -p PID | -a [options]",
   target = true,
   summary = "Where a command spends its CPU time: the functions with the most cpu-clock samples.",
-  { "--freq", "HZ", "samples per second (default 999)", number = true, integer = true, min = 1,
+  { "-F, --freq", "HZ", "samples per second (default 999; perf record's -F)", number = true, integer = true, min = 1,
     default = 999 },
-  { "--event", "SPEC", "sample this event instead, e.g. 'syscalls:sys_enter_getppid/period=1/'", event = true },
+  { "-e, --event", "SPEC", "sample this event instead, e.g. 'syscalls:sys_enter_getppid/period=1/'",
+    event = true },
   { "--top", "N", "rows to print (default 20)", number = true, integer = true, min = 1, default = 20 },
   { "--folded", "FILE", "write folded stacks to FILE (flamegraph.pl, speedscope)" },
   { "--pprof", "FILE", "write the profile in pprof's format to FILE" },
@@ -73,6 +74,7 @@ local opts = require("args").parse(arg, {
   { "--symbols-budget", "MIB", "what the symbolizer may hold, in MiB (default 128; 32 with --switch-output)",
     number = true, min = 1, key = "symbols_budget" },
   { "--call-graph", "fp|dwarf", "how stacks are taken (an --event's call-graph= wins)", choices = { "fp", "dwarf" } },
+  { "-g", nil, "take stacks (frame pointers), as perf record -g", key = "g" },
   { "--max-stack", "N", "frames a stack keeps, up to 1024 (default 127; deeper with DWARF only)", number = true,
     integer = true, min = 1, max = 1024 },
   { "--python", nil, "Python frames of CPython processes in the stacks" },
@@ -179,7 +181,7 @@ if own and opts.python and own ~= "dwarf" then
   fail(("--python needs DWARF stacks, and the event says call-graph=%s"):format(own))
 end
 local call_graph = own or opts.call_graph or (opts.python and "dwarf") or
-                   ((opts.folded or opts.pprof or opts.base) and "fp")
+                   ((opts.g or opts.folded or opts.pprof or opts.base) and "fp")
 local term = call_graph and not own and ("call-graph=" .. call_graph)
 if opts.max_stack then -- a user side as deep as asked; the kernel's stays its own
   if not (opts.event and opts.event:match("[/,]max%-stack=")) then
@@ -187,12 +189,24 @@ if opts.max_stack then -- a user side as deep as asked; the kernel's stays its o
   end
 end
 if cgroup_term then term = term and term .. ",cgroup" or "cgroup" end -- s.cgroup
-local spec = ("cpu-clock/freq=%d%s/"):format(opts.freq, term and "," .. term or "")
-if opts.event then -- the term goes into the event's own terms
-  spec = not term and opts.event or opts.event:match("/$") and
-         opts.event:gsub("/$", "," .. term .. "/") or opts.event:match("/") and
-         opts.event .. "," .. term .. "/" or opts.event .. "/" .. term .. "/"
+-- An event with neither period= nor freq= samples at --freq, as perf
+-- record's -F applies to it; a tracepoint or probe samples every hit.
+local COUNTS = { [0] = true, [1] = true, [3] = true, [4] = true } -- hardware, software, cache, raw
+local attr = opts.event and perfmon.describe(opts.event)
+attr = attr and #attr == 1 and attr[1]
+if attr and COUNTS[attr.type] and not attr.sample_period and not attr.freq then
+  term = ("freq=%d"):format(opts.freq) .. (term and "," .. term or "")
 end
+-- ev/a=1/ -> ev/a=1,TERM/; ev:u -> ev/TERM/u; ev -> ev/TERM/
+local function with_term(ev, t)
+  if not t then return ev end
+  if ev:match("/$") then return (ev:gsub("/$", "," .. t .. "/")) end
+  local name, mods = ev:match("^([^/]-):([ukhHGpPSDWIe]+)$")
+  if name then return ("%s/%s/%s"):format(name, t, mods) end
+  return ev .. "/" .. t .. "/"
+end
+local spec = opts.event and with_term(opts.event, term) or
+             ("cpu-clock/freq=%d%s/"):format(opts.freq, term and "," .. term or "")
 local err
 prof, err = perfmon_allocate_counter(spec)
 if prof == 0 then fail(("%s: %s"):format(spec, err)) end

@@ -17,16 +17,28 @@
 --   perfscript examples/runqlat.lua -a -T 5
 --   perfscript examples/runqlat.lua -a -c './app args'
 --   perfscript examples/runqlat.lua -a -T 5 --pid 1234
-local opts = require("args").parse(arg, {
+--   perfscript examples/runqlat.lua -a 1 3      (bcc's: a histogram a second, three times)
+local args = require "args"
+local opts = args.parse(arg, {
   name = "runqlat.lua",
-  report = true,
-  usage = "perfscript examples/runqlat.lua -a [-T SECONDS | -c 'CMD args'] [--pid PID]",
+  report = true, args = true,
+  usage = "perfscript examples/runqlat.lua -a [-T SECONDS | -c 'CMD args'] [--pid PID] [INTERVAL [COUNT]]",
   summary = "How long runnable tasks wait for a CPU, as a log2 histogram in microseconds.\n" ..
             "Watches every CPU (-a); -a -c 'CMD' or --pid PID: only that command's or process's waits.",
   { "--pid", "PID", "only the waits of this process's threads and of what it forks", number = true,
     integer = true, min = 1 },
+  epilog = "INTERVAL [COUNT], as bcc's runqlat: a histogram every INTERVAL seconds (each of its own\n" ..
+           "waits), COUNT times, then the end.",
 })
-local need = require("args").need
+local need = args.need
+local interval, count = tonumber(opts[1]), tonumber(opts[2])
+if opts[1] and not (interval and interval >= 0.001) then
+  args.fail("INTERVAL wants seconds, got '" .. opts[1] .. "'")
+end
+if opts[2] and not (count and count >= 1 and count == math.floor(count)) then
+  args.fail("COUNT wants a whole number of histograms, got '" .. opts[2] .. "'")
+end
+if opts[3] then args.fail("unexpected argument '" .. opts[3] .. "' (INTERVAL [COUNT])") end
 local stats = require "stats"
 
 if not target_cpus() then
@@ -97,7 +109,9 @@ probe("perfmon.sample(switch)", function(s)
   end
 end)
 
-probe("end", function()
+-- The histogram of the waits since the last one; then a fresh start.
+local lost_told = 0
+local function report()
   printf("run queue latency (us): %d waits over %d context switches, %.3f ms in all\n", lat:count(),
          switches, total_ns / 1e6)
   if disorder > 0 then -- sample times come from each CPU's own clock
@@ -107,11 +121,27 @@ probe("end", function()
     printf("(%d waits whose end the kernel did not report left out)\n", unseen)
   end
   local lost = perfmon.lost(wakeup) + perfmon.lost(wakeup_new) + perfmon.lost(switch) +
-               (fork and perfmon.lost(fork) or 0)
+               (fork and perfmon.lost(fork) or 0) - lost_told
+  lost_told = lost_told + lost
   if lost > 0 then
     printf("(%d events lost: the waits they began or ended are missing; a larger -b keeps them)\n", lost)
   end
   if lat:count() > 0 then
     printf("avg %.1f us, max %d us\n%s", lat:avg(), lat:max(), lat:hist_log())
   end
+  lat, switches, disorder, unseen, total_ns = stats.new(), 0, 0, 0, 0
+end
+
+local printed = 0
+if interval then
+  probe(("timer.ms(%d)"):format(math.max(1, math.floor(interval * 1000 + 0.5))), function()
+    printf("%s\n", os.date("%H:%M:%S"))
+    report()
+    printed = printed + 1
+    if count and printed >= count then exit() end
+  end)
+end
+-- at the end, what the intervals have not printed yet (all of it without one)
+probe("end", function()
+  if not (count and printed >= count) then report() end
 end)

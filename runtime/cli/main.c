@@ -247,7 +247,7 @@ static int run(int argc, char **argv, bool out_closed)
 		if (argc > 2) /* options (before the "--" split_args adds), nothing to run */
 			return ps_cli__die_usage(
 			    "%s", "no script given (use a script file, -e CHUNK or -i)");
-		fputs(ps_cli_usage, stderr);
+		ps_cli__usage(stderr);
 		return 2;
 	}
 	chunk = o.code || o.repl ? o.code : argv[first++];
@@ -317,7 +317,12 @@ int main(int argc, char **argv)
 		perror("perfscript");
 		return 1;
 	}
-	if (missing)
+	if (missing && !strcmp(missing, "-T"))
+		rc = ps_cli__die_usage("%s wants SECONDS: it is perfscript's session length, even "
+				       "after the script's name (a timestamp column, bcc's -T, is "
+				       "the script's --timestamp)",
+				       missing);
+	else if (missing)
 		rc = ps_cli__die_usage("%s wants a value", missing);
 	else
 		rc = run(n, args, out_closed);

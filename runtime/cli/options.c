@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <limits.h>
 
 #include "base/array.h"
 #include "cli/options.h"
@@ -55,8 +57,7 @@ const char ps_cli_usage[] =
     "options -c, -p, -a, -C, -G, -T and --no-children are; every other argument\n"
     "(--help, -e, -o, -I included) goes to the script in arg[1..n], and after --\n"
     "all do.\n"
-    "\n"
-    "Docs: docs/guide.md, docs/events.md, docs/api.md; man perfscript.\n";
+    "\n";
 
 int ps_cli__die_usage(const char *fmt, const char *arg)
 {
@@ -130,6 +131,41 @@ bool ps_cli__quotes_closed(const char *cmd)
 		else if (quote && *p == quote)
 			quote = 0;
 	return quote == 0;
+}
+
+/* Where the docs are: installed beside this binary (PREFIX/bin and
+ * PREFIX/share/doc/perfscript, wherever the tree was put), or the source
+ * tree's docs/ beside a built one; false when neither is there. */
+static bool docs_dir(char *dir, size_t len)
+{
+	static const char *const rel[] = {"/../share/doc/perfscript", "/docs"};
+	char exe[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0 || (exe[n] = '\0', !(slash = strrchr(exe, '/'))))
+		return false;
+	*slash = '\0';
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		char guide[PATH_MAX + 64];
+
+		snprintf(dir, len, "%s%s", exe, rel[i]);
+		snprintf(guide, sizeof(guide), "%s/guide.md", dir);
+		if (access(guide, R_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+void ps_cli__usage(FILE *to)
+{
+	char dir[PATH_MAX + 32];
+
+	fputs(ps_cli_usage, to);
+	if (docs_dir(dir, sizeof(dir)))
+		fprintf(to, "Docs: %s/guide.md, events.md, api.md, tapsets.md; man perfscript.\n",
+			dir);
+	else
+		fputs("Docs: man perfscript.\n", to);
 }
 
 /* Options with a value, and flags, as getopt's string spells them. */
@@ -263,9 +299,14 @@ static int checked_option(int c, const char *arg, struct ps_cli_options *o)
 		/* the timer counts nanoseconds in 64 bits: keep well inside */
 		o->duration = strtod(arg, &end);
 		if (end == arg || *end || !(o->duration >= 1e-9 && o->duration <= 1e9))
-			return ps_cli__die_usage("-T wants a number of seconds from 1e-9 to 1e9 "
-						 "(e.g. 2.5), got '%s'",
-						 arg);
+			return ps_cli__die_usage(
+			    arg[0] == '-' ? "-T wants a number of seconds, got '%s': -T is "
+					    "perfscript's session length, even after the "
+					    "script's name (a timestamp column, bcc's -T, is "
+					    "the script's --timestamp)"
+					  : "-T wants a number of seconds from 1e-9 to 1e9 "
+					    "(e.g. 2.5), got '%s'",
+			    arg);
 		return 0;
 	case 'W':
 		o->debuginfod_wait = strtod(arg, &end);
@@ -365,7 +406,7 @@ int ps_cli__parse_options(int argc, char **argv, struct ps_cli_options *o)
 			o->answered = true; /* main checks that it was written */
 			return 0;
 		case 'h':
-			fputs(ps_cli_usage, stdout);
+			ps_cli__usage(stdout);
 			o->answered = true;
 			return 0;
 		case 'N':

@@ -6,6 +6,7 @@
 #define PS_CLI_OPTIONS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "perfscript.h"
@@ -21,7 +22,7 @@ struct ps_cli_options {
 	pid_t pid;
 	bool system_wide, json, describe, repl, raw_names;
 	bool no_children; /* --no-children: -p/-c's threads, not their children */
-	bool answered; /* --version or --help printed: nothing more to do */
+	bool answered;	  /* --version or --help printed: nothing more to do */
 	int verbose;
 	double duration;
 	double debuginfod_wait; /* --debuginfod-wait, when debuginfod_set */
@@ -35,8 +36,10 @@ struct ps_cli_options {
  * left to /bin/sh). */
 bool ps_cli__quotes_closed(const char *cmd);
 
-/* perfscript --help's text. */
+/* perfscript --help's text, and the place of the docs (printed by
+ * ps_cli__usage: beside the installed binary, or the source tree's). */
 extern const char ps_cli_usage[];
+void ps_cli__usage(FILE *to);
 
 /* Print "perfscript: " fmt (with arg) and where the options are listed;
  * returns 2, the usage error's exit status. */

@@ -91,6 +91,22 @@ static int global_handle(lua_State *L)
 	return 0;
 }
 
+/* The event string name with one more term: "ev/a=1/" -> "ev/a=1,term/",
+ * "ev:u" -> "ev/term/u", "ev" -> "ev/term/". */
+static void with_term(const char *name, const char *term, char *out, size_t len)
+{
+	size_t n = strlen(name);
+	const char *colon = strrchr(name, ':');
+
+	if (n > 1 && name[n - 1] == '/')
+		snprintf(out, len, "%.*s,%s/", (int)(n - 1), name, term);
+	else if (colon && !strchr(colon, '/') &&
+		 strspn(colon + 1, "ukhHGpPSDWIe") == strlen(colon + 1))
+		snprintf(out, len, "%.*s/%s/%s", (int)(colon - name), name, term, colon + 1);
+	else
+		snprintf(out, len, "%s/%s/", name, term);
+}
+
 int ps_lua_target__resolve(struct ps_script *sc, struct ps_lua_target *t, const char *kind,
 			   bool every)
 {
@@ -126,11 +142,18 @@ int ps_lua_target__resolve(struct ps_script *sc, struct ps_lua_target *t, const 
 		ps_session__sample_every(sc->session, h);
 	if (!ps_session__is_sampling(sc->session, h)) {
 		const char *name = ps_session__name(sc->session, h);
+		char period[128], freq[128];
+		size_t n;
 
+		with_term(name, "period=100000", period, sizeof(period));
+		with_term(name, "freq=1000", freq, sizeof(freq));
 		snprintf(sc->setup_error, sizeof(sc->setup_error),
 			 "%s%s(%s): counter '%s' does not sample; give it a period or a "
-			 "frequency, e.g. '%s/period=100000/' or '%s/freq=1000/'",
-			 t->where, kind, what, name, name, name);
+			 "frequency, ",
+			 t->where, kind, what, name);
+		n = strlen(sc->setup_error); /* a long name cuts the example, not more */
+		snprintf(sc->setup_error + n, sizeof(sc->setup_error) - n, "e.g. '%s' or '%s'",
+			 period, freq);
 		return -1;
 	}
 	t->handle = h;

@@ -38,7 +38,7 @@ for p in $points; do
 done
 ok $(( n >= 10 ? 0 : 1 )) "found the probe points ($n)"
 
-for opt in -e -c -p -a -C -G -T -b -I -o -v -l -i --describe --json --version --help --backend --no-demangle --debuginfod-wait; do
+for opt in -e -c -p -a -C -G -T -b -I -o -v -l -i --describe --json --version --help --backend --no-demangle --debuginfod-wait --no-children; do
 	grep -qE -- "(^|[^a-z-])$opt([^a-z-]|$)" "$DOCS/guide.md" "$DOCS/perfscript.1"; ok $? "docs describe option $opt"
 done
 for f in guide.md events.md api.md perfscript.1; do

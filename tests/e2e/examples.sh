@@ -146,4 +146,34 @@ done <<EOF
 EOF
 kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
 
+# The peers' spellings, each with the behaviour its peer documents.
+# perf record -F 99 -e cpu-clock -g: 99 samples a second of CPU time (the
+# workload spins 1 s of its own CPU time, so the machine's load does not
+# change the count), with stacks
+out=$("$PERFSCRIPT" "$EX/profile.lua" -F 99 -e cpu-clock -g -c "$WORKLOAD spin 1000" --top 1 -o -)
+n=$(sed -n 's/^\([0-9]*\) samples of cpu-clock$/\1/p' <<<"$out")
+ok $(( ${n:-0} >= 80 && ${n:-0} <= 120 ? 0 : 1 )) "profile.lua -F 99 -e cpu-clock -g: about 99 samples in 1 s of CPU ($n)"
+like "$out" "hot_spin" "profile.lua -F 99 -e cpu-clock -g: the hot function"
+# bcc's opensnoop -d SECONDS: traces that long, then ends
+out=$(timeout 20 "$PERFSCRIPT" "$EX/opensnoop.lua" -a -d 0.3 -o - 2>&1); rc=$?
+like "$rc $out" "^0 PID +COMM" "opensnoop.lua -a -d 0.3 ends by itself, exit 0 ($rc)"
+ok $([[ $out != *" $$ "* ]]; echo $?) "opensnoop.lua -a: perfscript's own opens are not listed"
+# bcc's offcputime -f: folded lines, comm first, microseconds
+out=$("$PERFSCRIPT" "$EX/offcpu.lua" -f -c "sleep 0.3" -o -)
+us=$(awk '/^sleep;.*nanosleep/ { s += $NF } END { print s + 0 }' <<<"$out")
+ok $(( us >= 300000 && us < 400000 ? 0 : 1 )) "offcpu.lua -f: sleep's 0.3 s as folded microseconds ($us)"
+ok $(grep -vqE '^[^ ]+(;[^;]+)* [0-9]+$' <<<"$out"; echo $(( ! $? ))) "offcpu.lua -f: every line is 'comm;frames N'"
+# bcc's runqlat INTERVAL COUNT: COUNT histograms, one an interval, then the end
+out=$(timeout 20 "$PERFSCRIPT" "$EX/runqlat.lua" -a 0.2 3 -o -); rc=$?
+is "$rc:$(grep -c '^run queue latency' <<<"$out"):$(grep -cE '^[0-9]{2}:[0-9]{2}:[0-9]{2}$' <<<"$out")" "0:3:3" \
+	"runqlat.lua -a 0.2 3: three histograms, each under its time, then exit 0"
+# bcc's syscount -L: the time in each call; a 0.3 s nanosleep is 0.3 s
+out=$("$PERFSCRIPT" "$EX/syscount.lua" -L --top 40 -c "sleep 0.3" -o -)
+us=$(awk '$1 == "clock_nanosleep" || $1 == "nanosleep" { print int($3) }' <<<"$out")
+ok $(( ${us:-0} >= 300000 && ${us:-0} < 400000 ? 0 : 1 )) "syscount.lua -L: sleep's nanosleep took 0.3 s ($us us)"
+like "$out" "^SYSCALL +COUNT +TIME \(us\)" "syscount.lua -L: bcc's TIME (us) column"
+# -T stays perfscript's: bcc's opensnoop -T says what to type instead
+out=$("$PERFSCRIPT" "$EX/opensnoop.lua" -a -T 2>&1); rc=$?
+like "$rc $out" "^2 perfscript: -T wants SECONDS: .*--timestamp" "opensnoop.lua -T (bcc's timestamps): exit 2, names --timestamp"
+
 done_testing

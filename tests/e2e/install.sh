@@ -9,6 +9,12 @@ for f in bin/perfscript lib/libperfscript.so lib/libperfscript.so.0 include/perf
 	[[ -e $TMP/root/usr/$f ]]; ok $? "installs $f"
 done
 out=$("$TMP/root/usr/bin/perfscript" --version); like "$out" "^perfscript " "the installed binary runs"
+# the docs --help and the man page point to are installed where they say
+for f in guide.md events.md api.md tapsets.md README.md; do
+	[[ -s $TMP/root/usr/share/doc/perfscript/$f ]]; ok $? "installs share/doc/perfscript/$f"
+done
+like "$("$TMP/root/usr/bin/perfscript" --help)" "Docs: $TMP/root/usr/bin/../share/doc/perfscript/guide.md" "--help names the installed guide, where the tree was put"
+like "$(grep -c 'share/doc/perfscript' "$TMP/root/usr/share/man/man1/perfscript.1")" "^[1-9]" "the man page names the installed docs"
 [[ -f $TMP/root/usr/share/perfscript/tapsets/stats.lua ]]; ok $? "installs the tapsets"
 out=$(cd / && "$TMP/root/usr/bin/perfscript" -e 'print(package.searchpath("stats", package.path))')
 is "$out" "$TMP/root/usr/bin/../share/perfscript/tapsets/stats.lua" \
