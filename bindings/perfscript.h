@@ -291,9 +291,11 @@ int ps_session__release(struct ps_session *s);
 /* Reap an exited command: returns 0 and its wait status, or -EAGAIN while it
  * still runs, or -ECHILD when there is no command. */
 int ps_session__reap(struct ps_session *s, int *wstatus);
-/* The user and system CPU time of the reaped command, in microseconds, as
- * wait4 reports it (the command's own and that of the children it waited
- * for): 0, -EAGAIN before it is reaped, -ECHILD when there is no command. */
+/* The user and system CPU time of the command, in microseconds: once it is
+ * reaped, as wait4 reports it (the command's own and that of the children
+ * it waited for); while it runs, what /proc says it used so far (the same
+ * sums, to the clock tick). 0, -EAGAIN while it is held before its exec,
+ * -ECHILD when there is no command. */
 int ps_session__cpu_times(const struct ps_session *s, uint64_t *user_us, uint64_t *sys_us);
 /* Send sig to the command and everything it started: its process group (a
  * command leads its own unless perfscript runs in a terminal's foreground,

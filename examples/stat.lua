@@ -286,13 +286,13 @@ end
 -- " Performance counter stats for 'CMD' (N runs):", as perf stat heads it.
 local function heading(nruns)
   local what
-  if target_command() then
-    what = ("'%s'"):format(target_command())
-  elseif cpus then
+  if cpus then -- with a command too (-a -c CMD): what is counted is the CPUs
     local f = io.open("/sys/devices/system/cpu/online")
     local online = f and f:read("l")
     if f then f:close() end
     what = #cpus == count_cpus(online) and "'system wide'" or ("'CPU(s) %s'"):format(table.concat(cpus, ","))
+  elseif target_command() then
+    what = ("'%s'"):format(target_command())
   else
     what = ("process id '%d'"):format(target())
   end
@@ -314,7 +314,9 @@ local function write_report(run, nruns)
     else
       text[#text + 1] = ("\n %17.9f seconds time elapsed\n"):format(run.wall / 1e9)
       local user, sys = target_times()
-      if user then text[#text + 1] = ("\n %17.9f seconds user\n %17.9f seconds sys\n"):format(user, sys) end
+      if user and not cpus then -- the command's times; perf prints none for CPUs
+        text[#text + 1] = ("\n %17.9f seconds user\n %17.9f seconds sys\n"):format(user, sys)
+      end
       text[#text + 1] = "\n\n"
     end
   end

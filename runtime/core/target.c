@@ -344,19 +344,6 @@ int ps_session__reap(struct ps_session *s, int *wstatus)
 	return 0;
 }
 
-int ps_session__cpu_times(const struct ps_session *s, uint64_t *user_us, uint64_t *sys_us)
-{
-	if (!s || !user_us || !sys_us)
-		return -EINVAL;
-	if (!s->has_command)
-		return -ECHILD;
-	if (!s->reaped)
-		return -EAGAIN;
-	*user_us = s->user_us;
-	*sys_us = s->sys_us;
-	return 0;
-}
-
 int ps_session__signal(struct ps_session *s, int sig)
 {
 	if (!s)

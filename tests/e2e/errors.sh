@@ -134,7 +134,8 @@ for c in "a-dir:'$TMP/a-dir' is a directory" \
 done
 for opt in -c -T -o -p -b -C -I -e --backend; do
 	out=$("$PERFSCRIPT" -e 'x = 1' $opt 2>&1); rc=$?
-	is "$rc:${out%%$'\n'*}" "2:perfscript: $opt wants a value" "$opt with no value says so (not \"got '--'\")"
+	like "$rc:${out%%$'\n'*}" "^2:perfscript: $opt wants a value($|: SECONDS, perfscript's session length)" \
+		"$opt with no value says so (not \"got '--'\")"
 done
 out=$("$PERFSCRIPT" -e 'probe("begin", function() print("begin ran") end)' -c "no-such-command-xyz" 2>&1); rc=$?
 is "$rc:$out" "1:perfscript: cannot run the command: 'no-such-command-xyz': not found in PATH" "-c of a command not in PATH: no begin probe runs"
@@ -168,15 +169,23 @@ like "$rc:$out" "^1:.*CPU 4096 is not online" "an aggregate's filter is checked 
 
 # A counter whose open failed has no value: nil and "not supported", never 0.
 if [[ -d /sys/bus/event_source/devices/uprobe ]] && need_root; then
-	out=$("$PERFSCRIPT" -e 'c = perfmon.counter("uprobe:/bin/true:no_such_function")
-probe("begin", function() assert(not c:start()) end)
-probe("end", function() local v, why = c:read() print(v, why) end)' -c /bin/true 2>/dev/null); rc=$?
+	# a misspelt symbol is found at once, with the nearest name
+	out=$("$PERFSCRIPT" -e "print(perfmon.counter('uprobe:$WORKLOAD:hot_spinn'))" 2>&1)
+	like "$out" "^nil	cannot open 'uprobe:[^']*': no function 'hot_spinn' in .*workload \(did you mean 'hot_spin'\?\)" \
+		"perfmon.counter checks a uprobe's symbol at once: nil, the message with the nearest name"
+	# the file gone between the counter and its open: the open fails
+	cp "$WORKLOAD" "$TMP/w"
+	out=$("$PERFSCRIPT" -e "c = perfmon.counter('uprobe:$TMP/w:hot_spin')
+probe('begin', function() os.remove('$TMP/w'); assert(not c:start()) end)
+probe('end', function() local v, why = c:read() print(v, why) end)" -c /bin/true 2>/dev/null); rc=$?
 	is "$rc:$out" "$(printf '0:nil\tnot supported')" "reading a counter whose open failed: nil, 'not supported'"
 	# opened at the start by perfscript, it ends the session before it
 	# began: one line, exit 1, and no end probe reports on nothing
-	out=$("$PERFSCRIPT" -e 'c = perfmon.counter("uprobe:/bin/true:no_such_function")
-probe("end", function() print("end ran") end)' -c /bin/true 2>&1); rc=$?
-	is "$rc:$(grep -c . <<<"$out"):$(grep -c "no function 'no_such_function'" <<<"$out")" "1:1:1" \
+	cp "$WORKLOAD" "$TMP/w"
+	out=$("$PERFSCRIPT" -e "c = perfmon.counter('uprobe:$TMP/w:hot_spin')
+os.remove('$TMP/w')
+probe('end', function() print('end ran') end)" -c /bin/true 2>&1); rc=$?
+	is "$rc:$(grep -c . <<<"$out"):$(grep -c "cannot open 'uprobe:" <<<"$out")" "1:1:1" \
 		"a counter that cannot open at the start: one line naming it, exit 1, no end probe ($out)"
 else
 	skip "no uprobe PMU, or not root" "reading a counter whose open failed"

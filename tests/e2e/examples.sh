@@ -174,6 +174,6 @@ ok $(( ${us:-0} >= 300000 && ${us:-0} < 400000 ? 0 : 1 )) "syscount.lua -L: slee
 like "$out" "^SYSCALL +COUNT +TIME \(us\)" "syscount.lua -L: bcc's TIME (us) column"
 # -T stays perfscript's: bcc's opensnoop -T says what to type instead
 out=$("$PERFSCRIPT" "$EX/opensnoop.lua" -a -T 2>&1); rc=$?
-like "$rc $out" "^2 perfscript: -T wants SECONDS: .*--timestamp" "opensnoop.lua -T (bcc's timestamps): exit 2, names --timestamp"
+like "$rc $out" "^2 perfscript: -T wants a value: SECONDS.*--timestamp" "opensnoop.lua -T (bcc's timestamps): exit 2, names --timestamp"
 
 done_testing

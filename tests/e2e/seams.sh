@@ -57,14 +57,14 @@ for terms in call-graph=dwarf call-graph=dwarf,stack-size=16384; do
 		"profile.lua --event 'cpu-clock/$terms/': DWARF stacks, $deep of $all reach main ($(head -c 200 "$TMP/own.err"))"
 done
 out=$("$PERFSCRIPT" "$EXP/profile.lua" -c true --event 'cpu-clock/call-graph=dwarf/' --call-graph fp 2>&1); rc=$?
-like "$rc $out" "^1 .*--call-graph fp contradicts the event's call-graph=dwarf" \
-	"profile.lua: --call-graph against the event's own term is refused"
+like "$rc $out" "^2 profile.lua: --call-graph fp contradicts the event's call-graph=dwarf" \
+	"profile.lua: --call-graph against the event's own term is refused, a usage error"
 out=$("$PERFSCRIPT" "$EXP/profile.lua" -c true --python --event 'cpu-clock/call-graph=fp/' 2>&1); rc=$?
-like "$rc $out" "^1 .*--python needs DWARF stacks, and the event says call-graph=fp" \
+like "$rc $out" "^2 profile.lua: --python needs DWARF stacks, and the event says call-graph=fp" \
 	"profile.lua: --python on the event's own fp stacks is refused"
 for n in 0 1025 2.5; do
 	out=$("$PERFSCRIPT" "$EXP/profile.lua" -c true --max-stack $n 2>&1); rc=$?
-	like "$rc $out" "^1 .*--max-stack wants a whole number of frames, 1 to 1024" "profile.lua --max-stack $n: refused"
+	like "$rc $out" "^2 profile.lua: --max-stack wants a whole number from 1 to 1024 \(N\), got '$n'" "profile.lua --max-stack $n: refused"
 done
 
 # stat.lua: a bad event string is perf stat's "event syntax error" (exit
