@@ -29,7 +29,7 @@ enum ps_error {
 enum ps_target_kind { PS_TARGET_SELF, PS_TARGET_COMMAND, PS_TARGET_PID, PS_TARGET_CPUS };
 struct ps_target_opts {
   size_t sz; enum ps_target_kind kind; int pid; char *const *argv; const char *cpus;
-  const char *cgroup;
+  const char *cgroup; bool no_children;
 };
 struct ps_value { uint64_t value, raw, enabled, running; };
 

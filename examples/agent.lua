@@ -414,7 +414,7 @@ local server, err, code = http.listen(opts.listen, function(req)
   return reg:handle(req, "/metrics")
 end, { web_config = opts.web_config })
 -- a bad address is the user's (EINVAL: exit 2), a port in use the machine's
-if not server and code == 22 then fail(err) end
+if not server and code == 22 and err:match("^bad listen address") then fail(err) end
 need(server, err)
 local host = opts.listen:match("^(.*):%d+$")
 printf("listening on %s://%s:%d/ (profiles at /debug/pprof/profile, counters at /metrics)\n",

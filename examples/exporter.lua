@@ -79,7 +79,7 @@ end
 
 local server, err, code = reg:serve(opts.listen, { web_config = opts.web_config })
 -- a bad address is the user's (EINVAL: exit 2), a port in use the machine's
-if not server and code == 22 then args.fail(err) end
+if not server and code == 22 and err:match("^bad listen address") then args.fail(err) end
 args.need(server, err)
 if #skipped > 0 then
   io.stderr:write(("exporter.lua: not counted here (no PMU support): %s\n"):format(table.concat(skipped, ", ")))

@@ -219,10 +219,10 @@ out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=+perfmon,
 rc=$?
 like "$out" "^agent.lua: --offcpu: tracepoint 'sched:sched_switch'.*permission denied" \
 	"--offcpu without the right to read tracepoints: says so"
-is "$rc" 2 "... and exits 2"
+is "$rc" 1 "... and exits 1 (what the machine refuses; a usage error is 2)"
 
 out=$("$PERFSCRIPT" $EX/agent.lua --listen 127.0.0.1:0 2>&1)
 like "$out" "agent.lua: profiles the whole host: run it with -a" "without -a: says how to run it"
 out=$("$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --profiles-budget 0.5 2>&1)
-like "$out" "agent.lua: --profiles-budget wants 1 MiB or more" "--profiles-budget under 1 MiB: refused, saying what it wants"
+like "$out" "agent.lua: --profiles-budget wants a number of at least 1 \(MIB\), got '0.5'" "--profiles-budget under 1 MiB: refused, saying what it wants"
 done_testing

@@ -61,7 +61,7 @@ like "$out" "series 1 has no name" "remote_write.encode: a series without a name
 out=$("$PERFSCRIPT" -T 5 -e 'require("perfscript.http").post("ftp://127.0.0.1/x", "b", function(st, why) print(st, why); exit() end)' 2>&1)
 like "$out" "^-5[[:space:]]Protocol \"ftp\" not supported" "http.post: a URL that is not http or https gets no request, and says why"
 out=$("$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --push-interval 0 2>&1)
-like "$out" "agent.lua: --push-interval wants 0.1 to 3600 seconds" "agent.lua: a push interval out of range is refused"
+like "$out" "agent.lua: --push-interval wants a number from 0.1 to 3600 \(S\), got '0'" "agent.lua: a push interval out of range is refused"
 "$PERFSCRIPT" -T 5 -e 'local s = assert(require("perfscript.http").listen("127.0.0.1:0", function(req) req:defer(); req:defer() end))
 print("port", s:port())' >"$TMP/twice.out" 2>&1 &
 pids+=($!)
@@ -72,11 +72,11 @@ wait_line "$TMP/twice.out" "req:defer\(\) is for the handler's own request, once
 ok $? "... and the error names the misuse"
 
 out=$("$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --push http://127.0.0.1:1/ --flush-ms -1 2>&1)
-like "$out" "agent.lua: --flush-ms wants 0 to 600000" "agent.lua: a --flush-ms out of range is refused"
+like "$out" "agent.lua: --flush-ms wants a number from 0 to 600000 \(MS\), got '-1'" "agent.lua: a --flush-ms out of range is refused"
 out=$("$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --offcpu --offcpu-min-us -1 2>&1)
-like "$out" "^agent.lua: --offcpu-min-us wants 0 or more microseconds" "agent.lua: a negative --offcpu-min-us is refused"
+like "$out" "^agent.lua: --offcpu-min-us wants a number of at least 0 \(N\), got '-1'" "agent.lua: a negative --offcpu-min-us is refused"
 out=$("$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --symbols-budget 0.5 2>&1)
-like "$out" "^agent.lua: --symbols-budget wants 1 MiB or more" "agent.lua: a --symbols-budget under 1 MiB is refused"
+like "$out" "^agent.lua: --symbols-budget wants a number of at least 1 \(MIB\), got '0.5'" "agent.lua: a --symbols-budget under 1 MiB is refused"
 out=$("$PERFSCRIPT" -e 'local http = require "perfscript.http"; print(http.flush(0)); print(pcall(http.flush, -1))' 2>&1)
 like "$out" $'^0\nfalse.*timeout_ms from 0 to 3600000' "http.flush: nothing under way is 0 left; a negative timeout is refused"
 

@@ -235,7 +235,7 @@ out=$("$PERFSCRIPT" "$EX/exporter.lua" --listen "127.0.0.1:$bport" -p $$ 2>&1)
 like "$out" "cannot listen on 127.0.0.1:$bport: Address already in use" "a port in use is named with the system's reason"
 kill $busy
 out=$("$PERFSCRIPT" "$EX/exporter.lua" --listen 127.0.0.1:0 -p $$ --events no-such-event 2>&1)
-like "$out" "exporter.lua: no-such-event: .*unknown event" "an event that cannot be counted is refused when asked for"
+like "$out" "exporter.lua: --events no-such-event: .*unknown event" "an event that cannot be counted is refused when asked for"
 
 # A handler that raises: the client gets a 500 and the error one line on
 # stderr, but no client can end the session or change its exit status.

@@ -287,10 +287,10 @@ like "$("$PERFSCRIPT" examples/profile.lua -c true --no-dwarf-lines --dwarf-line
 like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --switch-output 1 2>&1)" "switch-output writes --pprof or --folded files" \
 	"--switch-output without a file to write: refused, saying what to give"
 like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --switch-output 0.01 --pprof "$TMP/x.pb.gz" 2>&1)" \
-	"switch-output wants 0.1 to 86400 seconds" "--switch-output under 0.1 s: refused"
+	"switch-output wants a number from 0.1 to 86400 \(SECS\), got '0.01'" "--switch-output under 0.1 s: refused"
 like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --switch-output 1 --pprof "$TMP/x.pb.gz" --diff-base "$TMP/x.pb.gz" 2>&1)" \
 	"switch-output and --diff-base do not go together" "--switch-output with --diff-base: refused"
-like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --symbols-budget 0.5 2>&1)" "symbols-budget wants 1 MiB or more" \
+like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --symbols-budget 0.5 2>&1)" "symbols-budget wants a number of at least 1 \(MIB\)" \
 	"--symbols-budget under 1 MiB: refused"
 "$PERFSCRIPT" examples/profile.lua -T 0.5 --symbols-budget 2 --pprof "$TMP/small.pb.gz" -c "$WORKLOAD spin 400" >/dev/null 2>&1
 like "$(go tool pprof -top "$TMP/small.pb.gz" 2>&1)" "hot_spin|spin" "--symbols-budget 2: a 2 MiB symbolizer still names the profile"

@@ -143,7 +143,9 @@ touch "$TMP/go"
 wait "$ps_pid"
 kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 read -r _ good _ n _ < <(grep '^good' "$TMP/p.out")
-ok "$(awk -v g="${good:-0}" -v n="${n:-0}" 'BEGIN { exit !(n >= 40 && g >= 0.9 * n) }'; echo $?)" \
+# 2 s of wall time: beside busy suites the process gets a share of a CPU,
+# so the samples are fewer (23 seen in a loaded run); their share counts
+ok "$(awk -v g="${good:-0}" -v n="${n:-0}" 'BEGIN { exit !(n >= 10 && g >= 0.9 * n) }'; echo $?)" \
 	"-p on a $py running for 2 s: $good of $n samples with the six frames"
 
 "$PERFSCRIPT" "$EX/profile.lua" --python --folded "$TMP/f.folded" --pprof "$TMP/p.pb.gz" \

@@ -117,7 +117,7 @@ out=$("$PERFSCRIPT" "$EX/stat.lua" ./app --flag 2>&1); rc=$?
 like "$rc $out" "^2 stat.lua: unexpected argument './app': to measure a command, give it as -c './app --flag'" \
 	"stat.lua ./app: answered with the -c that runs it"
 out=$("$PERFSCRIPT" "$EX/stat.lua" -c true -r 0 2>&1)
-like "$out" "stat.lua: -r wants a whole number of runs, 1 or more" "stat.lua -r 0 is refused"
+like "$out" "stat.lua: -r wants a whole number of at least 1 \(N\), got '0'" "stat.lua -r 0 is refused"
 
 # The same run, counted by perf stat and stat.lua both attached with -p.
 if ! command -v perf >/dev/null; then
