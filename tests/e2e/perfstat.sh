@@ -80,4 +80,22 @@ gzip -dc "$TMP/s.gz" | cmp -s - "$EX/stat.lua"; ok $? "a command writing binary 
 us=$(awk '/seconds (user|sys)/ { s += $1 } END { printf "%d", s * 1e6 + 0.5 }' "$TMP/t.err")
 ok $(( us > 0 && us % 10000 != 0 ? 0 : 1 )) "user + sys is $us us: microseconds, not clock ticks"
 
+# -a with a command counts the CPUs: perf stat heads it 'system wide' and
+# prints no user/sys (they would be the command's alone)
+"$PERFSCRIPT" "$EX/stat.lua" -a -c "sleep 0.1" -e cpu-clock 2>"$TMP/a.err" >/dev/null
+is "$(grep -c "Performance counter stats for 'system wide':" "$TMP/a.err"):$(grep -c 'seconds user' "$TMP/a.err")" "1:0" \
+	"-a -c CMD: 'system wide', no user/sys, as perf stat"
+# Ctrl-C while the command runs: its user and sys so far, as perf stat
+# prints them (the command has spun 300 ms of its own CPU by then)
+"$PERFSCRIPT" "$EX/stat.lua" -c "$WORKLOAD spin 300; echo spun; $WORKLOAD spin 20000" -e task-clock \
+	2>"$TMP/c.err" >"$TMP/c.out" &
+ps=$!
+wait_for "$TMP/c.out" "^spun" 20
+kill -INT "$ps"; wait "$ps"
+user=$(awk '/seconds user/ { print $1 }' "$TMP/c.err")
+ok $(awk -v u="${user:-0}" 'BEGIN { exit !(u > 0) }'; echo $?) "after Ctrl-C: the command's user time so far ($user s)"
+# regions.lua with its default events (task-clock) says nothing of faults
+out=$("$PERFSCRIPT" "$EX/regions.lua" 2>&1)
+ok $([[ $out != *"page faults"* && $out == *task-clock* ]]; echo $?) "regions.lua: no '0 page faults' when faults are not counted"
+
 done_testing
