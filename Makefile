@@ -28,7 +28,7 @@ LDFLAGS   ?=
 # first vendor name (event/pfm_lib.c), as the loop's HTTP listener,
 # libmicrohttpd, is when a listener is made (loop/http.c).
 CORE_LAYERS := base event symbols core sample sample/perf sample/bpf session loop
-CORE_LIBS := -ldw -lelf -lbpf -liberty -ldl -lyaml -lcrypt
+CORE_LIBS := -ldw -lelf -lbpf -liberty -ldl -lyaml -lcrypt -lz
 MHD_SONAME := $(shell objdump -p "$$($(CC) -print-file-name=libmicrohttpd.so)" 2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')
 GNUTLS_SONAME := $(shell objdump -p "$$($(CC) -print-file-name=libgnutls.so)" 2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')
 PFM_SONAME := $(shell objdump -p "$$($(CC) -print-file-name=libpfm.so)" 2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')

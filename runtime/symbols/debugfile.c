@@ -55,30 +55,33 @@ static bool has_section(Elf *elf, const char *const *names, size_t n, bool hide)
 }
 
 /* The debug file of the stripped image img, opened: its fd, the Elf in
- * *out and its path in *path; -1 if there is none here. */
+ * *out and its path in *path; -1 if there is none here. On this machine
+ * (symbols/debuglink.c: by build id, by .gnu_debuglink, in a container's
+ * root first), else what debuginfod fetched, whose build id must be the
+ * file's. */
 static int open_debug(const struct ps_dso *d, Elf *img, Elf **out, char **path)
 {
 	const void *id, *id2;
 	ssize_t len = dwelf_elf_gnu_build_id(img, &id), len2;
-	char buf[64 + 2 * 64] = "/usr/lib/debug/.build-id/", *p = buf + strlen(buf);
-	const char *used = buf;
-	int fd = -1;
+	int fd = ps_dso__open_debug_file(d, img, path);
 
-	if (len > 1 && len <= 64) {
-		for (ssize_t i = 0; i < len; i++)
-			p += sprintf(p, i == 0 ? "%02x/" : "%02x", ((const unsigned char *)id)[i]);
-		strcpy(p, ".debug");
-		fd = open(buf, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && d->debug_path) {
+		fd = open(d->debug_path, O_RDONLY | O_CLOEXEC);
+		*out = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+		len2 = *out ? dwelf_elf_gnu_build_id(*out, &id2) : -1;
+		elf_end(*out);
+		if (fd >= 0 && (len2 != len || len < 1 || memcmp(id, id2, (size_t)len) ||
+				!(*path = strdup(d->debug_path)))) {
+			close(fd);
+			fd = -1;
+		}
 	}
-	if (fd < 0 && d->debug_path)
-		fd = open(used = d->debug_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	/* a private mapping: the section headers changed below stay ours */
-	*out = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
-	len2 = *out ? dwelf_elf_gnu_build_id(*out, &id2) : -1;
-	if (len2 != len || len < 1 || memcmp(id, id2, (size_t)len) || !(*path = strdup(used))) {
-		elf_end(*out);
+	if (!(*out = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL))) {
+		free(*path);
+		*path = NULL;
 		close(fd);
 		return -1;
 	}

@@ -48,18 +48,28 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 	return -1;
 }
 
-/* Debuginfo from the local disk, by build-id (/usr/lib/debug/.build-id),
- * else the file symbols/debuginfod.c fetched for it. Never
- * dwfl_standard_find_debuginfo: it would ask debuginfod itself, on the
- * sampling path, when DEBUGINFOD_URLS is set. */
+/* Debuginfo from the local disk (symbols/debuglink.c: by build id, by
+ * .gnu_debuglink, in a container's root first), else the file
+ * symbols/debuginfod.c fetched for it. Never dwfl_standard_find_debuginfo:
+ * it would ask debuginfod itself, on the sampling path, when
+ * DEBUGINFOD_URLS is set. */
 int ps_dso__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			   const char *file_name, const char *debuglink, GElf_Word crc,
 			   char **debuginfo_file_name)
 {
 	struct ps_dso *d = *userdata;
-	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink,
-					      crc, debuginfo_file_name);
+	Elf *img = d && d->image ? elf_memory(d->image, d->image_size) : NULL;
+	int fd = -1;
 
+	(void)mod;
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	(void)debuglink;
+	(void)crc;
+	if (img)
+		fd = ps_dso__open_debug_file(d, img, debuginfo_file_name);
+	elf_end(img);
 	if (fd >= 0 || !d || !d->debug_path)
 		return fd;
 	fd = open(d->debug_path, O_RDONLY | O_CLOEXEC);

@@ -200,8 +200,12 @@ Dwfl *ps_dwfl__begin_unwind(void);
 /* The same for DWARF lookups: a stripped file's debug file is opened
  * without the sections they never read (symbols/debugfile.c). */
 Dwfl *ps_dwfl__begin_dwarf(void);
-/* libdwfl's find_debuginfo callback of those Dwfls: by build-id on the
- * local disk, else the file debuginfod fetched. */
+/* symbols/debuglink.c: the debug file of d (image img) on this machine, by
+ * build id, then by .gnu_debuglink (its CRC checked), in the root d was
+ * seen through first: its fd, the path in *path (malloc'd), or -1. */
+int ps_dso__open_debug_file(const struct ps_dso *d, Elf *img, char **path);
+/* libdwfl's find_debuginfo callback of those Dwfls: ps_dso__open_debug_file,
+ * else the file debuginfod fetched. */
 int ps_dso__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			   const char *file_name, const char *debuglink, GElf_Word crc,
 			   char **debuginfo_file_name);

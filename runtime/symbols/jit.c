@@ -12,6 +12,13 @@
  * than PS_JIT_MAX_LINE are skipped unread, so neither a sparse 2 GiB file
  * nor a symlink to /dev/zero costs more than that much time and memory.
  *
+ * A process in another mount namespace (a container, a service with a
+ * private /tmp) writes the map in its own /tmp, named by its pid there (the
+ * last NSpid of /proc/PID/status): perf-NSPID.map is opened through
+ * /proc/PID/root with openat2's RESOLVE_IN_ROOT, so that no symlink inside
+ * (an absolute one included) leads out of that root, and judged by the same
+ * rules.
+ *
  * It is read on the first address of the process that no mapped file names;
  * as a JIT appends to it, only what was added since is read; a file that
  * was replaced or shrank is read again whole, at most once a second. A miss
@@ -32,7 +39,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/array.h"
@@ -52,8 +61,9 @@ struct ps_jitsym {
 };
 
 struct ps_jitmap {
-	char path[64];
-	uid_t uid; /* the process's user, or 0 when it was gone */
+	char path[64];	/* as the process names it: /tmp/perf-PID.map */
+	pid_t root_pid; /* read through /proc/root_pid/root; 0: our own /tmp */
+	uid_t uid;	/* the process's user, or 0 when it was gone */
 	struct ps_jitsym *v;
 	size_t n, cap;
 	size_t lines; /* map lines taken so far: the next one's order */
@@ -75,13 +85,35 @@ static int jitsym_cmp(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* The map's file, without following a symlink or blocking: in our /tmp, or
+ * resolved inside the process's root. An fd, or -errno. */
+static int open_file(const struct ps_jitmap *j)
+{
+	struct open_how how = {.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+	char root[32];
+	int dir, fd, err;
+
+	if (!j->root_pid) {
+		fd = open(j->path, (int)how.flags);
+		return fd < 0 ? -errno : fd;
+	}
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)j->root_pid);
+	if ((dir = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -errno;
+	fd = (int)syscall(SYS_openat2, dir, j->path + 1, &how, sizeof(how));
+	err = errno;
+	close(dir);
+	return fd < 0 ? -err : fd;
+}
+
 /* The map, opened as distrust asks; an fd, or -errno. */
 static int open_map(const struct ps_jitmap *j, struct stat *st)
 {
-	int fd = open(j->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = open_file(j);
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || st->st_nlink != 1 ||
 	    (st->st_uid != 0 && st->st_uid != j->uid)) {
 		close(fd);
@@ -212,11 +244,16 @@ static void refresh(struct ps_jitmap *j)
 {
 	uint64_t now = ps_coarse_ns();
 	struct stat st;
+	int fd, rc;
 
 	if (j->checked_ns && now - j->checked_ns < PS_JIT_RECHECK_NS)
 		return;
 	j->checked_ns = now;
-	if (lstat(j->path, &st) < 0)
+	if ((fd = open_file(j)) < 0)
+		return;
+	rc = fstat(fd, &st);
+	close(fd);
+	if (rc < 0)
 		return;
 	if (st.st_ino == j->st.st_ino && st.st_size == j->st.st_size &&
 	    st.st_mtim.tv_sec == j->st.st_mtim.tv_sec &&
@@ -243,6 +280,41 @@ static const struct ps_jitsym *find(const struct ps_jitmap *j, uint64_t addr)
 	return &j->v[lo - 1];
 }
 
+/* pid's pid in its own pid namespace (the last NSpid), with *root_pid set
+ * when it lives in another mount namespace (its /tmp is not ours); pid
+ * itself, *root_pid 0, when it shares ours or cannot be told. */
+static pid_t in_namespace(pid_t pid, pid_t *root_pid)
+{
+	char path[64], line[256];
+	struct stat mine, theirs;
+	pid_t ns = pid;
+	FILE *f;
+
+	*root_pid = 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	if (stat("/proc/self/ns/mnt", &mine) < 0 || stat(path, &theirs) < 0 ||
+	    (mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino))
+		return pid;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return pid;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "NSpid:", 6)) {
+			char *end, *p = line + 6;
+			long v;
+
+			/* the last number is its pid in its innermost namespace */
+			while ((v = strtol(p, &end, 10)), end != p) {
+				ns = (pid_t)v;
+				p = end;
+			}
+			break;
+		}
+	fclose(f);
+	*root_pid = pid;
+	return ns;
+}
+
 static struct ps_jitmap *jitmap_new(pid_t pid)
 {
 	struct ps_jitmap *j = calloc(1, sizeof(*j));
@@ -251,7 +323,8 @@ static struct ps_jitmap *jitmap_new(pid_t pid)
 
 	if (!j)
 		return NULL;
-	snprintf(j->path, sizeof(j->path), "/tmp/perf-%d.map", (int)pid);
+	snprintf(j->path, sizeof(j->path), "/tmp/perf-%d.map",
+		 (int)in_namespace(pid, &j->root_pid));
 	/* /proc/PID belongs to the process's effective user (root when it is
 	 * not dumpable); a process already gone trusts root's maps only */
 	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
