@@ -254,7 +254,8 @@ int ps_session__allocate(struct ps_session *s, const char *spec, ps_handle *hand
 	/* where a probe fires is looked up now: a misspelt symbol is the
 	 * caller's error here, with the nearest name, not at the session's start */
 	for (size_t i = 0; !ret && i < n; i++)
-		if ((ret = ps_counter__resolve_probe(s, slots[i], err->message, sizeof(err->message))))
+		if ((ret = ps_counter__resolve_probe(s, slots[i], err->message,
+						     sizeof(err->message))))
 			err->code = 0;
 	if (!ret)
 		ret = settle(s, evs, slots, n, handles);

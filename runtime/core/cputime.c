@@ -30,8 +30,8 @@ static int proc_times(pid_t pid, uint64_t *user_us, uint64_t *sys_us)
 	buf[n] = '\0';
 	/* the name may hold spaces and parentheses: the fields follow the last ')' */
 	if (!(after = strrchr(buf, ')')) || tick <= 0 ||
-	    sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &ut,
-		   &st, &cut, &cst) != 4)
+	    sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+		   &ut, &st, &cut, &cst) != 4)
 		return -EIO;
 	*user_us = (ut + cut) * 1000000ull / (unsigned long long)tick;
 	*sys_us = (st + cst) * 1000000ull / (unsigned long long)tick;

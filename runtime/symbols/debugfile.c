@@ -66,12 +66,14 @@ static int open_debug(const struct ps_dso *d, Elf *img, Elf **out, char **path)
 	int fd = ps_dso__open_debug_file(d, img, path);
 
 	if (fd < 0 && d->debug_path) {
+		bool same;
+
 		fd = open(d->debug_path, O_RDONLY | O_CLOEXEC);
 		*out = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
 		len2 = *out ? dwelf_elf_gnu_build_id(*out, &id2) : -1;
+		same = len2 == len && len > 0 && !memcmp(id, id2, (size_t)len); /* before elf_end */
 		elf_end(*out);
-		if (fd >= 0 && (len2 != len || len < 1 || memcmp(id, id2, (size_t)len) ||
-				!(*path = strdup(d->debug_path)))) {
+		if (fd >= 0 && (!same || !(*path = strdup(d->debug_path)))) {
 			close(fd);
 			fd = -1;
 		}

@@ -1,0 +1,112 @@
+# containers.sh: names inside containers and from split debug files, as
+# perf finds them. A stripped PIE whose debug file is found by its
+# .gnu_debuglink (beside it, in .debug/, under /usr/lib/debug/DIR; a debug
+# file of another build refused by its CRC); Node's JIT map written inside
+# a private mount and pid namespace (unshare), read through the process's
+# root by its pid there; a symlink planted there not followed; and a debug
+# file that exists only in the container's own /usr/lib/debug.
+source "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+EX="$ROOT/examples"
+
+if ! need_root || ! command -v unshare >/dev/null || ! command -v objcopy >/dev/null; then
+	skip "needs root, unshare and objcopy (binutils)" "containers and split debug files"
+	done_testing; exit
+fi
+
+# The top function of a profile of CMD ("chain_leaf", or "pie_dl+0x1232").
+top_of() { # dir cmd...
+	(cd "$1" && shift && "$PERFSCRIPT" "$EX/profile.lua" "$@" --top 1 -o - 2>/dev/null) |
+		awk '$3 == "[.]" { print $4; exit }'
+}
+
+# A stripped PIE with a debuglink, its debug file moved from place to place.
+D="$TMP/dl"
+mkdir -p "$D"
+gcc -O2 -g -fPIE -pie -o "$D/pie_dl" "$ROOT/tests/progs/chain.c"
+objcopy --only-keep-debug "$D/pie_dl" "$D/pie_dl.debug"
+strip --strip-all "$D/pie_dl"
+objcopy --add-gnu-debuglink="$D/pie_dl.debug" "$D/pie_dl"
+is "$(top_of "$D" -c "./pie_dl 200")" chain_leaf "debuglink: the debug file beside the binary names it"
+line=$(cd "$D" && "$PERFSCRIPT" "$EX/profile.lua" -c "./pie_dl 200" --lines --top 1 -o - 2>/dev/null |
+	awk '$3 == "[.]" { print $4; exit }')
+like "$line" "^chain\.c:[0-9]+$" "debuglink: and its source lines ($line)"
+mkdir -p "$D/.debug" && mv "$D/pie_dl.debug" "$D/.debug/"
+is "$(top_of "$D" -c "./pie_dl 200")" chain_leaf "debuglink: in .debug/ beside the binary"
+mkdir -p "/usr/lib/debug$D" && mv "$D/.debug/pie_dl.debug" "/usr/lib/debug$D/"
+trap 'rm -rf "/usr/lib/debug$TMP" "$TMP"' EXIT
+is "$(top_of "$D" -c "./pie_dl 200")" chain_leaf "debuglink: under /usr/lib/debug and the binary's directory"
+if command -v perf >/dev/null; then
+	(cd "$D" && perf record -q -o "$TMP/dl.data" ./pie_dl 200 >/dev/null 2>&1)
+	want=$(perf report -i "$TMP/dl.data" --stdio --sort sym 2>/dev/null | awk '/^ +[0-9]/ { print $NF; exit }')
+	is "$want" chain_leaf "perf report names the same function on the same binary"
+else
+	skip "perf is not installed (linux-perf)" "perf's name for the debuglink binary"
+fi
+# a debug file of another build under the same name: its CRC differs
+echo "// another build" >>"/usr/lib/debug$D/pie_dl.debug"
+like "$(top_of "$D" -c "./pie_dl 200")" "^pie_dl\+0x" "debuglink: a debug file whose CRC differs is not used"
+rm -rf "/usr/lib/debug$TMP"
+
+# Node in its own mount and pid namespace, /tmp private: its map is
+# /tmp/perf-1.map in there. Profiled from here with -p and with -a.
+C=/var/tmp/perfscript-ct.$$
+mkdir -p "$C"
+trap 'rm -rf "/usr/lib/debug$TMP" "$TMP" "$C"' EXIT
+cat >"$C/spin.js" <<'EOF'
+function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+console.log("ready");
+const end = Date.now() + Number(process.argv[2]);
+let s = 0;
+while (Date.now() < end) s += fib(20);
+EOF
+in_ns() { # out-file command: it runs in new pid and mount namespaces, /tmp a tmpfs,
+	# in $C (where node leaves its logs)
+	local out=$1; shift
+	(cd "$C" && exec unshare --pid --mount --fork --mount-proc sh -c 'mount -t tmpfs none /tmp && exec "$@"' \
+		sh "$@" >"$out" 2>&1) &
+}
+js_share() { # profile output: the share of samples named JS:
+	awk '$3 == "[.]" { n += $1; if ($4 ~ /^JS:/) js += $1 } END { printf "%d", n ? 100 * js / n : 0 }' "$1"
+}
+if command -v node >/dev/null; then
+	in_ns "$TMP/node.out" node --perf-basic-prof --interpreted-frames-native-stack "$C/spin.js" 3000
+	wait_line "$TMP/node.out" '^ready' >/dev/null
+	np=$(pgrep -f "node --perf-basic-prof --interpreted-frames-native-stack $C/spin.js" | tail -1)
+	is "$(awk '/^NSpid:/ { print $NF }' "/proc/$np/status")" 1 "node runs as pid 1 of its own pid namespace"
+	"$PERFSCRIPT" "$EX/profile.lua" -p "$np" -T 0.5 --top 50 -o "$TMP/p.top" 2>/dev/null
+	share=$(js_share "$TMP/p.top")
+	ok $(( share >= 90 ? 0 : 1 )) "-p on node in a container: $share% of the samples carry JS names (perf 6.1: 99.6%)"
+	"$PERFSCRIPT" "$EX/profile.lua" -a -T 0.5 --top 200 -o "$TMP/a.top" 2>/dev/null
+	like "$(grep -c ' JS:' "$TMP/a.top")" "^[1-9]" "-a: the container's JS functions are named too"
+	wait
+	# a map that is a symlink inside the container is not followed
+	in_ns "$TMP/node2.out" sh -c "ln -s /etc/passwd /tmp/perf-2.map && exec node $C/spin.js 1500"
+	wait_line "$TMP/node2.out" '^ready' >/dev/null
+	np=$(pgrep -f "^node $C/spin.js" | tail -1)
+	"$PERFSCRIPT" "$EX/profile.lua" -p "$np" -T 0.3 --top 50 -o "$TMP/s.top" 2>"$TMP/s.err"
+	is "$(js_share "$TMP/s.top"):$(grep -c 'root:' "$TMP/s.top")" "0:0" "a planted symlink as the map is not read"
+	wait
+else
+	for _ in 1 2 3 4; do skip "node is not installed" "JIT maps in a container"; done
+fi
+
+# A binary in the container's own tree (no such path here) whose debug
+# file is only in the container's /usr/lib/debug/.build-id.
+gcc -O2 -g -o "$C/ctprog" "$ROOT/tests/progs/chain.c"
+id=$(readelf -n "$C/ctprog" | awk '/Build ID/ { print $3 }')
+objcopy --only-keep-debug "$C/ctprog" "$C/ctprog.debug"
+strip --strip-all "$C/ctprog"
+mkdir -p "$C/dbg/.build-id/${id:0:2}"
+cp "$C/ctprog.debug" "$C/dbg/.build-id/${id:0:2}/${id:2}.debug"
+in_ns "$TMP/ct.out" sh -c "mkdir -p /tmp/app && cp $C/ctprog /tmp/app/ && mount --bind $C/dbg /usr/lib/debug && echo ready && exec /tmp/app/ctprog 3000"
+wait_line "$TMP/ct.out" '^ready' >/dev/null
+cp=$(pgrep -f "^/tmp/app/ctprog" | tail -1)
+for i in $(seq 100); do [[ -n $cp ]] && break; sleep 0.01; cp=$(pgrep -f "^/tmp/app/ctprog" | tail -1); done
+[[ ! -e /tmp/app/ctprog ]]; ok $? "the container's binary has no path here"
+top=$("$PERFSCRIPT" "$EX/profile.lua" -p "$cp" -T 0.5 --top 1 -o - 2>/dev/null | awk '$3 == "[.]" { print $4; exit }')
+is "$top" chain_leaf "a debug file only in the container's /usr/lib/debug/.build-id names its binary"
+kill "$cp" 2>/dev/null
+wait
+
+done_testing
