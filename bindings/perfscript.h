@@ -799,6 +799,10 @@ int ps_symbols__set_exited(struct ps_symbols *syms, size_t recent, size_t sample
  * again at its next miss (a JIT may write it as it exits). */
 void ps_symbols__set_debuginfod(struct ps_symbols *syms, double wait_s);
 void ps_symbols__settle(struct ps_symbols *syms);
+/* What the symbolizer has to tell the user, oldest first, each once: a JIT
+ * map it would not read and why (a symlink, a FIFO, another user's file).
+ * 1 with the sentence in buf, 0 when there is nothing (more). */
+int ps_symbols__notice(struct ps_symbols *syms, char *buf, size_t len);
 
 struct ps_symbols_stats {
 	size_t sz;	      /* sizeof(struct ps_symbols_stats) */

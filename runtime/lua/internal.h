@@ -172,6 +172,8 @@ void ps_lua_sample_object__trim(struct ps_script *sc);
 /* lua/sample_object.c: before the end probes, the debug files still coming
  * from debuginfod, within the session's wait. */
 void ps_lua_sample_object__settle(struct ps_script *sc);
+/* What the symbolizer has to tell (a JIT map it refused), on stderr. */
+void ps_lua_sample_object__tell(struct ps_script *sc);
 void ps_lua_sample_stack__callchain(lua_State *L, struct ps_script *sc, const struct ps_sample *s);
 /* s:packed(): the callchain's addresses as one string, 8 bytes each in the
  * host's order, leaf first, zeros left out: a cheap table key. */

@@ -455,6 +455,14 @@ void ps_lua_sample_object__settle(struct ps_script *sc)
 		ps_symbols__settle(sc->sample_state->syms);
 }
 
+void ps_lua_sample_object__tell(struct ps_script *sc)
+{
+	char line[256];
+
+	while (sc->sample_state && ps_symbols__notice(sc->sample_state->syms, line, sizeof(line)))
+		fprintf(stderr, "perfscript: %s\n", line);
+}
+
 void ps_lua_sample_object__release(struct ps_script *sc)
 {
 	if (sc->sample_state)

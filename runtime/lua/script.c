@@ -350,6 +350,7 @@ int ps_lua_script__end(struct ps_script *sc)
 	if (!sc->unstarted)
 		ps_lua_phase__run(sc, PS_PHASE_END, NULL);
 	fflush(stdout);
+	ps_lua_sample_object__tell(sc);
 	ps_lua_probe__report(sc);
 	ps_lua_aggregate__report(sc);
 	ps_driver__end(sc->driver);

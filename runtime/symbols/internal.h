@@ -352,6 +352,7 @@ struct ps_gone_fifo {
 	size_t head, n;
 };
 
+#define PS_NOTICES 8
 struct ps_symbols {
 	struct ps_pidmap procs; /* pid -> struct ps_proc * */
 	struct ps_proc *last;
@@ -363,7 +364,14 @@ struct ps_symbols {
 	size_t cap_recent, cap_sampled;	     /* their capacities (symbols/gone.c) */
 	uint32_t gone_seq;
 	struct ps_pysyms *py; /* symbols/python.c, made on first use */
+	/* what the user should hear of (a JIT map refused, and why), oldest
+	 * first, at most PS_NOTICES at once (ps_symbols__notice takes them) */
+	char notices[PS_NOTICES][200];
+	unsigned notice_head, notice_n;
 };
+/* Queue a notice for the user (symbols.c); a full queue drops it. */
+__attribute__((format(printf, 2, 3))) void ps_symbols__tell(struct ps_symbols *syms,
+							    const char *fmt, ...);
 
 /* symbols/python_code.c: one code object of one process, read once. */
 #define PS_PYCODE_LINES 4
@@ -464,7 +472,8 @@ size_t ps_unwinders__count(const struct ps_unwinders *l);
 
 /* symbols/jit.c: "name+0x10" for addr from /tmp/perf-PID.map (re-read when
  * it grows), with *dso the map's path; -ENOENT when the map has no entry. */
-int ps_jit__lookup(struct ps_proc *p, uint64_t addr, char *buf, size_t len, const char **dso);
+int ps_jit__lookup(struct ps_symbols *syms, struct ps_proc *p, uint64_t addr, char *buf, size_t len,
+		   const char **dso);
 void ps_jit__free(struct ps_jitmap *j);
 /* The entry of p's map that holds addr (read, or read again, as a lookup
  * does): its start and name; -ENOENT, -ENOMEM. */

@@ -64,6 +64,8 @@ struct ps_jitmap {
 	char path[64];	/* as the process names it: /tmp/perf-PID.map */
 	pid_t root_pid; /* read through /proc/root_pid/root; 0: our own /tmp */
 	uid_t uid;	/* the process's user, or 0 when it was gone */
+	char why[96];	/* why the map was not read, once said ("" while it is fine) */
+	bool told;	/* why was said */
 	struct ps_jitsym *v;
 	size_t n, cap;
 	size_t lines; /* map lines taken so far: the next one's order */
@@ -87,7 +89,7 @@ static int jitsym_cmp(const void *a, const void *b)
 
 /* The map's file, without following a symlink or blocking: in our /tmp, or
  * resolved inside the process's root. An fd, or -errno. */
-static int open_file(const struct ps_jitmap *j)
+static int open_file(struct ps_jitmap *j)
 {
 	struct open_how how = {.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
 			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
@@ -96,6 +98,8 @@ static int open_file(const struct ps_jitmap *j)
 
 	if (!j->root_pid) {
 		fd = open(j->path, (int)how.flags);
+		if (fd < 0 && errno == ELOOP)
+			snprintf(j->why, sizeof(j->why), "it is a symbolic link");
 		return fd < 0 ? -errno : fd;
 	}
 	snprintf(root, sizeof(root), "/proc/%d/root", (int)j->root_pid);
@@ -104,22 +108,31 @@ static int open_file(const struct ps_jitmap *j)
 	fd = (int)syscall(SYS_openat2, dir, j->path + 1, &how, sizeof(how));
 	err = errno;
 	close(dir);
+	if (fd < 0 && err == ELOOP)
+		snprintf(j->why, sizeof(j->why), "it is a symbolic link");
 	return fd < 0 ? -err : fd;
 }
 
-/* The map, opened as distrust asks; an fd, or -errno. */
-static int open_map(const struct ps_jitmap *j, struct stat *st)
+/* The map, opened as distrust asks; an fd, or -errno with why said in
+ * j->why when the file is there but not to be trusted. */
+static int open_map(struct ps_jitmap *j, struct stat *st)
 {
 	int fd = open_file(j);
 
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || st->st_nlink != 1 ||
-	    (st->st_uid != 0 && st->st_uid != j->uid)) {
-		close(fd);
-		return -EPERM;
-	}
-	return fd;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode))
+		snprintf(j->why, sizeof(j->why), "it is not a regular file");
+	else if (st->st_nlink != 1)
+		snprintf(j->why, sizeof(j->why), "it has %lu links", (unsigned long)st->st_nlink);
+	else if (st->st_uid != 0 && st->st_uid != j->uid)
+		snprintf(j->why, sizeof(j->why),
+			 "its owner (uid %u) is neither the process's user (%u) nor root",
+			 (unsigned)st->st_uid, (unsigned)j->uid);
+	else
+		return fd;
+	close(fd);
+	return -EPERM;
 }
 
 /* Keep the newest half of the entries (a JIT's latest code is what runs),
@@ -249,12 +262,17 @@ static void refresh(struct ps_jitmap *j)
 	if (j->checked_ns && now - j->checked_ns < PS_JIT_RECHECK_NS)
 		return;
 	j->checked_ns = now;
-	if ((fd = open_file(j)) < 0)
-		return;
-	rc = fstat(fd, &st);
-	close(fd);
-	if (rc < 0)
-		return;
+	if (!j->root_pid) { /* our own /tmp: one lstat, as ever */
+		if (lstat(j->path, &st) < 0)
+			return;
+	} else { /* inside its root: only an open resolves there */
+		if ((fd = open_file(j)) < 0)
+			return;
+		rc = fstat(fd, &st);
+		close(fd);
+		if (rc < 0)
+			return;
+	}
 	if (st.st_ino == j->st.st_ino && st.st_size == j->st.st_size &&
 	    st.st_mtim.tv_sec == j->st.st_mtim.tv_sec &&
 	    st.st_mtim.tv_nsec == j->st.st_mtim.tv_nsec)
@@ -332,7 +350,8 @@ static struct ps_jitmap *jitmap_new(pid_t pid)
 	return j;
 }
 
-int ps_jit__lookup(struct ps_proc *p, uint64_t addr, char *buf, size_t len, const char **dso)
+int ps_jit__lookup(struct ps_symbols *syms, struct ps_proc *p, uint64_t addr, char *buf, size_t len,
+		   const char **dso)
 {
 	struct ps_jitmap *j = p->jit;
 	const struct ps_jitsym *s;
@@ -343,6 +362,11 @@ int ps_jit__lookup(struct ps_proc *p, uint64_t addr, char *buf, size_t len, cons
 	if (!s) {
 		refresh(j);
 		s = find(j, addr);
+	}
+	if (j->why[0] && !j->told) { /* refused as perf refuses it: say so, once */
+		j->told = true;
+		ps_symbols__tell(syms, "%s of process %d is not read: %s", j->path, (int)p->pid,
+				 j->why);
 	}
 	if (!s)
 		return -ENOENT;

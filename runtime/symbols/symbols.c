@@ -10,6 +10,7 @@
  * (symbols/jit.c), else as hex. The kernel goes to symbols/kernel.c.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,7 +99,7 @@ static int resolve_user(struct ps_symbols *syms, pid_t pid, uint64_t addr, uint3
 		return -ENOMEM;
 	m = ps_procs__lookup_at(syms, p, addr, epoch);
 	if (!m || !m->dso) {
-		if (ps_jit__lookup(p, addr, buf, len, dso) == 0)
+		if (ps_jit__lookup(syms, p, addr, buf, len, dso) == 0)
 			return 0;
 		if (m)
 			*dso = m->label;
@@ -243,4 +244,26 @@ int ps_symbols__lookup(struct ps_symbols *syms, pid_t pid, const char *name, uin
 	if (!syms || pid <= 0 || !name || !*name || !addr)
 		return -EINVAL;
 	return ps_syms__lookup(syms, pid, name, addr, NULL, 0);
+}
+
+void ps_symbols__tell(struct ps_symbols *syms, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (syms->notice_n == PS_NOTICES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(syms->notices[(syms->notice_head + syms->notice_n++) % PS_NOTICES],
+		  sizeof(syms->notices[0]), fmt, ap);
+	va_end(ap);
+}
+
+int ps_symbols__notice(struct ps_symbols *syms, char *buf, size_t len)
+{
+	if (!syms || !syms->notice_n)
+		return 0;
+	snprintf(buf, len, "%s", syms->notices[syms->notice_head]);
+	syms->notice_head = (syms->notice_head + 1) % PS_NOTICES;
+	syms->notice_n--;
+	return 1;
 }
