@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "symbols/internal.h"
+#include "symbols/pycode.h"
 #include "symbols/python.h"
 
 #define PS_PY_BASE	 0x0100000000000000ull

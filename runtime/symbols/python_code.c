@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 
 #include "symbols/internal.h"
+#include "symbols/pycode.h"
 #include "symbols/python.h"
 
 #define PS_PY_MAX_LINETAB 65536
