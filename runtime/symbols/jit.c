@@ -303,14 +303,19 @@ static const struct ps_jitsym *find(const struct ps_jitmap *j, uint64_t addr)
  * itself, *root_pid 0, when it shares ours or cannot be told. */
 static pid_t in_namespace(pid_t pid, pid_t *root_pid)
 {
+	static struct stat mine; /* our own mount namespace, taken once */
+	static int mine_rc = 1;
 	char path[64], line[256];
-	struct stat mine, theirs;
+	struct stat theirs;
 	pid_t ns = pid;
 	FILE *f;
 
 	*root_pid = 0;
+	if (mine_rc > 0)
+		mine_rc = stat("/proc/self/ns/mnt", &mine);
 	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
-	if (stat("/proc/self/ns/mnt", &mine) < 0 || stat(path, &theirs) < 0 ||
+	/* one stat for a process in ours: its map is in our /tmp */
+	if (mine_rc < 0 || stat(path, &theirs) < 0 ||
 	    (mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino))
 		return pid;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);

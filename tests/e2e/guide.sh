@@ -31,6 +31,22 @@ def main(seconds):
         i += 1
 main(float(sys.argv[1]) if len(sys.argv) > 1 else 0.5)
 EOF
+cat >"$D/app.js" <<'EOF'
+function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+const end = Date.now() + 300;
+while (Date.now() < end) fib(20);
+EOF
+cat >"$D/App.java" <<'EOF'
+public class App {
+    static int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+    public static void main(String[] a) {
+        long end = System.currentTimeMillis() + 300, s = 0;
+        while (System.currentTimeMillis() < end) s += fib(20);
+        System.out.println(s);
+    }
+}
+EOF
+command -v javac >/dev/null && javac -d "$D" "$D/App.java"
 seq 1 300000 >"$D/big"
 tar -C "$D" -cf "$D/big.tar" big
 echo hello >"$D/f"
