@@ -83,7 +83,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 # distributions build: -O2, no frame pointers; libhot.so is stripped.
 PROGS     := $(addprefix $(BUILD)/tests/,chain clockspin cxxprog inline jit usehot libhot.so manystacks offcpu llvmloop threadnames runqwait reuse usdtargs deep libreuse_a.so libreuse_b.so)
 PROG_CFLAGS := -O2 -g -fomit-frame-pointer
-HELPERS   := $(BUILD)/tests/workload $(PROGS)
+HELPERS   := $(BUILD)/tests/workload $(PROGS) $(BUILD)/tests/pprof
 
 .PHONY: all deps check demo install clean asan lint bench
 all: $(BIN) $(BUILD)/libperfscript.so
@@ -149,6 +149,14 @@ $(BUILD)/tests/workload: tests/workload.c $(wildcard /usr/include/sys/sdt.h)
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-inline $(WARN) -pthread -o $@ $<
+
+# go tool pprof, the tests' reference reader, built once: Go builds its
+# tools on first use into GOCACHE (25 s), which each suite paid again.
+# Without Go there is none, and the suites that need it say so.
+$(BUILD)/tests/pprof:
+	$(Q)mkdir -p $(@D)
+	$(Q)if command -v go >/dev/null; then echo "  GO      cmd/pprof"; \
+		GOCACHE=$(CURDIR)/$(BUILD)/go-cache GOFLAGS= go build -o $@ cmd/pprof; fi
 
 $(BUILD)/tests/%: tests/progs/%.c
 	$(call msg,CC,$<)

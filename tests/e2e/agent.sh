@@ -42,14 +42,14 @@ printf 'echo $$ >%s/cgroup.procs && exec "$@"\n' "$mnt/$C" >"$TMP/join.sh"
 sh "$TMP/join.sh" "$WORKLOAD" spin 4000 >/dev/null &
 spin=$!; pids+=($spin)
 t0=$(date +%s%N)
-go tool pprof -raw -output "$TMP/raw.txt" "$url/debug/pprof/profile?seconds=2" >"$TMP/go.err" 2>&1
+pprof_tool -raw -output "$TMP/raw.txt" "$url/debug/pprof/profile?seconds=2" >"$TMP/go.err" 2>&1
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 saved=$(sed -nE 's/^Saved profile in (.*)$/\1/p' "$TMP/go.err")
 [[ -s $saved ]]; ok $? "go tool pprof fetched /debug/pprof/profile?seconds=2 over HTTP ($saved)"
 awk -v m="$ms" 'BEGIN { exit !(m >= 1900 && m < 4000) }'; ok $? "... and the reply came when its 2 s were up ($ms ms)"
-top=$(go tool pprof -top -nodecount=3 "$saved" 2>&1)
+top=$(pprof_tool -top -nodecount=3 "$saved" 2>&1)
 like "$top" "hot_spin" "the profile's top functions name the spinner's hot_spin"
-tags=$(go tool pprof -tags "$saved" 2>&1)
+tags=$(pprof_tool -tags "$saved" 2>&1)
 like "$tags" "cgroup: Total.*/$C" "labels: the spinner's cgroup"
 like "$tags" "container: Total.*$id" "labels: the container id of its group"
 like "$tags" "comm: Total.*workload" "labels: comm"
@@ -133,7 +133,7 @@ port=$(wait_line "$TMP/agent6.out" '^listening on ' | sed -E 's/.*:([0-9]+)\/ .*
 forks=$!; pids+=($forks)
 for i in $(seq 16); do curl -s -o "$TMP/b.$i.pb.gz" "http://127.0.0.1:$port/debug/pprof/profile?seconds=2" & done
 wait $(jobs -p | grep -v -E "^($agent|$spin|$forks)$") 2>/dev/null
-tags=$(go tool pprof -tags "$TMP/b.16.pb.gz" 2>&1)
+tags=$(pprof_tool -tags "$TMP/b.16.pb.gz" 2>&1)
 like "$tags" "comm: Total [0-9.]+s.*: \[over the profiles' budget\]" \
 	"16 profiles at once over --profiles-budget 1: new stacks count under [over the profiles' budget]"
 secs=$(awk '/comm: Total/ { sub(/s$/, "", $3); print $3; exit }' <<<"$tags")
@@ -147,7 +147,7 @@ line=$(wait_line "$TMP/agent5.out" '^listening on ')
 port=$(sed -E 's/.*:([0-9]+)\/ .*/\1/' <<<"$line")
 "$WORKLOAD" spin 1500 >/dev/null &
 pids+=($!)
-go tool pprof -raw -output "$TMP/raw5.txt" "http://127.0.0.1:$port/debug/pprof/profile?seconds=1" >/dev/null 2>&1
+pprof_tool -raw -output "$TMP/raw5.txt" "http://127.0.0.1:$port/debug/pprof/profile?seconds=1" >/dev/null 2>&1
 wmap=$(grep -E '^ *[0-9]+: 0x.*/workload [0-9a-f]+ ' "$TMP/raw5.txt" | head -1)
 like "$wmap" '\[FN\]\[FL\]\[LN\]\[IN\]$' "--lines: the workload's Mapping has lines and inline frames ($wmap)"
 like "$(grep -c 'workload.c:[0-9]' "$TMP/raw5.txt")" '^[1-9]' "--lines: locations name workload.c's lines"
@@ -177,7 +177,7 @@ line=$(wait_line "$TMP/agent3.out" '^listening on ')
 port=$(sed -E 's/.*:([0-9]+)\/ .*/\1/' <<<"$line")
 "$WORKLOAD" spin 2500 >/dev/null &
 pids+=($!)
-top=$(go tool pprof -top -nodecount=3 "http://127.0.0.1:${port:-1}/debug/pprof/profile?seconds=1" 2>&1)
+top=$(pprof_tool -top -nodecount=3 "http://127.0.0.1:${port:-1}/debug/pprof/profile?seconds=1" 2>&1)
 like "$top" "hot_spin" "as nobody with the unit's capabilities ($capset): a profile naming hot_spin"
 
 # docs/api.md's example of a reply that comes later runs as written.
@@ -202,7 +202,7 @@ pids+=($!)
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${port:-1}/debug/pprof/offcpu?seconds=1e-7")
 is "$code" 400 "--offcpu: /debug/pprof/offcpu?seconds=1e-7: 400, the session goes on"
 curl -s -o "$TMP/off.pb.gz" "http://127.0.0.1:${port:-1}/debug/pprof/offcpu?seconds=2"
-top=$(go tool pprof -top -nodecount=400 "$TMP/off.pb.gz" 2>&1)
+top=$(pprof_tool -top -nodecount=400 "$TMP/off.pb.gz" 2>&1)
 like "$top" "Type: off-cpu" "--offcpu: /debug/pprof/offcpu is an off-cpu profile go tool pprof reads"
 cum=$(awk '$NF == "sleeper" { v = $4; if (v ~ /ms$/) v = v / 1000; else sub(/s$/, "", v); print v + 0; exit }' <<<"$top")
 # the window asked is 2 s; a loaded machine may end it later, and the
@@ -213,7 +213,7 @@ ok $? "--offcpu: a process asleep all along has its window off the CPU (${cum:-n
 like "$top" " __schedule"$'\n' "--offcpu: kernel stacks end at __schedule, not in the tracepoint's frames"
 unlike() { ! grep -qE "$2" <<<"$1"; ok $? "$3"; }
 unlike "$top" "__traceiter_|bpf_trace_run" "--offcpu: no tracing frame in the profile"
-like "$(go tool pprof -tags "$TMP/off.pb.gz" 2>&1)" "state: Total.*S" "--offcpu: each sample says why (state S: asleep)"
+like "$(pprof_tool -tags "$TMP/off.pb.gz" 2>&1)" "state: Total.*S" "--offcpu: each sample says why (state S: asleep)"
 
 # --offcpu for a user who may sample but not read tracepoints: refused at
 # once, with the reason, not a session without its off-CPU half

@@ -104,7 +104,7 @@ like "$retried" "^[1-9]" "the failures were retried ($retried), and counted on /
 like "$sent" "^[0-9]+$" "pushes sent are counted on /metrics ($sent)"
 good=0
 for f in "$TMP"/ingest/*.pb.gz; do
-	go tool pprof -raw "$f" >/dev/null 2>&1 && good=$((good + 1))
+	pprof_tool -raw "$f" >/dev/null 2>&1 && good=$((good + 1))
 done
 n=$(ls "$TMP"/ingest/*.pb.gz | wc -l)
 is "$good" "$n" "go tool pprof reads each of the $n profiles received"
@@ -141,7 +141,7 @@ t1=$(date +%s)
 is "$(grep -c '^ok ' "$TMP/last.log")" 1 "a session shorter than its window pushes its last, partial window at the end"
 read -r _ _ _ from until < <(grep -m1 '^ok ' "$TMP/last.log")
 ok $(( !(${from:-0} >= t0 - 1 && ${from:-0} <= ${until:-0} && ${until:-0} <= t1 + 1) )) "... from the session's start ($from) to its end ($until)"
-like "$(go tool pprof -raw "$TMP"/last/*.pb.gz 2>&1 | grep -c '^ *[0-9]*: ')" '^[1-9]' "... with the session's samples in it"
+like "$(pprof_tool -raw "$TMP"/last/*.pb.gz 2>&1 | grep -c '^ *[0-9]*: ')" '^[1-9]' "... with the session's samples in it"
 
 # --offcpu: each window's off-CPU profile is pushed too, as APP.offcpu
 mkdir -p "$TMP/off"
@@ -158,7 +158,7 @@ curl -s -o /dev/null "http://127.0.0.1:$(sed -E 's/.*:([0-9]+)\/ .*/\1/' <<<"$li
 kill -INT $agent; wait $agent 2>/dev/null
 n=$(awk '$1 == "ok" && $3 ~ /^host\.offcpu\{host=/ { print $2 }' "$TMP/off.log")
 like "${n:-none}" "^[0-9]+$" "--offcpu: the window's off-CPU profile is pushed too, named host.offcpu{host=...}"
-like "$(go tool pprof -top "$TMP/off/${n:-0}.pb.gz" 2>&1)" "Type: off-cpu" "... and go tool pprof reads it as off-cpu"
+like "$(pprof_tool -top "$TMP/off/${n:-0}.pb.gz" 2>&1)" "Type: off-cpu" "... and go tool pprof reads it as off-cpu"
 
 # A destination that holds the connection and never answers: the end waits
 # --flush-ms for it, then says what was not sent; a second Ctrl-C cuts the wait.

@@ -107,7 +107,7 @@ done
 "$PERFSCRIPT" examples/profile.lua -a --pprof "$TMP/cg.pb.gz" --labels comm,cgroup \
 	-c "sh $TMP/join_c.sh $WORKLOAD spin 300" >/dev/null 2>&1
 if command -v go >/dev/null; then
-	tags=$(go tool pprof -tags "$TMP/cg.pb.gz" 2>&1)
+	tags=$(pprof_tool -tags "$TMP/cg.pb.gz" 2>&1)
 	like "$tags" "cgroup: Total.*/$C" "profile.lua --labels cgroup: go tool pprof -tags shows the group"
 	like "$tags" "container: Total.*$id" "... and the container id its name has"
 else
@@ -149,9 +149,9 @@ if command -v unshare >/dev/null && command -v go >/dev/null; then
 	ctr=$!
 	"$PERFSCRIPT" examples/profile.lua -a -T 1 --pprof "$TMP/ctr.pb.gz" --labels comm,cgroup >/dev/null 2>&1
 	wait $ctr
-	top=$(go tool pprof -top -nodecount=3 -tagfocus="cgroup=$C" "$TMP/ctr.pb.gz" 2>&1)
+	top=$(pprof_tool -top -nodecount=3 -tagfocus="cgroup=$C" "$TMP/ctr.pb.gz" 2>&1)
 	like "$top" "hot_spin" "a process in its own pid and mount namespaces: named from its own root (hot_spin, not the decoy's names)"
-	like "$(go tool pprof -tags "$TMP/ctr.pb.gz" 2>&1)" "container: Total.*$id" "... and labelled with its group's container id"
+	like "$(pprof_tool -tags "$TMP/ctr.pb.gz" 2>&1)" "container: Total.*$id" "... and labelled with its group's container id"
 else
 	skip "unshare or go is missing" "a process in its own namespaces"
 	skip "unshare or go is missing" "its container label"

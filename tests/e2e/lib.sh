@@ -3,6 +3,12 @@
 # `skip` says why. $PERFSCRIPT and $WORKLOAD come from tests/run.
 PERFSCRIPT=${PERFSCRIPT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/perfscript}
 WORKLOAD=${WORKLOAD:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/tests/workload}
+# go tool pprof, built once by make check (build/tests/pprof): Go builds
+# its tools on first use into GOCACHE, 25 s a time, in every suite.
+PPROF_BIN=${PPROF_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/tests/pprof}
+pprof_tool() {
+	if [[ -x $PPROF_BIN ]]; then PPROF_TMPDIR=${PPROF_TMPDIR:-$TMP} "$PPROF_BIN" "$@"; else go tool pprof "$@"; fi
+}
 TAP_N=0
 TAP_FAILED=0
 TMP=$(mktemp -d /tmp/perfscript-e2e.XXXXXX)

@@ -49,7 +49,7 @@ like "$out" "^[34]\.[0-9]+ s off the CPU" "offcpu.lua: about 4 s off the CPU in 
 us=$(awk '/^reader;/ { s += $NF } END { print s + 0 }' "$TMP/off.folded")
 awk -v u="$us" 'BEGIN { exit !(u >= 980000 && u <= 1020000) }'; ok $? "--folded: comm;stack microseconds lines (reader $us us)"
 if command -v go >/dev/null; then
-	top=$(go tool pprof -top -sample_index=off-cpu "$TMP/off.pb.gz" 2>&1)
+	top=$(pprof_tool -top -sample_index=off-cpu "$TMP/off.pb.gz" 2>&1)
 	like "$top" "Type: off-cpu" "--pprof: go tool pprof reads it, sample type off-cpu"
 	like "$top" "anon_pipe_read" "--pprof: with the stacks' functions"
 else

@@ -7,7 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 EX=$(cd "$(dirname "$0")/../../examples" && pwd)
 export HOME=$TMP PPROF_TMPDIR=$TMP GOCACHE=$TMP/go-cache # go tool pprof writes nothing elsewhere
-gopprof() { go tool pprof "$@" 2>"$TMP/pprof.err"; }
+gopprof() { pprof_tool "$@" 2>"$TMP/pprof.err"; }
 
 if ! command -v go >/dev/null; then
 	skip "go is not installed (Debian's golang-go gives go tool pprof)" "pprof profiles read back with go tool pprof"
@@ -265,7 +265,7 @@ is "$(ls "$TMP"/switch/p.folded.* 2>/dev/null | wc -l)" "$n" "... and as many fo
 said=$(awk '/^profile.lua: [0-9]+ samples in .*pb\.gz/ { s += $2 } END { print s + 0 }' "$TMP/switch.err")
 read_n=0
 for f in "$TMP"/switch/p.pb.gz.*; do
-	read_n=$(( read_n + $(go tool pprof -raw "$f" 2>/dev/null | awk '/^Samples:/ { on = 1; next } on && /^ +[0-9]+ +[0-9]+: / { s += $1 } /^Locations/ { on = 0 } END { print s + 0 }') ))
+	read_n=$(( read_n + $(pprof_tool -raw "$f" 2>/dev/null | awk '/^Samples:/ { on = 1; next } on && /^ +[0-9]+ +[0-9]+: / { s += $1 } /^Locations/ { on = 0 } END { print s + 0 }') ))
 done
 ok $(( !(read_n > 0 && read_n == said) )) "go tool pprof reads every window: $read_n samples, as many as profile.lua said it wrote ($said)"
 # a continuous profile names functions from symbol tables (the build id
@@ -273,7 +273,7 @@ ok $(( !(read_n > 0 && read_n == said) )) "go tool pprof reads every window: $re
 for o in "" --dwarf-lines; do
 	rm -f "$TMP"/cont.pb.gz.*
 	"$PERFSCRIPT" examples/profile.lua -c "$B/inline 300" --switch-output 5 --pprof "$TMP/cont.pb.gz" $o >/dev/null 2>&1
-	m=$(go tool pprof -raw "$TMP"/cont.pb.gz.* 2>/dev/null | grep -E "^1: 0x.* $B/inline ")
+	m=$(pprof_tool -raw "$TMP"/cont.pb.gz.* 2>/dev/null | grep -E "^1: 0x.* $B/inline ")
 	if [[ -z $o ]]; then
 		like "$m" '[0-9a-f]{40} \[FN\]$' "--switch-output: functions only by default, the build id for lines ($m)"
 	else
@@ -293,5 +293,5 @@ like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --switch-output 1 --pprof "$T
 like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --symbols-budget 0.5 2>&1)" "symbols-budget wants a number of at least 1 \(MIB\)" \
 	"--symbols-budget under 1 MiB: refused"
 "$PERFSCRIPT" examples/profile.lua -T 0.5 --symbols-budget 2 --pprof "$TMP/small.pb.gz" -c "$WORKLOAD spin 400" >/dev/null 2>&1
-like "$(go tool pprof -top "$TMP/small.pb.gz" 2>&1)" "hot_spin|spin" "--symbols-budget 2: a 2 MiB symbolizer still names the profile"
+like "$(pprof_tool -top "$TMP/small.pb.gz" 2>&1)" "hot_spin|spin" "--symbols-budget 2: a 2 MiB symbolizer still names the profile"
 done_testing

@@ -159,7 +159,7 @@ like "$(sed -n 4p "$TMP/prof.out")" "^ *[0-9]+ +[0-9.]+%  \[\.\] py::f6:[^ ]*cha
 like "$(sed -n 4,5p "$TMP/lines.out" | sort)" "chain.py:7.*chain.py:8|chain.py:8.*chain.py:7" \
 	"profile.lua --python --lines: the top rows are f6's two lines of the script"
 if command -v go >/dev/null; then
-	go tool pprof -top -lines "$TMP/p.pb.gz" >"$TMP/pprof.top" 2>&1
+	pprof_tool -top -lines "$TMP/p.pb.gz" >"$TMP/pprof.top" 2>&1
 	like "$(grep -c 'py::f[1-6]:.*chain.py .*chain.py:[0-9]' "$TMP/pprof.top")" "^([6-9]|[1-9][0-9]+)$" \
 		"go tool pprof -lines reads a Function and a Line of the script for each Python frame"
 else

@@ -121,7 +121,7 @@ if grep -q ' same$' "$TMP/reuse.top"; then
 	read -r a b <<<"$(awk '/ libreuse_a.so$/ { a = $1 } / libreuse_b.so$/ { b = $1 } END { print a + 0, b + 0 }' "$TMP/reuse.dso")"
 	ok $(( a > 100 && b > 100 ? 0 : 1 )) "--sort dso: each library its half (libreuse_a.so $a, libreuse_b.so $b)"
 	if command -v go >/dev/null; then
-		top=$(go tool pprof -top "$TMP/reuse.pb.gz" 2>/dev/null)
+		top=$(pprof_tool -top "$TMP/reuse.pb.gz" 2>/dev/null)
 		like "$top" $'%[^\n]* a_leaf\n' "pprof: a_leaf has its samples"
 		like "$top" $'%[^\n]* b_leaf\n' "pprof: b_leaf has its samples"
 	else
@@ -219,7 +219,7 @@ ok $(( all > 100 && main == 0 && cut * 100 >= all * 95 ? 0 : 1 )) \
 	"a stack deeper than 127 frames: its root is [truncated] ($cut of $all; $main reach main)"
 if command -v go >/dev/null; then
 	"$PERFSCRIPT" "$EXP/profile.lua" -c "$PROG/deep 250 300" --call-graph dwarf --pprof "$TMP/deep.pb.gz" >/dev/null 2>&1
-	like "$(go tool pprof -top "$TMP/deep.pb.gz" 2>/dev/null)" " (9[5-9](\.[0-9]+)?|100)% +\[truncated\]"$'\n' \
+	like "$(pprof_tool -top "$TMP/deep.pb.gz" 2>/dev/null)" " (9[5-9](\.[0-9]+)?|100)% +\[truncated\]"$'\n' \
 		"pprof: the cut stacks' root is a [truncated] function, in 95% or more of them"
 else
 	skip "go is not installed (make check installs golang-go)" "pprof of a cut stack"

@@ -82,14 +82,14 @@ if ! command -v go >/dev/null; then
 	skip "go is not installed (golang-go)" "Go source lines in pprof"
 	skip "go is not installed (golang-go)" "Go source lines as perf's"
 else
-	(cd "$TMP" && cp "$P/gohot/main.go" . && GOFLAGS=-mod=mod GOCACHE="$TMP/gocache" go build -o gohot main.go)
+	(cd "$TMP" && cp "$P/gohot/main.go" . && GOFLAGS=-mod=mod GOCACHE="$ROOT/build/go-cache" go build -o gohot main.go)
 	"${PROFILE[@]}" -c "$TMP/gohot 500" --lines --top 5 --pprof "$TMP/go.pb.gz" >"$TMP/go.top" 2>&1
 	mapfile -t rows < <(sed -n 's/^ *[0-9]\+ \+[0-9.]\+%  \[[.k]\] //p' "$TMP/go.top")
 	like "${rows[0]} ${rows[1]}" "^main\.go:1[67] main\.go:1[67]$" "Go: --lines names the loop's lines, main.go:16 and 17 (${rows[*]:0:2})"
 	# the same rows from the pprof profile, as go tool pprof -lines reads it
 	# rows of 5 samples or more: pprof drops nodes of the smallest counts
 	ours=$(sed -n 's/^ *\([0-9]\+\) \+[0-9.]\+%  \[\.\] \(.*\.go:[0-9]*\)$/\1 \2/p' "$TMP/go.top" | awk '$1 >= 5')
-	theirs=$(HOME=$TMP PPROF_TMPDIR=$TMP go tool pprof -lines -top -sample_index=samples "$TMP/go.pb.gz" 2>/dev/null |
+	theirs=$(HOME=$TMP PPROF_TMPDIR=$TMP pprof_tool -lines -top -sample_index=samples "$TMP/go.pb.gz" 2>/dev/null |
 		awk '/flat%/ { r = 1; next } r && $NF ~ /\.go:[0-9]+$/ && $1 >= 5 { n = split($NF, p, "/"); print $1, p[n] }' | head -n "$(wc -l <<<"$ours")")
 	is "$theirs" "$ours" "Go: go tool pprof -lines -top gives profile.lua --lines' file:line rows"
 	# perf's hottest address, named by LLVM's DWARF reader: binutils 2.40

@@ -69,9 +69,9 @@ ns=$(part pinned 5)
 awk -v u="$us" -v n="$ns" 'BEGIN { d = u * 1000 - n; if (d < 0) d = -d; exit !(d < 1000 * 200) }'
 ok $? "--folded: the pinned threads' runnable stacks add up to their runnable time ($us us)"
 if command -v go >/dev/null; then
-	top=$(go tool pprof -top -sample_index=wall "$TMP/w.pb.gz" 2>&1)
+	top=$(pprof_tool -top -sample_index=wall "$TMP/w.pb.gz" 2>&1)
 	like "$top" "Type: wall" "--pprof: go tool pprof reads it, sample type wall"
-	like "$(go tool pprof -tags "$TMP/w.pb.gz" 2>&1)" "part: .*(on-cpu|blocked|runnable)" "--pprof: each sample labelled with its part"
+	like "$(pprof_tool -tags "$TMP/w.pb.gz" 2>&1)" "part: .*(on-cpu|blocked|runnable)" "--pprof: each sample labelled with its part"
 else
 	skip "go is not installed (make check installs golang-go)" "--pprof read by go tool pprof"
 fi
