@@ -4,15 +4,18 @@
  * answers and their text; line tables and inline frames) is what a long
  * system-wide session accumulates as new binaries come and go, so the files
  * are kept in least-recently-used order under a budget: ps_symbols__trim,
- * called where no answer given out is still in use, gives the oldest
- * files' memory back until the rest fits in three quarters of the budget.
- * A file given back opens again at its next use, at the cost of reading it
- * again. The mappings kept of processes that exited (so that samples taken
- * before their exit still name their code) count too, and go first, oldest
- * first. An image counts by its pages that are resident (symbols/pages.c), which is
- * what it adds to the process's RSS; the unwinders' Dwfls, which hold
- * images, are dropped before any image is (they are rebuilt at the next
- * sample of their process).
+ * called where no answer given out is still in use, gives memory back
+ * until what is left is under the budget less a margin (a quarter of it,
+ * 2 MiB at most, so the next file does not evict at once). In this order:
+ * the Python code objects (read again if asked), the JIT maps past a
+ * quarter of the budget (idlest first), the mappings kept of processes
+ * that exited (so that samples taken before their exit still name their
+ * code; oldest first), the pages of images read once, and then the files,
+ * least recently used first. A file given back opens again at its next
+ * use, at the cost of reading it again. An image counts by its pages that
+ * are resident (symbols/pages.c), which is what it adds to the process's
+ * RSS; the unwinders' Dwfls, which hold images, are dropped before any
+ * image is (they are rebuilt at the next sample of their process).
  */
 #include <errno.h>
 #include <stddef.h>
