@@ -3,7 +3,7 @@
  * and in this one file. At allocation the target's part: what a read gives
  * (both times, the id, a group read for a leader with members) and whether
  * the counter follows a command's or a process's children; what sampling
- * adds is the sampler's (core/sampler.h). At open, per fd: on or off now (a
+ * adds is the sampler's (core/sampler_hooks.h). At open, per fd: on or off now (a
  * leader opens disabled, or armed with enable_on_exec on a held command; a
  * member follows its leader), a probe's site, and a group read dropped
  * when the kernel refused one.

@@ -6,7 +6,7 @@
  * handle is tag<<48 | generation<<24 | (slot+1): the tag tells sessions
  * apart, the generation tells a slot's lives apart, and slot+1 keeps every
  * handle non-zero. Overflow delivery is the sampler's (runtime/sample/): the
- * core holds one pointer to it and calls it through core/sampler.h's hooks.
+ * core holds one pointer to it and calls it through core/sampler_hooks.h's hooks.
  * Nothing here is part of the public ABI.
  */
 #ifndef PS_COUNTER_INTERNAL_H
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "perfscript.h"
-#include "core/sampler.h"
+#include "core/sampler_hooks.h"
 #include "core/view.h"
 
 #define PS_HANDLE_SLOT_MASK 0xffffffull
@@ -81,7 +81,7 @@ struct ps_counter {
 	bool bp_resolved;		/* attr.bp_addr holds the symbol's address + offset */
 	unsigned flags;			/* PS_EVENT_* of its event string */
 	char *tracepoint;		/* "subsys:event" of a tracepoint, NULL otherwise */
-	struct ps_counter_probe *probe; /* kprobe/uprobe/USDT (core/probe.c), NULL otherwise */
+	struct ps_counter_probe *probe; /* kprobe/uprobe/USDT (core/dynprobe.c), NULL otherwise */
 };
 
 /* A dynamic probe's target, resolved when the counter first opens. */
@@ -219,10 +219,10 @@ static inline ps_handle ps_session__handle(const struct ps_session *s, uint32_t 
 	       ((uint64_t)slot + 1);
 }
 
-/* core/probe.c: copy event i's probe into counter c (allocation); 0 or -ENOMEM. */
+/* core/dynprobe.c: copy event i's probe into counter c (allocation); 0 or -ENOMEM. */
 int ps_counter__set_probe(struct ps_counter *c, const struct ps_events *evs, size_t i);
 void ps_counter__free_probe(struct ps_counter *c);
-/* core/probe.c: find where counter slot's probe goes in the session's
+/* core/dynprobe.c: find where counter slot's probe goes in the session's
  * target (once): the file's path, the function's file offset, a USDT
  * marker's sites. 0, or -errno with msg filled, naming the event. */
 int ps_counter__resolve_probe(struct ps_session *s, uint32_t slot, char *msg, size_t msglen);

@@ -10,7 +10,7 @@
  * held command, where enable_on_exec arms them so counting starts at the
  * command's exec and not a moment before. A group with a sampling member
  * opens once per task and CPU, and the session's sampler is told before,
- * per fd and after (core/sampler.h), so it can give each CPU its ring and
+ * per fd and after (core/sampler_hooks.h), so it can give each CPU its ring and
  * attach what delivers the overflows. A breakpoint on a symbol gets its
  * address first (core/breakpoint.c).
  */

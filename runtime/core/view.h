@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/sampler.h"
+#include "core/sampler_hooks.h"
 #include "perfscript.h"
 
 #define PS_NO_SLOT UINT32_MAX
@@ -24,7 +24,7 @@ struct ps_sampled;
 
 /* ---- the session ---- */
 /* core/target.c: a session on its target with no sampler yet; the public
- * ps_session__new (session/sampler.c) gives it one. NULL + errno. */
+ * ps_session__new (session/session.c) gives it one. NULL + errno. */
 struct ps_session *ps_session__create(const struct ps_target_opts *opts);
 /* The counter in slot, or NULL past the last slot. */
 struct ps_counter *ps_session__counter(const struct ps_session *s, uint32_t slot);

@@ -22,7 +22,7 @@
 
 struct ps_ev_format;
 
-/* A kprobe, uprobe or USDT marker as written (event/probe.c). */
+/* A kprobe, uprobe or USDT marker as written (event/dynprobe.c). */
 struct ps_probe {
 	enum ps_probe_kind kind;
 	char *path;	       /* uprobes and USDT */
@@ -54,7 +54,7 @@ struct ps_event {
 	char *group_name; /* leader of a named group (group1{...}), NULL otherwise */
 	char *metric_id;  /* metric-id= term, NULL when absent */
 	char *tp_name;	  /* a tracepoint's "subsys:event" (its format file), NULL otherwise */
-	struct ps_probe *probe; /* kprobe/uprobe/usdt (event/probe.c), NULL otherwise */
+	struct ps_probe *probe; /* kprobe/uprobe/usdt (event/dynprobe.c), NULL otherwise */
 	unsigned flags;		/* PS_EVENT_* of perfscript.h */
 	signed char time_term;	/* time=0|1 as written, -1 when not written */
 	signed char raw_term;	/* raw=0|1 as written, -1 when not written */
@@ -158,7 +158,7 @@ size_t ps_ev__mods_len(const char *s);
 bool ps_ev__looks_like_mods(const char *s, size_t len);
 const char *ps_ev__modifiers_list(void);
 
-/* ---- probes (event/probe.c) ---- */
+/* ---- probes (event/dynprobe.c) ---- */
 
 /* Whether s[0..len) is kprobe, kretprobe, uprobe, uretprobe or usdt. */
 bool ps_ev__is_probe_prefix(const char *s, size_t len);

@@ -1,8 +1,8 @@
 /*
  * sampler.h: the sampler, the one way overflow samples and side-band records
  * of a session reach the user. It sits on the counter core (which calls it
- * through core/sampler.h's hooks) and serves each sampling counter through
- * one of its backends (which one: session/sampler.c, the layer above
+ * through core/sampler_hooks.h's hooks) and serves each sampling counter through
+ * one of its backends (which one: session/session.c, the layer above
  * them), each a small ops table: the perf ring (sample/perf/:
  * one mmap ring per CPU, every record decoded in user space) and BPF
  * (sample/bpf/: a program on the counter's fds that filters, aggregates or

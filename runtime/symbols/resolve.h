@@ -32,7 +32,7 @@ int ps_syms__lookup_exec(struct ps_symbols *syms, const char *path, const char *
 int ps_syms__file_symbol(struct ps_symbols *syms, const char *path, const char *name,
 			 uint64_t *addr, int *etype, char *near, size_t nearlen);
 
-/* symbols/probe.c: where a uprobe goes in an ELF file. */
+/* symbols/uprobe_site.c: where a uprobe goes in an ELF file. */
 /* The file offset of link-time address addr (the PT_LOAD that maps it):
  * 0, -ENOEXEC (not ELF), -ERANGE (no segment maps it), -errno. */
 int ps_syms__file_offset(const char *path, uint64_t addr, uint64_t *off);

@@ -1,6 +1,6 @@
 /*
  * load.c: the BPF backend of the sampler. For each counter the sampler
- * gives it (session/sampler.c chooses) it loads one ps_sample_bpf skeleton
+ * gives it (session/session.c chooses) it loads one ps_sample_bpf skeleton
  * configured by sample/bpf/configure.c and attaches it to
  * every fd of the counter (a tracepoint to one: the kernel runs tracepoint
  * programs per tracepoint, not per event). libbpf's log is kept (and shown

@@ -1,5 +1,5 @@
 /*
- * probe.c: dynamic probes as events, through the kernel's kprobe and
+ * dynprobe.c: dynamic probes as events, through the kernel's kprobe and
  * uprobe PMUs: kprobe:SYMBOL[+OFF], kprobe:0xADDR, kretprobe:SYMBOL,
  * uprobe:PATH:SYMBOL[+OFF], uprobe:PATH:0xADDR, uretprobe:PATH:SYMBOL and
  * usdt:PATH:PROVIDER:NAME (a SystemTap static marker, which is a uprobe on

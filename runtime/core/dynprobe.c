@@ -1,11 +1,11 @@
 /*
- * probe.c: a dynamic probe counter's target, found when it first opens.
+ * dynprobe.c: a dynamic probe counter's target, found when it first opens.
  * The kernel's kprobe PMU takes the function's name as a string in config1
  * (or an address in config2 with config1 0) and resolves it itself. The
  * uprobe PMU takes a path in config1 and a file offset in config2, so a
  * uprobe's PATH is found as a command would be (a bare name along $PATH)
  * and made absolute, and its SYMBOL[+OFF] or 0xADDR becomes a file offset
- * through the ELF file's segments (symbols/probe.c). A USDT marker becomes
+ * through the ELF file's segments (symbols/uprobe_site.c). A USDT marker becomes
  * one uprobe per site, each with the marker's semaphore as ref_ctr_offset
  * so that the kernel raises it while the probe is open. Strings handed to
  * the kernel live in the counter, which outlives its fds. Each refusal is a

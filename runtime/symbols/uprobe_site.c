@@ -1,5 +1,5 @@
 /*
- * probe.c: where a uprobe goes in an ELF file. The kernel's uprobe PMU
+ * uprobe_site.c: where a uprobe goes in an ELF file. The kernel's uprobe PMU
  * takes a path and a file offset, not an address, so a symbol's link-time
  * address is turned into the offset of the bytes that hold it through the
  * PT_LOAD segment that maps it. SystemTap's static markers (USDT, written

@@ -1,14 +1,14 @@
 /*
- * sampler.h: how the counter core hands overflow delivery to its sampler.
+ * sampler_hooks.h: how the counter core hands overflow delivery to its sampler.
  * The core knows no ring and no BPF: it keeps one pointer to the session's
  * sampler (runtime/sample/, a layer up) and calls it through these hooks at
  * the points of a sampling counter's life; the sampler installs them when
- * it makes the session (session/sampler.c). Callbacks flow up, data flows
+ * it makes the session (session/session.c). Callbacks flow up, data flows
  * down. Every hook gets the session and the counter's slot; the sampler
  * keeps what it needs per counter behind ps_counter.sampled.
  */
-#ifndef PS_CORE_SAMPLER_H
-#define PS_CORE_SAMPLER_H
+#ifndef PS_CORE_SAMPLER_HOOKS_H
+#define PS_CORE_SAMPLER_HOOKS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -48,4 +48,4 @@ struct ps_sampler_hooks {
 	void (*free)(struct ps_session *s);
 };
 
-#endif /* PS_CORE_SAMPLER_H */
+#endif /* PS_CORE_SAMPLER_HOOKS_H */

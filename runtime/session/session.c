@@ -1,9 +1,9 @@
 /*
- * sampler.c: the session's sampler and the hooks the counter core calls it
+ * session.c: the session's sampler and the hooks the counter core calls it
  * through, above both backends: it picks the one that serves each counter.
  * The public ps_session__new is here: a session is the core's counters on
  * a target plus this sampler, which the core then reaches only through
- * core/sampler.h. Each sampling counter gets a struct ps_sampled;
+ * core/sampler_hooks.h. Each sampling counter gets a struct ps_sampled;
  * the perf ring backend gives every one of its fds a ring and maps its ids,
  * and the counter is then served by BPF or by the perf ring, as its event
  * string's bpf/nobpf term, its options (ps_session__set_bpf) or the
@@ -103,7 +103,7 @@ static int serve(struct ps_sampler *m, uint32_t slot, char *msg, size_t msglen)
 	return 0;
 }
 
-/* ---- the hooks of core/sampler.h ---- */
+/* ---- the hooks of core/sampler_hooks.h ---- */
 
 static int hook_prepare(struct ps_session *s, uint32_t slot, const struct ps_events *evs, size_t i)
 {
