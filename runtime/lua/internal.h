@@ -206,8 +206,6 @@ int ps_lua_python__splice(struct ps_script *sc, const struct ps_sample *s, struc
 void ps_lua_python__push_ip(lua_State *L, struct ps_script *sc, const struct ps_sample *s);
 /* lua/probe_timer.c: perfmon.after. */
 void ps_lua_timer__open(lua_State *L, struct ps_script *sc);
-/* lua/python.c: perfmon.python_versions. */
-void ps_lua_python__open(lua_State *L);
 
 /* lua/bpf_opts.c: the in-kernel options of sample probes. */
 #define PS_LUA_MAX_LIST 256 /* pids or CPUs one option may list */

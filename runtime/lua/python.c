@@ -1,8 +1,7 @@
 /*
  * python.c: CPython's frames in a sample's stack (the BPF program read them
  * at the sample, symbols/python.c names them), put where the interpreter's
- * eval loop ran them; and perfmon.python_versions(), the versions whose
- * frames are read, with the layout of each.
+ * eval loop ran them.
  */
 #include <string.h>
 
@@ -112,53 +111,4 @@ void ps_lua_python__push_ip(lua_State *L, struct ps_script *sc, const struct ps_
 		lua_pushinteger(L, (lua_Integer)addr);
 	else
 		lua_pushnil(L);
-}
-
-/* perfmon.python_versions() -> { {version = "3.11", runtime_head = 40,
- * ...}, ... }: the CPython versions whose frames samples can carry, each
- * with the offsets perfscript reads their structures at. */
-static int l_python_versions(lua_State *L)
-{
-	size_t n;
-	const struct ps_py_layout *l = ps_python__layouts(&n);
-
-	lua_createtable(L, (int)n, 0);
-	for (size_t i = 0; i < n; i++) {
-		lua_createtable(L, 0, 24);
-		lua_pushfstring(L, "3.%d", l[i].minor);
-		lua_setfield(L, -2, "version");
-#define FIELD(name) (lua_pushinteger(L, l[i].name), lua_setfield(L, -2, #name))
-		FIELD(runtime_head);
-		FIELD(interp_threads);
-		FIELD(ts_next);
-		FIELD(ts_thread_id);
-		FIELD(ts_frame);
-		FIELD(cframe_frame);
-		FIELD(f_back);
-		FIELD(f_code);
-		FIELD(f_at);
-		FIELD(f_entry);
-		FIELD(f_owner);
-		FIELD(at_size);
-		FIELD(co_name);
-		FIELD(co_qualname);
-		FIELD(co_filename);
-		FIELD(co_firstlineno);
-		FIELD(co_linetable);
-		FIELD(co_code);
-		FIELD(ascii_size);
-		FIELD(compact_size);
-#undef FIELD
-		lua_rawseti(L, -2, (lua_Integer)i + 1);
-	}
-	return 1;
-}
-
-void ps_lua_python__open(lua_State *L)
-{
-	if (lua_getglobal(L, "perfmon") == LUA_TTABLE) {
-		lua_pushcfunction(L, l_python_versions);
-		lua_setfield(L, -2, "python_versions");
-	}
-	lua_pop(L, 1);
 }

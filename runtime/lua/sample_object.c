@@ -394,7 +394,6 @@ void ps_lua_sample_object__open(lua_State *L, struct ps_script *sc)
 	struct sample_ud *u;
 
 	ps_lua_sample_stack__open(L, sc);
-	ps_lua_python__open(L);
 	ps_lua_timer__open(L, sc);
 	luaL_newmetatable(L, SAMPLE_MT);
 	lua_pushcfunction(L, sample_index);

@@ -86,14 +86,8 @@ probe("end", function()
 end)
 EOF
 
-layouts=$("$PERFSCRIPT" -e 'for _, v in ipairs(perfmon.python_versions()) do
-  io.write(v.version)
-  for _, k in ipairs { "runtime_head", "interp_threads", "ts_next", "ts_thread_id", "ts_frame",
-      "cframe_frame", "f_back", "f_code", "f_at", "f_entry", "f_owner", "at_size", "co_name",
-      "co_qualname", "co_filename", "co_firstlineno", "co_linetable", "co_code", "ascii_size",
-      "compact_size" } do io.write(" ", k, "=", v[k]) end
-  io.write("\n")
-end')
+# the walker's table, as the library has it (not a Lua API: a unit test's dump)
+layouts=$("$(dirname "$0")/../../build/tests/test_pylayout" --dump)
 
 dir_of() { # the python -> its work directory (the extension built there)
 	echo "$TMP/$(basename "$(dirname "$(dirname "$1")")")-$("$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
