@@ -23,29 +23,30 @@ ranks=(0 1 2 3 4 5 5 6 7 8 9)
 
 # The layer of a path below runtime/ (or of an object below BUILD/obj):
 # the longest layer name that prefixes it.
-layer_of() {
-	local p=${1#runtime/} best=""
-	for l in "${layers[@]}"; do
-		[[ $p == "$l"/* && ${#l} -gt ${#best} ]] && best=$l
+# layer_in sets LAYER (no subshell: it is asked for every include and object).
+layer_in() {
+	local p=${1#runtime/} x
+	LAYER=""
+	for x in "${layers[@]}"; do
+		[[ $p == "$x"/* && ${#x} -gt ${#LAYER} ]] && LAYER=$x
 	done
-	echo "$best"
 }
-rank_of() { # layer -> rank, or -1
-	for i in "${!layers[@]}"; do [[ ${layers[$i]} == "$1" ]] && { echo "${ranks[$i]}"; return; }; done
-	echo -1
-}
+layer_of() { layer_in "$1"; echo "$LAYER"; }
+# layer -> rank (a lookup, not a subshell: the call check asks it for
+# every symbol of every object)
+declare -A rank
+for i in "${!layers[@]}"; do rank[${layers[$i]}]=${ranks[$i]}; done
+rank_of() { echo "${rank[$1]:--1}"; }
 bad=0
 say() { echo "layers: $*"; bad=$((bad + 1)); }
 # Whether layer a may use layer b: b at a lower rank, or b is a itself.
 may_use() {
-	local ra rb
 	[[ $1 == "$2" ]] && return 0
-	ra=$(rank_of "$1"); rb=$(rank_of "$2")
-	((rb < ra))
+	((${rank[$2]:--1} < ${rank[$1]:--1}))
 }
 
 for f in $(cd "$root" && find runtime -name '*.[ch]' | sort); do
-	l=$(layer_of "$f")
+	layer_in "$f"; l=$LAYER
 	[[ -z $l ]] && { say "$f: not in a layer folder (${layers[*]})"; continue; }
 	while IFS= read -r line; do
 		inc=${line#*[\"<]}; inc=${inc%%[\">]*}
@@ -60,11 +61,11 @@ for f in $(cd "$root" && find runtime -name '*.[ch]' | sort); do
 		fi
 		# a layer's internal.h is its own: others use its interface
 		# headers (core/view.h, symbols/resolve.h, ...)
-		if [[ $inc == */internal.h && $(layer_of "runtime/$inc") != "$l" ]]; then
-			say "$f: includes \"$inc\", the private header of $(layer_of "runtime/$inc")/: use its interface header"
+		layer_in "runtime/$inc"; il=$LAYER
+		if [[ $inc == */internal.h && $il != "$l" ]]; then
+			say "$f: includes \"$inc\", the private header of $il/: use its interface header"
 		fi
 		if [[ $inc == */* ]]; then
-			il=$(layer_of "runtime/$inc")
 			if [[ -z $il ]]; then
 				say "$f: includes \"$inc\", which is in no layer"
 			elif ! may_use "$l" "$il"; then
@@ -87,29 +88,33 @@ if [[ -d $build/obj ]]; then
 	objs=$(find "$build/obj" -name '*.o' | sed "s|^$build/obj/||" | sort |
 		while read -r o; do [[ -f $root/runtime/${o%.o}.c ]] && echo "$o"; done)
 	[[ -n $objs ]] || say "$build/obj has no object of a source in $root/runtime: build first (make)"
-	for o in $objs; do
-		while read -r sym; do where[$sym]=$o; done < <(nm --defined-only -g "$build/obj/$o" | awk '{print $3}')
-	done
-	n=0
-	for o in $objs; do
-		l=$(layer_of "runtime/$o")
-		n=$((n + 1))
-		while read -r sym; do
-			d=${where[$sym]:-}
-			if [[ -z $d ]]; then
-				[[ $sym == lua_* || $sym == luaL_* ]] && [[ $l != lua && $l != cli ]] &&
-					say "runtime/${o%.o}.c calls $sym: Lua belongs to lua/ and cli/ only"
-				continue
-			fi
-			dl=$(layer_of "runtime/$d")
-			may_use "$l" "$dl" && continue
-			if [[ $(rank_of "$dl") == $(rank_of "$l") ]]; then
-				say "runtime/${o%.o}.c calls $sym, defined in runtime/${d%.o}.c (a sibling layer, $dl)"
-			else
-				say "runtime/${o%.o}.c calls $sym, defined in runtime/${d%.o}.c (a higher layer, $dl)"
-			fi
-		done < <(nm -u "$build/obj/$o" | awk '{print $2}')
-	done
+	declare -A objlayer # each object's layer, found once
+	for o in $objs; do layer_in "runtime/$o"; objlayer[$o]=$LAYER; done
+	# one nm over all objects for each question (an nm a file took 25 ms
+	# here): "OBJECT SYMBOL" lines, the object relative to $build/obj
+	paths=()
+	for o in $objs; do paths+=("$build/obj/$o"); done
+	pairs() { # nm options: OBJECT SYMBOL per line
+		nm -A "$@" "${paths[@]}" | sed -E "s|^$build/obj/([^:]*):[0-9a-f ]* *[A-Za-z] |\1 |"
+	}
+	while read -r o sym; do where[$sym]=$o; done < <(pairs --defined-only -g)
+	n=${#paths[@]}
+	while read -r o sym; do
+		l=${objlayer[$o]}
+		d=${where[$sym]:-}
+		if [[ -z $d ]]; then
+			[[ $sym == lua_* || $sym == luaL_* ]] && [[ $l != lua && $l != cli ]] &&
+				say "runtime/${o%.o}.c calls $sym: Lua belongs to lua/ and cli/ only"
+			continue
+		fi
+		dl=${objlayer[$d]}
+		may_use "$l" "$dl" && continue
+		if [[ ${rank[$dl]} == "${rank[$l]}" ]]; then
+			say "runtime/${o%.o}.c calls $sym, defined in runtime/${d%.o}.c (a sibling layer, $dl)"
+		else
+			say "runtime/${o%.o}.c calls $sym, defined in runtime/${d%.o}.c (a higher layer, $dl)"
+		fi
+	done < <(pairs -u)
 else
 	say "$build/obj is missing: build first (make)"
 fi
