@@ -6,8 +6,8 @@
 # Makefile, and perfscript and sudo on the PATH. Each must exit 0 with no
 # traceback; where the doc shows output, the output has its shape (the
 # doc's lines with their numbers as any numbers). What is changed, and
-# why: a PID is a process started for it, -T over 1 s is 1 s (time), and
-# a --listen port is 0 with -T 1 (a server runs until stopped).
+# why: a PID is a process started for it, -T over 1 s is 0.5 s (time), and
+# a --listen port is 0 with -T 0.5 (a server runs until stopped).
 source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 D="$TMP/doc"
@@ -71,10 +71,10 @@ commands() {
 adapt() {
 	local c=${1%%[[:space:]]#[[:space:]]*} pid=$bg # its comment goes
 	[[ $c == *--python* ]] && pid=$bgpy
-	c=$(sed -E "s/(^|[^A-Za-z])PID([^A-Za-z]|$)/\1$pid\2/g; s/-p 4242/-p $pid/; s/-T ([2-9]|[1-9][0-9]+)([^0-9.]|$)/-T 1\2/g" <<<"$c")
+	c=$(sed -E "s/(^|[^A-Za-z])PID([^A-Za-z]|$)/\1$pid\2/g; s/-p 4242/-p $pid/; s/-T ([2-9]|[1-9][0-9]+)([^0-9.]|$)/-T 0.5\2/g" <<<"$c")
 	if [[ $c == *--listen* ]]; then
 		c=$(sed -E 's/--listen ([0-9.]*):[0-9]+/--listen \1:0/' <<<"$c")
-		[[ $c == *" -T "* ]] || c="$c -T 1"
+		[[ $c == *" -T "* ]] || c="$c -T 0.5"
 	fi
 	printf '%s' "$c"
 }
