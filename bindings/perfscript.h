@@ -725,9 +725,11 @@ void ps_bpf__chain_print(bool on);
  * from the MMAP2/FORK/COMM records of a ring) point at ELF files read with
  * elfutils' libdwfl, one per file (same device, inode, mtime and size; and
  * files with one build id share their tables) shared by every process that
- * maps it, so a process that has exited still resolves. Debuginfo is looked
- * up offline only, by build-id under /usr/lib/debug; nothing is downloaded.
- * C++ and Rust names are demangled unless raw names are asked for. Kernel:
+ * maps it, so a process that has exited still resolves. A stripped file's
+ * debug file is looked for on this machine by build id and by
+ * .gnu_debuglink (under /usr/lib/debug, beside the file; a container's
+ * first), and, when $DEBUGINFOD_URLS names servers, asked of them on a
+ * thread of its own (ps_symbols__set_debuginfod). C++ and Rust names are demangled unless raw names are asked for. Kernel:
  * /proc/kallsyms, read once on first use. Results are cached per file and
  * address. Not thread-safe.
  */
@@ -887,7 +889,9 @@ struct ps_srcframe {
  * line of addr; for the others, the line of the call that was inlined),
  * then the function that holds them. Returns the count (>= 1), 0 when there
  * is no DWARF for addr, or -ENOMEM. *frames stays valid for the life of
- * syms: answers are cached per file (build id) and address. */
+ * syms (answers are cached per file, by build id, and address), except a
+ * Python frame's (symbols/python.c), valid until the next call on the
+ * same thread. */
 int ps_symbols__srcframes(struct ps_symbols *syms, pid_t pid, uint64_t addr,
 			  const struct ps_srcframe **frames);
 int ps_symbols__srcframes_at(struct ps_symbols *syms, pid_t pid, uint64_t addr, uint32_t epoch,
