@@ -729,7 +729,8 @@ void ps_bpf__chain_print(bool on);
  * debug file is looked for on this machine by build id and by
  * .gnu_debuglink (under /usr/lib/debug, beside the file; a container's
  * first), and, when $DEBUGINFOD_URLS names servers, asked of them on a
- * thread of its own (ps_symbols__set_debuginfod). C++ and Rust names are demangled unless raw names are asked for. Kernel:
+ * thread of its own (ps_symbols__set_debuginfod). C++ and Rust names
+ * are demangled unless raw names are asked for. Kernel:
  * /proc/kallsyms, read once on first use. Results are cached per file and
  * address. Not thread-safe.
  */
