@@ -37,7 +37,7 @@ command -v curl >/dev/null || skip "curl is not installed"
 tmp=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
-"$PS" examples/exporter.lua --listen 127.0.0.1:0 -a >"$tmp/out" 2>"$tmp/err" &
+"$PS" examples/exporter.lua --listen 127.0.0.1:0 -a -o "$tmp/out" 2>"$tmp/err" &
 ex=$!; pids+=($ex)
 for _ in $(seq 100); do grep -q '^listening' "$tmp/out" && break; sleep 0.05; done
 url=$(sed -n 's/^listening on //p' "$tmp/out")

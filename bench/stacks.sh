@@ -67,7 +67,7 @@ build/tests/chain $(((SECS * 2 + 10) * 1000)) &
 wpid=$!
 sleep 0.5
 run "$PS" -b "$PAGES" examples/profile.lua -p "$wpid" -T "$SECS" --freq "$FREQ" \
-	--call-graph dwarf --folded "$T/ps.folded" --top 3
+	--call-graph dwarf --folded "$T/ps.folded" --top 3 -o -
 ps_wall=$wall ps_cpu=$cpu
 ps_n=$(sed -n 's/^\([0-9]*\) samples of.*/\1/p' "$T/out")
 ps_lost=$(sed -n 's/.*: \([0-9]*\) of [0-9]* samples .* were lost.*/\1/p' "$T/err")
