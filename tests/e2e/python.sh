@@ -113,7 +113,7 @@ for py in "${pythons[@]}"; do
 	gcc -w -I"$inc" -o "$d/pyoffsets" tests/progs/pyoffsets.c && want=$("$d/pyoffsets")
 	is "$(grep "^$v " <<<"$layouts")" "$want" "$py: the layout table's row for $v is its headers' offsets"
 	[[ -f $d/pyext.so ]] || build_ext "$py" "$inc"
-	"$PERFSCRIPT" "$TMP/check.lua" -c "$py $TMP/chain.py 0.8 $d" >"$d/out" 2>&1
+	"$PERFSCRIPT" "$TMP/check.lua" -c "$py $TMP/chain.py 0.5 $d" >"$d/out" 2>&1
 	read -r _ good _ n _ ext _ zlib _ lines < <(grep '^good' "$d/out")
 	# >= 95% on a quiet machine; 93-94.6% under the parallel suite's load
 	# (the clean-clone CI saw 56 of 60), where a few stacks come short
