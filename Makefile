@@ -325,13 +325,24 @@ $(BUILD)/fuzz/fuzz_webconfig: tests/fuzz/fuzz_webconfig.c $(WEB_FUZZ_SRCS) runti
 		-fno-sanitize-recover=undefined -DPS_GNUTLS_SONAME='"$(or $(GNUTLS_SONAME),libgnutls.so.30)"' \
 		-Ibindings -Iruntime -o $@ $< $(WEB_FUZZ_SRCS) -lyaml -lcrypt -ldl
 
-fuzz: $(BUILD)/fuzz/fuzz_event $(BUILD)/fuzz/fuzz_ring $(BUILD)/fuzz/fuzz_webconfig
-	$(Q)mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/corpus-ring $(BUILD)/fuzz/corpus-webconfig
+# The CPython code-object fuzzer: memory images as a hostile process shapes them.
+PY_FUZZ_SRCS := runtime/symbols/python.c runtime/symbols/python_code.c runtime/base/pidmap.c
+$(BUILD)/fuzz/fuzz_pycode: tests/fuzz/fuzz_pycode.c $(PY_FUZZ_SRCS) $(wildcard runtime/symbols/*.h)
+	$(call msg,FUZZCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -Ibindings -Iruntime -o $@ $< $(PY_FUZZ_SRCS)
+
+fuzz: $(BUILD)/fuzz/fuzz_event $(BUILD)/fuzz/fuzz_ring $(BUILD)/fuzz/fuzz_webconfig $(BUILD)/fuzz/fuzz_pycode
+	$(Q)mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/corpus-ring $(BUILD)/fuzz/corpus-webconfig \
+		$(BUILD)/fuzz/corpus-pycode
 	$(BUILD)/fuzz/fuzz_event $(BUILD)/fuzz/corpus tests/fuzz/corpus/event -timeout=10 \
 		$(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS))
 	$(BUILD)/fuzz/fuzz_ring $(BUILD)/fuzz/corpus-ring -timeout=10 \
 		$(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS))
 	$(BUILD)/fuzz/fuzz_webconfig $(BUILD)/fuzz/corpus-webconfig tests/fuzz/corpus/webconfig -timeout=10 \
+		$(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS))
+	$(BUILD)/fuzz/fuzz_pycode $(BUILD)/fuzz/corpus-pycode tests/fuzz/corpus/pycode -timeout=10 \
 		$(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS))
 .PHONY: fuzz
 

@@ -8,6 +8,7 @@
  * is described in CPython's Objects/locations.md).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -113,7 +114,7 @@ void ps_pycode__read(pid_t pid, const struct ps_py_layout *l, struct ps_pycode *
  * of -128 a range with no line. */
 static int line_310(const struct ps_pycode *c, uint64_t byte)
 {
-	int line = c->firstline;
+	int64_t line = c->firstline; /* 32768 deltas of 127 from INT_MAX: 64 bits */
 	uint64_t end = 0;
 
 	for (size_t i = 0; i + 1 < c->linetab_size; i += 2) {
@@ -124,7 +125,8 @@ static int line_310(const struct ps_pycode *c, uint64_t byte)
 		if (delta != -128)
 			line += delta;
 		if (byte >= start && byte < end)
-			return delta == -128 ? c->firstline : line;
+			return delta == -128 || line < INT_MIN || line > INT_MAX ? c->firstline
+										 : (int)line;
 	}
 	return c->firstline;
 }
@@ -177,8 +179,11 @@ static int line_311(const struct ps_pycode *c, uint64_t unit)
 		} else if (kind < 10) { /* short form: one byte of columns */
 			i += 1;
 		}
-		if (kind != 15)
-			line += delta;
+		/* a hostile table's varints may be anything: a line beyond an
+		 * int is no line (and no signed overflow) */
+		if (kind != 15 && (delta > INT_MAX || delta < -(int64_t)INT_MAX ||
+				   (line += delta) > INT_MAX || line < INT_MIN))
+			return c->firstline;
 		if (unit >= at && unit < at + len)
 			return kind == 15 ? c->firstline : (int)line;
 		at += len;

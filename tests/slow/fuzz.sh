@@ -1,8 +1,9 @@
 # fuzz.sh: the fuzzers (libFuzzer with ASan and UBSan) from their seed
 # corpora, in every `make check-slow`: the event-string parser for 30
 # seconds (tests/fuzz/fuzz_event.c), the ring and record reader
-# (fuzz_ring.c) and the web configuration reader (fuzz_webconfig.c) for 15
-# each. Skips, saying why, when clang cannot build a libFuzzer target here.
+# (fuzz_ring.c), the web configuration reader (fuzz_webconfig.c) and the
+# CPython code-object reader (fuzz_pycode.c: memory images a hostile
+# process shapes) for 15 each. Skips, saying why, when clang cannot build a libFuzzer target here.
 source "$(dirname "$0")/../e2e/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 2
@@ -10,7 +11,8 @@ SECONDS_=${FUZZ_CHECK_SECONDS:-30}
 # name, seconds, seed corpus (or none), what it reads
 targets=("event $SECONDS_ tests/fuzz/corpus/event event strings"
 	"ring $((SECONDS_ / 2)) - ring images"
-	"webconfig $((SECONDS_ / 2)) tests/fuzz/corpus/webconfig web configuration files")
+	"webconfig $((SECONDS_ / 2)) tests/fuzz/corpus/webconfig web configuration files"
+	"pycode $((SECONDS_ / 2)) tests/fuzz/corpus/pycode CPython code-object images")
 
 printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' >"$TMP/probe.c"
 why=
