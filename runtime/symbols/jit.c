@@ -298,9 +298,28 @@ static const struct ps_jitsym *find(const struct ps_jitmap *j, uint64_t addr)
 	return &j->v[lo - 1];
 }
 
+/* Whether pid's /tmp is our /tmp (the same directory) and its pids are
+ * ours: a mount namespace of perfscript's own (its private tracefs) or a
+ * copy made for something else leaves both alike, and the map is then read
+ * from our /tmp, where it stays after the process is gone. */
+static bool same_tmp_and_pids(pid_t pid)
+{
+	char path[64];
+	struct stat a, b;
+
+	snprintf(path, sizeof(path), "/proc/%d/root/tmp", (int)pid);
+	if (stat(path, &a) < 0 || stat("/tmp", &b) < 0 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	return stat(path, &a) == 0 && stat("/proc/self/ns/pid", &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
 /* pid's pid in its own pid namespace (the last NSpid), with *root_pid set
- * when it lives in another mount namespace (its /tmp is not ours); pid
- * itself, *root_pid 0, when it shares ours or cannot be told. */
+ * when it lives in another mount namespace whose /tmp is not ours; pid
+ * itself, *root_pid 0, when it shares ours, sees our /tmp, or cannot be
+ * told. */
 static pid_t in_namespace(pid_t pid, pid_t *root_pid)
 {
 	static struct stat mine; /* our own mount namespace, taken once */
@@ -316,7 +335,8 @@ static pid_t in_namespace(pid_t pid, pid_t *root_pid)
 	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
 	/* one stat for a process in ours: its map is in our /tmp */
 	if (mine_rc < 0 || stat(path, &theirs) < 0 ||
-	    (mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino))
+	    (mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino) ||
+	    same_tmp_and_pids(pid))
 		return pid;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	if (!(f = fopen(path, "re")))

@@ -183,4 +183,32 @@ ok $(( ${top#* } >= 95 ? 0 : 1 )) "... in ${top#* }% of its samples"
 kill "$cp" 2>/dev/null
 wait
 
+# perfscript in a mount namespace of its own (it makes one to mount tracefs
+# where none is): the command's /tmp is still ours, so a map written at the
+# command's exit is read at the end, after /proc/PID/root is gone with it
+# (it was looked for only through that root: 0 named)
+if [[ $(uname -m) == x86_64 ]]; then
+	cat >"$TMP/jitend.lua" <<'EOF'
+c = assert(perfmon.counter("cpu-clock/freq=999/"))
+local ips, pid = {}, nil
+probe("perfmon.sample(c)", function(s) if s.user then local _ = s.sym; ips[s.ip] = true; pid = s.pid end end)
+probe("end", function()
+  local named, all = 0, 0
+  for ip in pairs(ips) do
+    local sym, dso = perfmon.symbolize(pid, ip)
+    if dso == "[anon]" or dso:match("perf%-%d+%.map$") then all = all + 1 end
+    if sym:match("^jit_hot_loop") then named = named + 1 end
+  end
+  print(("named %d of %d"):format(named, all))
+end)
+EOF
+	out=$(unshare -m --propagation private sh -c "umount /sys/kernel/tracing 2>/dev/null; \
+		umount /sys/kernel/debug/tracing 2>/dev/null; \
+		'$PERFSCRIPT' -v -c '$ROOT/build/tests/jit 300 atexit' '$TMP/jitend.lua' 2>&1")
+	like "$out" "in perfscript's own mount namespace" "perfscript made a mount namespace of its own for tracefs"
+	like "$out" $'\n''named ([1-9][0-9]*) of \1$' "... and a map written at the command's exit still names its code ($(tail -1 <<<"$out"))"
+else
+	for _ in 1 2; do skip "the test JIT writes x86-64 code" "a map at exit, perfscript in its own mount namespace"; done
+fi
+
 done_testing
