@@ -99,7 +99,10 @@ like "$(cat "$TMP/lost.err")" "$lost of $M samples of 'syscalls:sys_enter_getppi
 # the unordered loss is asked (a third was seen under that load with a
 # 1024-page ring), in one of two tries (a clean-clone CI once saw two
 # thirds: the suite's load kept perfscript off the CPU; an idle machine
-# loses none). Before read-ahead both lost the same.
+# loses none). Before read-ahead both lost the same. How much the
+# unordered reader loses depends on how fast the loaded machine lets the
+# workload make its burst (a fifth here, 4.8% in one CI run): that it
+# loses some is what makes the comparison mean something.
 burst='c = perfmon.counter("syscalls:sys_enter_getppid/period=1/")
 local n = 0
 perfmon.ordered(arg[1] == "ordered")
@@ -112,8 +115,8 @@ for try in 1 2; do
 	((${lost:-1} * 2 > ${ulost:-0})) || break
 	diag "ordered, try $try: $lost of $B lost"
 done
-ok $(( !(${ulost:-0} * 100 > B * 10 && un + ulost == B) )) \
-	"unordered (no queue), a burst past a 2048-page ring loses much of it ($ulost of $B), delivered + lost = N"
+ok $(( !(${ulost:-0} * 100 > B && un + ulost == B) )) \
+	"unordered (no queue), a burst past a 2048-page ring loses some of it, over 1% ($ulost of $B), delivered + lost = N"
 if [[ -n ${PS_TEST_SANITIZER-} ]]; then # the queue's copies run several times slower
 	is "$((n + lost))" "$B" "ordered, the burst through the read-ahead queue: delivered + lost = N ($lost lost)"
 else
