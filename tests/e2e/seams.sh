@@ -41,8 +41,11 @@ ok $(( $(field main "$out") > 50 && $(field worker "$out") > 50 && $(field clean
 	"-p: samples carry their own thread's name ($out)"
 "$PERFSCRIPT" "$(dirname "$0")/../../examples/profile.lua" -c "$PROG/threadnames 300" \
 	--folded "$TMP/tn.folded" >/dev/null 2>&1
-roots=$(cut -d';' -f1 "$TMP/tn.folded" | sort -u | tr '\n' ' ')
-is "$roots" "threadnames worker-b " "profile.lua: the folded roots are the threads' own names"
+# the sleeper (Zzz-Cleaner) may be caught in the moment it runs, as in
+# the -p check above: at most one sample; no root but the three names
+roots=$(cut -d';' -f1 "$TMP/tn.folded" | sort -u | grep -v '^Zzz-Cleaner$' | tr '\n' ' ')
+zzz=$(awk -F';' '$1 == "Zzz-Cleaner" { n += $NF } END { print n + 0 }' "$TMP/tn.folded")
+is "$roots:$(( zzz <= 1 ))" "threadnames worker-b :1" "profile.lua: the folded roots are the threads' own names ($zzz of the sleeper's)"
 
 # profile.lua keeps the event's own call-graph= (it appended call-graph=fp
 # after it, so the last term won): chain has no frame pointers, so only
