@@ -41,3 +41,19 @@ int ps_path__find_exec(const char *file, char *buf, size_t len)
 	}
 	return -ENOENT;
 }
+
+int ps_path__self_dir(char *buf, size_t len)
+{
+	ssize_t n = len ? readlink("/proc/self/exe", buf, len - 1) : -1;
+	char *slash;
+
+	if (n < 0)
+		return len ? -errno : -ENAMETOOLONG;
+	if ((size_t)n >= len - 1)
+		return -ENAMETOOLONG;
+	buf[n] = '\0';
+	if (!(slash = strrchr(buf, '/')))
+		return -ENOENT;
+	*slash = '\0';
+	return 0;
+}

@@ -13,5 +13,9 @@
  * -ENOENT when there is none (or it is not an executable regular file),
  * -ENAMETOOLONG when buf is too small. */
 int ps_path__find_exec(const char *file, char *buf, size_t len);
+/* The directory of this process's own executable (/proc/self/exe), where a
+ * build or install tree puts what the binary finds beside it: 0, or -errno
+ * (-ENAMETOOLONG when buf is too small). */
+int ps_path__self_dir(char *buf, size_t len);
 
 #endif /* PS_BASE_PATH_H */

@@ -318,11 +318,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (missing && !strcmp(missing, "-T"))
-		rc = ps_cli__die_usage(
-		    "%s wants a value: SECONDS, perfscript's session length, even "
-		    "after the script's name (a timestamp column, bcc's -T, is "
-		    "the script's --timestamp)",
-		    missing);
+		rc = ps_cli__die_usage("%s wants a value: SECONDS; " PS_CLI_T_IS, missing);
 	else if (missing)
 		rc = ps_cli__die_usage("%s wants a value", missing);
 	else

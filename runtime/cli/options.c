@@ -15,6 +15,7 @@
 #include <limits.h>
 
 #include "base/array.h"
+#include "base/path.h"
 #include "cli/options.h"
 
 const char ps_cli_usage[] =
@@ -139,12 +140,10 @@ bool ps_cli__quotes_closed(const char *cmd)
 static bool docs_dir(char *dir, size_t len)
 {
 	static const char *const rel[] = {"/../share/doc/perfscript", "/docs"};
-	char exe[PATH_MAX], *slash;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char exe[PATH_MAX];
 
-	if (n <= 0 || (exe[n] = '\0', !(slash = strrchr(exe, '/'))))
+	if (ps_path__self_dir(exe, sizeof(exe)) < 0)
 		return false;
-	*slash = '\0';
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 		char guide[PATH_MAX + 64];
 
@@ -300,10 +299,7 @@ static int checked_option(int c, const char *arg, struct ps_cli_options *o)
 		o->duration = strtod(arg, &end);
 		if (end == arg || *end || !(o->duration >= 1e-9 && o->duration <= 1e9))
 			return ps_cli__die_usage(
-			    arg[0] == '-' ? "-T wants a number of seconds, got '%s': -T is "
-					    "perfscript's session length, even after the "
-					    "script's name (a timestamp column, bcc's -T, is "
-					    "the script's --timestamp)"
+			    arg[0] == '-' ? "-T wants a number of seconds, got '%s': " PS_CLI_T_IS
 					  : "-T wants a number of seconds from 1e-9 to 1e9 "
 					    "(e.g. 2.5), got '%s'",
 			    arg);

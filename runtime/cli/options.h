@@ -45,6 +45,12 @@ void ps_cli__usage(FILE *to);
  * returns 2, the usage error's exit status. */
 int ps_cli__die_usage(const char *fmt, const char *arg);
 
+/* What -T is, for a -T whose value is missing or looks like an option (bcc's
+ * opensnoop -T). */
+#define PS_CLI_T_IS                                                                                \
+	"-T is perfscript's session length, even after the script's name (a timestamp "            \
+	"column, bcc's -T, is the script's --timestamp)"
+
 /* Reorder argv as [argv0, our options..., "--", script, script args...];
  * *missing names an option left without its value. malloc'd, or NULL. */
 char **ps_cli__split_args(int argc, char **argv, int *outc, const char **missing);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "event/event.h"
 #include "lua/probe.h"
 
 struct sample_probe {
@@ -101,7 +102,7 @@ static void with_term(const char *name, const char *term, char *out, size_t len)
 	if (n > 1 && name[n - 1] == '/')
 		snprintf(out, len, "%.*s,%s/", (int)(n - 1), name, term);
 	else if (colon && !strchr(colon, '/') &&
-		 strspn(colon + 1, "ukhHGpPSDWIe") == strlen(colon + 1))
+		 ps_ev__looks_like_mods(colon + 1, strlen(colon + 1)))
 		snprintf(out, len, "%.*s/%s/%s", (int)(colon - name), name, term, colon + 1);
 	else
 		snprintf(out, len, "%s/%s/", name, term);

@@ -7,6 +7,7 @@
  * reported, never a panic.
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,6 +16,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
+#include "base/path.h"
 #include "lua/probe.h"
 #include "lua/setup.h"
 
@@ -127,21 +129,20 @@ static void add_searcher_hint(lua_State *L)
  */
 static void add_default_paths(lua_State *L)
 {
-	char exe[PATH_MAX], *slash;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 32);
+	char dir[PATH_MAX], path[PATH_MAX + 32];
 	const char *env = getenv("PERFSCRIPT_PATH");
 
 	drop_cwd(L, "path", "LUA_PATH");
 	drop_cwd(L, "cpath", "LUA_CPATH");
 	add_searcher_hint(L);
 	add_path(L, PS_TAPSET_DIR);
-	if (n > 0 && (exe[n] = '\0', slash = strrchr(exe, '/'))) {
+	if (ps_path__self_dir(dir, sizeof(dir)) == 0) {
 		static const char *const rel[] = {"/../share/perfscript/tapsets", "/tapsets"};
 
 		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-			strcpy(slash, rel[i]);
-			if (trusted_dir(exe))
-				add_path(L, exe);
+			snprintf(path, sizeof(path), "%s%s", dir, rel[i]);
+			if (trusted_dir(path))
+				add_path(L, path);
 		}
 	}
 	if (env && *env) {

@@ -59,7 +59,7 @@ static bool has_section(Elf *elf, const char *const *names, size_t n, bool hide)
  * (symbols/debuglink.c: by build id, by .gnu_debuglink, in a container's
  * root first), else what debuginfod fetched, whose build id must be the
  * file's. */
-static int open_debug(const struct ps_dso *d, Elf *img, Elf **out, char **path)
+static int open_debug(struct ps_dso *d, Elf *img, Elf **out, char **path)
 {
 	const void *id, *id2;
 	ssize_t len = dwelf_elf_gnu_build_id(img, &id), len2;

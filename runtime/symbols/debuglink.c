@@ -129,9 +129,10 @@ static int by_link(const char *root, const char *path, const char *link, GElf_Wo
 	return -1;
 }
 
-int ps_dso__open_debug_file(const struct ps_dso *d, Elf *img, char **path)
+/* The search itself: an fd and the path found, or -1. */
+static int search(const struct ps_dso *d, Elf *img, char *found, size_t flen)
 {
-	char root[64], found[PATH_MAX];
+	char root[64];
 	const char *roots[2] = {NULL, ""};
 	const void *id = NULL;
 	ssize_t len = img ? dwelf_elf_gnu_build_id(img, &id) : -1;
@@ -143,11 +144,29 @@ int ps_dso__open_debug_file(const struct ps_dso *d, Elf *img, char **path)
 		roots[0] = root;
 	for (int r = 0; r < 2 && fd < 0; r++)
 		if (roots[r] && len > 0)
-			fd = by_build_id(roots[r], id, len, found, sizeof(found));
+			fd = by_build_id(roots[r], id, len, found, flen);
 	for (int r = 0; r < 2 && fd < 0; r++)
 		if (roots[r] && link && d->path)
-			fd = by_link(roots[r], d->path, link, crc, found, sizeof(found));
-	if (fd >= 0 && !(*path = strdup(found))) {
+			fd = by_link(roots[r], d->path, link, crc, found, flen);
+	return fd;
+}
+
+int ps_dso__open_debug_file(struct ps_dso *d, Elf *img, char **path)
+{
+	char found[PATH_MAX];
+	int fd;
+
+	if (!d->local_looked) {
+		d->local_looked = true;
+		fd = search(d, img, found, sizeof(found));
+		if (fd >= 0 && !(d->local_debug = strdup(found))) {
+			close(fd);
+			fd = -1;
+		}
+	} else { /* found (and checked) before: it is opened again */
+		fd = d->local_debug ? open_file(d->local_debug) : -1;
+	}
+	if (fd >= 0 && !(*path = strdup(d->local_debug))) {
 		close(fd);
 		fd = -1;
 	}

@@ -294,6 +294,7 @@ static void dso_free(struct ps_dso *d)
 	free(d->path);
 	free(d->open_path);
 	free(d->debug_path);
+	free(d->local_debug);
 	free(d);
 }
 

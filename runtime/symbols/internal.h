@@ -133,7 +133,12 @@ struct ps_dso {
 	uint64_t used;	  /* ps_dsos.tick when last opened for an answer (symbols/budget.c) */
 	bool bare;	  /* no symbol table, no debug file: a stripped file */
 	char *debug_path; /* its debug file, from debuginfod (symbols/debuginfod.c) */
-	bool truncated;	  /* its file shrank under a read (symbols/image.c) */
+	/* its debug file on this machine (symbols/debuglink.c), looked for
+	 * once: the symbol table's and the DWARF's Dwfl both want it, and a
+	 * debuglink's CRC reads the whole file */
+	char *local_debug;
+	bool local_looked;
+	bool truncated;		 /* its file shrank under a read (symbols/image.c) */
 	unsigned long hits_seen; /* ps_image__hits() when last checked */
 };
 
@@ -203,7 +208,7 @@ Dwfl *ps_dwfl__begin_dwarf(void);
 /* symbols/debuglink.c: the debug file of d (image img) on this machine, by
  * build id, then by .gnu_debuglink (its CRC checked), in the root d was
  * seen through first: its fd, the path in *path (malloc'd), or -1. */
-int ps_dso__open_debug_file(const struct ps_dso *d, Elf *img, char **path);
+int ps_dso__open_debug_file(struct ps_dso *d, Elf *img, char **path);
 /* libdwfl's find_debuginfo callback of those Dwfls: ps_dso__open_debug_file,
  * else the file debuginfod fetched. */
 int ps_dso__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,

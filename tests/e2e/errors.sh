@@ -134,7 +134,7 @@ for c in "a-dir:'$TMP/a-dir' is a directory" \
 done
 for opt in -c -T -o -p -b -C -I -e --backend; do
 	out=$("$PERFSCRIPT" -e 'x = 1' $opt 2>&1); rc=$?
-	like "$rc:${out%%$'\n'*}" "^2:perfscript: $opt wants a value($|: SECONDS, perfscript's session length)" \
+	like "$rc:${out%%$'\n'*}" "^2:perfscript: $opt wants a value($|: SECONDS; -T is perfscript's session length)" \
 		"$opt with no value says so (not \"got '--'\")"
 done
 out=$("$PERFSCRIPT" -e 'probe("begin", function() print("begin ran") end)' -c "no-such-command-xyz" 2>&1); rc=$?
@@ -220,5 +220,18 @@ is "$rc $out" "2 perfscript: unknown option '-x'
 (perfscript --help lists the options)" "perfscript -x: unknown option, the hint, exit 2"
 out=$("$PERFSCRIPT" -T 2>&1); rc=$?
 like "$rc $out" "^2 perfscript: -T wants a value" "perfscript -T without its value: said, exit 2"
+
+# perfmon.output's refusals: a stream other than io.stderr is a misuse
+# (raises), a file that cannot be made or the script itself is nil and why
+out=$("$PERFSCRIPT" -e 'print(pcall(perfmon.output, io.stdout))' 2>&1)
+like "$out" "^false	.*a file name or io.stderr expected" "perfmon.output(io.stdout): raises, naming what it takes"
+out=$("$PERFSCRIPT" -e 'print(perfmon.output("/nonexistent/dir/x"))' 2>&1)
+is "$out" "$(printf 'nil\t/nonexistent/dir/x: No such file or directory')" "perfmon.output into a missing directory: nil and why"
+printf 'print(perfmon.output(arg[0]))\n' >"$TMP/self.lua"
+out=$("$PERFSCRIPT" "$TMP/self.lua" 2>&1)
+like "$out" "^nil	.*self.lua is the script itself: refusing to overwrite it$" "perfmon.output(the script): refused, the script intact"
+like "$(cat "$TMP/self.lua")" "^print\(perfmon.output" "... and the script is as it was"
+out=$(printf 'print(pcall(perfmon.output, "x"))\n' | "$PERFSCRIPT" -i 2>&1)
+like "$out" "false	.*at the prompt the output is the terminal" "perfmon.output at the prompt: raises"
 
 done_testing
