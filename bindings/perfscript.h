@@ -670,7 +670,7 @@ struct ps_bpf_opts {
 	 * size, 1 to 8 bytes, sign-extended when field_signed) */
 	uint32_t field_offset, field_size;
 	bool field_signed;
-	uint64_t offcpu_min_ns; /* PS_BPF_OFFCPU: shorter intervals are dropped */
+	uint64_t offcpu_min_ns; /* PS_BPF_OFFCPU: shorter intervals count stackless */
 	/* PS_AGG_FIELD of a USDT counter: its marker's argument N (1 to 12), read
 	 * where the marker's note says it is; 0: the field_* above */
 	uint32_t usdt_arg;

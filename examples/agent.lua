@@ -68,7 +68,7 @@ local opts = require("args").parse(arg, {
     min = 0.1, max = 3600,
     default = 10 },
   { "--offcpu", nil, "also time threads off the CPU (BPF): /debug/pprof/offcpu, and pushed" },
-  { "--offcpu-min-us", "N", "off-CPU intervals shorter than N microseconds are dropped (default 10)",
+  { "--offcpu-min-us", "N", "off-CPU intervals shorter than N microseconds count without a stack (default 10)",
     number = true, min = 0, default = 10 },
   { "--symbols-budget", "MIB", "what the symbolizer may hold, in MiB (default 18)", number = true,
     min = 1, default = 18, key = "symbols_budget" },
@@ -177,7 +177,7 @@ local function offcpu_take()
   end
 end
 -- prev_state as the kernel reports it: 0 and the preempted flag (256) are runnable
-local STATES = { [0] = "R", [1] = "S", [2] = "D", [4] = "T", [8] = "t", [128] = "I", [256] = "R" }
+local STATES = { [-2] = "R", [0] = "R", [1] = "S", [2] = "D", [4] = "T", [8] = "t", [128] = "I", [256] = "R" }
 local function offcpu_bytes(acc, from)
   local rows = {}
   for key, ns in pairs(acc) do

@@ -24,7 +24,7 @@ local opts = require("args").parse(arg, {
   usage = "perfscript examples/offcpu.lua -c 'CMD args' | -p PID | -a | -C CPUS [-T SECONDS] [options]",
   target = true,
   summary = "Time threads spend off the CPU, by the stack where they left it and why (S, D, R).",
-  { "--min-us", "N", "drop intervals shorter than N microseconds, in the kernel (default 1)",
+  { "--min-us", "N", "intervals shorter than N microseconds count without a stack (default 1)",
     number = true, min = 0, default = 1 },
   { "--top", "N", "stacks to print (default 10)", number = true, integer = true, min = 1, default = 10 },
   { "--folded", "FILE", "write comm;stack microseconds lines to FILE" },
@@ -46,7 +46,7 @@ local unwound = {}
 if dwarf then
   probe(switch, function(s)
     local a = s.args
-    local k = a.prev_comm .. ";" .. a.prev_state .. ";" .. s:folded():match("^[^;]*;?(.*)$")
+    local k = (a.prev_comm .. ";" .. a.prev_state .. ";" .. s:folded():match("^[^;]*;?(.*)$")):gsub(";$", "")
     unwound[k] = (unwound[k] or 0) + s.period
   end)
 end
@@ -54,19 +54,30 @@ local started = gettimeofday_ns()
 
 -- prev_state as the kernel reports it (TASK_REPORT): 0 and the
 -- preempted flag (TASK_REPORT_MAX, 256 here) are still runnable
-local STATES = { [0] = "R", [1] = "S", [2] = "D", [4] = "T", [8] = "t", [128] = "I", [256] = "R" }
+-- (-2: preempted time the scheduler did not count as waiting, steal)
+local STATES = { [-2] = "R", [0] = "R", [1] = "S", [2] = "D", [4] = "T", [8] = "t", [128] = "I", [256] = "R" }
 local function state_of(v) return STATES[v] or tostring(v) end
 
 local where = require("profile").where
 
 probe("end", function()
   local rows, total, folded = {}, 0, {}
-  for key, ns in pairs(dwarf and unwound or waits:read()) do
+  local sums = waits:read()
+  if dwarf then -- the forwarded intervals, and what they leave of each sum (stackless)
+    for k, ns in pairs(unwound) do
+      local cs = k:match("^([^;]*;%-?%d+)")
+      sums[cs] = (sums[cs] or 0) - ns
+    end
+    for k, ns in pairs(unwound) do sums[k] = (sums[k] or 0) + ns end
+  end
+  for key, ns in pairs(sums) do
     local comm, state, stack = key:match("^([^;]*);(%-?%d+);?(.*)$")
-    rows[#rows + 1] = { comm = comm, state = state_of(tonumber(state)), stack = stack, ns = ns }
-    total = total + ns
-    local f = comm .. (stack ~= "" and (";" .. stack) or "")
-    folded[f] = (folded[f] or 0) + ns
+    if ns > 0 then
+      rows[#rows + 1] = { comm = comm, state = state_of(tonumber(state)), stack = stack, ns = ns }
+      total = total + ns
+      local f = comm .. (stack ~= "" and (";" .. stack) or "")
+      folded[f] = (folded[f] or 0) + ns
+    end
   end
   table.sort(rows, function(a, b) return a.ns > b.ns end)
   local lines = {}
@@ -75,13 +86,19 @@ probe("end", function()
   if opts.fold then
     io.write(table.concat(lines))
   else
-    printf("%.3f s off the CPU in %d distinct stacks (intervals of %g us or more)\n",
+    printf("%.3f s off the CPU in %d distinct stacks (stacks for intervals of %g us or more)\n",
            total / 1e9, #rows, opts.min_us)
     printf("%12s %6s %s %-16s %s\n", "ms", "%", "S", "COMM", "WHERE")
+    local stackless = false
     for i = 1, math.min(opts.top, #rows) do
       local r = rows[i]
       printf("%12.3f %5.1f%% %s %-16s %s\n", r.ns / 1e6, total > 0 and 100 * r.ns / total or 0,
              r.state, r.comm, where(r.stack))
+      stackless = stackless or r.stack == ""
+    end
+    if stackless then
+      printf("(-: no stack: intervals under %g us, waits still going on at the end, %s)\n",
+             opts.min_us, "threads not seen leaving the CPU")
     end
   end
   local pprof = require("pprof")

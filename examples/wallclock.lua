@@ -10,9 +10,11 @@
 --   perfscript examples/wallclock.lua -c './server'                 per-thread table
 --   perfscript examples/wallclock.lua -p PID -T 10 --csv t.csv      for a spreadsheet
 --   perfscript examples/wallclock.lua -c CMD --folded wall.folded   one flame graph
--- Off-CPU parts are by the stacks at which the thread left the CPU; the
--- on-CPU part by cpu-clock samples (--hz), each thread's samples scaled to
--- its exact on-CPU time. A thread's lifetime starts at its creation, or at
+-- Off-CPU parts are by the stacks at which the thread left the CPU (taken
+-- once per interval of --min-us or more; shorter ones count, stackless);
+-- the on-CPU part by cpu-clock samples (--hz), each thread's samples scaled
+-- to its exact on-CPU time. --call-graph dwarf unwinds both from copies of
+-- the user stack, as offcpu.lua and profile.lua do. A thread's lifetime starts at its creation, or at
 -- the start for one the target had (-p, -a), and ends at its exit or at the
 -- end (a wait or a slice still going on is counted up to then).
 local opts = require("args").parse(arg, {
@@ -27,16 +29,33 @@ local opts = require("args").parse(arg, {
   { "--csv", "FILE", "write tid,comm,lifetime_ns,oncpu_ns,runnable_ns,blocked_ns,steal_ns to FILE" },
   { "--folded", "FILE", "write comm;part;stack microseconds lines to FILE (one flame graph)" },
   { "--pprof", "FILE", "write a pprof profile (wall, nanoseconds; a part label) to FILE" },
+  { "--min-us", "N", "intervals off the CPU shorter than N microseconds keep no stack (default 1)",
+    number = true, min = 0, default = 1 },
+  { "--call-graph", "fp|dwarf", "how user stacks are taken (default fp)", choices = { "fp", "dwarf" } },
 })
+local dwarf = opts.call_graph == "dwarf"
 
 -- what cannot be had (no root, no BPF) is said in a line, not a traceback
 local need = require("args").need
-local switch = need(perfmon.counter("sched:sched_switch"))
+local switch = need(perfmon.counter("sched:sched_switch" .. (dwarf and "/call-graph=dwarf/" or "")))
+-- the parts of each thread's time, exact in the kernel; the stacks of the
+-- intervals off the CPU of --min-us or more: by key there, or with dwarf
+-- each such interval forwarded as a sample of its switch-out (s.period
+-- ns) and unwound here
 local parts = need(perfmon.aggregate(switch, {
-  by = { "tid", "comm", "args.prev_state", "ustack", "kstack" },
-  offcpu = true, oncpu = true, min_us = 0 }))
-local clock = need(perfmon.counter(("cpu-clock/freq=%d/"):format(opts.hz)))
-local samples = need(perfmon.aggregate(clock, { by = { "tid", "ustack", "kstack" } }))
+  by = dwarf and { "tid", "comm", "args.prev_state" } or { "tid", "comm", "args.prev_state", "ustack", "kstack" },
+  offcpu = true, oncpu = true, min_us = opts.min_us, forward = dwarf }))
+local clock = need(perfmon.counter(("cpu-clock/freq=%d%s/"):format(opts.hz, dwarf and ",call-graph=dwarf" or "")))
+local samples = need(perfmon.aggregate(clock, { by = { "tid", "ustack", "kstack" }, forward = dwarf }))
+local unwound = { parts = {}, samples = {} } -- with dwarf: "tid;state;stack" -> ns, "tid;stack" -> n
+if dwarf then
+  local function add(t, k, v) t[k] = (t[k] or 0) + v end
+  probe(switch, function(s)
+    add(unwound.parts, ("%d;%d;%s"):format(s.tid, s.args.prev_state, s:folded():match("^[^;]*;?(.*)$")),
+        s.period)
+  end)
+  probe(clock, function(s) add(unwound.samples, ("%d;%s"):format(s.tid, s:folded():match("^[^;]*;?(.*)$")), 1) end)
+end
 local started = gettimeofday_ns()
 local where = require("profile").where
 
@@ -56,18 +75,32 @@ local function collect()
     end
     return t
   end
+  local stackless = {} -- with dwarf: "tid;state" -> ns the forwarded intervals leave
   for key, ns in pairs(parts:read()) do
     local tid, comm, state, stack = key:match("^(%d+);([^;]*);(%-?%d+);?(.*)$")
     local t, part = thread(tonumber(tid)), part_of(tonumber(state))
     t[part] = t[part] + ns
     t.comms[comm] = (t.comms[comm] or 0) + ns
-    if part ~= "on-cpu" then
+    if part ~= "on-cpu" and dwarf then
+      stackless[tid .. ";" .. state] = (stackless[tid .. ";" .. state] or 0) + ns
+    elseif part ~= "on-cpu" then
       rows[#rows + 1] = { tid = t.tid, part = part, stack = stack, ns = ns }
+    end
+  end
+  for key, ns in pairs(unwound.parts) do -- the unwound intervals, and what is left
+    local tid, state, stack = key:match("^(%d+);(%-?%d+);(.*)$")
+    rows[#rows + 1] = { tid = tonumber(tid), part = part_of(tonumber(state)), stack = stack, ns = ns }
+    stackless[tid .. ";" .. state] = (stackless[tid .. ";" .. state] or 0) - ns
+  end
+  for key, ns in pairs(stackless) do
+    local tid, state = key:match("^(%d+);(%-?%d+)$")
+    if ns > 0 and threads[tonumber(tid)] then
+      rows[#rows + 1] = { tid = tonumber(tid), part = part_of(tonumber(state)), stack = "", ns = ns }
     end
   end
   -- on-CPU by stack: the samples of each thread, scaled to its time
   local sampled, count = {}, {}
-  for key, n in pairs(samples:read()) do
+  for key, n in pairs(dwarf and unwound.samples or samples:read()) do
     local tid, stack = key:match("^(%d+);?(.*)$")
     tid = tonumber(tid)
     sampled[#sampled + 1] = { tid = tid, stack = stack, n = n }

@@ -196,15 +196,15 @@ is "$out" "a second later: n=7" "docs/api.md's req:defer() example: the reply co
 pids+=($!)
 line=$(wait_line "$TMP/agent4.out" '^listening on ')
 port=$(sed -E 's/.*:([0-9]+)\/ .*/\1/' <<<"$line")
-cp "$WORKLOAD" "$TMP/sleeper"
-"$TMP/sleeper" sleep 4000 &
+cp "$WORKLOAD" "$TMP/asleep-agent" # a comm no other suite uses: this is -a
+"$TMP/asleep-agent" sleep 4000 &
 pids+=($!)
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${port:-1}/debug/pprof/offcpu?seconds=1e-7")
 is "$code" 400 "--offcpu: /debug/pprof/offcpu?seconds=1e-7: 400, the session goes on"
 curl -s -o "$TMP/off.pb.gz" "http://127.0.0.1:${port:-1}/debug/pprof/offcpu?seconds=2"
 top=$(pprof_tool -top -nodecount=400 "$TMP/off.pb.gz" 2>&1)
 like "$top" "Type: off-cpu" "--offcpu: /debug/pprof/offcpu is an off-cpu profile go tool pprof reads"
-cum=$(awk '$NF == "sleeper" { v = $4; if (v ~ /ms$/) v = v / 1000; else sub(/s$/, "", v); print v + 0; exit }' <<<"$top")
+cum=$(awk '$NF == "asleep-agent" { v = $4; if (v ~ /ms$/) v = v / 1000; else sub(/s$/, "", v); print v + 0; exit }' <<<"$top")
 # the window asked is 2 s; a loaded machine may end it later, and the
 # profile says how long it was (pprof's Duration): the sleeper's is that,
 # never more (it was 2.13 s in a 2.02 s window under load, when the window

@@ -16,38 +16,54 @@ if ! need_root || [[ ! -r /sys/kernel/btf/vmlinux ]]; then
 fi
 tracefs_mount
 
-out=$("$PERFSCRIPT" "$EX/wallclock.lua" -c "$W mixed" --csv "$TMP/w.csv" \
-	--folded "$TMP/w.folded" --pprof "$TMP/w.pb.gz" 2>&1)
-grep -qE "^7 threads, [0-9.]+ s of wall time: on-CPU" <<<"$out"
-ok $? "wallclock.lua: a summary line (6 threads and main)"
-like "$out" "TID +COMM +LIFETIME ms +ON-CPU ms +RUNNABLE ms +BLOCKED ms +STEAL ms" "... a per-thread table"
-like "$(head -1 "$TMP/w.csv")" "^tid,comm,lifetime_ns,oncpu_ns,runnable_ns,blocked_ns,steal_ns$" "--csv: its header"
-
 # Conservation and agreement, per thread. The parts add up to the lifetime
 # in the program, so the lifetime is held to the thread's own clocks: at
 # least the span it saw itself live (first line to last), at most the span
 # from before its creation to its join (+0.5%). On-CPU against its CPU-time
 # clock and runnable against schedstat's run delay, read at its last line,
-# agree within 0.5% of the lifetime, plus, above, the time outside the
-# thread's own span (its start and its exit, which may wait for a CPU).
+# agree within 0.5% of the lifetime plus 1 ms, plus, above, the time outside
+# the thread's own span (its start and its exit, which may wait for a CPU).
+# --min-us only says which intervals keep a stack: the totals are exact at
+# every threshold. The migrant's 50 waits each begin on one CPU and end on
+# the other.
+conserved() { # min-us: the checks of one run, on $TMP/w.csv and $TMP/own
+	local tid comm L on run blocked steal self ran delay span n=0
+	while IFS=, read -r tid comm L on run blocked steal; do
+		[[ $tid =~ ^[0-9]+$ ]] || continue
+		read -r self ran delay < <(awk -v t="$tid" '$1 == "T" && $2 == t { print $3, $4, $5 }' "$TMP/own")
+		span=$(awk -v t="$tid" '$1 == "J" && $2 == t { print $3 }' "$TMP/own")
+		[[ -n $self && -n $span ]] || continue
+		n=$((n + 1))
+		is "$((on + run + blocked + steal))" "$L" "--min-us $1: $comm ($tid): on-CPU + runnable + blocked + steal = its lifetime"
+		awk -v L="$L" -v a="$self" -v b="$span" 'BEGIN { exit !(L >= a * 0.9998 && L <= b * 1.005) }'
+		ok $? "--min-us $1: $comm: lifetime $L ns, within its own span $self ns and its creation-to-join $span ns"
+		agrees() { # ours kernel's
+			awk -v x="$1" -v k="$2" -v L="$L" -v out="$((L - self))" \
+				'BEGIN { m = 0.005 * L + 1e6; exit !(x >= k - m && x <= k + m + (out > 0 ? out : 0)) }'
+		}
+		agrees "$on" "$ran"; ok $? "--min-us $1: $comm: on-CPU $on ns, CPU-time clock $ran ns"
+		agrees "$run" "$delay"; ok $? "--min-us $1: $comm: runnable $run ns, schedstat run delay $delay ns"
+	done <"$TMP/w.csv"
+	is "$n" 7 "--min-us $1: the workload's seven threads are in the table and said what the kernel counted"
+}
+for min in 1000 10; do
+	"$PERFSCRIPT" "$EX/wallclock.lua" -c "$W mixed" --min-us "$min" --csv "$TMP/w.csv" >"$TMP/m.out" 2>&1
+	grep -E '^[TJ] [0-9]+ ' "$TMP/m.out" >"$TMP/own"
+	conserved "$min"
+done
+out=$("$PERFSCRIPT" "$EX/wallclock.lua" -c "$W mixed" --min-us 1 --csv "$TMP/w.csv" \
+	--folded "$TMP/w.folded" --pprof "$TMP/w.pb.gz" 2>&1)
+grep -qE "^9 threads, [0-9.]+ s of wall time: on-CPU" <<<"$out"
+ok $? "wallclock.lua: a summary line (7 threads, the mover and main)"
+like "$out" "TID +COMM +LIFETIME ms +ON-CPU ms +RUNNABLE ms +BLOCKED ms +STEAL ms" "... a per-thread table"
+like "$(head -1 "$TMP/w.csv")" "^tid,comm,lifetime_ns,oncpu_ns,runnable_ns,blocked_ns,steal_ns$" "--csv: its header"
 grep -E '^[TJ] [0-9]+ ' <<<"$out" >"$TMP/own"
-while IFS=, read -r tid comm L on run blocked steal; do
-	[[ $tid =~ ^[0-9]+$ ]] || continue
-	read -r self ran delay < <(awk -v t="$tid" '$1 == "T" && $2 == t { print $3, $4, $5 }' "$TMP/own")
-	span=$(awk -v t="$tid" '$1 == "J" && $2 == t { print $3 }' "$TMP/own")
-	[[ -n $self && -n $span ]] || continue
-	n_threads=$((${n_threads:-0} + 1))
-	is "$((on + run + blocked + steal))" "$L" "$comm ($tid): on-CPU + runnable + blocked + steal = its lifetime"
-	awk -v L="$L" -v a="$self" -v b="$span" 'BEGIN { exit !(L >= a * 0.9998 && L <= b * 1.005) }'
-	ok $? "$comm: lifetime $L ns, within its own span $self ns and its creation-to-join $span ns"
-	agrees() { # ours kernel's
-		awk -v x="$1" -v k="$2" -v L="$L" -v out="$((L - self))" \
-			'BEGIN { exit !(x >= k - 0.005 * L && x <= k + 0.005 * L + (out > 0 ? out : 0)) }'
-	}
-	agrees "$on" "$ran"; ok $? "$comm: on-CPU $on ns, CPU-time clock $ran ns"
-	agrees "$run" "$delay"; ok $? "$comm: runnable $run ns, schedstat run delay $delay ns"
-done <"$TMP/w.csv"
-is "${n_threads:-0}" 6 "the workload's six threads are in the table and said what the kernel counted"
+conserved 1
+blocked=$(awk -F, '$2 == "migrant" { print $6 }' "$TMP/w.csv")
+awk -v b="${blocked:-0}" 'BEGIN { exit !(b >= 0.5e9 && b <= 0.56e9) }'
+ok $? "the migrant, moved to the other CPU in each of its 50 waits of 10 ms: blocked ${blocked:-?} ns"
+grep -qE "^migrant;blocked;.*;read;.*pipe_read" "$TMP/w.folded"
+ok $? "--folded: its waits at the stack it left the CPU at, taken on the CPU it came back on"
 
 # Each kind of thread where it should be.
 part() { awk -F, -v c="$1" -v k="$2" '$2 == c { s += $k } END { print s + 0 }' "$TMP/w.csv"; }

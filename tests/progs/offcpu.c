@@ -7,11 +7,17 @@
  *   offcpu pinned   two threads spin 0.5 s of wall time each, both on CPU 0,
  *                   so each waits about half of it in the run queue; each
  *                   prints "tid on_cpu_ns run_delay_ns" from its schedstat
- *   offcpu mixed    the four threads and the two pinned ones at once; each
- *                   prints "T tid self_ns on_cpu_ns run_delay_ns": how long
- *                   it saw itself live, its on-CPU time and run delay as
- *                   the kernel counts them; main prints "J tid span_ns"
- *                   for each, from before its creation to its join
+ *   offcpu migrate  a thread (migrant) blocks 50 times in a pipe's read,
+ *                   10 ms each, while another (mover) pins it to the other
+ *                   CPU: each wait begins on one CPU and ends on the other;
+ *                   it prints "M tid moves" (the reads that came back on
+ *                   another CPU than they began on)
+ *   offcpu mixed    the four threads, the two pinned ones and the migrant
+ *                   at once; each prints "T tid self_ns on_cpu_ns
+ *                   run_delay_ns": how long it saw itself live, its on-CPU
+ *                   time and run delay as the kernel counts them; main
+ *                   prints "J tid span_ns" for each, from before its
+ *                   creation to its join
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -109,6 +115,59 @@ static void *pinned(void *arg)
 	return NULL;
 }
 
+/* migrate: the migrant's pipe, its tid, and how many reads came back
+ * on another CPU than they began on */
+static int mfds[2];
+static volatile long migrant_tid;
+static int moves;
+
+__attribute__((noinline)) void wait_moved(void)
+{
+	char c;
+
+	if (read(mfds[0], &c, 1) != 1)
+		_exit(1);
+}
+
+static void *migrant(void *arg)
+{
+	(void)arg;
+	prctl(PR_SET_NAME, "migrant");
+	migrant_tid = (long)syscall(SYS_gettid);
+	for (int i = 0; i < 50; i++) {
+		int was = sched_getcpu();
+
+		wait_moved();
+		moves += sched_getcpu() != was;
+	}
+	return NULL;
+}
+
+/* Pin the migrant, blocked, to the CPU it is not on, then wake it 10 ms
+ * later; 50 times. */
+static void *mover(void *arg)
+{
+	struct timespec ten = {0, 10000000}, tick = {0, 100000};
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	(void)arg;
+	prctl(PR_SET_NAME, "mover");
+	while (!migrant_tid)
+		nanosleep(&tick, NULL);
+	for (int i = 0; i < 50; i++) {
+		cpu_set_t one;
+
+		CPU_ZERO(&one);
+		CPU_SET(ncpu > 1 ? i % 2 : 0, &one);
+		nanosleep(&tick, NULL); /* it is blocked by now */
+		sched_setaffinity((pid_t)migrant_tid, sizeof(one), &one);
+		nanosleep(&ten, NULL);
+		if (write(mfds[1], "x", 1) != 1)
+			_exit(1);
+	}
+	return NULL;
+}
+
 /* mixed: a thread, when it was asked for, and what it runs */
 struct life {
 	pthread_t t;
@@ -160,18 +219,20 @@ static int mixed(void)
 {
 	static char *names[] = {"sleeper", "reader", "locker", "xspinner"};
 	struct timespec half = {0, 500000000};
-	struct life l[6];
+	struct life l[7];
+	pthread_t mv;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (pipe(fds))
+	if (pipe(fds) || pipe(mfds))
 		return 1;
 	pthread_mutex_lock(&mu);
-	for (int i = 0; i < 6; i++) {
-		l[i].fn = i < 4 ? run : pinned;
+	for (int i = 0; i < 7; i++) {
+		l[i].fn = i < 4 ? run : i < 6 ? pinned : migrant;
 		l[i].arg = i < 4 ? names[i] : "quiet";
 		clock_gettime(CLOCK_MONOTONIC, &l[i].born);
 		pthread_create(&l[i].t, NULL, lived, &l[i]);
 	}
+	pthread_create(&mv, NULL, mover, NULL);
 	nanosleep(&half, NULL); /* the pinned ones end about now */
 	joined(&l[4]);
 	joined(&l[5]);
@@ -181,6 +242,22 @@ static int mixed(void)
 	pthread_mutex_unlock(&mu);
 	for (int i = 0; i < 4; i++)
 		joined(&l[i]);
+	joined(&l[6]);
+	pthread_join(mv, NULL);
+	return 0;
+}
+
+static int migrate(void)
+{
+	pthread_t m, mv;
+
+	if (pipe(mfds))
+		return 1;
+	pthread_create(&m, NULL, migrant, NULL);
+	pthread_create(&mv, NULL, mover, NULL);
+	pthread_join(m, NULL);
+	pthread_join(mv, NULL);
+	printf("M %ld %d\n", migrant_tid, moves);
 	return 0;
 }
 
@@ -190,6 +267,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "mixed"))
 		return mixed();
+	if (argc > 1 && !strcmp(argv[1], "migrate"))
+		return migrate();
 	if (argc > 1 && !strcmp(argv[1], "pinned")) {
 		pthread_t p[2];
 

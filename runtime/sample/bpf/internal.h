@@ -111,6 +111,9 @@ int ps_bpf__put_counts(struct ps_sample_bpf *skel, struct ps_bpf_counter *b);
  * link into b->links (0, or -errno: -ENOENT when there is none of that
  * name); its time on; its value (the backend's count op). */
 bool ps_bpf__raw_count(const struct ps_session *s, const struct ps_counter *c);
+bool ps_bpf__raw_offcpu(const struct ps_session *s, const struct ps_counter *c);
+void ps_bpf__configure_offcpu(const struct ps_counter *c, const struct ps_sample_conf *b,
+			      uint32_t keys, struct ps_sample_bpf *skel);
 int ps_bpf__raw_link(struct ps_bpf_counter *b, const char *name, const struct bpf_program *prog);
 void ps_bpf__raw_switched(struct ps_bpf_counter *b, bool on);
 /* b, attached, takes over from the counter's object before it (if any):

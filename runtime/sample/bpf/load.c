@@ -211,7 +211,8 @@ static void close_counts(struct ps_bpf_counter *b)
 }
 
 /* An off-CPU aggregate's raw tracepoints, whatever the target: the
- * switches themselves when ps_switch takes them, and the wake-ups that
+ * switches themselves when ps_switch takes them, the ends of __schedule
+ * when stacks are taken as a thread runs again, and the wake-ups that
  * split a sleep. */
 static int offcpu_links(struct ps_sample_bpf *skel, struct ps_bpf_counter *b)
 {
@@ -219,7 +220,9 @@ static int offcpu_links(struct ps_sample_bpf *skel, struct ps_bpf_counter *b)
 
 	if (skel->rodata->cfg_offcpu_raw)
 		err = ps_bpf__raw_link(b, "sched_switch", skel->progs.ps_switch);
-	else if (skel->rodata->cfg_offcpu_split)
+	if (!err && skel->rodata->cfg_offcpu_late)
+		err = ps_bpf__raw_link(b, "sched_exit_tp", skel->progs.ps_resumed);
+	if (!err && !skel->rodata->cfg_offcpu_raw && skel->rodata->cfg_offcpu_split)
 		err = ps_bpf__raw_link(b, "sched_wakeup", skel->progs.ps_wakeup);
 	return err;
 }
@@ -238,7 +241,10 @@ static int attach_links(const struct ps_counter *c, const struct ps_session *s,
 	bool tp = kind != PS_BPF_KIND_PERF;
 	int *links = b->links, *nlinks = &b->nlinks, err = 0;
 
-	if (kind == PS_BPF_KIND_TRACEPOINT && skel->rodata->cfg_raw_count) {
+	if (kind == PS_BPF_KIND_TRACEPOINT && skel->rodata->cfg_raw_count &&
+	    skel->rodata->cfg_offcpu_raw)
+		b->raw = true; /* ps_switch counts, linked below */
+	else if (kind == PS_BPF_KIND_TRACEPOINT && skel->rodata->cfg_raw_count) {
 		/* "subsys:name": the raw tracepoint is name's, where it has one */
 		err = ps_bpf__raw_link(b, strchr(ps_counter__tracepoint_name(c), ':') + 1,
 				       skel->progs.ps_raw);

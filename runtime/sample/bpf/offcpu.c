@@ -1,6 +1,7 @@
 /*
- * offcpu.c: the reader's side of off-CPU and wall time (ps_offcpu.bpf.h).
- * The programs see a thread at its switches; two are never attached but
+ * offcpu.c: the reader's side of off-CPU and wall time (ps_offcpu.bpf.h):
+ * which programs an off-CPU aggregate loads, on what this kernel has, and
+ * what they are told. The programs see a thread at its switches; two are never attached but
  * run from here through BPF_PROG_TEST_RUN: ps_seed tells them of the
  * threads a -p or -a target had when its counter started (a thread
  * blocked all session long never switches), from /proc; ps_flush books the
@@ -13,12 +14,133 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "base/cgroup.h"
 #include "base/cpus.h"
 #include "sample/bpf/internal.h"
 #include "ps_sample.skel.h"
+
+/* Where sched_switch's field name is, or -1 (not sched_switch, no format). */
+static int offcpu_field(const struct ps_counter *c, const char *name)
+{
+	const char *tp = ps_counter__tracepoint_name(c);
+	const struct ps_tp_field *f = tp && !strcmp(tp, "sched:sched_switch")
+					  ? ps_tp_format__find(ps_tp_format__get(tp, NULL), name)
+					  : NULL;
+
+	return f ? (int)f->offset : -1;
+}
+
+static bool has_member(const struct btf *btf, const char *type, const char *name)
+{
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	const struct btf_member *m = t ? btf_members(t) : NULL;
+
+	for (int i = 0; m && i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, m[i].name_off), name))
+			return true;
+	return false;
+}
+
+/* Whether this kernel's sched_switch raw tracepoint has prev_state, its
+ * fourth argument (5.18 on), and a task's run queue is in reach (a
+ * cfs_rq's rq: group scheduling): looked up once. */
+static bool switch_has_state(void)
+{
+	static int has = -1;
+	struct btf *btf;
+	const struct btf_type *t = NULL;
+	int id;
+
+	if (has >= 0)
+		return has;
+	btf = btf__load_vmlinux_btf();
+	if (libbpf_get_error(btf))
+		return (has = 0);
+	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+	t = id > 0 ? btf__type_by_id(btf, btf__type_by_id(btf, id)->type) : NULL;
+	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
+	has = t && btf_is_func_proto(t) && btf_vlen(t) == 5 && /* void *, and four */
+	      has_member(btf, "cfs_rq", "rq");		       /* the way to its clock */
+	btf__free(btf);
+	return has;
+}
+
+/* Whether this kernel has sched_exit_tp (6.16 on), the raw tracepoint at
+ * the end of __schedule, in the task that runs next: looked up once. */
+static bool switch_resumes(void)
+{
+	static int has = -1;
+	struct btf *btf;
+
+	if (has >= 0)
+		return has;
+	btf = btf__load_vmlinux_btf();
+	if (libbpf_get_error(btf))
+		return (has = 0);
+	has = btf__find_by_name_kind(btf, "btf_trace_sched_exit_tp", BTF_KIND_TYPEDEF) > 0;
+	btf__free(btf);
+	return has;
+}
+
+/* An off-CPU aggregate that forwards its intervals: where sched_switch's
+ * fields are (ps_switch writes its record), and with call-graph=dwarf how
+ * much user stack each interval carries (PS_BPF_OC_STACK at most, whole
+ * words). */
+static void configure_forward(const struct ps_counter *c, struct ps_sample_bpf *skel)
+{
+	static const char *const field[] = {"prev_comm", "prev_pid", "prev_prio", "prev_state",
+					    "next_comm", "next_pid", "next_prio"};
+	const struct perf_event_attr *a = ps_counter__attr(c);
+	uint32_t stack = a->sample_type & PERF_SAMPLE_STACK_USER ? a->sample_stack_user : 0;
+
+	for (size_t i = 0; i < sizeof(field) / sizeof(*field); i++)
+		skel->rodata->cfg_sw_off[i] = offcpu_field(c, field[i]);
+	skel->rodata->cfg_offcpu_fwd = 1;
+	skel->rodata->cfg_offcpu_stack = (stack < PS_BPF_OC_STACK ? stack : PS_BPF_OC_STACK) & ~7u;
+}
+
+/* An off-CPU (or on-CPU) aggregate on sched_switch: where next_pid is, the
+ * shortest interval, and, keyed by prev_state, the wake-ups that split a
+ * sleep; with a process tree to follow, a new thread's first wait. Keyed
+ * by no field but prev_state, on a kernel that gives it, the raw
+ * tracepoint's program does the work (the kernel never skips it). */
+void ps_bpf__configure_offcpu(const struct ps_counter *c, const struct ps_sample_conf *b,
+			      uint32_t keys, struct ps_sample_bpf *skel)
+{
+	bool split, raw;
+
+	if (offcpu_field(c, "next_pid") < 0)
+		return;
+	split = (keys & PS_AGG_FIELD) && (int)b->field_offset == offcpu_field(c, "prev_state");
+	raw = (!(keys & PS_AGG_FIELD) || split) && switch_has_state();
+	skel->rodata->cfg_offcpu =
+	    (b->mode & PS_BPF_OFFCPU ? 1 : 0) | (b->mode & PS_BPF_ONCPU ? 2 : 0);
+	skel->rodata->cfg_next_pid_off = (__u32)offcpu_field(c, "next_pid");
+	skel->rodata->cfg_offcpu_min_ns = b->offcpu_min_ns;
+	skel->rodata->cfg_offcpu_split = split;
+	skel->rodata->cfg_offcpu_raw = raw;
+	if (skel->rodata->cfg_flags & PS_BPF_F_FORWARD)
+		configure_forward(c, skel);
+	/* stacks, once per interval that reaches the threshold, as its
+	 * thread runs again, where the kernel says when */
+	skel->rodata->cfg_offcpu_late =
+	    raw && switch_resumes() &&
+	    ((keys & (PS_AGG_USTACK | PS_AGG_KSTACK)) ||
+	     (skel->rodata->cfg_offcpu_fwd &&
+	      ((skel->rodata->cfg_flags & PS_BPF_F_CALLCHAIN) || skel->rodata->cfg_offcpu_stack)));
+	bpf_program__set_autoload(skel->progs.ps_resumed, skel->rodata->cfg_offcpu_late);
+	bpf_program__set_autoload(skel->progs.ps_switch, raw);
+	bpf_program__set_autoload(skel->progs.ps_flush, true); /* run, never attached */
+	bpf_program__set_autoload(skel->progs.ps_seed, true);
+	bpf_program__set_autoload(skel->progs.ps_wakeup, split && !raw); /* ps_switch knows */
+	bpf_program__set_autoload(skel->progs.ps_wakeup_new,
+				  (split || (b->mode & PS_BPF_ONCPU)) &&
+				      (skel->rodata->cfg_flags & PS_BPF_F_TGT_TREE));
+}
 
 /* Run program p once, args as its raw tracepoint's arguments. */
 static int run(const struct bpf_program *p, __u64 *args, size_t n)

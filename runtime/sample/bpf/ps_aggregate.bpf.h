@@ -9,9 +9,10 @@
 #ifndef PS_AGGREGATE_BPF_H
 #define PS_AGGREGATE_BPF_H
 
-/* The aggregation key of this hit: the fields cfg_keys asks for. */
-static __always_inline void make_key(struct ps_agg_key *k, void *ctx, __u32 tgid, __u32 tid,
-				     __u32 cpu, __u64 ip, __u32 user, int tracepoint)
+/* The aggregation key of this hit: the fields cfg_keys asks for; its
+ * stacks too unless stacks is 0 (an off-CPU interval's may come later). */
+static __always_inline void make_key_of(struct ps_agg_key *k, void *ctx, __u32 tgid, __u32 tid,
+					__u32 cpu, __u64 ip, __u32 user, int tracepoint, int stacks)
 {
 	if (tracepoint && (cfg_keys & PS_BPF_K_FIELD))
 		k->field = field(ctx, ip);
@@ -30,12 +31,20 @@ static __always_inline void make_key(struct ps_agg_key *k, void *ctx, __u32 tgid
 		k->user = user;
 	}
 	k->ustack = k->kstack = -1;
+	if (!stacks)
+		return;
 	if (cfg_keys & PS_BPF_K_USTACK)
 		k->ustack = bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK);
 	/* from sched_switch's raw tracepoint, the walk starts in the program
 	 * and bpf_trace_run4: left out, it ends where a tracepoint's does */
 	if ((cfg_keys & PS_BPF_K_KSTACK) && !user)
 		k->kstack = bpf_get_stackid(ctx, &ps_stacks, cfg_offcpu_raw ? 2 : 0);
+}
+
+static __always_inline void make_key(struct ps_agg_key *k, void *ctx, __u32 tgid, __u32 tid,
+				     __u32 cpu, __u64 ip, __u32 user, int tracepoint)
+{
+	make_key_of(k, ctx, tgid, tid, cpu, ip, user, tracepoint, 1);
 }
 
 /* Add n to key k's count in the map in slot 0 (dropped when it is full). */

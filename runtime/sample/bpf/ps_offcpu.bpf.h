@@ -1,22 +1,34 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * ps_offcpu.bpf.h: off-CPU time, the part of ps_sample.bpf.c that runs on
- * sched:sched_switch for an aggregate with PS_BPF_OFFCPU. When a thread of
- * the target is switched out (it is the current task: prev), its key is
- * taken there (its stacks, comm, args.prev_state: why it left the CPU)
- * and kept with the time; when that thread is switched in again (next),
- * the interval is added to the key's sum, if it is long enough. With
- * on-CPU slices asked for too (cfg_offcpu & PS_OC_ON), the entry stays from
- * the switch-in and the time until the next switch-out is added under the
- * key taken there, its state PS_STATE_ONCPU: a thread's parts then add up
- * to its whole time in the session. A dying thread's last switch-out ends
- * its last slice and keeps no entry. Intervals that find the map full are
- * counted as dropped (ps_lost[1]), like keys. The switches come to
- * ps_switch, on the raw tracepoint (kernels 5.18 on; in the scheduler's
- * clock and figures), or else to the tracepoint's own program (ps_tp, with
- * bpf_ktime_get_ns and the wake-ups ps_wakeup sees); ps_flush books what is
- * still going on before the aggregate is read. Included once, by
- * ps_sample.bpf.c, after make_key, add and in_target.
+ * sched:sched_switch for an aggregate with PS_BPF_OFFCPU. Each thread of
+ * the target has an entry in ps_offcpu, kept in place from its first
+ * switch to its last: when it is switched out (it is the current task:
+ * prev), its key (comm, args.prev_state: why it left the CPU) and the time
+ * go there; when it is switched in again (next), the interval is added to
+ * the key's sum. An interval shorter than the threshold (cfg_offcpu_min_ns)
+ * is added without stacks: a switch costs a timestamp and a map update, and
+ * the totals stay exact whatever the threshold. The stacks of a longer one
+ * are taken once, in the thread's own context: where the kernel has
+ * sched_exit_tp (6.16 on: the end of __schedule, in the task that runs
+ * next), at the switch-out of a thread whose last interval was long (or its
+ * first: it is likely to wait long again, and may still be waiting when the
+ * sums are read), otherwise as the thread runs again if the interval turned
+ * out long (cfg_offcpu_late: its kernel and user stacks still hold the
+ * place where it left the CPU; ps_resumed); on other kernels at every
+ * switch-out. The stack map keeps each distinct stack once: a
+ * thread that blocks again at the same place costs a lookup. With on-CPU
+ * slices asked for too (cfg_offcpu & PS_OC_ON), the time from a switch-in
+ * to the next switch-out is added under the key taken there, its state
+ * PS_STATE_ONCPU: a thread's parts then add up to its whole time in the
+ * session. A dying thread's last switch-out ends its last slice and drops
+ * its entry. Intervals that find the map full are counted as dropped
+ * (ps_lost[1]), like keys. The switches come to ps_switch, on the raw
+ * tracepoint (kernels 5.18 on; in the scheduler's clock and figures), or
+ * else to the tracepoint's own program (ps_tp, with bpf_ktime_get_ns and
+ * the wake-ups ps_wakeup sees); ps_flush books what is still going on
+ * before the aggregate is read (those in ps_offcpu_edges.bpf.h). Included
+ * once, by ps_sample.bpf.c, after make_key, add and in_target.
  */
 #ifndef PS_OFFCPU_BPF_H
 #define PS_OFFCPU_BPF_H
@@ -29,11 +41,18 @@
 #define PS_NO_RUN (~0ull) /* waited(): the run-queue part is not known */
 
 struct offcpu_start {
-	__u64 since;	       /* the clock at the switch-out (or in) */
-	__u64 woken;	       /* at its first wake-up since, 0 until then */
-	__u64 oncpu;	       /* 1: since the switch-in, the key not taken yet */
-	__u64 ran;	       /* the thread's sum_exec_runtime at the switch-out */
-	__u64 delay;	       /* and its sched_info.run_delay */
+	__u64 since;	     /* the clock at the switch-out (or in, or the last flush) */
+	__u64 began;	     /* at the switch-out that began the interval */
+	__u64 woken;	     /* at its first wake-up since, 0 until then */
+	__u64 oncpu;	     /* 1: since the switch-in */
+	__u64 ran;	     /* the thread's sum_exec_runtime at the switch-out */
+	__u64 delay;	     /* and its sched_info.run_delay */
+	__u64 pend[2];	     /* cfg_offcpu_late: an interval's parts waiting for... */
+	__s64 pend_state[2]; /* ...its stacks, their states, */
+	__u32 npend;	     /* and whether there are any */
+	__u32 due;	     /* 1: this interval's stacks are to be taken */
+	__u32 kept_last;     /* 1: its last interval reached the threshold */
+	__u32 pad2;
 	struct ps_agg_key key; /* taken at the switch-out */
 	__u32 tgid, tid;       /* for a forwarded interval (ps_offcpu_fwd.bpf.h): */
 	__s32 us, ks;	       /* its stacks, */
@@ -109,53 +128,141 @@ struct {
 	__type(value, struct offcpu_start);
 } ps_offcpu_scratch SEC(".maps"); /* a key is built here: too big for the stack */
 
-/* A part of an interval off the CPU, under st's key (and forwarded). */
-static __always_inline void part(struct offcpu_start *st, __u64 ns)
-{
-	add(&st->key, ns);
-	if (cfg_offcpu_fwd)
-		sw_forward(st, ns);
-}
+/* Per CPU, the thread just switched in there whose stacks are due: the
+ * end of __schedule that follows is its (ps_resumed), and every other
+ * task's is told from it without a lookup in ps_offcpu. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} ps_resuming SEC(".maps");
 
-/* An interval off the CPU, from st's switch-out to end, is added to its
- * key, if it is long enough. Keyed by args.prev_state, its time in the run
- * queue goes under a runnable state, the rest under the state it slept in:
- * run is that time as the scheduler counted it, or PS_NO_RUN for the time
- * since the wake-up seen. A preempted thread's interval is the run
- * queue's; what the scheduler did not count of it (the clocks of two CPUs
- * apart, after a migration) goes under PS_STATE_STOLEN, as in a slice. */
-static __always_inline void waited(struct offcpu_start *st, __u64 end, __u64 run)
+/* The parts of an interval off the CPU, from st's last booking to end,
+ * keyed by args.prev_state: its time in the run queue goes under a
+ * runnable state, the rest under the state it slept in. run is that time
+ * as the scheduler counted it, or PS_NO_RUN for the time since the
+ * wake-up seen. A preempted thread's interval is the run queue's; what the
+ * scheduler did not count of it (the clocks of two CPUs apart, after a
+ * migration) goes under PS_STATE_STOLEN, as in a slice. */
+static __always_inline void parts_of(struct offcpu_start *st, __u64 end, __u64 run, __u64 ns[2],
+				     __s64 state[2])
 {
 	__u64 off = end - st->since;
-	__s64 state = st->key.field;
-	int preempted = state == 0 || state == 0x100;
+	__s64 s = st->key.field;
+	int preempted = s == 0 || s == 0x100;
 
-	if (!(cfg_offcpu & PS_OC_OFF) || off < cfg_offcpu_min_ns)
-		return;
+	ns[1] = 0;
+	state[0] = state[1] = s;
 	if (!cfg_offcpu_split || (preempted && run == PS_NO_RUN)) {
-		part(st, off); /* not keyed by it, or runnable all along */
+		ns[0] = off; /* not keyed by it, or runnable all along */
 		return;
 	}
 	if (run == PS_NO_RUN)
 		run = st->woken > st->since && st->woken <= end ? end - st->woken : 0;
 	if (run > off)
 		run = off;
-	if (off > run) {
-		st->key.field = preempted ? PS_STATE_STOLEN : state;
-		part(st, off - run);
+	ns[0] = off - run;
+	state[0] = preempted ? PS_STATE_STOLEN : s;
+	ns[1] = run;
+	state[1] = preempted ? s : 0;
+}
+
+/* The parts added under st's key: kept (the whole interval reached the
+ * threshold), with its stacks and forwarded; otherwise without stacks. */
+static __always_inline void book(struct offcpu_start *st, const __u64 ns[2], const __s64 state[2],
+				 int kept)
+{
+	__s64 s = st->key.field;
+	__s32 us = st->key.ustack, ks = st->key.kstack;
+
+	if (!kept)
+		st->key.ustack = st->key.kstack = -1;
+	for (int i = 0; i < 2; i++) {
+		if (!ns[i])
+			continue;
+		st->key.field = state[i];
+		add(&st->key, ns[i]);
+		if (kept && cfg_offcpu_fwd)
+			sw_forward(st, ns[i]);
 	}
-	st->key.field = preempted ? state : 0;
-	if (run)
-		part(st, run);
+	st->key.field = s;
+	st->key.ustack = us;
+	st->key.kstack = ks;
+}
+
+/* The thread tid, switched in on this CPU, has its stacks due. */
+static __always_inline void due_here(__u32 tid)
+{
+	__u32 zero = 0, *slot = bpf_map_lookup_elem(&ps_resuming, &zero);
+
+	if (slot)
+		*slot = tid;
+}
+
+/* An interval off the CPU, from st's last booking to end, is added to its
+ * key. At the switch-in (resuming), one whose stacks are due waits for them
+ * in the entry (ps_resumed books it). */
+static __always_inline void waited(struct offcpu_start *st, __u64 end, __u64 run, int resuming)
+{
+	int kept = end - st->began >= cfg_offcpu_min_ns;
+	__u64 ns[2];
+	__s64 state[2];
+
+	if (!(cfg_offcpu & PS_OC_OFF))
+		return;
+	parts_of(st, end, run, ns, state);
+	if (kept && resuming && st->due) {
+		st->pend[0] = ns[0];
+		st->pend[1] = ns[1];
+		st->pend_state[0] = state[0];
+		st->pend_state[1] = state[1];
+		st->npend = 1;
+		due_here(st->tid);
+		return;
+	}
+	book(st, ns, state, kept);
+}
+
+/* Parts still waiting for stacks that never came (the thread left the
+ * CPU again first) are added without them. */
+static __always_inline void settle_pending(struct offcpu_start *st)
+{
+	if (!st->npend)
+		return;
+	st->npend = 0;
+	book(st, st->pend, st->pend_state, 1);
+}
+
+/* The stacks of st's interval, in its thread's own context (ctx: the
+ * program's; kskip: the frames of the walk that are the tracing's): the
+ * key's, and for a forwarded interval the ones its samples carry (taken
+ * here when the key has none) and its user registers and stack. */
+static __always_inline void take_stacks(struct offcpu_start *st, void *ctx, __u64 kskip)
+{
+	if (cfg_keys & PS_BPF_K_USTACK)
+		st->key.ustack = bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK);
+	if (cfg_keys & PS_BPF_K_KSTACK)
+		st->key.kstack = bpf_get_stackid(ctx, &ps_stacks, kskip);
+	st->us = st->key.ustack;
+	st->ks = st->key.kstack;
+	if (!cfg_offcpu_fwd)
+		return;
+	if ((cfg_flags & PS_BPF_F_CALLCHAIN) && !(cfg_keys & PS_BPF_K_KSTACK))
+		st->ks = bpf_get_stackid(ctx, &ps_stacks, kskip);
+	if ((cfg_flags & PS_BPF_F_CALLCHAIN) && !cfg_offcpu_stack && !(cfg_keys & PS_BPF_K_USTACK))
+		st->us = bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK);
+	sw_stack(st->tid);
 }
 
 /* The thread switched in (nt, with ps_switch): its interval off the CPU
  * ends (whoever is switched out). Its time in the run queue is what the
  * scheduler added to its run_delay since its switch-out and is about to
- * add. With slices asked for, its entry stays, as the start of one. Found
- * running already, its switch-out was missed (the kernel skips a
- * tracepoint's programs on a CPU where another BPF program, or a map
- * update, is under way): counted as dropped, and the slice goes on. */
+ * add. Its entry stays, as the start of a slice. Found running already,
+ * its switch-out was missed (the kernel skips a tracepoint's programs on
+ * a CPU where another BPF program, or a map update, is under way; and a
+ * few tasks of this VM's host are only ever seen switching in): the slice
+ * is counted as dropped, and a new one begins. */
 static __always_inline void switched_in(__u32 next, struct task_struct___run *nt, __u64 now)
 {
 	struct offcpu_start *st;
@@ -163,8 +270,10 @@ static __always_inline void switched_in(__u32 next, struct task_struct___run *nt
 
 	if (!next || !(st = bpf_map_lookup_elem(&ps_offcpu, &next)))
 		return;
-	if (st->oncpu) {
-		bump(PS_BPF_LOST_KEYS);
+	if (st->oncpu) { /* a slice is cut short: dropped */
+		if (cfg_offcpu & PS_OC_ON)
+			bump(PS_BPF_LOST_KEYS);
+		st->since = now;
 		return;
 	}
 	if (nt) {
@@ -172,39 +281,58 @@ static __always_inline void switched_in(__u32 next, struct task_struct___run *nt
 		run = BPF_CORE_READ(nt, sched_info.run_delay) - st->delay +
 		      (queued && queued < now ? now - queued : 0);
 	}
-	waited(st, now, run);
-	if (!(cfg_offcpu & PS_OC_ON)) {
-		bpf_map_delete_elem(&ps_offcpu, &next);
-		return;
-	}
+	st->kept_last = now - st->began >= cfg_offcpu_min_ns;
+	waited(st, now, run, 1);
 	st->since = now;
 	st->woken = 0;
 	st->oncpu = 1;
 }
 
-/* The thread switched out ends what its entry began: a slice, from its
- * switch-in; or, that switch-in missed, an interval off the CPU and the
- * slice after it. The task clock says how long it ran (the rest of a
- * slice's wall time the hypervisor took), so the interval ends that long
- * before now: both are exact still. key: taken at this switch-out. */
-static __always_inline void ended(struct offcpu_start *was, struct ps_agg_key *key, __u64 now,
-				  __u64 ran, __u64 delay, int raw)
+/* The slice that ends at this switch-out, from the switch-in at since
+ * (on: it was seen; otherwise the switch-in was missed), under key, taken
+ * here. The task clock says how long it ran (the rest of a slice's wall
+ * time the hypervisor took): both parts are exact still. */
+static __always_inline void slice(struct ps_agg_key *key, __u64 wall, __u64 task, int on)
 {
-	__u64 wall = now - was->since, task = ran - was->ran < wall ? ran - was->ran : wall;
 	__s64 state = key->field;
 
-	if (!was->oncpu)
-		waited(was, now - task, raw ? delay - was->delay : PS_NO_RUN);
 	if (!(cfg_offcpu & PS_OC_ON))
 		return;
 	if (cfg_offcpu_split)
 		key->field = PS_STATE_ONCPU;
 	add(key, task);
-	if (cfg_offcpu_split && was->oncpu && wall > task) {
+	if (cfg_offcpu_split && on && wall > task) {
 		key->field = PS_STATE_STOLEN;
 		add(key, wall - task);
 	}
 	key->field = state;
+}
+
+/* The entry of the thread switched out (tid): its own, kept from its last
+ * switch, or the per-CPU scratch for one of the target seen for the first
+ * time (new: the caller inserts it). NULL: not the target's. */
+static __always_inline struct offcpu_start *leaving(__u32 tgid, __u32 tid, __u32 cpu, int *new)
+{
+	struct offcpu_start *st = tid ? bpf_map_lookup_elem(&ps_offcpu, &tid) : NULL;
+	__u32 zero = 0;
+
+	*new = 0;
+	if (st)
+		return st;
+	if (!tid || !on || !in_target(tgid, cpu))
+		return NULL;
+	if ((cfg_flags & PS_BPF_F_PIDS) && !bpf_map_lookup_elem(&ps_pids, &tgid))
+		return NULL;
+	if (cfg_tid && tid != cfg_tid)
+		return NULL;
+	st = bpf_map_lookup_elem(&ps_offcpu_scratch, &zero);
+	if (!st)
+		return NULL;
+	st->oncpu = 2; /* no slice of its was seen */
+	st->since = st->ran = 0;
+	st->npend = 0;
+	*new = 1;
+	return st;
 }
 
 /* One switch: next is the thread switched in; ctx the program's, for the
@@ -215,45 +343,54 @@ static __always_inline void offcpu(void *ctx, __u32 next, struct task_struct___r
 {
 	struct task_struct___run *me = (void *)bpf_get_current_task();
 	__u64 now = clock_now(raw, me), pt = bpf_get_current_pid_tgid();
-	__u32 zero = 0, tgid = pt >> 32, tid = (__u32)pt, cpu = bpf_get_smp_processor_id();
-	__u64 ran = BPF_CORE_READ(me, se.sum_exec_runtime),
-	      delay = BPF_CORE_READ(me, sched_info.run_delay);
-	struct offcpu_start *st, *was = NULL;
+	__u32 tgid = pt >> 32, tid = (__u32)pt, cpu = bpf_get_smp_processor_id();
+	__u64 ran, delay, wall, task;
+	struct offcpu_start *st;
+	int new, early;
 
 	if (raw)
 		rq_minus_ktime = (__s64)(now - bpf_ktime_get_ns());
+	if (cfg_raw_count && on && in_target_of(tgid, cpu, 1))
+		bump(PS_BPF_HITS); /* the counter's value, its perf events handed over */
 	switched_in(next, nt, now);
 	/* the thread switched out: one the target had at its last switch (its
 	 * counters may be gone if it is exiting), or a thread of the target */
-	if (tid)
-		was = bpf_map_lookup_elem(&ps_offcpu, &tid);
-	if (!was && (!tid || !on || !in_target(tgid, cpu)))
+	if (!(st = leaving(tgid, tid, cpu, &new)))
 		return;
-	if (!was && (cfg_flags & PS_BPF_F_PIDS) && !bpf_map_lookup_elem(&ps_pids, &tgid))
-		return;
-	if (!was && cfg_tid && tid != cfg_tid)
-		return;
-	st = bpf_map_lookup_elem(&ps_offcpu_scratch, &zero);
-	if (!st)
-		return;
+	ran = BPF_CORE_READ(me, se.sum_exec_runtime);
+	delay = BPF_CORE_READ(me, sched_info.run_delay);
+	wall = now - st->since;
+	task = ran - st->ran < wall ? ran - st->ran : wall;
+	if (!new) {
+		settle_pending(st);
+		if (!st->oncpu) /* its switch-in was missed: the wait ended task ago */
+			waited(st, now - task, raw ? delay - st->delay : PS_NO_RUN, 0);
+	}
 	__builtin_memset(&st->key, 0, sizeof(st->key));
-	make_key(&st->key, ctx, tgid, tid, cpu, 0, 0, !raw);
+	make_key_of(&st->key, ctx, tgid, tid, cpu, 0, 0, !raw, 0);
 	if (raw && (cfg_keys & PS_BPF_K_FIELD))
 		st->key.field = state;
 	sw_taken(st, ctx, tgid, tid, me, nt, state, raw);
-	if (was)
-		ended(was, &st->key, now, ran, delay, raw);
+	if (!new)
+		slice(&st->key, wall, task, st->oncpu == 1);
 	if (BPF_CORE_READ(me, exit_state) || !on) { /* no switch-in follows */
-		if (was)
+		if (!new)
 			bpf_map_delete_elem(&ps_offcpu, &tid);
 		return;
 	}
-	st->since = now;
+	/* a thread whose last wait was long (or its first) is likely to wait
+	 * long again, and may still be waiting when the sums are read: its
+	 * stacks are taken now; the others' when they run again, if needed */
+	early = !cfg_offcpu_late || new || st->kept_last;
+	if (early)
+		take_stacks(st, ctx, raw ? 2 : 0);
+	st->since = st->began = now;
 	st->woken = 0;
 	st->oncpu = 0;
 	st->ran = ran;
 	st->delay = delay;
-	if (bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_ANY))
+	st->due = !early;
+	if (new &&bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_ANY))
 		bump(PS_BPF_LOST_KEYS);
 }
 
@@ -296,169 +433,30 @@ int ps_switch(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-/* The scratch entry, made for a thread seen before any switch of its (a
- * new thread, the command at its exec, one the target had): its ids and
- * times, no stacks yet; its name is the caller's to put in. NULL when
- * there is no scratch. */
-static __always_inline struct offcpu_start *unswitched(__u32 tgid, __u32 tid, __u64 since,
-						       __u64 ran, __u64 delay, __u64 oncpu)
+/* The end of __schedule (sched_exit_tp, 6.16 on), in the task that runs
+ * now: a thread of the target switched in after an interval that reached
+ * the threshold has its stacks taken here, once, and the interval booked
+ * under them. Its kernel stack is still the one it blocked on (the program
+ * and bpf_trace_run2 left out, it starts at __schedule as the switch-out's
+ * does), its user registers those it entered the kernel with. */
+SEC("raw_tp/sched_exit_tp")
+int ps_resumed(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 zero = 0;
-	struct offcpu_start *st = bpf_map_lookup_elem(&ps_offcpu_scratch, &zero);
-
-	if (!st)
-		return NULL;
-	__builtin_memset(&st->key, 0, sizeof(st->key));
-	st->since = since;
-	st->woken = 0;
-	st->oncpu = oncpu;
-	st->ran = ran;
-	st->delay = delay;
-	st->key.ustack = st->key.kstack = -1;
-	st->tgid = tgid;
-	st->tid = tid;
-	st->us = st->ks = -1;
-	st->has_rec = 0;
-	if (cfg_keys & (PS_BPF_K_PID | PS_BPF_K_USTACK | PS_BPF_K_IP))
-		st->key.pid = tgid;
-	if (cfg_keys & PS_BPF_K_TID)
-		st->key.tid = tid;
-	return st;
-}
-
-/* The command's exec (ps_exec): its thread is running, and its time is the
- * target's from now on, a slice begun, under its new name. */
-static __always_inline void offcpu_exec(struct bpf_raw_tracepoint_args *ctx)
-{
-	struct task_struct___run *me = (void *)bpf_get_current_task();
-	__u64 pt = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pt;
-	struct offcpu_start *st =
-	    unswitched(pt >> 32, tid, clock_now_away(), BPF_CORE_READ(me, se.sum_exec_runtime),
-		       BPF_CORE_READ(me, sched_info.run_delay), 1);
-
-	if (!st)
-		return;
-	if (cfg_keys & PS_BPF_K_COMM)
-		bpf_probe_read_kernel_str(&st->key.comm, sizeof(st->key.comm),
-					  (void *)ctx->args[1]);
-	if (bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_ANY))
-		bump(PS_BPF_LOST_KEYS);
-}
-
-/* A thread the target had before the counter started, told by the reader
- * (ps_bpf__offcpu_seed, through BPF_PROG_TEST_RUN, from /proc): args are
- * its tid, tgid, state (as args.prev_state), name (two words), on-CPU and
- * run-delay ns (schedstat). Off the CPU from now as far as is known: a
- * thread blocked all session long is then seen. One that switched already
- * has its entry, which stays. */
-SEC("raw_tp/sched_switch")
-int ps_seed(struct bpf_raw_tracepoint_args *ctx)
-{
-	__u32 tid = (__u32)ctx->args[0];
-	__u64 name[2] = {ctx->args[3], ctx->args[4]};
-	struct offcpu_start *st = tid ? unswitched((__u32)ctx->args[1], tid, clock_now_away(),
-						   ctx->args[5], ctx->args[6], 0)
-				      : NULL;
-
-	if (!st)
-		return 0;
-	if (cfg_keys & PS_BPF_K_COMM)
-		__builtin_memcpy(st->key.comm, name, sizeof(name));
-	if (cfg_offcpu_split)
-		st->key.field = (__s64)ctx->args[2];
-	bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_NOEXIST);
-	return 0;
-}
-
-/* Waits and slices still going on are booked up to now, read before the
- * aggregate is (ps_flush, run by the reader through BPF_PROG_TEST_RUN): a
- * thread blocked all session long, or running, is then in the figures,
- * and its entry goes on from now. */
-struct flush_ctx {
-	__u64 now;
-};
-
-static long flush_one(void *map, __u32 *tid, struct offcpu_start *st, struct flush_ctx *fc)
-{
-	__u64 now = fc->now, booked = now - st->since;
-	__s64 state = st->key.field;
-
-	(void)map;
-	(void)tid;
-	if (now <= st->since)
-		return 0;
-	if (st->oncpu) { /* its task clock is behind: the wall time, all run */
-		if (cfg_offcpu & PS_OC_ON) {
-			if (cfg_offcpu_split)
-				st->key.field = PS_STATE_ONCPU;
-			add(&st->key, booked);
-		}
-		st->ran += booked;
-	} else {
-		if (booked < cfg_offcpu_min_ns) /* it may pass later */
-			return 0;
-		waited(st, now, PS_NO_RUN);
-		st->woken = 0;
-	}
-	st->key.field = state;
-	st->since = now;
-	return 0;
-}
-
-SEC("raw_tp/sched_switch")
-int ps_flush(struct bpf_raw_tracepoint_args *ctx)
-{
-	struct flush_ctx fc = {clock_now_away()};
-
-	(void)ctx;
-	bpf_for_each_map_elem(&ps_offcpu, flush_one, &fc, 0);
-	return 0;
-}
-
-/* A thread of the target switched out is woken: the rest of its wait is
- * in the run queue. */
-SEC("raw_tp/sched_wakeup")
-int ps_wakeup(struct bpf_raw_tracepoint_args *ctx)
-{
-	struct task_struct___ps *p = (void *)ctx->args[0];
-	__u32 tid = BPF_CORE_READ(p, pid);
-	struct offcpu_start *st = bpf_map_lookup_elem(&ps_offcpu, &tid);
-
-	if (st && !st->woken && !st->oncpu)
-		st->woken = bpf_ktime_get_ns();
-	return 0;
-}
-
-/* A new thread of the target waits for its first run: that wait is the run
- * queue's too (schedstat counts it), under the key of a thread that has not
- * run yet: its ids and name, no stacks. */
-SEC("raw_tp/sched_wakeup_new")
-int ps_wakeup_new(struct bpf_raw_tracepoint_args *ctx)
-{
-	struct task_struct___ps *p = (void *)ctx->args[0];
-	struct task_struct___run *r = (void *)p;
-	__u32 tid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid);
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
+	__u32 *slot = bpf_map_lookup_elem(&ps_resuming, &zero);
 	struct offcpu_start *st;
-	__u64 since;
 
-	if (!on || !tid || !(cfg_flags & PS_BPF_F_TGT_TREE) ||
-	    !bpf_map_lookup_elem(&ps_targets, &tgid))
+	if (!slot || !tid || *slot != tid)
 		return 0;
-	/* with ps_switch, in the run queue's clock: since it was queued */
-	since = cfg_offcpu_raw ? BPF_CORE_READ(r, sched_info.last_queued) : 0;
-	if (!since)
-		since = clock_now(cfg_offcpu_raw, r);
-	st = unswitched(tgid, tid, since, BPF_CORE_READ(r, se.sum_exec_runtime),
-			BPF_CORE_READ(r, sched_info.run_delay), 0);
-	if (!st)
+	*slot = 0;
+	if (!(st = bpf_map_lookup_elem(&ps_offcpu, &tid)) || !st->npend)
 		return 0;
-	st->woken = since; /* runnable from the start */
-	if (cfg_keys & PS_BPF_K_COMM)
-		BPF_CORE_READ_STR_INTO(&st->key.comm, p, comm);
-	if (bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_NOEXIST))
-		bump(PS_BPF_LOST_KEYS);
+	take_stacks(st, ctx, 2);
+	st->npend = 0;
+	book(st, st->pend, st->pend_state, 1);
 	return 0;
 }
+
+#include "ps_offcpu_edges.bpf.h"
 
 #endif

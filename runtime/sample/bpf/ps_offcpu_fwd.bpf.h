@@ -179,17 +179,15 @@ static __always_inline void sw_forward(struct offcpu_start *st, __u64 ns)
 	bpf_ringbuf_submit(r, wake_flags(r->time));
 }
 
-/* What a forwarded interval needs from its switch-out: the thread's ids,
- * the switch's record (the tracepoint's own, or made from prev and next
- * at the raw tracepoint), its stacks (the key's, or taken here when the
- * key has none) and the user stack. */
+/* What a forwarded interval needs from its switch-out: the thread's ids
+ * and the switch's record (the tracepoint's own, or made from prev and
+ * next at the raw tracepoint). Its stacks come from oc_stacks. */
 static __always_inline void sw_taken(struct offcpu_start *st, void *ctx, __u32 tgid, __u32 tid,
 				     void *prev, void *next, __s64 state, int raw)
 {
 	st->tgid = tgid;
 	st->tid = tid;
-	st->us = st->key.ustack;
-	st->ks = st->key.kstack;
+	st->us = st->ks = -1;
 	if (!cfg_offcpu_fwd)
 		return;
 	st->has_rec = 1;
@@ -197,11 +195,6 @@ static __always_inline void sw_taken(struct offcpu_start *st, void *ctx, __u32 t
 		sw_record(st->rec, prev, next, state);
 	else if (bpf_probe_read_kernel(st->rec, PS_BPF_OC_REC, ctx))
 		st->has_rec = 0;
-	if ((cfg_flags & PS_BPF_F_CALLCHAIN) && !(cfg_keys & PS_BPF_K_KSTACK))
-		st->ks = bpf_get_stackid(ctx, &ps_stacks, raw ? 2 : 0);
-	if ((cfg_flags & PS_BPF_F_CALLCHAIN) && !cfg_offcpu_stack && !(cfg_keys & PS_BPF_K_USTACK))
-		st->us = bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK);
-	sw_stack(tid);
 }
 
 #endif

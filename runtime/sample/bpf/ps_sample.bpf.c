@@ -47,6 +47,7 @@ const volatile __u32 cfg_next_pid_off = 0;  /* ...where next_pid is in its recor
 const volatile __u64 cfg_offcpu_min_ns = 0; /* ...and the shortest interval kept */
 const volatile __u32 cfg_offcpu_split = 0;  /* keyed by prev_state: after a wake-up is runnable */
 const volatile __u32 cfg_offcpu_raw = 0;    /* 1: ps_switch, on the raw tracepoint, does it */
+const volatile __u32 cfg_offcpu_late = 0;   /* 1: stacks taken as the thread runs again */
 /* Tracepoints forwarded whole (the record's length read from its
  * __data_loc fields, user strings read here): */
 const volatile __u32 cfg_whole = 0;		     /* 1: forward this way */

@@ -7,7 +7,8 @@
  * handed over (closed), so the tracepoint has no perf path left to pay for.
  * The counter's value is then the hits ps_raw counted in the target, and
  * its times those the counter was on, kept here. On a process target only
- * raw_syscalls' are counted so. A tracepoint that has no
+ * raw_syscalls' are counted so; an off-CPU aggregate's sched_switch, on a
+ * CPU target, by ps_switch, which does its work. A tracepoint that has no
  * raw tracepoint of its name (syscalls:*, built on raw_syscalls') keeps
  * the perf path.
  */
@@ -41,10 +42,33 @@ static bool raw_field(const struct ps_counter *c, const struct ps_sample_conf *b
 	return f && f->offset == b->field_offset && f->size == 8 && b->field_size == 8;
 }
 
-bool ps_bpf__raw_count(const struct ps_session *s, const struct ps_counter *c)
+/* What a counter counted on its raw tracepoint must be: counted as a
+ * whole, on every hit, by nothing else. */
+static bool raw_alone(const struct ps_session *s, const struct ps_counter *c)
 {
 	const struct ps_sample_conf *b = &ps_counter__sampled(c)->conf;
 	const struct perf_event_attr *a = ps_counter__attr(c);
+
+	if (b->npids || b->ncpus || b->tid || b->priv || b->every > 1)
+		return false;
+	if (a->freq || a->sample_period != 1 || a->exclude_user || a->exclude_kernel)
+		return false;
+	/* a counter that counted on its own fds already keeps them */
+	return ps_counter__alone(s, c) && (ps_counter__handed(c) || !ps_counter__running(c));
+}
+
+bool ps_bpf__raw_offcpu(const struct ps_session *s, const struct ps_counter *c)
+{
+	const struct ps_sample_conf *b = &ps_counter__sampled(c)->conf;
+
+	/* on a CPU target, as below; its hits are the switches there */
+	return !(b->mode & PS_BPF_FORWARD) && ps_session__target_kind(s) == PS_TARGET_CPUS &&
+	       raw_alone(s, c);
+}
+
+bool ps_bpf__raw_count(const struct ps_session *s, const struct ps_counter *c)
+{
+	const struct ps_sample_conf *b = &ps_counter__sampled(c)->conf;
 	const char *tp = ps_counter__tracepoint_name(c);
 
 	if (!tp || !strncmp(tp, "syscalls:", 9) || b->mode != PS_BPF_AGGREGATE)
@@ -57,14 +81,9 @@ bool ps_bpf__raw_count(const struct ps_session *s, const struct ps_counter *c)
 	 * count a hit wherever the current task is. */
 	if (ps_session__target_kind(s) != PS_TARGET_CPUS && strncmp(tp, "raw_syscalls:", 13))
 		return false;
-	if (b->npids || b->ncpus || b->tid || b->priv || b->every > 1 || (b->keys & ~RAW_KEYS))
+	if ((b->keys & ~RAW_KEYS) || ((b->keys & PS_AGG_FIELD) && !raw_field(c, b)))
 		return false;
-	if ((b->keys & PS_AGG_FIELD) && !raw_field(c, b))
-		return false;
-	if (a->freq || a->sample_period != 1 || a->exclude_user || a->exclude_kernel)
-		return false;
-	/* a counter that counted on its own fds already keeps them */
-	return ps_counter__alone(s, c) && (ps_counter__handed(c) || !ps_counter__running(c));
+	return raw_alone(s, c);
 }
 
 int ps_bpf__raw_link(struct ps_bpf_counter *b, const char *name, const struct bpf_program *prog)
