@@ -219,7 +219,7 @@ static int offcpu_links(struct ps_sample_bpf *skel, struct ps_bpf_counter *b)
 	int err = 0;
 
 	if (skel->rodata->cfg_offcpu_raw)
-		err = ps_bpf__raw_link(b, "sched_switch", skel->progs.ps_switch);
+		err = ps_bpf__raw_link(b, NULL, skel->progs.ps_switch); /* tp_btf */
 	if (!err && skel->rodata->cfg_offcpu_late)
 		err = ps_bpf__raw_link(b, "sched_exit_tp", skel->progs.ps_resumed);
 	if (!err && !skel->rodata->cfg_offcpu_raw && skel->rodata->cfg_offcpu_split)

@@ -83,6 +83,7 @@ struct sched_info___ps {
  * thread queued now), and exit_state, set by an exiting task's last
  * switch. */
 struct task_struct___run {
+	int pid;
 	struct sched_entity___ps se;
 	struct sched_info___ps sched_info;
 	int exit_state;
@@ -94,10 +95,15 @@ struct task_struct___run {
  * it), otherwise bpf_ktime_get_ns. */
 static __always_inline __u64 clock_now(int raw, struct task_struct___run *me)
 {
-	if (raw)
-		return BPF_CORE_READ(me, se.cfs_rq, rq, clock);
+	if (raw) /* me is ps_switch's prev, a pointer the verifier knows */
+		return me->se.cfs_rq->rq->clock;
 	return bpf_ktime_get_ns();
 }
+
+/* A field of task t: read directly at ps_switch (tp_btf: t is a pointer
+ * to the kernel's task_struct as the verifier knows it), with a probe read
+ * elsewhere. */
+#define TASK_FIELD(raw, t, f) ((raw) ? (t)->f : BPF_CORE_READ(t, f))
 
 /* The run-queue clock less bpf_ktime_get_ns, as of the last switch (where
  * the scheduler has just updated it): away from a switch a run queue's
@@ -264,7 +270,7 @@ static __always_inline void take_stacks(struct offcpu_start *st, void *ctx, __u6
  * few tasks of this VM's host are only ever seen switching in): the slice
  * is counted as dropped, and a new one begins. */
 static __always_inline void switched_in(__u32 next, struct task_struct___run *nt, __u64 now)
-{
+{ /* nt: ps_switch's next (tp_btf), or NULL */
 	struct offcpu_start *st;
 	__u64 run = PS_NO_RUN, queued;
 
@@ -277,8 +283,8 @@ static __always_inline void switched_in(__u32 next, struct task_struct___run *nt
 		return;
 	}
 	if (nt) {
-		queued = BPF_CORE_READ(nt, sched_info.last_queued);
-		run = BPF_CORE_READ(nt, sched_info.run_delay) - st->delay +
+		queued = nt->sched_info.last_queued;
+		run = nt->sched_info.run_delay - st->delay +
 		      (queued && queued < now ? now - queued : 0);
 	}
 	st->kept_last = now - st->began >= cfg_offcpu_min_ns;
@@ -336,12 +342,13 @@ static __always_inline struct offcpu_start *leaving(__u32 tgid, __u32 tid, __u32
 }
 
 /* One switch: next is the thread switched in; ctx the program's, for the
- * stacks; raw: ctx is sched_switch's raw arguments, state the switch's
- * args.prev_state (a tracepoint's record has both). */
-static __always_inline void offcpu(void *ctx, __u32 next, struct task_struct___run *nt, __s64 state,
-				   int raw)
+ * stacks; raw: ctx is sched_switch's arguments (tp_btf: prev and nt the
+ * tasks), state the switch's args.prev_state (a tracepoint's record has
+ * both; prev and nt are NULL). */
+static __always_inline void offcpu(void *ctx, struct task_struct___run *prev, __u32 next,
+				   struct task_struct___run *nt, __s64 state, int raw)
 {
-	struct task_struct___run *me = (void *)bpf_get_current_task();
+	struct task_struct___run *me = raw ? prev : (void *)bpf_get_current_task();
 	__u64 now = clock_now(raw, me), pt = bpf_get_current_pid_tgid();
 	__u32 tgid = pt >> 32, tid = (__u32)pt, cpu = bpf_get_smp_processor_id();
 	__u64 ran, delay, wall, task;
@@ -357,8 +364,8 @@ static __always_inline void offcpu(void *ctx, __u32 next, struct task_struct___r
 	 * counters may be gone if it is exiting), or a thread of the target */
 	if (!(st = leaving(tgid, tid, cpu, &new)))
 		return;
-	ran = BPF_CORE_READ(me, se.sum_exec_runtime);
-	delay = BPF_CORE_READ(me, sched_info.run_delay);
+	ran = TASK_FIELD(raw, me, se.sum_exec_runtime);
+	delay = TASK_FIELD(raw, me, sched_info.run_delay);
 	wall = now - st->since;
 	task = ran - st->ran < wall ? ran - st->ran : wall;
 	if (!new) {
@@ -373,7 +380,7 @@ static __always_inline void offcpu(void *ctx, __u32 next, struct task_struct___r
 	sw_taken(st, ctx, tgid, tid, me, nt, state, raw);
 	if (!new)
 		slice(&st->key, wall, task, st->oncpu == 1);
-	if (BPF_CORE_READ(me, exit_state) || !on) { /* no switch-in follows */
+	if (TASK_FIELD(raw, me, exit_state) || !on) { /* no switch-in follows */
 		if (!new)
 			bpf_map_delete_elem(&ps_offcpu, &tid);
 		return;
@@ -414,22 +421,21 @@ static __always_inline __s64 report_state(__u64 preempt, __u64 st, __u32 exit_st
 	return 0;
 }
 
-/* sched_switch as a raw tracepoint (preempt, prev, next, prev_state; 5.18
- * on): unlike a tracepoint's program, the kernel does not skip it while
+/* sched_switch as a raw tracepoint with BTF (preempt, prev, next,
+ * prev_state; 5.18 on: the tasks' fields read directly, no probe reads):
+ * unlike a tracepoint's program, the kernel does not skip it while
  * another BPF program runs on the CPU, or a map update is under way (a
  * task preempted in one, another tool's, skipped the switch-in that
  * followed), so no switch is missed; and with the tasks at hand, the
  * intervals are in the scheduler's clock and its run-queue time is its
  * own (steal inside a switch, after the clock was read, no longer moves
  * run-queue time to the slice). */
-SEC("raw_tp/sched_switch")
-int ps_switch(struct bpf_raw_tracepoint_args *ctx)
+SEC("tp_btf/sched_switch")
+int ps_switch(__u64 *ctx)
 {
-	struct task_struct___run *prev = (void *)ctx->args[1], *nt = (void *)ctx->args[2];
-	struct task_struct___ps *next = (void *)ctx->args[2];
+	struct task_struct___run *prev = (void *)ctx[1], *next = (void *)ctx[2];
 
-	offcpu(ctx, BPF_CORE_READ(next, pid), nt,
-	       report_state(ctx->args[0], ctx->args[3], BPF_CORE_READ(prev, exit_state)), 1);
+	offcpu(ctx, prev, next->pid, next, report_state(ctx[0], ctx[3], prev->exit_state), 1);
 	return 0;
 }
 

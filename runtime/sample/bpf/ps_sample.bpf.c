@@ -437,7 +437,7 @@ int ps_tp(void *ctx)
 		if (cfg_offcpu_raw) /* ps_switch's, then */
 			return 1;
 		bpf_probe_read_kernel(&next, sizeof(next), (char *)ctx + cfg_next_pid_off);
-		offcpu(ctx, next, NULL, 0, 0);
+		offcpu(ctx, NULL, next, NULL, 0, 0);
 		return 1;
 	}
 	/* first, before any other work: most hits are other processes' */
