@@ -10,8 +10,8 @@
  *   offcpu migrate  a thread (migrant) blocks 50 times in a pipe's read,
  *                   10 ms each, while another (mover) pins it to the other
  *                   CPU: each wait begins on one CPU and ends on the other;
- *                   it prints "M tid moves" (the reads that came back on
- *                   another CPU than they began on)
+ *                   it prints "W tid ns moves": its time in those reads, and
+ *                   how many came back on another CPU than they began on
  *   offcpu mixed    the four threads, the two pinned ones and the migrant
  *                   at once; each prints "T tid self_ns on_cpu_ns
  *                   run_delay_ns": how long it saw itself live, its on-CPU
@@ -131,15 +131,22 @@ __attribute__((noinline)) void wait_moved(void)
 
 static void *migrant(void *arg)
 {
+	long in_reads = 0;
+
 	(void)arg;
 	prctl(PR_SET_NAME, "migrant");
 	migrant_tid = (long)syscall(SYS_gettid);
 	for (int i = 0; i < 50; i++) {
 		int was = sched_getcpu();
+		struct timespec a, b;
 
+		clock_gettime(CLOCK_MONOTONIC, &a);
 		wait_moved();
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		in_reads += elapsed_ns(&a, &b);
 		moves += sched_getcpu() != was;
 	}
+	printf("W %ld %ld %d\n", (long)migrant_tid, in_reads, moves);
 	return NULL;
 }
 
@@ -257,7 +264,6 @@ static int migrate(void)
 	pthread_create(&mv, NULL, mover, NULL);
 	pthread_join(m, NULL);
 	pthread_join(mv, NULL);
-	printf("M %ld %d\n", migrant_tid, moves);
 	return 0;
 }
 

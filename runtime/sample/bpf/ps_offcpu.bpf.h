@@ -40,6 +40,51 @@
 
 #define PS_NO_RUN (~0ull) /* waited(): the run-queue part is not known */
 
+/* The states whose parts without stacks an entry sums itself (acc), and
+ * adds to the map only when its key changes or the map is read: a short
+ * interval then costs no map update. acc_slot(s) is s's slot, or -1. */
+#define PS_ACC_N 7
+
+static __always_inline int acc_slot(__s64 s)
+{
+	switch (s) {
+	case 1: /* S */
+		return 0;
+	case 2: /* D */
+		return 1;
+	case 0: /* runnable after a wake-up, or not keyed by the state */
+		return 2;
+	case 0x100: /* preempted */
+		return 3;
+	case PS_STATE_STOLEN:
+		return 4;
+	case PS_STATE_ONCPU:
+		return 5;
+	case 0x80: /* I */
+		return 6;
+	}
+	return -1;
+}
+
+static __always_inline __s64 acc_state(int i)
+{
+	switch (i) {
+	case 0:
+		return 1;
+	case 1:
+		return 2;
+	case 3:
+		return 0x100;
+	case 4:
+		return PS_STATE_STOLEN;
+	case 5:
+		return PS_STATE_ONCPU;
+	case 6:
+		return 0x80;
+	}
+	return 0;
+}
+
 struct offcpu_start {
 	__u64 since;	     /* the clock at the switch-out (or in, or the last flush) */
 	__u64 began;	     /* at the switch-out that began the interval */
@@ -53,6 +98,7 @@ struct offcpu_start {
 	__u32 due;	     /* 1: this interval's stacks are to be taken */
 	__u32 kept_last;     /* 1: its last interval reached the threshold */
 	__u32 pad2;
+	__u64 acc[PS_ACC_N]; /* stackless parts not added yet, by acc_slot */
 	struct ps_agg_key key; /* taken at the switch-out */
 	__u32 tgid, tid;       /* for a forwarded interval (ps_offcpu_fwd.bpf.h): */
 	__s32 us, ks;	       /* its stacks, */
@@ -174,27 +220,62 @@ static __always_inline void parts_of(struct offcpu_start *st, __u64 end, __u64 r
 	state[1] = preempted ? s : 0;
 }
 
+/* A part without stacks, ns in state: summed in the entry. */
+static __always_inline void add_short(struct offcpu_start *st, __u64 ns, __s64 state)
+{
+	int i = acc_slot(state);
+	struct ps_agg_key k;
+
+	if (i >= 0 && i < PS_ACC_N) {
+		__sync_fetch_and_add(&st->acc[i], ns); /* the reader's flush takes them */
+		return;
+	}
+	__builtin_memcpy(&k, &st->key, sizeof(k));
+	k.field = state;
+	k.ustack = k.kstack = -1;
+	add(&k, ns);
+}
+
+/* The entry's sums into the map, under its key without stacks (the
+ * owner, at a change of the key, and the reader's flush may do it at
+ * once: each sum is taken whole by one of them). */
+static __always_inline void spill(struct offcpu_start *st)
+{
+	struct ps_agg_key k;
+	__u64 v;
+
+	__builtin_memcpy(&k, &st->key, sizeof(k));
+	k.ustack = k.kstack = -1;
+	for (int i = 0; i < PS_ACC_N; i++) {
+		if (!st->acc[i] || !(v = __sync_lock_test_and_set(&st->acc[i], 0)))
+			continue;
+		k.field = acc_state(i);
+		add(&k, v);
+	}
+}
+
 /* The parts added under st's key: kept (the whole interval reached the
  * threshold), with its stacks and forwarded; otherwise without stacks. */
 static __always_inline void book(struct offcpu_start *st, const __u64 ns[2], const __s64 state[2],
 				 int kept)
 {
-	__s64 s = st->key.field;
-	__s32 us = st->key.ustack, ks = st->key.kstack;
+	struct ps_agg_key k;
 
-	if (!kept)
-		st->key.ustack = st->key.kstack = -1;
+	if (!kept) {
+		for (int i = 0; i < 2; i++)
+			if (ns[i])
+				add_short(st, ns[i], state[i]);
+		return;
+	}
+	__builtin_memcpy(&k, &st->key, sizeof(k));
 	for (int i = 0; i < 2; i++) {
 		if (!ns[i])
 			continue;
-		st->key.field = state[i];
-		add(&st->key, ns[i]);
-		if (kept && cfg_offcpu_fwd)
-			sw_forward(st, ns[i]);
+		k.field = state[i];
+		add(&k, ns[i]);
+		if (cfg_offcpu_fwd)
+			sw_forward(st, ns[i], state[i]);
 	}
-	st->key.field = s;
-	st->key.ustack = us;
-	st->key.kstack = ks;
 }
 
 /* The thread tid, switched in on this CPU, has its stacks due. */
@@ -295,23 +376,26 @@ static __always_inline void switched_in(__u32 next, struct task_struct___run *nt
 }
 
 /* The slice that ends at this switch-out, from the switch-in at since
- * (on: it was seen; otherwise the switch-in was missed), under key, taken
- * here. The task clock says how long it ran (the rest of a slice's wall
+ * (on: it was seen; otherwise the switch-in was missed), under st's key,
+ * taken here, without stacks. The task clock says how long it ran (the rest of a slice's wall
  * time the hypervisor took): both parts are exact still. */
-static __always_inline void slice(struct ps_agg_key *key, __u64 wall, __u64 task, int on)
+static __always_inline void slice(struct offcpu_start *st, __u64 wall, __u64 task, int on)
 {
-	__s64 state = key->field;
-
 	if (!(cfg_offcpu & PS_OC_ON))
 		return;
-	if (cfg_offcpu_split)
-		key->field = PS_STATE_ONCPU;
-	add(key, task);
-	if (cfg_offcpu_split && on && wall > task) {
-		key->field = PS_STATE_STOLEN;
-		add(key, wall - task);
-	}
-	key->field = state;
+	add_short(st, task, cfg_offcpu_split ? PS_STATE_ONCPU : st->key.field);
+	if (cfg_offcpu_split && on && wall > task)
+		add_short(st, wall - task, PS_STATE_STOLEN);
+}
+
+/* Whether keys a and b are of the same thread under the same name (their
+ * state and stacks aside). */
+static __always_inline int same_who(const struct ps_agg_key *a, const struct ps_agg_key *b)
+{
+	const __u64 *ca = (const __u64 *)a->comm, *cb = (const __u64 *)b->comm;
+
+	return a->pid == b->pid && a->tid == b->tid && a->cpu == b->cpu && ca[0] == cb[0] &&
+	       ca[1] == cb[1];
 }
 
 /* The entry of the thread switched out (tid): its own, kept from its last
@@ -353,6 +437,7 @@ static __always_inline void offcpu(void *ctx, struct task_struct___run *prev, __
 	__u32 tgid = pt >> 32, tid = (__u32)pt, cpu = bpf_get_smp_processor_id();
 	__u64 ran, delay, wall, task;
 	struct offcpu_start *st;
+	struct ps_agg_key nk;
 	int new, early;
 
 	if (raw)
@@ -373,16 +458,23 @@ static __always_inline void offcpu(void *ctx, struct task_struct___run *prev, __
 		if (!st->oncpu) /* its switch-in was missed: the wait ended task ago */
 			waited(st, now - task, raw ? delay - st->delay : PS_NO_RUN, 0);
 	}
-	__builtin_memset(&st->key, 0, sizeof(st->key));
-	make_key_of(&st->key, ctx, tgid, tid, cpu, 0, 0, !raw, 0);
+	__builtin_memset(&nk, 0, sizeof(nk));
+	make_key_of(&nk, ctx, tgid, tid, cpu, 0, 0, !raw, 0);
 	if (raw && (cfg_keys & PS_BPF_K_FIELD))
-		st->key.field = state;
+		nk.field = state;
+	if (new)
+		__builtin_memset(st->acc, 0, sizeof(st->acc));
+	else if (!same_who(&nk, &st->key)) /* its sums were under the old name */
+		spill(st);
+	__builtin_memcpy(&st->key, &nk, sizeof(nk));
 	sw_taken(st, ctx, tgid, tid, me, nt, state, raw);
 	if (!new)
-		slice(&st->key, wall, task, st->oncpu == 1);
+		slice(st, wall, task, st->oncpu == 1);
 	if (TASK_FIELD(raw, me, exit_state) || !on) { /* no switch-in follows */
-		if (!new)
+		if (!new) {
+			spill(st);
 			bpf_map_delete_elem(&ps_offcpu, &tid);
+		}
 		return;
 	}
 	/* a thread whose last wait was long (or its first) is likely to wait

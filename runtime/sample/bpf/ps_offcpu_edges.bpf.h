@@ -27,6 +27,7 @@ static __always_inline struct offcpu_start *unswitched(__u32 tgid, __u32 tid, __
 	st->oncpu = oncpu;
 	st->npend = st->due = 0;
 	st->kept_last = 1;
+	__builtin_memset(st->acc, 0, sizeof(st->acc));
 	st->ran = ran;
 	st->delay = delay;
 	st->key.ustack = st->key.kstack = -1;
@@ -97,25 +98,19 @@ struct flush_ctx {
 static long flush_one(void *map, __u32 *tid, struct offcpu_start *st, struct flush_ctx *fc)
 {
 	__u64 now = fc->now, booked = now - st->since;
-	__s64 state = st->key.field;
 
 	(void)map;
 	(void)tid;
-	if (now <= st->since)
-		return 0;
-	if (st->oncpu) { /* its task clock is behind: the wall time, all run */
-		if (cfg_offcpu & PS_OC_ON) {
-			if (cfg_offcpu_split)
-				st->key.field = PS_STATE_ONCPU;
-			add(&st->key, booked);
-		}
+	if (now > st->since && st->oncpu) { /* its task clock is behind: the wall time, all run */
+		slice(st, booked, booked, 1);
 		st->ran += booked;
-	} else { /* with its stacks if they are known by now */
+		st->since = now;
+	} else if (now > st->since) { /* with its stacks if they are known by now */
 		waited(st, now, PS_NO_RUN, 0);
 		st->woken = 0;
+		st->since = now;
 	}
-	st->key.field = state;
-	st->since = now;
+	spill(st);
 	return 0;
 }
 
@@ -161,7 +156,7 @@ int ps_wakeup_new(struct bpf_raw_tracepoint_args *ctx)
 	/* with ps_switch, in the run queue's clock: since it was queued */
 	since = cfg_offcpu_raw ? BPF_CORE_READ(r, sched_info.last_queued) : 0;
 	if (!since)
-		since = clock_now(cfg_offcpu_raw, r);
+		since = cfg_offcpu_raw ? BPF_CORE_READ(r, se.cfs_rq, rq, clock) : bpf_ktime_get_ns();
 	st = unswitched(tgid, tid, since, BPF_CORE_READ(r, se.sum_exec_runtime),
 			BPF_CORE_READ(r, sched_info.run_delay), 0);
 	if (!st)

@@ -127,10 +127,9 @@ static __always_inline void sw_stack(__u32 tid)
 }
 
 /* One part of an interval, ns long, as a sample: st is its entry, taken
- * at the switch-out, its key's field the part's state when split. */
-static __always_inline void sw_forward(struct offcpu_start *st, __u64 ns)
+ * at the switch-out; state the part's (the key's field when split). */
+static __always_inline void sw_forward(struct offcpu_start *st, __u64 ns, __s64 state)
 {
-	__s64 state = st->key.field;
 	struct oc_stack *sk =
 	    cfg_offcpu_stack ? bpf_map_lookup_elem(&ps_oc_stacks, &st->tid) : NULL;
 	/* the sizes are read-only data: constants to the verifier */
