@@ -156,7 +156,8 @@ int ps_wakeup_new(struct bpf_raw_tracepoint_args *ctx)
 	/* with ps_switch, in the run queue's clock: since it was queued */
 	since = cfg_offcpu_raw ? BPF_CORE_READ(r, sched_info.last_queued) : 0;
 	if (!since)
-		since = cfg_offcpu_raw ? BPF_CORE_READ(r, se.cfs_rq, rq, clock) : bpf_ktime_get_ns();
+		since =
+		    cfg_offcpu_raw ? BPF_CORE_READ(r, se.cfs_rq, rq, clock) : bpf_ktime_get_ns();
 	st = unswitched(tgid, tid, since, BPF_CORE_READ(r, se.sum_exec_runtime),
 			BPF_CORE_READ(r, sched_info.run_delay), 0);
 	if (!st)
