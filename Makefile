@@ -53,7 +53,7 @@ DEPS_TEST := luajit libluajit-5.1-dev lua-busted lua-check linux-perf util-linux
 	python3-dev \
 	linux-libc-dev-arm64-cross lld debuginfod libclang-rt-14-dev
 # ...and what only the benchmarks compare with (make bench).
-DEPS_BENCH := bpfcc-tools
+DEPS_BENCH := bpfcc-tools postgresql
 
 ifeq ($(V),1)
 Q :=
