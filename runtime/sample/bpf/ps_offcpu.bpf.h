@@ -58,6 +58,7 @@ struct offcpu_start {
 	__u32 due;	     /* 1: this interval's stacks are to be taken */
 	__u32 kept_last;     /* 1: its last interval reached the threshold */
 	__u32 pad2;
+	__u64 born;	       /* its task's start_time; 0: not known (seeded from /proc) */
 	__u64 acc[PS_ACC_N];   /* stackless parts not added yet, by acc_slot */
 	struct ps_agg_key key; /* taken at the switch-out */
 	__u32 tgid, tid;       /* for a forwarded interval (ps_offcpu_fwd.bpf.h): */
@@ -90,6 +91,7 @@ struct sched_info___ps {
  * switch. */
 struct task_struct___run {
 	int pid;
+	__u64 start_time; /* which thread a reused tid is */
 	struct sched_entity___ps se;
 	struct sched_info___ps sched_info;
 	int exit_state;
@@ -272,17 +274,25 @@ static __always_inline int same_who(const struct ps_agg_key *a, const struct ps_
 	       ca[1] == cb[1];
 }
 
-/* The entry of the thread switched out (tid): its own, kept from its last
- * switch, or the per-CPU scratch for one of the target seen for the first
- * time (new: the caller inserts it). NULL: not the target's. */
-static __always_inline struct offcpu_start *leaving(__u32 tgid, __u32 tid, __u32 cpu, int *new)
+/* The entry of the thread switched out (tid, started at born): its own,
+ * kept from its last switch, or the per-CPU scratch for one of the target
+ * seen for the first time (new: the caller inserts it); an entry of an
+ * earlier thread of that tid, whose end was not seen, is closed first.
+ * NULL: not the target's. */
+static __always_inline struct offcpu_start *leaving(__u32 tgid, __u32 tid, __u32 cpu, __u64 born,
+						    int *new)
 {
 	struct offcpu_start *st = tid ? bpf_map_lookup_elem(&ps_offcpu, &tid) : NULL;
 	__u32 zero = 0;
 
 	*new = 0;
-	if (st)
+	if (st && (!st->born || st->born == born))
 		return st;
+	if (st) { /* a thread gone unseen, its tid now another's: its sums stay its own */
+		settle_pending(st);
+		spill(st);
+		bpf_map_delete_elem(&ps_offcpu, &tid);
+	}
 	if (!tid || !on || !in_target(tgid, cpu))
 		return NULL;
 	if ((cfg_flags & PS_BPF_F_PIDS) && !bpf_map_lookup_elem(&ps_pids, &tgid))
@@ -321,8 +331,10 @@ static __always_inline void offcpu(void *ctx, struct task_struct___run *prev, __
 	switched_in(next, nt, now);
 	/* the thread switched out: one the target had at its last switch (its
 	 * counters may be gone if it is exiting), or a thread of the target */
-	if (!(st = leaving(tgid, tid, cpu, &new)))
+	if (!(st = leaving(tgid, tid, cpu, TASK_FIELD(raw, me, start_time), &new)))
 		return;
+	if (new)
+		st->born = TASK_FIELD(raw, me, start_time);
 	ran = TASK_FIELD(raw, me, se.sum_exec_runtime);
 	delay = TASK_FIELD(raw, me, sched_info.run_delay);
 	wall = now - st->since;

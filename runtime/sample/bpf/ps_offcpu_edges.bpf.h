@@ -27,6 +27,7 @@ static __always_inline struct offcpu_start *unswitched(__u32 tgid, __u32 tid, __
 	st->oncpu = oncpu;
 	st->npend = st->due = 0;
 	st->kept_last = 1;
+	st->born = 0;
 	__builtin_memset(st->acc, 0, sizeof(st->acc));
 	st->ran = ran;
 	st->delay = delay;
@@ -55,6 +56,7 @@ static __always_inline void offcpu_exec(struct bpf_raw_tracepoint_args *ctx)
 
 	if (!st)
 		return;
+	st->born = BPF_CORE_READ(me, start_time);
 	if (cfg_keys & PS_BPF_K_COMM)
 		bpf_probe_read_kernel_str(&st->key.comm, sizeof(st->key.comm),
 					  (void *)ctx->args[1]);
@@ -147,7 +149,7 @@ int ps_wakeup_new(struct bpf_raw_tracepoint_args *ctx)
 	struct task_struct___ps *p = (void *)ctx->args[0];
 	struct task_struct___run *r = (void *)p;
 	__u32 tid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid);
-	struct offcpu_start *st;
+	struct offcpu_start *st, *old;
 	__u64 since;
 
 	if (!on || !tid || !(cfg_flags & PS_BPF_F_TGT_TREE) ||
@@ -163,9 +165,15 @@ int ps_wakeup_new(struct bpf_raw_tracepoint_args *ctx)
 	if (!st)
 		return 0;
 	st->woken = since; /* runnable from the start */
+	st->born = BPF_CORE_READ(r, start_time);
 	if (cfg_keys & PS_BPF_K_COMM)
 		BPF_CORE_READ_STR_INTO(&st->key.comm, p, comm);
-	if (bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_NOEXIST))
+	/* an entry of its tid is an earlier thread's, gone unseen */
+	if ((old = bpf_map_lookup_elem(&ps_offcpu, &tid))) {
+		settle_pending(old);
+		spill(old);
+	}
+	if (bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_ANY))
 		bump(PS_BPF_LOST_KEYS);
 	return 0;
 }
