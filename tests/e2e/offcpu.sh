@@ -12,6 +12,7 @@ if ! need_root || [[ ! -r /sys/kernel/btf/vmlinux ]]; then
 	done_testing; exit
 fi
 tracefs_mount
+declare -A where
 
 # Per thread: seconds off the CPU while sleeping (S), with the wait's stack.
 out=$("$PERFSCRIPT" -e 'c = perfmon.counter("sched:sched_switch")
@@ -64,6 +65,21 @@ unlike "$(awk 'NR > 2 && / ms/ == 0 && $1 ~ /^[0-9.]+$/ && $5 != "-"' <<<"$out")
 like "$out" "\(-: no stack: intervals under 2e\+06 us" "... said under the table"
 us=$(awk '/^reader / { s += $NF } END { print s + 0 }' "$TMP/long.folded")
 awk -v u="$us" 'BEGIN { exit !(u >= 980000 && u <= 1020000) }'; ok $? "... the reader's second in --folded, on its comm alone ($us us)"
+
+# A long wait after short ones (500 pipe round trips, then a 200 ms
+# sleep): at --min-us 1000 none of the short ones kept a stack, so the
+# sleep's are taken as the thread runs again (where the kernel has
+# sched_exit_tp), at 1 when it leaves the CPU: the same place either way.
+for min in 1000 1; do
+	out=$("$PERFSCRIPT" "$EX/offcpu.lua" -c "$W late" --min-us "$min" 2>&1)
+	row=$(awk '$3 == "S" && $4 == "late" && $1 > 150' <<<"$out")
+	ms=$(awk '{ print $1 }' <<<"$row")
+	awk -v m="${ms:-0}" 'BEGIN { exit !(m >= 198 && m <= 210) }'
+	ok $? "--min-us $min: the 200 ms sleep after 500 short waits, ${ms:-no} ms"
+	where[$min]=$(awk '{ $1 = $2 = $3 = $4 = ""; sub(/^ +/, ""); print }' <<<"$row")
+done
+like "${where[1000]}" "clock_nanosleep > do_nanosleep" "... named as it ran again: ${where[1000]}"
+is "${where[1000]}" "${where[1]}" "... where it was named at its switch-out"
 
 # The run queue: two threads spinning on one CPU each wait about half
 # their time runnable; keyed by args.prev_state, that wait (preempted, or

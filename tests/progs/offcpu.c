@@ -12,6 +12,9 @@
  *                   CPU: each wait begins on one CPU and ends on the other;
  *                   it prints "W tid ns moves": its time in those reads, and
  *                   how many came back on another CPU than they began on
+ *   offcpu late     the main thread (late) makes 500 pipe round trips with
+ *                   another (echo), each wait a few microseconds, then
+ *                   sleeps 200 ms in wait_after_short
  *   offcpu mixed    the four threads, the two pinned ones and the migrant
  *                   at once; each prints "T tid self_ns on_cpu_ns
  *                   run_delay_ns": how long it saw itself live, its on-CPU
@@ -175,6 +178,50 @@ static void *mover(void *arg)
 	return NULL;
 }
 
+/* late: a thread (late) whose waits are short, 500 pipe round trips with
+ * an echoing thread, before one long one (a 200 ms sleep): the long wait's
+ * stacks are taken as it runs again, its last wait having been short */
+static int lfds[2], efds[2];
+
+__attribute__((noinline)) void wait_after_short(void)
+{
+	struct timespec t = {0, 200000000};
+
+	nanosleep(&t, NULL);
+}
+
+static void *echo(void *arg)
+{
+	char c;
+
+	(void)arg;
+	prctl(PR_SET_NAME, "echo");
+	while (read(lfds[0], &c, 1) == 1 && c == 'x')
+		if (write(efds[1], &c, 1) != 1)
+			_exit(1);
+	return NULL;
+}
+
+static int late(void)
+{
+	pthread_t e;
+	char c = 'x';
+
+	if (pipe(lfds) || pipe(efds))
+		return 1;
+	prctl(PR_SET_NAME, "late");
+	pthread_create(&e, NULL, echo, NULL);
+	for (int i = 0; i < 500; i++)
+		if (write(lfds[1], &c, 1) != 1 || read(efds[0], &c, 1) != 1)
+			return 1;
+	wait_after_short();
+	c = 'q';
+	if (write(lfds[1], &c, 1) != 1)
+		return 1;
+	pthread_join(e, NULL);
+	return 0;
+}
+
 /* mixed: a thread, when it was asked for, and what it runs */
 struct life {
 	pthread_t t;
@@ -275,6 +322,8 @@ int main(int argc, char **argv)
 		return mixed();
 	if (argc > 1 && !strcmp(argv[1], "migrate"))
 		return migrate();
+	if (argc > 1 && !strcmp(argv[1], "late"))
+		return late();
 	if (argc > 1 && !strcmp(argv[1], "pinned")) {
 		pthread_t p[2];
 
