@@ -174,7 +174,7 @@ static int take(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx)
 	/* emptied even when fn failed: the spare must be empty for the next swap */
 	empty_map(old, ps_bpf__key_size(fields));
 	if (fields & (PS_AGG_USTACK | PS_AGG_KSTACK))
-		empty_map(bpf_map__fd(b->skel->maps.ps_stacks), sizeof(__u32));
+		ps_bpf__empty_stacks(b);
 	return err;
 }
 

@@ -17,6 +17,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "base/array.h"
 #include "base/cgroup.h"
 #include "base/cpus.h"
 #include "sample/bpf/internal.h"
@@ -276,4 +277,54 @@ void ps_bpf__offcpu_settle(struct ps_sampler *m)
 		if (b && b->skel && b->skel->rodata->cfg_offcpu_fwd)
 			ps_bpf__offcpu_flush(b);
 	}
+}
+
+static int by_id(const void *a, const void *b)
+{
+	__s32 x = *(const __s32 *)a, y = *(const __s32 *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The stack ids b's off-CPU entries hold, sorted, into *ids (NULL when
+ * none). An id that names no stack any more could name another's later. */
+static size_t held(const struct ps_bpf_counter *b, __s32 **ids)
+{
+	int fd = bpf_map__fd(b->skel->maps.ps_offcpu);
+	size_t n = 0, cap = 0;
+	__u32 key, *prev = NULL;
+	struct ps_oc_entry e;
+
+	*ids = NULL;
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &e) ||
+		    ps_array__reserve(ids, &cap, n + 4, sizeof(**ids)))
+			continue;
+		(*ids)[n++] = e.key.ustack;
+		(*ids)[n++] = e.key.kstack;
+		(*ids)[n++] = e.us;
+		(*ids)[n++] = e.ks;
+	}
+	if (n)
+		qsort(*ids, n, sizeof(**ids), by_id);
+	return n;
+}
+
+void ps_bpf__empty_stacks(const struct ps_bpf_counter *b)
+{
+	int fd = bpf_map__fd(b->skel->maps.ps_stacks);
+	__s32 *ids = NULL;
+	size_t n = b->skel->rodata->cfg_offcpu ? held(b, &ids) : 0;
+	__u32 key, next;
+	bool more = !bpf_map_get_next_key(fd, NULL, &next);
+
+	/* the next key is found before this one goes */
+	while (more) {
+		key = next;
+		more = !bpf_map_get_next_key(fd, &key, &next);
+		if (!n || !bsearch(&key, ids, n, sizeof(*ids), by_id))
+			bpf_map_delete_elem(fd, &key);
+	}
+	free(ids);
 }

@@ -149,4 +149,35 @@ struct ps_agg_key {
 	char comm[16];
 };
 
+/* The states whose parts without stacks an off-CPU entry sums itself
+ * (acc), and adds to the map only when its key changes or the map is
+ * read: a short interval then costs no map update (acc_slot). */
+#define PS_ACC_N 7
+
+/* A thread's entry in an off-CPU object's ps_offcpu (ps_offcpu.bpf.h),
+ * kept from its first switch to its last. The reader keeps the stacks its
+ * ids name when it empties the stack map (sample/bpf/offcpu.c): the
+ * interval going on is added under them later. */
+struct ps_oc_entry {
+	__u64 since;	     /* the clock at the switch-out (or in, or the last flush) */
+	__u64 began;	     /* at the switch-out that began the interval */
+	__u64 woken;	     /* at its first wake-up since, 0 until then */
+	__u64 oncpu;	     /* 1: since the switch-in */
+	__u64 ran;	     /* the thread's sum_exec_runtime at the switch-out */
+	__u64 delay;	     /* and its sched_info.run_delay */
+	__u64 pend[2];	     /* cfg_offcpu_late: an interval's parts waiting for... */
+	__s64 pend_state[2]; /* ...its stacks, their states, */
+	__u32 npend;	     /* and whether there are any */
+	__u32 due;	     /* 1: this interval's stacks are to be taken */
+	__u32 kept_last;     /* 1: its last interval reached the threshold */
+	__u32 pad2;
+	__u64 born;	       /* its task's start_time; 0: not known (seeded from /proc) */
+	__u64 acc[PS_ACC_N];   /* stackless parts not added yet, by acc_slot */
+	struct ps_agg_key key; /* taken at the switch-out */
+	__u32 tgid, tid;       /* for a forwarded interval (ps_offcpu_fwd.bpf.h): */
+	__s32 us, ks;	       /* its stacks, */
+	__u32 has_rec, pad;    /* and whether rec is its switch's record */
+	__u8 rec[PS_BPF_OC_REC];
+};
+
 #endif

@@ -40,33 +40,6 @@
 
 #define PS_NO_RUN (~0ull) /* waited(): the run-queue part is not known */
 
-/* The states whose parts without stacks an entry sums itself (acc), and
- * adds to the map only when its key changes or the map is read: a short
- * interval then costs no map update. acc_slot(s) is s's slot, or -1. */
-#define PS_ACC_N 7
-
-struct offcpu_start {
-	__u64 since;	     /* the clock at the switch-out (or in, or the last flush) */
-	__u64 began;	     /* at the switch-out that began the interval */
-	__u64 woken;	     /* at its first wake-up since, 0 until then */
-	__u64 oncpu;	     /* 1: since the switch-in */
-	__u64 ran;	     /* the thread's sum_exec_runtime at the switch-out */
-	__u64 delay;	     /* and its sched_info.run_delay */
-	__u64 pend[2];	     /* cfg_offcpu_late: an interval's parts waiting for... */
-	__s64 pend_state[2]; /* ...its stacks, their states, */
-	__u32 npend;	     /* and whether there are any */
-	__u32 due;	     /* 1: this interval's stacks are to be taken */
-	__u32 kept_last;     /* 1: its last interval reached the threshold */
-	__u32 pad2;
-	__u64 born;	       /* its task's start_time; 0: not known (seeded from /proc) */
-	__u64 acc[PS_ACC_N];   /* stackless parts not added yet, by acc_slot */
-	struct ps_agg_key key; /* taken at the switch-out */
-	__u32 tgid, tid;       /* for a forwarded interval (ps_offcpu_fwd.bpf.h): */
-	__s32 us, ks;	       /* its stacks, */
-	__u32 has_rec, pad;    /* and whether rec is its switch's record */
-	__u8 rec[PS_BPF_OC_REC];
-};
-
 struct rq___ps {
 	__u64 clock;
 } __attribute__((preserve_access_index));
@@ -132,14 +105,14 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1); /* the loader sizes it: threads switched out at once */
 	__type(key, __u32);	/* tid */
-	__type(value, struct offcpu_start);
+	__type(value, struct ps_oc_entry);
 } ps_offcpu SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct offcpu_start);
+	__type(value, struct ps_oc_entry);
 } ps_offcpu_scratch SEC(".maps"); /* a key is built here: too big for the stack */
 
 /* Per CPU, the thread just switched in there whose stacks are due: the
@@ -166,7 +139,7 @@ static __always_inline void due_here(__u32 tid)
 /* An interval off the CPU, from st's last booking to end, is added to its
  * key. At the switch-in (resuming), one whose stacks are due waits for them
  * in the entry (ps_resumed books it). */
-static __always_inline void waited(struct offcpu_start *st, __u64 end, __u64 run, int resuming)
+static __always_inline void waited(struct ps_oc_entry *st, __u64 end, __u64 run, int resuming)
 {
 	int kept = end - st->began >= cfg_offcpu_min_ns;
 	__u64 ns[2];
@@ -189,7 +162,7 @@ static __always_inline void waited(struct offcpu_start *st, __u64 end, __u64 run
 
 /* Parts still waiting for stacks that never came (the thread left the
  * CPU again first) are added without them. */
-static __always_inline void settle_pending(struct offcpu_start *st)
+static __always_inline void settle_pending(struct ps_oc_entry *st)
 {
 	if (!st->npend)
 		return;
@@ -201,7 +174,7 @@ static __always_inline void settle_pending(struct offcpu_start *st)
  * program's; kskip: the frames of the walk that are the tracing's): the
  * key's, and for a forwarded interval the ones its samples carry (taken
  * here when the key has none) and its user registers and stack. */
-static __always_inline void take_stacks(struct offcpu_start *st, void *ctx, __u64 kskip)
+static __always_inline void take_stacks(struct ps_oc_entry *st, void *ctx, __u64 kskip)
 {
 	if (cfg_keys & PS_BPF_K_USTACK)
 		st->key.ustack = bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK);
@@ -228,7 +201,7 @@ static __always_inline void take_stacks(struct offcpu_start *st, void *ctx, __u6
  * is counted as dropped, and a new one begins. */
 static __always_inline void switched_in(__u32 next, struct task_struct___run *nt, __u64 now)
 { /* nt: ps_switch's next (tp_btf), or NULL */
-	struct offcpu_start *st;
+	struct ps_oc_entry *st;
 	__u64 run = PS_NO_RUN, queued;
 
 	if (!next || !(st = bpf_map_lookup_elem(&ps_offcpu, &next)))
@@ -255,7 +228,7 @@ static __always_inline void switched_in(__u32 next, struct task_struct___run *nt
  * (on: it was seen; otherwise the switch-in was missed), under st's key,
  * taken here, without stacks. The task clock says how long it ran (the rest of a slice's wall
  * time the hypervisor took): both parts are exact still. */
-static __always_inline void slice(struct offcpu_start *st, __u64 wall, __u64 task, int on)
+static __always_inline void slice(struct ps_oc_entry *st, __u64 wall, __u64 task, int on)
 {
 	if (!(cfg_offcpu & PS_OC_ON))
 		return;
@@ -279,10 +252,10 @@ static __always_inline int same_who(const struct ps_agg_key *a, const struct ps_
  * seen for the first time (new: the caller inserts it); an entry of an
  * earlier thread of that tid, whose end was not seen, is closed first.
  * NULL: not the target's. */
-static __always_inline struct offcpu_start *leaving(__u32 tgid, __u32 tid, __u32 cpu, __u64 born,
-						    int *new)
+static __always_inline struct ps_oc_entry *leaving(__u32 tgid, __u32 tid, __u32 cpu, __u64 born,
+						   int *new)
 {
-	struct offcpu_start *st = tid ? bpf_map_lookup_elem(&ps_offcpu, &tid) : NULL;
+	struct ps_oc_entry *st = tid ? bpf_map_lookup_elem(&ps_offcpu, &tid) : NULL;
 	__u32 zero = 0;
 
 	*new = 0;
@@ -320,7 +293,7 @@ static __always_inline void offcpu(void *ctx, struct task_struct___run *prev, __
 	__u64 now = clock_now(raw, me), pt = bpf_get_current_pid_tgid();
 	__u32 tgid = pt >> 32, tid = (__u32)pt, cpu = bpf_get_smp_processor_id();
 	__u64 ran, delay, wall, task;
-	struct offcpu_start *st;
+	struct ps_oc_entry *st;
 	struct ps_agg_key nk;
 	int new, early;
 
@@ -428,7 +401,7 @@ int ps_resumed(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
 	__u32 *slot = bpf_map_lookup_elem(&ps_resuming, &zero);
-	struct offcpu_start *st;
+	struct ps_oc_entry *st;
 
 	if (!slot || !tid || *slot != tid)
 		return 0;

@@ -13,11 +13,11 @@
  * new thread, the command at its exec, one the target had): its ids and
  * times, no stacks yet; its name is the caller's to put in. NULL when
  * there is no scratch. */
-static __always_inline struct offcpu_start *unswitched(__u32 tgid, __u32 tid, __u64 since,
-						       __u64 ran, __u64 delay, __u64 oncpu)
+static __always_inline struct ps_oc_entry *unswitched(__u32 tgid, __u32 tid, __u64 since, __u64 ran,
+						      __u64 delay, __u64 oncpu)
 {
 	__u32 zero = 0;
-	struct offcpu_start *st = bpf_map_lookup_elem(&ps_offcpu_scratch, &zero);
+	struct ps_oc_entry *st = bpf_map_lookup_elem(&ps_offcpu_scratch, &zero);
 
 	if (!st)
 		return NULL;
@@ -50,7 +50,7 @@ static __always_inline void offcpu_exec(struct bpf_raw_tracepoint_args *ctx)
 	struct task_struct___run *me = (void *)bpf_get_current_task();
 	__u64 pt = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pt;
-	struct offcpu_start *st =
+	struct ps_oc_entry *st =
 	    unswitched(pt >> 32, tid, clock_now_away(), BPF_CORE_READ(me, se.sum_exec_runtime),
 		       BPF_CORE_READ(me, sched_info.run_delay), 1);
 
@@ -75,9 +75,9 @@ int ps_seed(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 tid = (__u32)ctx->args[0];
 	__u64 name[2] = {ctx->args[3], ctx->args[4]};
-	struct offcpu_start *st = tid ? unswitched((__u32)ctx->args[1], tid, clock_now_away(),
-						   ctx->args[5], ctx->args[6], 0)
-				      : NULL;
+	struct ps_oc_entry *st = tid ? unswitched((__u32)ctx->args[1], tid, clock_now_away(),
+						  ctx->args[5], ctx->args[6], 0)
+				     : NULL;
 
 	if (!st)
 		return 0;
@@ -97,7 +97,7 @@ struct flush_ctx {
 	__u64 now;
 };
 
-static long flush_one(void *map, __u32 *tid, struct offcpu_start *st, struct flush_ctx *fc)
+static long flush_one(void *map, __u32 *tid, struct ps_oc_entry *st, struct flush_ctx *fc)
 {
 	__u64 now = fc->now, booked = now - st->since;
 
@@ -133,7 +133,7 @@ int ps_wakeup(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct___ps *p = (void *)ctx->args[0];
 	__u32 tid = BPF_CORE_READ(p, pid);
-	struct offcpu_start *st = bpf_map_lookup_elem(&ps_offcpu, &tid);
+	struct ps_oc_entry *st = bpf_map_lookup_elem(&ps_offcpu, &tid);
 
 	if (st && !st->woken && !st->oncpu)
 		st->woken = bpf_ktime_get_ns();
@@ -149,7 +149,7 @@ int ps_wakeup_new(struct bpf_raw_tracepoint_args *ctx)
 	struct task_struct___ps *p = (void *)ctx->args[0];
 	struct task_struct___run *r = (void *)p;
 	__u32 tid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid);
-	struct offcpu_start *st, *old;
+	struct ps_oc_entry *st, *old;
 	__u64 since;
 
 	if (!on || !tid || !(cfg_flags & PS_BPF_F_TGT_TREE) ||

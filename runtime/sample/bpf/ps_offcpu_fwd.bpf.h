@@ -128,7 +128,7 @@ static __always_inline void sw_stack(__u32 tid)
 
 /* One part of an interval, ns long, as a sample: st is its entry, taken
  * at the switch-out; state the part's (the key's field when split). */
-static __always_inline void sw_forward(struct offcpu_start *st, __u64 ns, __s64 state)
+static __always_inline void sw_forward(struct ps_oc_entry *st, __u64 ns, __s64 state)
 {
 	struct oc_stack *sk =
 	    cfg_offcpu_stack ? bpf_map_lookup_elem(&ps_oc_stacks, &st->tid) : NULL;
@@ -181,7 +181,7 @@ static __always_inline void sw_forward(struct offcpu_start *st, __u64 ns, __s64 
 /* What a forwarded interval needs from its switch-out: the thread's ids
  * and the switch's record (the tracepoint's own, or made from prev and
  * next at the raw tracepoint). Its stacks come from oc_stacks. */
-static __always_inline void sw_taken(struct offcpu_start *st, void *ctx, __u32 tgid, __u32 tid,
+static __always_inline void sw_taken(struct ps_oc_entry *st, void *ctx, __u32 tgid, __u32 tid,
 				     void *prev, void *next, __s64 state, int raw)
 {
 	st->tgid = tgid;

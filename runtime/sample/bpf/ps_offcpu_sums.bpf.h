@@ -56,7 +56,7 @@ static __always_inline __s64 acc_state(int i)
  * wake-up seen. A preempted thread's interval is the run queue's; what the
  * scheduler did not count of it (the clocks of two CPUs apart, after a
  * migration) goes under PS_STATE_STOLEN, as in a slice. */
-static __always_inline void parts_of(struct offcpu_start *st, __u64 end, __u64 run, __u64 ns[2],
+static __always_inline void parts_of(struct ps_oc_entry *st, __u64 end, __u64 run, __u64 ns[2],
 				     __s64 state[2])
 {
 	__u64 off = end - st->since;
@@ -80,7 +80,7 @@ static __always_inline void parts_of(struct offcpu_start *st, __u64 end, __u64 r
 }
 
 /* A part without stacks, ns in state: summed in the entry. */
-static __always_inline void add_short(struct offcpu_start *st, __u64 ns, __s64 state)
+static __always_inline void add_short(struct ps_oc_entry *st, __u64 ns, __s64 state)
 {
 	int i = acc_slot(state);
 	struct ps_agg_key k;
@@ -98,7 +98,7 @@ static __always_inline void add_short(struct offcpu_start *st, __u64 ns, __s64 s
 /* The entry's sums into the map, under its key without stacks (the
  * owner, at a change of the key, and the reader's flush may do it at
  * once: each sum is taken whole by one of them). */
-static __always_inline void spill(struct offcpu_start *st)
+static __always_inline void spill(struct ps_oc_entry *st)
 {
 	struct ps_agg_key k;
 	__u64 v;
@@ -115,7 +115,7 @@ static __always_inline void spill(struct offcpu_start *st)
 
 /* The parts added under st's key: kept (the whole interval reached the
  * threshold), with its stacks and forwarded; otherwise without stacks. */
-static __always_inline void book(struct offcpu_start *st, const __u64 ns[2], const __s64 state[2],
+static __always_inline void book(struct ps_oc_entry *st, const __u64 ns[2], const __s64 state[2],
 				 int kept)
 {
 	struct ps_agg_key k;
