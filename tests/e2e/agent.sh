@@ -204,7 +204,11 @@ is "$code" 400 "--offcpu: /debug/pprof/offcpu?seconds=1e-7: 400, the session goe
 curl -s -o "$TMP/off.pb.gz" "http://127.0.0.1:${port:-1}/debug/pprof/offcpu?seconds=2"
 top=$(pprof_tool -top -nodecount=400 "$TMP/off.pb.gz" 2>&1)
 like "$top" "Type: off-cpu" "--offcpu: /debug/pprof/offcpu is an off-cpu profile go tool pprof reads"
-cum=$(awk '$NF == "asleep-agent" { v = $4; if (v ~ /ms$/) v = v / 1000; else sub(/s$/, "", v); print v + 0; exit }' <<<"$top")
+# (pprof prints every value in one unit, the smallest that keeps them
+# whole: seconds, or ms, us, ns when the profile has values that small)
+cum=$(awk '$NF == "asleep-agent" { v = $4; n = v + 0
+	if (v ~ /ns$/) n /= 1e9; else if (v ~ /(us|µs)$/) n /= 1e6; else if (v ~ /ms$/) n /= 1e3
+	print n; exit }' <<<"$top")
 # the window asked is 2 s; a loaded machine may end it later, and the
 # profile says how long it was (pprof's Duration): the sleeper's is that,
 # never more (it was 2.13 s in a 2.02 s window under load, when the window
