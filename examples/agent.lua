@@ -152,23 +152,18 @@ end)
 perfmon.drain_interval(100)
 -- Off-CPU time (--offcpu): every interval a thread of the host spends off
 -- the CPU, summed in the kernel by the stacks where it left and why
--- (examples/offcpu.lua's aggregate), taken each second, and when an
+-- (the offcpu tapset's, as examples/offcpu.lua), taken each second, and when an
 -- off-CPU profile starts or ends, into those being asked for and the push
 -- window's. Its program runs at every context switch of the host: it costs
 -- the switching tasks, so it is asked for, not on by default.
 local offcpu
 if opts.offcpu then
-  local sw, err = perfmon.counter("sched:sched_switch")
-  local waits
-  if sw then
-    waits, err = perfmon.aggregate(sw, { by = { "comm", "args.prev_state", "ustack", "kstack" },
-                                         offcpu = true, min_us = opts.offcpu_min_us })
-  end
+  local waits, err = require("offcpu").open { min_us = opts.offcpu_min_us }
   if not waits then need(nil, "--offcpu: " .. tostring(err)) end
   offcpu = { waits = waits, open = {}, window = opts.push and { acc = {}, from = gettimeofday_ns() } }
 end
 local function offcpu_take()
-  local t = offcpu.waits:take() or {} -- nothing before the counter opens
+  local t = offcpu.waits:take()
   local accs = {}
   for i = 1, #offcpu.open do accs[#accs + 1] = offcpu.open[i].acc end
   if offcpu.window then accs[#accs + 1] = offcpu.window.acc end
@@ -176,17 +171,10 @@ local function offcpu_take()
     for i = 1, #accs do accs[i][key] = (accs[i][key] or 0) + ns end
   end
 end
--- prev_state as the kernel reports it: 0 and the preempted flag (256) are runnable
-local STATES = { [-2] = "R", [0] = "R", [1] = "S", [2] = "D", [4] = "T", [8] = "t", [128] = "I", [256] = "R" }
 local function offcpu_bytes(acc, from)
-  local rows = {}
-  for key, ns in pairs(acc) do
-    local comm, state, stack = key:match("^([^;]*);(%-?%d+);?(.*)$")
-    rows[#rows + 1] = { stack = comm .. (stack ~= "" and (";" .. stack) or ""), value = ns,
-                        labels = { { key = "state", str = STATES[tonumber(state)] or state } } }
-  end
+  local rows = require("offcpu").rows(acc)
   local ok, bytes = pcall(function()
-    return encode(pprof.from_folded(rows, { type = "off-cpu", unit = "nanoseconds", time_nanos = from,
+    return encode(require("offcpu").profile(rows, { time_nanos = from,
       duration_nanos = gettimeofday_ns() - from, comment = "perfscript agent.lua --offcpu" }))
   end)
   if ok then return bytes end

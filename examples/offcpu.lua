@@ -32,59 +32,18 @@ local opts = require("args").parse(arg, {
   { "--pprof", "FILE", "write a pprof profile (off-cpu, nanoseconds) to FILE" },
   { "--call-graph", "fp|dwarf", "how user stacks are taken (default fp)", choices = { "fp", "dwarf" } },
 })
-local dwarf = opts.call_graph == "dwarf"
-
--- what cannot be had (no root, no BPF) is said in a line, not a traceback
-local need = require("args").need
-local switch = need(perfmon.counter("sched:sched_switch" .. (dwarf and "/call-graph=dwarf/" or "")))
--- the same sums either way: by key in the kernel, or with dwarf from the
--- intervals it forwards, each a sample of its switch-out (s.period ns)
-local waits = need(perfmon.aggregate(switch, {
-  by = dwarf and { "comm", "args.prev_state" } or { "comm", "args.prev_state", "ustack", "kstack" },
-  offcpu = true, min_us = opts.min_us, forward = dwarf }))
-local unwound = {}
-if dwarf then
-  probe(switch, function(s)
-    local a = s.args
-    local k = (a.prev_comm .. ";" .. a.prev_state .. ";" .. s:folded():match("^[^;]*;?(.*)$")):gsub(";$", "")
-    unwound[k] = (unwound[k] or 0) + s.period
-  end)
-end
+-- what cannot be had (no root, no BPF) is said in a line, not a traceback;
+-- the sums are the same either way: by key in the kernel, or with dwarf
+-- from the intervals it forwards, unwound here (the tapset offcpu.lua)
+local offcpu = require("offcpu")
+local waits = require("args").need(offcpu.open { min_us = opts.min_us, dwarf = opts.call_graph == "dwarf" })
 local started = gettimeofday_ns()
-
--- prev_state as the kernel reports it (TASK_REPORT): 0 and the
--- preempted flag (TASK_REPORT_MAX, 256 here) are still runnable
--- (-2: preempted time the scheduler did not count as waiting, steal)
-local STATES = { [-2] = "R", [0] = "R", [1] = "S", [2] = "D", [4] = "T", [8] = "t", [128] = "I", [256] = "R" }
-local function state_of(v) return STATES[v] or tostring(v) end
-
 local where = require("profile").where
 
 probe("end", function()
-  local rows, total, folded = {}, 0, {}
-  local sums = waits:read()
-  if dwarf then -- the forwarded intervals, and what they leave of each sum (stackless)
-    for k, ns in pairs(unwound) do
-      local cs = k:match("^([^;]*;%-?%d+)")
-      sums[cs] = (sums[cs] or 0) - ns
-    end
-    for k, ns in pairs(unwound) do sums[k] = (sums[k] or 0) + ns end
-  end
-  for key, ns in pairs(sums) do
-    local comm, state, stack = key:match("^([^;]*);(%-?%d+);?(.*)$")
-    if ns > 0 then
-      rows[#rows + 1] = { comm = comm, state = state_of(tonumber(state)), stack = stack, ns = ns }
-      total = total + ns
-      local f = comm .. (stack ~= "" and (";" .. stack) or "")
-      folded[f] = (folded[f] or 0) + ns
-    end
-  end
-  table.sort(rows, function(a, b) return a.ns > b.ns end)
-  local lines = {}
-  for stack, ns in pairs(folded) do lines[#lines + 1] = ("%s %d\n"):format(stack, ns // 1000) end
-  table.sort(lines)
+  local rows, total = offcpu.rows(waits:read())
   if opts.fold then
-    io.write(table.concat(lines))
+    io.write(offcpu.folded(rows))
   else
     printf("%.3f s off the CPU in %d distinct stacks (stacks for intervals of %g us or more)\n",
            total / 1e9, #rows, opts.min_us)
@@ -102,21 +61,14 @@ probe("end", function()
     end
   end
   local pprof = require("pprof")
-  if opts.folded then
-    local ok, err = pprof.save(opts.folded, table.concat(lines))
-    if not ok then io.stderr:write("offcpu.lua: cannot write ", err, "\n"); return exit(1) end
+  local function saved(ok, err)
+    if not ok then io.stderr:write("offcpu.lua: cannot write ", err, "\n"); exit(1) end
+    return ok
   end
-  if opts.pprof then
-    local prows = {}
-    for _, r in ipairs(rows) do
-      prows[#prows + 1] = { stack = r.comm .. (r.stack ~= "" and (";" .. r.stack) or ""), value = r.ns,
-                            labels = { { key = "state", str = r.state } } }
-    end
-    local ok, err = pprof.write(pprof.from_folded(prows, {
-      type = "off-cpu", unit = "nanoseconds", time_nanos = started,
-      duration_nanos = gettimeofday_ns() - started, comment = "perfscript offcpu.lua" }), opts.pprof)
-    if not ok then io.stderr:write("offcpu.lua: cannot write ", err, "\n"); return exit(1) end
-  end
+  if opts.folded and not saved(pprof.save(opts.folded, offcpu.folded(rows))) then return end
+  if opts.pprof and not saved(pprof.write(offcpu.profile(rows, {
+      time_nanos = started, duration_nanos = gettimeofday_ns() - started,
+      comment = "perfscript offcpu.lua" }), opts.pprof)) then return end
   local dropped, why = waits:dropped()
   if not dropped then io.stderr:write("offcpu.lua: ", tostring(why), "\n")
   elseif dropped > 0 then

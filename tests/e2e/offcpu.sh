@@ -157,6 +157,14 @@ ms=$(awk '$3 ~ /^reader;/ && $3 ~ /pipe_read/ { print $1 }' <<<"$out")
 awk -v m="${ms:-0}" 'BEGIN { exit !(m >= 980 && m <= 1020) }'
 ok $? "docs/guide.md's off-CPU example runs: the reader's ${ms:-no} ms in the pipe's read"
 
+# The tapset's example (docs/tapsets.md) runs as written: the threads'
+# waits by command, state and stack, and the total.
+awk '/^## offcpu/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' \
+	docs/tapsets.md >"$TMP/tapset.lua"
+out=$("$PERFSCRIPT" "$TMP/tapset.lua" -c "$W" 2>&1)
+like "$out" "S reader +.*anon_pipe_read" "docs/tapsets.md's offcpu example: the reader's wait with its stack"
+like "$out" "[34]\.[0-9]+ s in all" "... and the total (about 4 s)"
+
 # Misuse says what offcpu is for.
 out=$("$PERFSCRIPT" -e 'c = perfmon.counter("syscalls:sys_enter_getppid")
 perfmon.aggregate(c, { by = { "pid" }, offcpu = true })' 2>&1)

@@ -1,0 +1,122 @@
+-- offcpu.lua: off-CPU time as scripts use it. The intervals are measured
+-- in the kernel (perfmon.aggregate with offcpu = true on
+-- sched:sched_switch); this tapset opens that aggregate keyed by command,
+-- why the thread left the CPU and its stacks (with call-graph dwarf, one
+-- that forwards each interval of min_us or more, unwound here), and turns
+-- its sums into rows, folded lines and pprof profiles.
+--   local offcpu = require "offcpu"
+--   local w = assert(offcpu.open{ min_us = 10 })
+--   probe("end", function()
+--     for _, r in ipairs(offcpu.rows(w:read())) do print(r.ns, r.state, r.comm, r.stack) end
+--   end)
+local M = {}
+
+-- args.prev_state as the kernel reports it (TASK_REPORT): S sleeping, D
+-- uninterruptible, R runnable (0, 256: preempted; -2: the part of a
+-- preempted wait the scheduler did not count, steal), T and t stopped, I
+-- idle.
+M.STATES = { [-2] = "R", [0] = "R", [1] = "S", [2] = "D", [4] = "T", [8] = "t", [128] = "I", [256] = "R" }
+
+function M.state(v) return M.STATES[v] or tostring(v) end
+
+local Waits = {}
+Waits.__index = Waits
+
+-- offcpu.open{ min_us = N, dwarf = bool } -> waits, or nil and why (no
+-- root, no BPF). Intervals under min_us count without a stack.
+function M.open(opts)
+  opts = opts or {}
+  local dwarf = opts.dwarf and true or false
+  local sw, err = perfmon.counter("sched:sched_switch" .. (dwarf and "/call-graph=dwarf/" or ""))
+  if not sw then return nil, err end
+  local agg
+  agg, err = perfmon.aggregate(sw, {
+    by = dwarf and { "comm", "args.prev_state" } or { "comm", "args.prev_state", "ustack", "kstack" },
+    offcpu = true, min_us = opts.min_us, forward = dwarf })
+  if not agg then return nil, err end
+  local w = setmetatable({ counter = sw, agg = agg, dwarf = dwarf, unwound = {} }, Waits)
+  if dwarf then
+    probe(sw, function(s)
+      local a = s.args
+      local k = (a.prev_comm .. ";" .. a.prev_state .. ";" .. s:folded():match("^[^;]*;?(.*)$")):gsub(";$", "")
+      w.unwound[k] = (w.unwound[k] or 0) + s.period
+    end)
+  end
+  return w
+end
+
+-- The sums, "comm;state[;stack]" -> ns. With dwarf, the forwarded
+-- intervals by their unwound stacks, and what they leave of each
+-- command's and state's sum (the intervals under min_us) without one.
+function Waits:merge(sums)
+  if not self.dwarf then return sums end
+  for k, ns in pairs(self.unwound) do
+    local cs = k:match("^([^;]*;%-?%d+)")
+    sums[cs] = (sums[cs] or 0) - ns
+  end
+  for k, ns in pairs(self.unwound) do sums[k] = (sums[k] or 0) + ns end
+  for k, ns in pairs(sums) do
+    if ns <= 0 then sums[k] = nil end
+  end
+  return sums
+end
+
+-- w:read() -> sums so far; w:take() -> sums since the last take (nothing
+-- before the counter opens).
+function Waits:read() return self:merge(self.agg:read() or {}) end
+
+function Waits:take()
+  local sums = self:merge(self.agg:take() or {})
+  self.unwound = {}
+  return sums
+end
+
+-- w:dropped() -> intervals the kernel could not count, or nil and why
+function Waits:dropped() return self.agg:dropped() end
+
+-- offcpu.rows(sums) -> rows, total_ns: { comm, state (a letter), stack, ns },
+-- the longest first.
+function M.rows(sums)
+  local rows, total = {}, 0
+  for key, ns in pairs(sums) do
+    local comm, state, stack = key:match("^([^;]*);(%-?%d+);?(.*)$")
+    if comm and ns > 0 then
+      rows[#rows + 1] = { comm = comm, state = M.state(tonumber(state)), stack = stack, ns = ns }
+      total = total + ns
+    end
+  end
+  table.sort(rows, function(a, b)
+    if a.ns ~= b.ns then return a.ns > b.ns end
+    return a.comm .. a.stack < b.comm .. b.stack
+  end)
+  return rows, total
+end
+
+-- offcpu.folded(rows) -> text: "comm;stack microseconds" lines, sorted
+-- (flamegraph.pl's input, as bcc's offcputime -f writes it).
+function M.folded(rows)
+  local sums, lines = {}, {}
+  for _, r in ipairs(rows) do
+    local f = r.comm .. (r.stack ~= "" and (";" .. r.stack) or "")
+    sums[f] = (sums[f] or 0) + r.ns
+  end
+  for stack, ns in pairs(sums) do lines[#lines + 1] = ("%s %d\n"):format(stack, ns // 1000) end
+  table.sort(lines)
+  return table.concat(lines)
+end
+
+-- offcpu.profile(rows, opts) -> a pprof table (type off-cpu, nanoseconds,
+-- a state label on each sample); opts go to pprof.from_folded (time_nanos,
+-- duration_nanos, comment).
+function M.profile(rows, opts)
+  local prows = {}
+  for _, r in ipairs(rows) do
+    prows[#prows + 1] = { stack = r.comm .. (r.stack ~= "" and (";" .. r.stack) or ""), value = r.ns,
+                          labels = { { key = "state", str = r.state } } }
+  end
+  local o = { type = "off-cpu", unit = "nanoseconds" }
+  for k, v in pairs(opts or {}) do o[k] = v end
+  return require("pprof").from_folded(prows, o)
+end
+
+return M
