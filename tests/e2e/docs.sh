@@ -72,6 +72,16 @@ print(table.concat(out, "\n"))' -- "$mods")
 	ok $(( n >= 20 ? 0 : 1 )) "found the tapsets' functions ($n)"
 fi
 
+# docs/architecture.md lists every file of each layer of runtime/ and every
+# tapset: held to the tree, both ways.
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+for dir in base event symbols core sample sample/perf sample/bpf session loop lua cli tapsets; do
+	listed=$(awk -v d="- $dir:" 'index($0, d) == 1 { sub(/^- [^:]*: /, ""); print }' "$DOCS/architecture.md" | tr ' ' '\n' | sort)
+	src=$ROOT/runtime/$dir; [[ $dir == tapsets ]] && src=$ROOT/tapsets
+	real=$(cd "$src" && find . -maxdepth 1 -type f \( -name '*.c' -o -name '*.h' -o -name '*.lua' \) | sed 's|^\./||' | sort)
+	is "$listed" "$real" "docs/architecture.md lists the files of $dir as they are"
+done
+
 # The dynamic probe forms -l lists are in events.md and the man page; the
 # sample's fields and methods for tracepoints and probes are in api.md.
 forms=$("$PERFSCRIPT" -l 2>/dev/null | awk '/^pmu\/(kprobe|uprobe):/ { p = 1; next } /^[^ ]/ { p = 0 } p && $1 ~ /:/ { print $1 }')
