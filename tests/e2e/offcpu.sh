@@ -81,6 +81,19 @@ done
 like "${where[1000]}" "clock_nanosleep > do_nanosleep" "... named as it ran again: ${where[1000]}"
 is "${where[1000]}" "${where[1]}" "... where it was named at its switch-out"
 
+# A thread that renames itself midway: its short waits (summed in its
+# entry, under 100 ms each) go under the name it had at each.
+out=$("$PERFSCRIPT" -e 'local c = perfmon.counter("sched:sched_switch")
+local a = assert(perfmon.aggregate(c, { by = { "comm", "args.prev_state" }, offcpu = true, min_us = 100000 }))
+probe("end", function()
+  for k, ns in pairs(a:read()) do if k:match("^before;1") or k:match("^after;1") then print(k, ns) end end
+end)' -c "$W rename" 2>&1)
+for name in before after; do
+	ns=$(awk -v n="$name;1" '$1 == n { print $2 }' <<<"$out")
+	awk -v v="${ns:-0}" 'BEGIN { exit !(v >= 100e6 && v <= 120e6) }'
+	ok $? "renamed midway: ${ns:-no} ns asleep as '$name' (50 sleeps of 2 ms)"
+done
+
 # The run queue: two threads spinning on one CPU each wait about half
 # their time runnable; keyed by args.prev_state, that wait (preempted, or
 # after a wake-up) is state 0 (or 256, preempted), and it equals the

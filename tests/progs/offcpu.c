@@ -15,6 +15,8 @@
  *   offcpu late     the main thread (late) makes 500 pipe round trips with
  *                   another (echo), each wait a few microseconds, then
  *                   sleeps 200 ms in wait_after_short
+ *   offcpu rename   sleeps 50 times 2 ms named "before", then 50 named
+ *                   "after"
  *   offcpu mixed    the four threads, the two pinned ones and the migrant
  *                   at once; each prints "T tid self_ns on_cpu_ns
  *                   run_delay_ns": how long it saw itself live, its on-CPU
@@ -222,6 +224,20 @@ static int late(void)
 	return 0;
 }
 
+/* rename: 50 sleeps of 2 ms named "before", then 50 named "after" */
+static int rename_midway(void)
+{
+	struct timespec two = {0, 2000000};
+
+	prctl(PR_SET_NAME, "before");
+	for (int i = 0; i < 50; i++)
+		nanosleep(&two, NULL);
+	prctl(PR_SET_NAME, "after");
+	for (int i = 0; i < 50; i++)
+		nanosleep(&two, NULL);
+	return 0;
+}
+
 /* mixed: a thread, when it was asked for, and what it runs */
 struct life {
 	pthread_t t;
@@ -324,6 +340,8 @@ int main(int argc, char **argv)
 		return migrate();
 	if (argc > 1 && !strcmp(argv[1], "late"))
 		return late();
+	if (argc > 1 && !strcmp(argv[1], "rename"))
+		return rename_midway();
 	if (argc > 1 && !strcmp(argv[1], "pinned")) {
 		pthread_t p[2];
 

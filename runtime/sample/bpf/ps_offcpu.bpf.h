@@ -64,6 +64,7 @@ struct sched_info___ps {
  * switch. */
 struct task_struct___run {
 	int pid;
+	char comm[16];
 	__u64 start_time; /* which thread a reused tid is */
 	struct sched_entity___ps se;
 	struct sched_info___ps sched_info;
@@ -247,6 +248,20 @@ static __always_inline int same_who(const struct ps_agg_key *a, const struct ps_
 	       ca[1] == cb[1];
 }
 
+/* Whether st's key names thread me as it is now, on this CPU (ps_switch:
+ * me's fields read directly): its name and CPU when keyed by them. */
+static __always_inline int same_name(const struct ps_oc_entry *st, struct task_struct___run *me,
+				     __u32 cpu)
+{
+	const __u64 *was = (const __u64 *)st->key.comm;
+
+	if ((cfg_keys & PS_BPF_K_CPU) && st->key.cpu != cpu)
+		return 0;
+	if (!(cfg_keys & PS_BPF_K_COMM))
+		return 1;
+	return *(__u64 *)&me->comm[0] == was[0] && *(__u64 *)&me->comm[8] == was[1];
+}
+
 /* The entry of the thread switched out (tid, started at born): its own,
  * kept from its last switch, or the per-CPU scratch for one of the target
  * seen for the first time (new: the caller inserts it); an entry of an
@@ -297,7 +312,9 @@ static __always_inline void offcpu(void *ctx, struct task_struct___run *prev, __
 	struct ps_agg_key nk;
 	int new, early;
 
-	if (raw)
+	/* (the offset moves by nanoseconds: kept up to date at about one
+	 * switch in 32, whose clock's bits say so) */
+	if (raw && (!rq_minus_ktime || !(now & 0x7c0)))
 		rq_minus_ktime = (__s64)(now - bpf_ktime_get_ns());
 	if (cfg_raw_count && on && in_target_of(tgid, cpu, 1))
 		bump(PS_BPF_HITS); /* the counter's value, its perf events handed over */
@@ -317,15 +334,21 @@ static __always_inline void offcpu(void *ctx, struct task_struct___run *prev, __
 		if (!st->oncpu) /* its switch-in was missed: the wait ended task ago */
 			waited(st, now - task, raw ? delay - st->delay : PS_NO_RUN, 0);
 	}
-	__builtin_memset(&nk, 0, sizeof(nk));
-	make_key_of(&nk, ctx, tgid, tid, cpu, 0, 0, !raw, 0);
-	if (raw && (cfg_keys & PS_BPF_K_FIELD))
-		nk.field = state;
-	if (new)
-		__builtin_memset(st->acc, 0, sizeof(st->acc));
-	else if (!same_who(&nk, &st->key)) /* its sums were under the old name */
-		spill(st);
-	__builtin_memcpy(&st->key, &nk, sizeof(nk));
+	if (raw && !new &&same_name(st, me, cpu)) { /* most switches: only the state is new */
+		if (cfg_keys & PS_BPF_K_FIELD)
+			st->key.field = state;
+		st->key.ustack = st->key.kstack = -1;
+	} else {
+		__builtin_memset(&nk, 0, sizeof(nk));
+		make_key_of(&nk, ctx, tgid, tid, cpu, 0, 0, !raw, 0);
+		if (raw && (cfg_keys & PS_BPF_K_FIELD))
+			nk.field = state;
+		if (new)
+			__builtin_memset(st->acc, 0, sizeof(st->acc));
+		else if (!same_who(&nk, &st->key)) /* its sums were under the old name */
+			spill(st);
+		__builtin_memcpy(&st->key, &nk, sizeof(nk));
+	}
 	sw_taken(st, ctx, tgid, tid, me, nt, state, raw);
 	if (!new)
 		slice(st, wall, task, st->oncpu == 1);
