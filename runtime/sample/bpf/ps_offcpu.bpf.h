@@ -137,10 +137,11 @@ static __always_inline void due_here(__u32 tid)
 		*slot = tid;
 }
 
-/* An interval off the CPU, from st's last booking to end, is added to its
- * key. At the switch-in (resuming), one whose stacks are due waits for them
- * in the entry (ps_resumed books it). */
-static __always_inline void waited(struct ps_oc_entry *st, __u64 end, __u64 run, int resuming)
+/* An interval off the CPU, from since (st's last booking, claimed by the
+ * caller) to end, is added to its key. At the switch-in (resuming), one whose stacks are due waits
+ * for them in the entry (ps_resumed books it). */
+static __always_inline void waited(struct ps_oc_entry *st, __u64 since, __u64 end, __u64 run,
+				   int resuming)
 {
 	int kept = end - st->began >= cfg_offcpu_min_ns;
 	__u64 ns[2];
@@ -148,7 +149,7 @@ static __always_inline void waited(struct ps_oc_entry *st, __u64 end, __u64 run,
 
 	if (!(cfg_offcpu & PS_OC_OFF))
 		return;
-	parts_of(st, end, run, ns, state);
+	parts_of(st, since, end, run, ns, state);
 	if (kept && resuming && st->due) {
 		st->pend[0] = ns[0];
 		st->pend[1] = ns[1];
@@ -203,14 +204,14 @@ static __always_inline void take_stacks(struct ps_oc_entry *st, void *ctx, __u64
 static __always_inline void switched_in(__u32 next, struct task_struct___run *nt, __u64 now)
 { /* nt: ps_switch's next (tp_btf), or NULL */
 	struct ps_oc_entry *st;
-	__u64 run = PS_NO_RUN, queued;
+	__u64 run = PS_NO_RUN, queued, since;
 
 	if (!next || !(st = bpf_map_lookup_elem(&ps_offcpu, &next)))
 		return;
 	if (st->oncpu) { /* a slice is cut short: dropped */
 		if (cfg_offcpu & PS_OC_ON)
 			bump(PS_BPF_LOST_KEYS);
-		st->since = now;
+		__sync_lock_test_and_set(&st->since, now);
 		return;
 	}
 	if (nt) {
@@ -219,8 +220,10 @@ static __always_inline void switched_in(__u32 next, struct task_struct___run *nt
 		      (queued && queued < now ? now - queued : 0);
 	}
 	st->kept_last = now - st->began >= cfg_offcpu_min_ns;
-	waited(st, now, run, 1);
-	st->since = now;
+	/* the interval is claimed whole, against the reader's flush */
+	since = __sync_lock_test_and_set(&st->since, now);
+	if (since < now)
+		waited(st, since, now, run, 1);
 	st->woken = 0;
 	st->oncpu = 1;
 }
@@ -307,7 +310,7 @@ static __always_inline void offcpu(void *ctx, struct task_struct___run *prev, __
 	struct task_struct___run *me = raw ? prev : (void *)bpf_get_current_task();
 	__u64 now = clock_now(raw, me), pt = bpf_get_current_pid_tgid();
 	__u32 tgid = pt >> 32, tid = (__u32)pt, cpu = bpf_get_smp_processor_id();
-	__u64 ran, delay, wall, task;
+	__u64 ran, delay, wall, task, since;
 	struct ps_oc_entry *st;
 	struct ps_agg_key nk;
 	int new, early;
@@ -327,12 +330,15 @@ static __always_inline void offcpu(void *ctx, struct task_struct___run *prev, __
 		st->born = TASK_FIELD(raw, me, start_time);
 	ran = TASK_FIELD(raw, me, se.sum_exec_runtime);
 	delay = TASK_FIELD(raw, me, sched_info.run_delay);
-	wall = now - st->since;
+	/* what began at the last switch ends now: claimed whole, against the
+	 * reader's flush (a new entry's is its own) */
+	since = new ? now : __sync_lock_test_and_set(&st->since, now);
+	wall = now > since ? now - since : 0;
 	task = ran - st->ran < wall ? ran - st->ran : wall;
 	if (!new) {
 		settle_pending(st);
-		if (!st->oncpu) /* its switch-in was missed: the wait ended task ago */
-			waited(st, now - task, raw ? delay - st->delay : PS_NO_RUN, 0);
+		if (!st->oncpu && wall) /* its switch-in was missed: the wait ended task ago */
+			waited(st, since, now - task, raw ? delay - st->delay : PS_NO_RUN, 0);
 	}
 	if (raw && !new &&same_name(st, me, cpu)) { /* most switches: only the state is new */
 		if (cfg_keys & PS_BPF_K_FIELD)
@@ -365,7 +371,9 @@ static __always_inline void offcpu(void *ctx, struct task_struct___run *prev, __
 	early = !cfg_offcpu_late || new || st->kept_last;
 	if (early)
 		take_stacks(st, ctx, raw ? 2 : 0);
-	st->since = st->began = now;
+	if (new) /* (an entry of the map has it from the claim above) */
+		st->since = now;
+	st->began = now;
 	st->woken = 0;
 	st->oncpu = 0;
 	st->ran = ran;

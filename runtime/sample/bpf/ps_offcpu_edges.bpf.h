@@ -99,18 +99,20 @@ struct flush_ctx {
 
 static long flush_one(void *map, __u32 *tid, struct ps_oc_entry *st, struct flush_ctx *fc)
 {
-	__u64 now = fc->now, booked = now - st->since;
+	__u64 now = fc->now, on = st->oncpu, since = st->since;
 
 	(void)map;
 	(void)tid;
-	if (now > st->since && st->oncpu) { /* its task clock is behind: the wall time, all run */
-		slice(st, booked, booked, 1);
-		st->ran += booked;
-		st->since = now;
-	} else if (now > st->since) { /* with its stacks if they are known by now */
-		waited(st, now, PS_NO_RUN, 0);
-		st->woken = 0;
-		st->since = now;
+	/* booked up to now, unless the thread's own switch claims it first
+	 * (since moved: it books it itself) */
+	if (now > since && __sync_val_compare_and_swap(&st->since, since, now) == since) {
+		if (on) { /* its task clock is behind: the wall time, all run */
+			slice(st, now - since, now - since, 1);
+			st->ran += now - since;
+		} else { /* with its stacks if they are known by now */
+			waited(st, since, now, PS_NO_RUN, 0);
+			st->woken = 0;
+		}
 	}
 	spill(st);
 	return 0;

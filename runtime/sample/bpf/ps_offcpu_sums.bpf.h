@@ -49,17 +49,17 @@ static __always_inline __s64 acc_state(int i)
 	return 0;
 }
 
-/* The parts of an interval off the CPU, from st's last booking to end,
+/* The parts of an interval off the CPU, from since (st's last booking) to end,
  * keyed by args.prev_state: its time in the run queue goes under a
  * runnable state, the rest under the state it slept in. run is that time
  * as the scheduler counted it, or PS_NO_RUN for the time since the
  * wake-up seen. A preempted thread's interval is the run queue's; what the
  * scheduler did not count of it (the clocks of two CPUs apart, after a
  * migration) goes under PS_STATE_STOLEN, as in a slice. */
-static __always_inline void parts_of(struct ps_oc_entry *st, __u64 end, __u64 run, __u64 ns[2],
-				     __s64 state[2])
+static __always_inline void parts_of(struct ps_oc_entry *st, __u64 since, __u64 end, __u64 run,
+				     __u64 ns[2], __s64 state[2])
 {
-	__u64 off = end - st->since;
+	__u64 off = end - since;
 	__s64 s = st->key.field;
 	int preempted = s == 0 || s == 0x100;
 
@@ -70,7 +70,7 @@ static __always_inline void parts_of(struct ps_oc_entry *st, __u64 end, __u64 ru
 		return;
 	}
 	if (run == PS_NO_RUN)
-		run = st->woken > st->since && st->woken <= end ? end - st->woken : 0;
+		run = st->woken > since && st->woken <= end ? end - st->woken : 0;
 	if (run > off)
 		run = off;
 	ns[0] = off - run;
