@@ -51,7 +51,7 @@ DEPS_BUILD := gcc make pkg-config liblua5.4-dev lua5.4 libbpf-dev bpftool clang 
 DEPS_TEST := luajit libluajit-5.1-dev lua-busted lua-check linux-perf util-linux procps tmux g++ \
 	clang-format systemtap-sdt-dev golang-go prometheus curl bpftrace strace openssl python3 \
 	python3-dev \
-	linux-libc-dev-arm64-cross lld debuginfod libclang-rt-14-dev
+	linux-libc-dev-arm64-cross lld debuginfod libclang-rt-14-dev nodejs
 # ...and what only the benchmarks compare with (make bench).
 DEPS_BENCH := bpfcc-tools postgresql
 

@@ -9,6 +9,7 @@
 --   perfscript examples/offcpu.lua -c './server'                  top 10
 --   perfscript examples/offcpu.lua -p PID -T 10 --folded off.folded   for flamegraph.pl
 --   perfscript examples/offcpu.lua -a -T 5 --pprof off.pb.gz      for go tool pprof
+--   perfscript examples/offcpu.lua -c './server' --svg off.svg      a flame graph
 -- A thread is seen from its creation, or from the start for one the
 -- target had (-p, -a: its stacks unknown until it switches); a wait still
 -- going on at the end is counted up to the end.
@@ -30,6 +31,7 @@ local opts = require("args").parse(arg, {
   { "--folded", "FILE", "write comm;stack microseconds lines to FILE" },
   { "-f", nil, "the report is those folded lines instead of the table (bcc's offcputime -f)", key = "fold" },
   { "--pprof", "FILE", "write a pprof profile (off-cpu, nanoseconds) to FILE" },
+  { "--svg", "FILE", "write a flame graph of the waits (SVG, microseconds) to FILE" },
   { "--call-graph", "fp|dwarf", "how user stacks are taken (default fp)", choices = { "fp", "dwarf" } },
 })
 -- what cannot be had (no root, no BPF) is said in a line, not a traceback;
@@ -66,6 +68,8 @@ probe("end", function()
     return ok
   end
   if opts.folded and not saved(pprof.save(opts.folded, offcpu.folded(rows))) then return end
+  if opts.svg and not saved(pprof.save(opts.svg, require("flame").svg(offcpu.folded(rows), {
+      title = ("Off-CPU time: %.3f s"):format(total / 1e9), unit = "us" }))) then return end
   if opts.pprof and not saved(pprof.write(offcpu.profile(rows, {
       time_nanos = started, duration_nanos = gettimeofday_ns() - started,
       comment = "perfscript offcpu.lua" }), opts.pprof)) then return end

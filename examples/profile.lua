@@ -10,6 +10,8 @@
 -- the functions that changed most, --pprof then writes the differential
 -- profile (what go tool pprof -diff_base OLD NEW shows) and --folded the
 -- two-count lines of FlameGraph's difffolded.pl ("stack old new").
+-- --svg FILE draws the flame graph itself (the flame tapset): one SVG
+-- file, interactive (hover, click to zoom, search), with nothing to fetch.
 -- Built on the profile tapset.
 --   --max-stack N          frames a stack keeps, up to 1024 (default 127): a
 --                          DWARF stack is unwound that deep (with a stack copy
@@ -52,7 +54,7 @@
 --                          frequency, e.g. 'syscalls:sys_enter_getppid/period=1/');
 --                          --freq is then ignored
 --   perfscript examples/profile.lua -c './app args' [--freq HZ] [--event SPEC] [--top N]
---       [--folded FILE] [--pprof FILE [--labels LIST]] [--diff-base OLD.pb.gz]
+--       [--folded FILE] [--svg FILE] [--pprof FILE [--labels LIST]] [--diff-base OLD.pb.gz]
 --       [--call-graph fp|dwarf] [--python] [--inline] [--lines] [--sort sym|dso]
 local opts = require("args").parse(arg, {
   name = "profile.lua",
@@ -66,6 +68,7 @@ local opts = require("args").parse(arg, {
     event = true },
   { "--top", "N", "rows to print (default 20)", number = true, integer = true, min = 1, default = 20 },
   { "--folded", "FILE", "write folded stacks to FILE (flamegraph.pl, speedscope)" },
+  { "--svg", "FILE", "write a flame graph to FILE (one SVG file, interactive, offline)" },
   { "--pprof", "FILE", "write the profile in pprof's format to FILE" },
   { "--labels", "LIST", "pprof labels of each sample: pid, tid, comm, cgroup (comma-separated)" },
   { "--diff-base", "OLD.pb.gz", "compare with an earlier pprof profile", key = "base" },
@@ -118,8 +121,11 @@ if opts.labels then
 end
 
 -- The base is read first: a missing or broken file ends here, not after the run.
-if opts.switch and not (opts.pprof or opts.folded) then
-  fail("--switch-output writes --pprof or --folded files: give one")
+if opts.svg and opts.base then
+  fail("--svg draws one profile, not a difference: with --diff-base, write --folded (difffolded.pl's lines)")
+end
+if opts.switch and not (opts.pprof or opts.folded or opts.svg) then
+  fail("--switch-output writes --pprof, --folded or --svg files: give one")
 end
 if opts.switch and opts.base then fail("--switch-output and --diff-base do not go together") end
 -- A continuous profile runs for days: what it holds is bounded by
@@ -156,7 +162,7 @@ local function open_outputs(later)
   local ns = gettimeofday_ns() -- perf's names: the time to the hundredth of a second
   local suffix = opts.switch and os.date(".%Y%m%d%H%M%S", ns // 1000000000) .. ("%02d"):format(ns // 10000000 % 100)
                  or ""
-  for _, k in ipairs { "folded", "pprof" } do
+  for _, k in ipairs { "folded", "pprof", "svg" } do
     if opts[k] then
       local name = opts[k] .. suffix
       local f, oerr = io.open(name, "wb")
@@ -181,7 +187,7 @@ if own and opts.python and own ~= "dwarf" then
   fail(("--python needs DWARF stacks, and the event says call-graph=%s"):format(own))
 end
 local call_graph = own or opts.call_graph or (opts.python and "dwarf") or
-                   ((opts.g or opts.folded or opts.pprof or opts.base) and "fp")
+                   ((opts.g or opts.folded or opts.svg or opts.pprof or opts.base) and "fp")
 local term = call_graph and not own and ("call-graph=" .. call_graph)
 if opts.max_stack then -- a user side as deep as asked; the kernel's stays its own
   if not (opts.event and opts.event:match("[/,]max%-stack=")) then
@@ -211,7 +217,7 @@ local err
 prof, err = perfmon_allocate_counter(spec)
 if prof == 0 then fail(("%s: %s"):format(spec, err)) end
 local function new_profile()
-  return require("profile").new{ stacks = opts.folded ~= nil and not base,
+  return require("profile").new{ stacks = (opts.folded or opts.svg) ~= nil and not base,
                                  pprof = (opts.pprof or base) and true, labels = opts.labels,
                                  inline = opts.inline, sort = opts.sort, python = opts.python }
 end
@@ -228,6 +234,13 @@ local function saved(ok, why)
   end
 end
 
+-- The flame graph of profile q (its folded stacks).
+local function flame_of(q)
+  local what = opts.event or ("cpu-clock at %d Hz"):format(opts.freq)
+  return require("flame").svg(q:folded(), { title = ("%s: %d samples of %s"):format(
+    target_command() or "perfscript", q.total, what) })
+end
+
 -- The window's files (the last one's at the end), then a new window. One
 -- that cannot be written (a full disk) is said, removed and counted, and
 -- the run goes on: the next window may find room.
@@ -236,23 +249,25 @@ local function write_window()
   local t = opts.pprof and p:pprof{ comment = cmd and ("perfscript: " .. cmd) }
   local ok, why = true, nil
   windows = windows + 1
-  for _, k in ipairs { "pprof", "folded" } do
+  for _, k in ipairs { "pprof", "folded", "svg" } do
     if opts[k] and ok then
       if not outputs[k] then
         ok, why = false, ("%s: not opened"):format(names[k])
       elseif k == "pprof" then
         ok, why = pprof.write(t, outputs.pprof, { name = names.pprof })
+      elseif k == "svg" then
+        ok, why = pprof.save(outputs.svg, flame_of(p), names.svg)
       else
         ok, why = p:write_folded(outputs.folded, names.folded)
       end
     end
   end
   if ok then
-    io.stderr:write(("profile.lua: %d samples in %s\n"):format(p.total, names.pprof or names.folded))
+    io.stderr:write(("profile.lua: %d samples in %s\n"):format(p.total, names.pprof or names.folded or names.svg))
     return
   end
   lost = lost + 1
-  for _, k in ipairs { "pprof", "folded" } do
+  for _, k in ipairs { "pprof", "folded", "svg" } do
     if opts[k] then
       if outputs[k] then pcall(outputs[k].close, outputs[k]) end
       os.remove(names[k])
@@ -312,5 +327,6 @@ probe("end", function()
   else
     if opts.pprof then saved(pprof.write(t, outputs.pprof, { name = opts.pprof })) end
     if opts.folded then saved(p:write_folded(outputs.folded, opts.folded)) end
+    if opts.svg then saved(pprof.save(outputs.svg, flame_of(p), opts.svg)) end
   end
 end)

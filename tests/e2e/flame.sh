@@ -1,0 +1,81 @@
+# flame.sh: flame graphs as files (the flame tapset, profile.lua --svg,
+# offcpu.lua --svg). Each file is read back as XML (tests/e2e/flame_dom.py:
+# it must parse), its frames' widths are held to the profile's own
+# figures, and its script runs in node against a small stand-in for the
+# browser's DOM (tests/e2e/flame_dom.js): a click zooms, a search says
+# the share it matched, a hover says a frame's value. Names from the
+# profiled processes stay text: a command named "<i>x</i>&" is escaped.
+source "$(dirname "$0")/lib.sh"
+cd "$(dirname "$0")/../.." || exit 1
+EX=examples
+nl=$'\n'
+dom() { python3 tests/e2e/flame_dom.py "$1"; }
+# the width of frame NAME (the first one so named) in file F, in px
+width() { dom "$1" | python3 -c 'import json, sys; d = json.load(sys.stdin)
+print(next((f["rect"]["width"] for f in d["frames"] if f["name"] == sys.argv[1]), 0))' "$2"; }
+js() { # file act arg
+	dom "$1" | node tests/e2e/flame_dom.js "$2" "$3"
+}
+
+# The tapset alone: widths by value, names escaped, bad bytes replaced.
+"$PERFSCRIPT" -e 'local flame = require "flame"
+local svg = flame.svg("app;main;work 75\napp;main;idle 25\n", { title = "t<1>", width = 1020 })
+assert(require("pprof").save(arg[1], svg))
+print(flame.escape("a<b>&\"c\x01\xff"))' "$TMP/t.svg" >"$TMP/t.out" 2>&1
+is "$(cat "$TMP/t.out")" 'a&lt;b&gt;&amp;&quot;c??' "flame.escape: markup escaped, a control byte and invalid UTF-8 replaced"
+dom "$TMP/t.svg" >/dev/null; ok $? "flame.svg: well-formed XML"
+is "$(width "$TMP/t.svg" work)" "749.5" "a frame's width is its share of the width (75% of 1000 px, less its gap)"
+is "$(width "$TMP/t.svg" app)" "999.5" "the root frame spans it all"
+like "$(cat "$TMP/t.svg")" "t&lt;1&gt;" "the title escaped"
+
+# profile.lua --svg: a spinning workload's samples, nearly all in hot_spin
+out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 300" --svg "$TMP/p.svg" 2>&1)
+n=$(awk '/ samples of cpu-clock/ { print $1; exit }' <<<"$out")
+total=$(dom "$TMP/p.svg" | python3 -c 'import json, sys; print(json.load(sys.stdin)["root"]["data-total"])')
+is "$total" "${n:-?}" "profile.lua --svg: the graph's total is the samples the report counts ($n)"
+awk -v w="$(width "$TMP/p.svg" hot_spin)" 'BEGIN { exit !(w >= 0.9 * 1180) }'
+ok $? "... hot_spin spans at least 90% of it"
+like "$(grep -c '<script' "$TMP/p.svg")" "^1$" "... one script, its own: nothing is fetched"
+unlike() { ! grep -qE "$2" <<<"$1"; ok $? "$3"; }
+unlike "$(cat "$TMP/p.svg")" "https?://[^\"]*\.(js|css)|xlink:href|<image" "... no external file, font or script"
+out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 100" --svg "$TMP/nodir/p.svg" 2>&1)
+rc=$?
+is "$rc" 1 "--svg into a missing directory: exit 1"
+like "$out" "nodir" "... naming the file"
+
+# offcpu.lua --svg: microseconds; the reader's second is a quarter
+W=build/tests/offcpu
+if need_root && [[ -r /sys/kernel/btf/vmlinux ]]; then
+	tracefs_mount
+	"$PERFSCRIPT" "$EX/offcpu.lua" -c "$W" --svg "$TMP/o.svg" --folded "$TMP/o.folded" >/dev/null 2>&1
+	unit=$(dom "$TMP/o.svg" | python3 -c 'import json, sys; print(json.load(sys.stdin)["root"]["data-unit"])')
+	is "$unit" "us" "offcpu.lua --svg: values in microseconds"
+	# the reader's share of all the waits, by the run's own folded lines
+	share=$(awk '{ t += $NF } /^reader;/ { r += $NF } END { printf "%.2f", 100 * r / t }' "$TMP/o.folded")
+	awk -v w="$(width "$TMP/o.svg" reader)" -v s="$share" 'BEGIN { d = w / 1180 * 100 - s; exit !(d > -0.2 && d < 0.2) }'
+	ok $? "... the reader's frame is its share of the waits ($(width "$TMP/o.svg" reader) px, $share%)"
+	if command -v node >/dev/null; then
+		got=$(js "$TMP/o.svg" search pipe_read)
+		is "$got" "Matched: $share%" "a search for pipe_read matches the reader's share"
+		like "$(js "$TMP/o.svg" hover reader)" "^reader \([0-9,]+ us, $share%\)$" "a hover says the frame's value and share"
+		zoomed=$(js "$TMP/o.svg" zoom reader)
+		like "$zoomed" "(^|$nl)reader 10\.0 1179\.5" "a click on the reader zooms: it spans the width"
+		unlike "$zoomed" "^sleeper " "... and the other threads are hidden"
+		like "$zoomed" "unzoom 1" "... and Reset zoom shows"
+	else
+		skip "node is not installed (make check installs nodejs)" "the graph's script: search, hover, zoom"
+	fi
+	tracefs_restore
+else
+	skip "offcpu.lua needs root and BTF" "offcpu.lua --svg"
+fi
+
+# A command whose name is markup shows as text (the tapset's test above
+# covers & and quotes, which -c's shell would take).
+cp "$WORKLOAD" "$TMP/<b>x"
+"$PERFSCRIPT" "$EX/profile.lua" -c "'$TMP/<b>x' spin 200" --svg "$TMP/h.svg" >/dev/null 2>&1
+names=$(dom "$TMP/h.svg" | python3 -c 'import json, sys
+print("\n".join(f["name"] for f in json.load(sys.stdin)["frames"]))')
+like "$names" "(^|$nl)<b>x($nl|$)" "a command named <b>x is a frame of that name, read back as text"
+unlike "$(cat "$TMP/h.svg")" "<b>" "... and no <b> element is in the file"
+done_testing
