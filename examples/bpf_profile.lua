@@ -2,8 +2,8 @@
 -- sampling counter's overflows are aggregated by user and kernel stack in
 -- BPF maps (no sample crosses to user space); at the end the top stacks are
 -- printed, and the folded form ("root;...;leaf count", for flamegraph.pl)
--- goes to the file given with --folded.
---   perfscript examples/bpf_profile.lua -c ./app [--folded out.folded] [--top N]
+-- goes to the file given with --folded, its flame graph to --svg's.
+--   perfscript examples/bpf_profile.lua -c ./app [--folded out.folded] [--svg out.svg] [--top N]
 local opts = require("args").parse(arg, {
   name = "bpf_profile.lua",
   report = true,
@@ -11,6 +11,7 @@ local opts = require("args").parse(arg, {
   target = true,
   summary = "A CPU profile counted in the kernel: the top user+kernel stacks at 1 kHz.",
   { "--folded", "FILE", "write the folded stacks to FILE (flamegraph.pl)" },
+  { "--svg", "FILE", "write their flame graph (SVG) to FILE" },
   { "--top", "N", "stacks to print (default 10)", number = true, integer = true, min = 1, default = 10 },
 })
 local need = require("args").need
@@ -31,15 +32,21 @@ probe("end", function()
     local leaf = rows[i].stack:match("([^;]*)$")
     printf("%6d %5.1f%%  %s\n", rows[i].n, 100 * rows[i].n / total, leaf)
   end
-  if folded_path then
-    local lines = {}
-    for i, r in ipairs(rows) do lines[i] = ("%s %d\n"):format(r.stack, r.n) end
-    local ok, err = require("pprof").save(folded_path, table.concat(lines))
-    if not ok then
-      io.stderr:write("bpf_profile.lua: cannot write ", err, "\n")
-      return exit(1)
+  local lines = {}
+  for i, r in ipairs(rows) do lines[i] = ("%s %d\n"):format(r.stack, r.n) end
+  for _, out in ipairs { { folded_path, "folded stacks" }, { opts.svg, "flame graph" } } do
+    if out[1] then
+      local text = table.concat(lines)
+      if out[2] == "flame graph" then
+        text = require("flame").svg(text, { title = ("%d samples of cpu-clock, counted in the kernel"):format(total) })
+      end
+      local ok, err = require("pprof").save(out[1], text)
+      if not ok then
+        io.stderr:write("bpf_profile.lua: cannot write ", err, "\n")
+        return exit(1)
+      end
+      printf("%s written to %s\n", out[2], out[1])
     end
-    printf("folded stacks written to %s\n", folded_path)
   end
   if stacks:dropped() > 0 then printf("(%d samples found the map full)\n", stacks:dropped()) end
 end)

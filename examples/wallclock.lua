@@ -10,6 +10,7 @@
 --   perfscript examples/wallclock.lua -c './server'                 per-thread table
 --   perfscript examples/wallclock.lua -p PID -T 10 --csv t.csv      for a spreadsheet
 --   perfscript examples/wallclock.lua -c CMD --folded wall.folded   one flame graph
+--   perfscript examples/wallclock.lua -c CMD --svg wall.svg         ... drawn
 -- Off-CPU parts are by the stacks at which the thread left the CPU (taken
 -- once per interval of --min-us or more; shorter ones count, stackless);
 -- the on-CPU part by cpu-clock samples (--hz), each thread's samples scaled
@@ -29,6 +30,7 @@ local opts = require("args").parse(arg, {
   { "--csv", "FILE", "write tid,comm,lifetime_ns,oncpu_ns,runnable_ns,blocked_ns,steal_ns to FILE" },
   { "--folded", "FILE", "write comm;part;stack microseconds lines to FILE (one flame graph)" },
   { "--pprof", "FILE", "write a pprof profile (wall, nanoseconds; a part label) to FILE" },
+  { "--svg", "FILE", "write that flame graph (SVG, microseconds) to FILE" },
   { "--min-us", "N", "intervals off the CPU shorter than N microseconds keep no stack (default 1)",
     number = true, min = 0, default = 1 },
   { "--call-graph", "fp|dwarf", "how user stacks are taken (default fp)", choices = { "fp", "dwarf" } },
@@ -174,12 +176,17 @@ probe("end", function()
     if not saved(pprof.save(opts.csv, table.concat(lines))) then return end
   end
   local function path(r) return r.comm .. ";" .. r.part .. (r.stack ~= "" and (";" .. r.stack) or "") end
-  if opts.folded then
+  if opts.folded or opts.svg then
     local folded, lines = {}, {}
     for _, r in ipairs(rows) do folded[path(r)] = (folded[path(r)] or 0) + r.ns end
     for stack, ns in pairs(folded) do lines[#lines + 1] = ("%s %d\n"):format(stack, ns // 1000) end
     table.sort(lines)
-    if not saved(pprof.save(opts.folded, table.concat(lines))) then return end
+    local text = table.concat(lines)
+    if opts.folded and not saved(pprof.save(opts.folded, text)) then return end
+    if opts.svg and not saved(pprof.save(opts.svg, require("flame").svg(text, {
+        title = ("Wall time: %d threads, %.3f s"):format(#list, total.lifetime / 1e9), unit = "us" }))) then
+      return
+    end
   end
   if opts.pprof then
     local prows = {}

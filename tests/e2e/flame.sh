@@ -65,9 +65,24 @@ if need_root && [[ -r /sys/kernel/btf/vmlinux ]]; then
 	else
 		skip "node is not installed (make check installs nodejs)" "the graph's script: search, hover, zoom"
 	fi
+	# wallclock.lua --svg: every thread's whole life, in microseconds
+	"$PERFSCRIPT" "$EX/wallclock.lua" -c "$W" --svg "$TMP/w.svg" --csv "$TMP/w.csv" >/dev/null 2>&1
+	total=$(dom "$TMP/w.svg" | python3 -c 'import json, sys; print(json.load(sys.stdin)["root"]["data-total"])')
+	life=$(awk -F, 'NR > 1 { s += $3 } END { printf "%d", s / 1000 }' "$TMP/w.csv")
+	# (each stack's sum is whole microseconds: up to one less per stack)
+	stacks=$(dom "$TMP/w.svg" | python3 -c 'import json, sys
+print(sum(1 for f in json.load(sys.stdin)["frames"] if f["g"]["data-d"] != "1"))')
+	awk -v t="${total:-0}" -v l="${life:-1}" -v n="$stacks" 'BEGIN { d = l - t; exit !(d >= -1 && d <= n + 1) }'
+	ok $? "wallclock.lua --svg: the graph's total is the threads' lifetimes ($total us, the CSV's $life)"
+	# bpf_profile.lua --svg: the samples counted in the kernel
+	out=$("$PERFSCRIPT" "$EX/bpf_profile.lua" -c "$WORKLOAD spin 300" --svg "$TMP/b.svg" 2>&1)
+	n=$(awk '/ samples in / { print $1; exit }' <<<"$out")
+	total=$(dom "$TMP/b.svg" | python3 -c 'import json, sys; print(json.load(sys.stdin)["root"]["data-total"])')
+	is "$total" "${n:-?}" "bpf_profile.lua --svg: the graph's total is the samples it counted ($n)"
 	tracefs_restore
 else
 	skip "offcpu.lua needs root and BTF" "offcpu.lua --svg"
+	skip "wallclock.lua and bpf_profile.lua need root and BPF" "wallclock.lua and bpf_profile.lua --svg"
 fi
 
 # A command whose name is markup shows as text (the tapset's test above
