@@ -11,7 +11,8 @@
 -- profile (what go tool pprof -diff_base OLD NEW shows) and --folded the
 -- two-count lines of FlameGraph's difffolded.pl ("stack old new").
 -- --svg FILE draws the flame graph itself (the flame tapset): one SVG
--- file, interactive (hover, click to zoom, search), with nothing to fetch.
+-- file, interactive (hover, click to zoom, search), with nothing to fetch;
+-- with --diff-base, a differential one (red grew, blue shrank).
 -- Built on the profile tapset.
 --   --max-stack N          frames a stack keeps, up to 1024 (default 127): a
 --                          DWARF stack is unwound that deep (with a stack copy
@@ -121,9 +122,6 @@ if opts.labels then
 end
 
 -- The base is read first: a missing or broken file ends here, not after the run.
-if opts.svg and opts.base then
-  fail("--svg draws one profile, not a difference: with --diff-base, write --folded (difffolded.pl's lines)")
-end
 if opts.switch and not (opts.pprof or opts.folded or opts.svg) then
   fail("--switch-output writes --pprof, --folded or --svg files: give one")
 end
@@ -324,6 +322,11 @@ probe("end", function()
     end
     if opts.pprof then saved(pprof.write(pprof.diff(t, base), outputs.pprof, { name = opts.pprof })) end
     if opts.folded then saved(pprof.save(outputs.folded, pprof.diff_folded(t, base), opts.folded)) end
+    if opts.svg then
+      saved(pprof.save(outputs.svg, require("flame").svg(pprof.diff_folded(t, base), {
+        title = ("%d samples against %d of %s: red grew, blue shrank"):format(p.total, pprof.flat_total(base),
+                                                                             opts.base) }), opts.svg))
+    end
   else
     if opts.pprof then saved(pprof.write(t, outputs.pprof, { name = opts.pprof })) end
     if opts.folded then saved(p:write_folded(outputs.folded, opts.folded)) end

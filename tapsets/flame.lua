@@ -20,22 +20,30 @@ function M.escape(s)
                                 ["'"] = "&#39;" }))
 end
 
--- "stack count" lines (folded) or rows { stack =, value = } -> rows
+-- "stack count" lines (folded), "stack base new" lines (difffolded.pl's,
+-- as pprof.diff_folded writes them), or rows { stack =, value = [, base =] }
+-- -> rows
 local function rows_of(input)
   if type(input) == "table" then return input end
   local rows = {}
   for line in tostring(input):gmatch("[^\n]+") do
-    local stack, n = line:match("^(.-)%s+(%d+)$")
-    if stack and tonumber(n) > 0 then rows[#rows + 1] = { stack = stack, value = tonumber(n) } end
+    local stack, a, b = line:match("^(.-)%s+(%d+)%s+(%d+)$")
+    if stack then
+      rows[#rows + 1] = { stack = stack, value = tonumber(b), base = tonumber(a) }
+    else
+      stack, a = line:match("^(.-)%s+(%d+)$")
+      if stack and tonumber(a) > 0 then rows[#rows + 1] = { stack = stack, value = tonumber(a) } end
+    end
   end
   return rows
 end
 
 -- The tree of frames: each node { name, value, children (by name), kind }.
 local function tree_of(rows)
-  local root = { name = "all", value = 0, children = {} }
+  local root = { name = "all", value = 0, base = 0, children = {} }
   for _, r in ipairs(rows) do
-    local v = tonumber(r.value) or 0
+    local v, b = tonumber(r.value) or 0, tonumber(r.base) or 0
+    root.base = root.base + b
     if v > 0 then
       root.value = root.value + v
       local node, depth = root, 0
@@ -43,15 +51,23 @@ local function tree_of(rows)
         depth = depth + 1
         local c = node.children[frame]
         if not c then
-          c = { name = frame, value = 0, children = {}, depth = depth }
+          c = { name = frame, value = 0, base = 0, children = {}, depth = depth }
           node.children[frame] = c
         end
-        c.value = c.value + v
+        c.value, c.base = c.value + v, c.base + b
         node = c
       end
     end
   end
   return root
+end
+
+-- A differential frame's colour: red as its share grew against the base,
+-- blue as it shrank, white unchanged; scaled by the largest change.
+local function diff_colour(delta, max)
+  local i = max > 0 and math.floor(math.abs(delta) / max * 200 + 0.5) or 0
+  if delta > 0 then return ("rgb(255,%d,%d)"):format(255 - i, 255 - i) end
+  return ("rgb(%d,%d,255)"):format(255 - i, 255 - i)
 end
 
 -- A frame's kind, from its name and where it sits: the root frames are the
@@ -105,9 +121,14 @@ function init() {
 }
 function nameOf(g) { return g.getElementsByTagName("title")[0].getAttribute("data-name"); }
 function over(e) {
-  var g = e.currentTarget, v = +g.getAttribute("data-w");
-  status.textContent = nameOf(g) + " (" + v.toLocaleString() + " " + unit + ", " +
-    (100 * v / total).toFixed(2) + "%)";
+  var g = e.currentTarget, v = +g.getAttribute("data-w"), b = g.getAttribute("data-b");
+  var text = nameOf(g) + " (" + v.toLocaleString() + " " + unit + ", " + (100 * v / total).toFixed(2) + "%";
+  if (b !== null) {
+    var bt = +document.documentElement.getAttribute("data-base-total"), d = 100 * v / total - 100 * b / bt;
+    text += "; base " + (+b).toLocaleString() + ", " + (100 * b / bt).toFixed(2) + "%; " +
+      (d >= 0 ? "+" : "") + d.toFixed(2) + " points";
+  }
+  status.textContent = text + ")";
 }
 function zoom(g) { zoomTo(+g.getAttribute("data-x"), +g.getAttribute("data-w"), +g.getAttribute("data-d")); }
 function zoomTo(x0, w0, d0) {
@@ -149,27 +170,19 @@ function search() {
 ]] .. "]]>" .. [[</script>
 ]]
 
--- flame.svg(folded_or_rows, opts) -> the SVG text. opts: title, unit (what
--- a value counts: "samples", "us", "ns"), width (px, default 1200),
--- icicle (root on top), min_width (px: narrower frames are left out,
--- default 0.1).
-function M.svg(input, opts)
-  opts = opts or {}
-  local W, H = opts.width or 1200, 16
-  local unit, min_w = opts.unit or "samples", opts.min_width or 0.1
-  local root = tree_of(rows_of(input))
-  local total = root.value
-  local out, maxd = {}, 0
-  -- depth-first, children by name (as flamegraph.pl merges), x in value units
+-- The frames to draw, depth-first, children by name (as flamegraph.pl
+-- merges them), x in value units; those narrower than min_w px are left
+-- out with all above them. -> frames, deepest depth
+local function layout(root, W, min_w)
+  local out, maxd, total = {}, 0, root.value
   local function walk(node, x, in_kernel)
     local names = {}
     for name in pairs(node.children) do names[#names + 1] = name end
     table.sort(names)
     for _, name in ipairs(names) do
       local c = node.children[name]
-      local w = total > 0 and c.value / total * (W - 20) or 0
       local kind = kind_of(name, c.depth, in_kernel)
-      if w >= min_w then
+      if total > 0 and c.value / total * (W - 20) >= min_w then
         if c.depth > maxd then maxd = c.depth end
         out[#out + 1] = { node = c, x = x, kind = kind }
         walk(c, x, kind == "kernel")
@@ -178,16 +191,41 @@ function M.svg(input, opts)
     end
   end
   walk(root, 0, false)
+  return out, maxd
+end
+
+-- The change of a frame's share against the base, in points.
+local function delta_of(c, root)
+  return 100 * c.value / root.value - (root.base > 0 and 100 * c.base / root.base or 0)
+end
+
+-- flame.svg(folded_or_rows, opts) -> the SVG text. opts: title, unit (what
+-- a value counts: "samples", "us", "ns"), width (px, default 1200),
+-- icicle (root on top), min_width (px: narrower frames are left out,
+-- default 0.1). Given "stack base new" lines (or rows with base =), a
+-- differential graph: frames sized by the new profile, red as their share
+-- grew, blue as it shrank, the hover saying both.
+function M.svg(input, opts)
+  opts = opts or {}
+  local W, H = opts.width or 1200, 16
+  local unit = opts.unit or "samples"
+  local root = tree_of(rows_of(input))
+  local total, diff = root.value, root.base > 0
+  local out, maxd = layout(root, W, opts.min_width or 0.1)
   local height = (maxd + 1) * H + 90
   local function y_of(depth)
     if opts.icicle then return 40 + (depth - 1) * H end
     return height - 50 - depth * H
   end
+  local maxdelta = 0
+  for _, f in ipairs(out) do
+    if diff then maxdelta = math.max(maxdelta, math.abs(delta_of(f.node, root))) end
+  end
   local svg = {
     ('<?xml version="1.0" standalone="no"?>\n<svg version="1.1" width="%d" height="%d" '
       .. 'onload="init()" viewBox="0 0 %d %d" xmlns="http://www.w3.org/2000/svg" '
-      .. 'data-width="%d" data-total="%d" data-unit="%s">\n'):format(W, height, W, height, W, total,
-      M.escape(unit)),
+      .. 'data-width="%d" data-total="%d" data-unit="%s"%s>\n'):format(W, height, W, height, W, total,
+      M.escape(unit), diff and (' data-base-total="%d"'):format(root.base) or ""),
     '<style>text { font-family: monospace; font-size: 12px; fill: rgb(0,0,0); } '
       .. '.f:hover rect { stroke: black; stroke-width: 0.5; cursor: pointer; } '
       .. '#unzoom, #search { cursor: pointer; }</style>\n',
@@ -202,16 +240,17 @@ function M.svg(input, opts)
   }
   for _, f in ipairs(out) do
     local c = f.node
-    local px = 10 + (total > 0 and f.x / total * (W - 20) or 0)
-    local pw = total > 0 and c.value / total * (W - 20) or 0
+    local px, pw = 10 + f.x / total * (W - 20), c.value / total * (W - 20)
     local name = M.escape(c.name)
     local fit = math.floor(pw / 7)
     local label = fit < 3 and "" or #c.name > fit and M.escape(c.name:sub(1, fit - 2)) .. ".." or name
-    svg[#svg + 1] = ('<g class="f" data-x="%d" data-w="%d" data-d="%d"><title data-name="%s">%s (%d %s, %.2f%%)'
+    local fill = diff and diff_colour(delta_of(c, root), maxdelta) or colour(f.kind, c.name)
+    svg[#svg + 1] = ('<g class="f" data-x="%d" data-w="%d" data-d="%d"%s><title data-name="%s">%s (%d %s, %.2f%%)'
       .. '</title><rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" rx="2"/>'
-      .. '<text x="%.1f" y="%d">%s</text></g>\n'):format(f.x, c.value, c.depth, name, name, c.value,
-      M.escape(unit), 100 * c.value / total, px, y_of(c.depth), math.max(pw - 0.5, 0), H - 1,
-      colour(f.kind, c.name), px + 3, y_of(c.depth) + 11, label)
+      .. '<text x="%.1f" y="%d">%s</text></g>\n'):format(f.x, c.value, c.depth,
+      diff and (' data-b="%d"'):format(c.base) or "", name, name, c.value, M.escape(unit),
+      100 * c.value / total, px, y_of(c.depth), math.max(pw - 0.5, 0), H - 1, fill, px + 3,
+      y_of(c.depth) + 11, label)
   end
   svg[#svg + 1] = "</svg>\n"
   return table.concat(svg)

@@ -28,6 +28,21 @@ is "$(width "$TMP/t.svg" work)" "749.5" "a frame's width is its share of the wid
 is "$(width "$TMP/t.svg" app)" "999.5" "the root frame spans it all"
 like "$(cat "$TMP/t.svg")" "t&lt;1&gt;" "the title escaped"
 
+# A differential graph ("stack base new" lines, as pprof.diff_folded and
+# difffolded.pl write them): sized by the new profile, the frame whose
+# share grew red, the one that shrank blue, unchanged ones white.
+"$PERFSCRIPT" -e 'assert(require("pprof").save(arg[1], require("flame").svg("app;main;work 50 75\napp;main;idle 50 25\n")))' "$TMP/d.svg"
+fills=$(dom "$TMP/d.svg" | python3 -c 'import json, sys
+print(" ".join(f["name"] + "=" + f["rect"]["fill"] for f in json.load(sys.stdin)["frames"]))')
+is "$fills" "app=rgb(255,255,255) main=rgb(255,255,255) idle=rgb(55,55,255) work=rgb(255,55,55)" \
+	"a differential graph: work grew (red), idle shrank (blue), the rest unchanged (white)"
+if command -v node >/dev/null; then
+	is "$(js "$TMP/d.svg" hover work)" "work (75 samples, 75.00%; base 50, 50.00%; +25.00 points)" \
+		"... its hover says both shares and the change"
+else
+	skip "node is not installed (make check installs nodejs)" "a differential graph's hover"
+fi
+
 # profile.lua --svg: a spinning workload's samples, nearly all in hot_spin
 out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 300" --svg "$TMP/p.svg" 2>&1)
 n=$(awk '/ samples of cpu-clock/ { print $1; exit }' <<<"$out")
@@ -38,6 +53,12 @@ ok $? "... hot_spin spans at least 90% of it"
 like "$(grep -c '<script' "$TMP/p.svg")" "^1$" "... one script, its own: nothing is fetched"
 unlike() { ! grep -qE "$2" <<<"$1"; ok $? "$3"; }
 unlike "$(cat "$TMP/p.svg")" "https?://[^\"]*\.(js|css)|xlink:href|<image" "... no external file, font or script"
+# with --diff-base, against an earlier profile: the base's samples are its
+"$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 200" --pprof "$TMP/base.pb.gz" >"$TMP/base.out" 2>&1
+nb=$(awk '/ samples of cpu-clock/ { print $1; exit }' "$TMP/base.out")
+"$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 200" --diff-base "$TMP/base.pb.gz" --svg "$TMP/d2.svg" >/dev/null 2>&1
+bt=$(dom "$TMP/d2.svg" | python3 -c 'import json, sys; print(json.load(sys.stdin)["root"].get("data-base-total"))')
+is "$bt" "${nb:-?}" "profile.lua --diff-base --svg: a differential graph whose base is the earlier run's $nb samples"
 out=$("$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 100" --svg "$TMP/nodir/p.svg" 2>&1)
 rc=$?
 is "$rc" 1 "--svg into a missing directory: exit 1"
