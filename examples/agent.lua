@@ -13,6 +13,9 @@
 --                                    seconds (nanoseconds, by stack, comm
 --                                    and why: S, D, R), measured in the
 --                                    kernel as examples/offcpu.lua does
+--   /?seconds=N                      a page: the next N seconds (default 5)
+--                                    as a flame graph and the top
+--                                    functions, nothing fetched elsewhere
 --   /metrics                         the agent's counters for Prometheus:
 --                                    context switches and page faults per
 --                                    CPU, the samples it took and lost, its
@@ -217,8 +220,8 @@ end
 -- seconds, or nil and the answer now (400, 503).
 -- A client that hangs up before its profile is done stops it, as Go's
 -- handler does: its request o is taken out of the list it is in.
-local function owe(req, list, o)
-  local arg = req.args.seconds or "30"
+local function owe(req, list, o, default)
+  local arg = req.args.seconds or default or "30"
   local secs = arg:match("^%d+$") and tonumber(arg)
   if not secs or secs < 1 or secs > opts.max_seconds then
     refused = refused + 1
@@ -250,6 +253,71 @@ local function profile_request(req)
     if o.gone then return end
     perfmon.drain()
     send_owed(open, o, pprof_bytes(o.p))
+    o.p:release()
+  end)
+end
+
+local function hostname()
+  local f = io.open("/proc/sys/kernel/hostname")
+  local h = f and f:read("l") or "localhost"
+  if f then f:close() end
+  return h
+end
+local HOST = hostname()
+
+-- The page at /: the next ?seconds (default 5) of the host as a flame
+-- graph and its top functions, one HTML page with nothing to fetch from
+-- anywhere (the flame tapset's SVG inline), behind the listener's TLS and
+-- auth as the rest. Every name in it is escaped.
+local flame = require "flame"
+local function page(p, secs)
+  local t = pprof.build(p, { event = spec })
+  local lines, top, total = {}, {}, 0
+  for k, v in pairs(pprof.folded(t)) do lines[#lines + 1] = ("%s %d\n"):format(k, v) end
+  table.sort(lines)
+  for name, n in pairs(pprof.flat(t)) do top[#top + 1] = { name = name, n = n }; total = total + n end
+  table.sort(top, function(a, b) return a.n > b.n or a.n == b.n and a.name < b.name end)
+  local rows = {}
+  for i = 1, math.min(20, #top) do
+    rows[i] = ("<tr><td>%d</td><td>%.2f%%</td><td>%s</td></tr>"):format(top[i].n, 100 * top[i].n / total,
+                                                                        flame.escape(top[i].name))
+  end
+  local host = flame.escape(HOST)
+  local svg = flame.svg(table.concat(lines), { title = ("%d samples in %d s"):format(total, secs) })
+  return ([[<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>perfscript agent: %s</title>
+<style>body { font-family: sans-serif; margin: 1em; } td { padding: 0 1em 0 0; font-family: monospace; }</style>
+</head><body><h1>%s: the last %d s</h1>
+<p><a href="/?seconds=%d">again</a> · <a href="/debug/pprof/profile?seconds=30">/debug/pprof/profile</a>%s
+· <a href="/metrics">/metrics</a></p>
+%s
+<h2>Top functions</h2>
+<table><tr><th>samples</th><th>%%</th><th>function</th></tr>
+%s
+</table></body></html>
+]]):format(host, host, secs, secs,
+           offcpu and ' · <a href="/debug/pprof/offcpu?seconds=30">/debug/pprof/offcpu</a>' or "",
+           (svg:gsub("^<%?xml[^\n]*\n", "")), table.concat(rows, "\n"))
+end
+local function page_request(req)
+  local o = {}
+  local reply, secs, code = owe(req, open, o, "5")
+  if not reply then return secs, nil, code end
+  o.p = new_profile(requests_budget)
+  open[#open + 1] = o
+  perfmon.after(secs * 1000, function()
+    if o.gone then return end
+    perfmon.drain()
+    for i = #open, 1, -1 do
+      if open[i] == o then table.remove(open, i) end
+    end
+    local ok, html = pcall(page, o.p, secs)
+    if ok then
+      o.reply:send(html, "text/html; charset=utf-8")
+      served = served + 1
+    else
+      o.reply:send("cannot build the page: " .. tostring(html) .. "\n", nil, 500)
+    end
     o.p:release()
   end)
 end
@@ -339,13 +407,6 @@ reg:family("perfscript_agent_push_queue", "gauge", "Bodies waiting to be pushed,
              return rows
            end)
 
-local function hostname()
-  local f = io.open("/proc/sys/kernel/hostname")
-  local h = f and f:read("l") or "localhost"
-  if f then f:close() end
-  return h
-end
-local HOST = hostname()
 local function urlencode(s)
   return (s:gsub("[^%w%-%._~]", function(c) return ("%%%02X"):format(c:byte()) end))
 end
@@ -399,10 +460,7 @@ need(perfmon.open())
 local server, err, code = http.listen(opts.listen, function(req)
   if req.path == "/debug/pprof/profile" then return profile_request(req) end
   if req.path == "/debug/pprof/offcpu" and offcpu then return offcpu_request(req) end
-  if req.path == "/" then
-    return "perfscript agent: /debug/pprof/profile?seconds=N, " ..
-           (offcpu and "/debug/pprof/offcpu?seconds=N, " or "") .. "/metrics\n"
-  end
+  if req.path == "/" then return page_request(req) end
   return reg:handle(req, "/metrics")
 end, { web_config = opts.web_config })
 -- a bad address is the user's (EINVAL: exit 2), a port in use the machine's

@@ -102,11 +102,12 @@ end
 
 local SCRIPT = [[
 <script type="text/ecmascript"><![CDATA[
-var W, frames, status, unzoom, total, unit, matchedText;
+var W, frames, status, unzoom, total, unit, matchedText, svgRoot;
 function init() {
-  W = +document.documentElement.getAttribute("data-width");
-  total = +document.documentElement.getAttribute("data-total");
-  unit = document.documentElement.getAttribute("data-unit");
+  svgRoot = document.getElementById("flame"); /* the file's root, or inside a page */
+  W = +svgRoot.getAttribute("data-width");
+  total = +svgRoot.getAttribute("data-total");
+  unit = svgRoot.getAttribute("data-unit");
   frames = document.getElementsByClassName("f");
   status = document.getElementById("status");
   unzoom = document.getElementById("unzoom");
@@ -124,7 +125,7 @@ function over(e) {
   var g = e.currentTarget, v = +g.getAttribute("data-w"), b = g.getAttribute("data-b");
   var text = nameOf(g) + " (" + v.toLocaleString() + " " + unit + ", " + (100 * v / total).toFixed(2) + "%";
   if (b !== null) {
-    var bt = +document.documentElement.getAttribute("data-base-total"), d = 100 * v / total - 100 * b / bt;
+    var bt = +svgRoot.getAttribute("data-base-total"), d = 100 * v / total - 100 * b / bt;
     text += "; base " + (+b).toLocaleString() + ", " + (100 * b / bt).toFixed(2) + "%; " +
       (d >= 0 ? "+" : "") + d.toFixed(2) + " points";
   }
@@ -222,7 +223,7 @@ function M.svg(input, opts)
     if diff then maxdelta = math.max(maxdelta, math.abs(delta_of(f.node, root))) end
   end
   local svg = {
-    ('<?xml version="1.0" standalone="no"?>\n<svg version="1.1" width="%d" height="%d" '
+    ('<?xml version="1.0" standalone="no"?>\n<svg id="flame" version="1.1" width="%d" height="%d" '
       .. 'onload="init()" viewBox="0 0 %d %d" xmlns="http://www.w3.org/2000/svg" '
       .. 'data-width="%d" data-total="%d" data-unit="%s"%s>\n'):format(W, height, W, height, W, total,
       M.escape(unit), diff and (' data-base-total="%d"'):format(root.base) or ""),

@@ -221,6 +221,35 @@ unlike() { ! grep -qE "$2" <<<"$1"; ok $? "$3"; }
 unlike "$top" "__traceiter_|bpf_trace_run" "--offcpu: no tracing frame in the profile"
 like "$(pprof_tool -tags "$TMP/off.pb.gz" 2>&1)" "state: Total.*S" "--offcpu: each sample says why (state S: asleep)"
 
+# The page at /: the next seconds as a flame graph and the top functions,
+# one HTML page that fetches nothing, with a spinning command whose name
+# is markup shown as text.
+cp "$WORKLOAD" "$TMP/<b>page"
+"$TMP/<b>page" spin 3000 &
+pids+=($!)
+curl -s -o "$TMP/page.html" -w '%{http_code} %{content_type}' "http://127.0.0.1:${port:-1}/?seconds=1" >"$TMP/page.code"
+is "$(cat "$TMP/page.code")" "200 text/html; charset=utf-8" "/: an HTML page"
+out=$(python3 - "$TMP/page.html" <<'PYEOF2'
+import html.parser, sys, re
+class P(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(); self.refs = []; self.tags = set(); self.text = []
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        for k, v in attrs:
+            if k in ("src", "href") and v: self.refs.append(v)
+    def handle_data(self, d): self.text.append(d)
+p = P(); p.feed(open(sys.argv[1]).read())
+print("svg" if "svg" in p.tags else "no-svg")
+print("external" if any(re.match(r"^[a-z]+:", r) or r.startswith("//") for r in p.refs) else "local")
+print("table" if "table" in p.tags else "no-table")
+print("bold" if "b" in p.tags else "text")
+print("named" if any("<b>page" in t for t in p.text) else "unnamed")
+PYEOF2
+)
+is "$out" $'svg\nlocal\ntable\ntext\nnamed' "/: the flame graph inline, a top table, links to this host only, and a command named <b>page shown as text"
+like "$(cat "$TMP/page.html")" "data-total=\"[1-9]" "... with the window's samples in its graph"
+
 # --offcpu for a user who may sample but not read tracepoints: refused at
 # once, with the reason, not a session without its off-CPU half
 out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=+perfmon,+syslog \

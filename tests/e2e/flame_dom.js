@@ -20,9 +20,10 @@ const domFrames = input.frames.map((f) => {
   const text = el(f.text_attrs, [], f.text); text.tag = "text";
   return el(f.g, [title, rect, text]);
 });
-const byId = { status: el({}), unzoom: el({}), matched: el({}), search: el({}) };
+const root = el(input.root);
+const byId = { flame: root, status: el({}), unzoom: el({}), matched: el({}), search: el({}) };
 global.document = {
-  documentElement: el(input.root),
+  documentElement: root,
   getElementsByClassName: (c) => (c === "f" ? domFrames : []),
   getElementById: (id) => byId[id],
 };
