@@ -203,12 +203,12 @@ probe("timer.s(2)", function()
 end)
 -- A profile owed to a request, sent when its window closes: taken out of
 -- the list of those open, built, and its bytes (or why not, 500) replied.
-local function send_owed(list, o, bytes, why)
+local function send_owed(list, o, ctype, bytes, why)
   for i = #list, 1, -1 do
     if list[i] == o then table.remove(list, i) end
   end
   if bytes then
-    o.reply:send(bytes, "application/octet-stream")
+    o.reply:send(bytes, ctype)
     served = served + 1
   else
     o.reply:send("cannot build the profile: " .. why .. "\n", nil, 500)
@@ -243,18 +243,24 @@ local function owe(req, list, o, default)
   return reply, secs
 end
 
-local function profile_request(req)
+-- The samples of the next seconds (default: default), owed to req: when
+-- they are up, build(p, secs) makes the reply (bytes, or nil and why),
+-- sent as ctype.
+local function sampled_request(req, default, build, ctype)
   local o = {}
-  local reply, secs, code = owe(req, open, o)
+  local reply, secs, code = owe(req, open, o, default)
   if not reply then return secs, nil, code end
   o.p = new_profile(requests_budget)
   open[#open + 1] = o
   perfmon.after(secs * 1000, function()
     if o.gone then return end
     perfmon.drain()
-    send_owed(open, o, pprof_bytes(o.p))
+    send_owed(open, o, ctype, build(o.p, secs))
     o.p:release()
   end)
+end
+local function profile_request(req)
+  return sampled_request(req, "30", pprof_bytes, "application/octet-stream")
 end
 
 local function hostname()
@@ -300,26 +306,11 @@ local function page(p, secs)
            (svg:gsub("^<%?xml[^\n]*\n", "")), table.concat(rows, "\n"))
 end
 local function page_request(req)
-  local o = {}
-  local reply, secs, code = owe(req, open, o, "5")
-  if not reply then return secs, nil, code end
-  o.p = new_profile(requests_budget)
-  open[#open + 1] = o
-  perfmon.after(secs * 1000, function()
-    if o.gone then return end
-    perfmon.drain()
-    for i = #open, 1, -1 do
-      if open[i] == o then table.remove(open, i) end
-    end
-    local ok, html = pcall(page, o.p, secs)
-    if ok then
-      o.reply:send(html, "text/html; charset=utf-8")
-      served = served + 1
-    else
-      o.reply:send("cannot build the page: " .. tostring(html) .. "\n", nil, 500)
-    end
-    o.p:release()
-  end)
+  return sampled_request(req, "5", function(p, secs)
+    local ok, html = pcall(page, p, secs)
+    if ok then return html end
+    return nil, tostring(html)
+  end, "text/html; charset=utf-8")
 end
 
 -- An off-CPU profile: from a take (so it starts clean) to the take at its end.
@@ -337,7 +328,7 @@ local function offcpu_request(req)
   perfmon.after(secs * 1000, function()
     if o.gone then return end
     offcpu_take()
-    send_owed(offcpu.open, o, offcpu_bytes(o.acc, o.from))
+    send_owed(offcpu.open, o, "application/octet-stream", offcpu_bytes(o.acc, o.from))
   end)
 end
 
