@@ -53,6 +53,16 @@ ok $? "... hot_spin spans at least 90% of it"
 like "$(grep -c '<script' "$TMP/p.svg")" "^1$" "... one script, its own: nothing is fetched"
 unlike() { ! grep -qE "$2" <<<"$1"; ok $? "$3"; }
 unlike "$(cat "$TMP/p.svg")" "https?://[^\"]*\.(js|css)|xlink:href|<image" "... no external file, font or script"
+# with --switch-output, a graph per window, each a whole file
+"$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 2200" --switch-output 1 --svg "$TMP/sw.svg" >"$TMP/sw.out" 2>&1
+n=0 good=0
+for f in "$TMP"/sw.svg.*; do
+	[[ -e $f ]] || continue
+	n=$((n + 1))
+	dom "$f" >/dev/null && good=$((good + 1))
+done
+ok $(( n >= 2 && good == n ? 0 : 1 )) "--switch-output 1 --svg: a graph per window ($good of $n whole)"
+
 # with --diff-base, against an earlier profile: the base's samples are its
 "$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 200" --pprof "$TMP/base.pb.gz" >"$TMP/base.out" 2>&1
 nb=$(awk '/ samples of cpu-clock/ { print $1; exit }' "$TMP/base.out")
