@@ -229,6 +229,8 @@ cp "$WORKLOAD" "$TMP/<b>page"
 pids+=($!)
 curl -s -o "$TMP/page.html" -w '%{http_code} %{content_type}' "http://127.0.0.1:${port:-1}/?seconds=1" >"$TMP/page.code"
 is "$(cat "$TMP/page.code")" "200 text/html; charset=utf-8" "/: an HTML page"
+is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${port:-1}/?seconds=x")" 400 \
+	"/?seconds=x: 400, as the profile's"
 out=$(python3 - "$TMP/page.html" <<'PYEOF2'
 import html.parser, sys, re
 class P(html.parser.HTMLParser):

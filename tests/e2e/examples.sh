@@ -140,6 +140,9 @@ done <<EOF
 2|agent.lua|-a --listen 127.0.0.1:0 --freq 0|--freq wants a whole number from 1 to 10000
 2|offcpu.lua|--min-us -1|--min-us wants a number of at least 0
 2|wallclock.lua|--hz 0|--hz wants a whole number of at least 1
+2|wallclock.lua|--min-us -1|--min-us wants a number of at least 0
+2|wallclock.lua|--call-graph lbr|--call-graph wants fp or dwarf, got 'lbr'
+2|offcpu.lua|--svg|--svg wants FILE
 2|syscount.lua|--top 0|--top wants a whole number of at least 1
 2|bpf_profile.lua|--top -1|--top wants a whole number of at least 1
 2|runqlat.lua|-a --pid x|--pid wants a whole number of at least 1 \(PID\), got 'x'$

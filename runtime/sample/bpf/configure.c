@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf_perf_event.h>
 
@@ -24,7 +23,7 @@
 #define PS_AGG_ENTRIES_DEFAULT 16384u
 #define PS_STACK_ENTRIES       16384u
 #define PS_TARGET_ENTRIES      65536u /* processes of a target a tracepoint follows */
-#define PS_OFFCPU_ENTRIES      65536u /* threads of the target switched out at once */
+#define PS_OFFCPU_ENTRIES      65536u /* threads of the target alive at once */
 #define PS_OC_STACK_ENTRIES    2048u  /* their user stacks kept (LRU): 17 MiB */
 #define PS_LATE_ENTRIES	       1024u  /* threads in a syscall whose string comes at its exit */
 #define PS_PY_ENTRIES	       4096u  /* CPython processes a sampling counter walks */

@@ -1,11 +1,12 @@
 /*
  * offcpu.c: the reader's side of off-CPU and wall time (ps_offcpu.bpf.h):
  * which programs an off-CPU aggregate loads, on what this kernel has, and
- * what they are told. The programs see a thread at its switches; two are never attached but
- * run from here through BPF_PROG_TEST_RUN: ps_seed tells them of the
- * threads a -p or -a target had when its counter started (a thread
- * blocked all session long never switches), from /proc; ps_flush books the
- * waits and slices still going on before an aggregate is read.
+ * what they are told. The programs see a thread at its switches; two are
+ * never attached but run from here through BPF_PROG_TEST_RUN: ps_seed
+ * tells them of the threads a -p or -a target had when its counter
+ * started (a thread blocked all session long never switches), from /proc;
+ * ps_flush books the waits and slices still going on before an aggregate
+ * is read. A take of the aggregate keeps the stacks the entries hold.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -46,45 +47,35 @@ static bool has_member(const struct btf *btf, const char *type, const char *name
 	return false;
 }
 
-/* Whether this kernel's sched_switch raw tracepoint has prev_state, its
- * fourth argument (5.18 on), and a task's run queue is in reach (a
- * cfs_rq's rq: group scheduling): looked up once. */
-static bool switch_has_state(void)
+/* What this kernel's scheduler tracepoints give, from its BTF, read once:
+ * sched_switch's raw tracepoint has prev_state, its fourth argument (5.18
+ * on), and a task's run queue is in reach (a cfs_rq's rq: group
+ * scheduling); sched_exit_tp (6.16 on) is the end of __schedule, in the
+ * task that runs next. */
+static struct {
+	bool looked, state, resumes;
+} sched_tp;
+
+static void look_at_sched_tp(void)
 {
-	static int has = -1;
 	struct btf *btf;
 	const struct btf_type *t = NULL;
 	int id;
 
-	if (has >= 0)
-		return has;
+	if (sched_tp.looked)
+		return;
+	sched_tp.looked = true;
 	btf = btf__load_vmlinux_btf();
 	if (libbpf_get_error(btf))
-		return (has = 0);
+		return;
 	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
 	t = id > 0 ? btf__type_by_id(btf, btf__type_by_id(btf, id)->type) : NULL;
 	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
-	has = t && btf_is_func_proto(t) && btf_vlen(t) == 5 && /* void *, and four */
-	      has_member(btf, "cfs_rq", "rq");		       /* the way to its clock */
+	sched_tp.state = t && btf_is_func_proto(t) && btf_vlen(t) == 5 && /* void *, and four */
+			 has_member(btf, "cfs_rq", "rq");		  /* the way to its clock */
+	sched_tp.resumes =
+	    btf__find_by_name_kind(btf, "btf_trace_sched_exit_tp", BTF_KIND_TYPEDEF) > 0;
 	btf__free(btf);
-	return has;
-}
-
-/* Whether this kernel has sched_exit_tp (6.16 on), the raw tracepoint at
- * the end of __schedule, in the task that runs next: looked up once. */
-static bool switch_resumes(void)
-{
-	static int has = -1;
-	struct btf *btf;
-
-	if (has >= 0)
-		return has;
-	btf = btf__load_vmlinux_btf();
-	if (libbpf_get_error(btf))
-		return (has = 0);
-	has = btf__find_by_name_kind(btf, "btf_trace_sched_exit_tp", BTF_KIND_TYPEDEF) > 0;
-	btf__free(btf);
-	return has;
 }
 
 /* An off-CPU aggregate that forwards its intervals: where sched_switch's
@@ -117,7 +108,8 @@ void ps_bpf__configure_offcpu(const struct ps_counter *c, const struct ps_sample
 	if (offcpu_field(c, "next_pid") < 0)
 		return;
 	split = (keys & PS_AGG_FIELD) && (int)b->field_offset == offcpu_field(c, "prev_state");
-	raw = (!(keys & PS_AGG_FIELD) || split) && switch_has_state();
+	look_at_sched_tp();
+	raw = (!(keys & PS_AGG_FIELD) || split) && sched_tp.state;
 	skel->rodata->cfg_offcpu =
 	    (b->mode & PS_BPF_OFFCPU ? 1 : 0) | (b->mode & PS_BPF_ONCPU ? 2 : 0);
 	skel->rodata->cfg_next_pid_off = (__u32)offcpu_field(c, "next_pid");
@@ -129,7 +121,7 @@ void ps_bpf__configure_offcpu(const struct ps_counter *c, const struct ps_sample
 	/* stacks, once per interval that reaches the threshold, as its
 	 * thread runs again, where the kernel says when */
 	skel->rodata->cfg_offcpu_late =
-	    raw && switch_resumes() &&
+	    raw && sched_tp.resumes &&
 	    ((keys & (PS_AGG_USTACK | PS_AGG_KSTACK)) ||
 	     (skel->rodata->cfg_offcpu_fwd &&
 	      ((skel->rodata->cfg_flags & PS_BPF_F_CALLCHAIN) || skel->rodata->cfg_offcpu_stack)));

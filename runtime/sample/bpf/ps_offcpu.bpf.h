@@ -104,7 +104,7 @@ static __always_inline __u64 clock_now_away(void)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1); /* the loader sizes it: threads switched out at once */
+	__uint(max_entries, 1); /* the loader sizes it: threads of the target alive at once */
 	__type(key, __u32);	/* tid */
 	__type(value, struct ps_oc_entry);
 } ps_offcpu SEC(".maps");
@@ -114,7 +114,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct ps_oc_entry);
-} ps_offcpu_scratch SEC(".maps"); /* a key is built here: too big for the stack */
+} ps_offcpu_scratch SEC(".maps"); /* a new entry is made here: too big for the stack */
 
 /* Per CPU, the thread just switched in there whose stacks are due: the
  * end of __schedule that follows is its (ps_resumed), and every other
@@ -138,8 +138,9 @@ static __always_inline void due_here(__u32 tid)
 }
 
 /* An interval off the CPU, from since (st's last booking, claimed by the
- * caller) to end, is added to its key. At the switch-in (resuming), one whose stacks are due waits
- * for them in the entry (ps_resumed books it). */
+ * caller) to end, is added to its key. At the switch-in (resuming), one
+ * whose stacks are due waits for them in the entry (ps_resumed books
+ * it). */
 static __always_inline void waited(struct ps_oc_entry *st, __u64 since, __u64 end, __u64 run,
 				   int resuming)
 {
@@ -172,6 +173,14 @@ static __always_inline void settle_pending(struct ps_oc_entry *st)
 	book(st, st->pend, st->pend_state, 1);
 }
 
+/* The entry of a thread that ended unseen (its tid now another's): what
+ * it holds is added under its own key before the entry is replaced. */
+static __always_inline void retire(struct ps_oc_entry *st)
+{
+	settle_pending(st);
+	spill(st);
+}
+
 /* The stacks of st's interval, in its thread's own context (ctx: the
  * program's; kskip: the frames of the walk that are the tracing's): the
  * key's, and for a forwarded interval the ones its samples carry (taken
@@ -196,13 +205,14 @@ static __always_inline void take_stacks(struct ps_oc_entry *st, void *ctx, __u64
 /* The thread switched in (nt, with ps_switch): its interval off the CPU
  * ends (whoever is switched out). Its time in the run queue is what the
  * scheduler added to its run_delay since its switch-out and is about to
- * add. Its entry stays, as the start of a slice. Found running already,
+ * add (nt: ps_switch's next, a tp_btf task, or NULL). Its entry stays, as
+ * the start of a slice. Found running already,
  * its switch-out was missed (the kernel skips a tracepoint's programs on
  * a CPU where another BPF program, or a map update, is under way; and a
  * few tasks of this VM's host are only ever seen switching in): the slice
  * is counted as dropped, and a new one begins. */
 static __always_inline void switched_in(__u32 next, struct task_struct___run *nt, __u64 now)
-{ /* nt: ps_switch's next (tp_btf), or NULL */
+{
 	struct ps_oc_entry *st;
 	__u64 run = PS_NO_RUN, queued, since;
 
@@ -230,8 +240,9 @@ static __always_inline void switched_in(__u32 next, struct task_struct___run *nt
 
 /* The slice that ends at this switch-out, from the switch-in at since
  * (on: it was seen; otherwise the switch-in was missed), under st's key,
- * taken here, without stacks. The task clock says how long it ran (the rest of a slice's wall
- * time the hypervisor took): both parts are exact still. */
+ * taken here, without stacks. The task clock says how long it ran (the
+ * rest of a slice's wall time the hypervisor took): both parts are exact
+ * still. */
 static __always_inline void slice(struct ps_oc_entry *st, __u64 wall, __u64 task, int on)
 {
 	if (!(cfg_offcpu & PS_OC_ON))
@@ -267,21 +278,20 @@ static __always_inline int same_name(const struct ps_oc_entry *st, struct task_s
 
 /* The entry of the thread switched out (tid, started at born): its own,
  * kept from its last switch, or the per-CPU scratch for one of the target
- * seen for the first time (new: the caller inserts it); an entry of an
- * earlier thread of that tid, whose end was not seen, is closed first.
- * NULL: not the target's. */
+ * seen for the first time (fresh: the caller fills and inserts it); an
+ * entry of an earlier thread of that tid, whose end was not seen, is
+ * retired first. NULL: not the target's. */
 static __always_inline struct ps_oc_entry *leaving(__u32 tgid, __u32 tid, __u32 cpu, __u64 born,
-						   int *new)
+						   int *fresh)
 {
 	struct ps_oc_entry *st = tid ? bpf_map_lookup_elem(&ps_offcpu, &tid) : NULL;
 	__u32 zero = 0;
 
-	*new = 0;
+	*fresh = 0;
 	if (st && (!st->born || st->born == born))
 		return st;
-	if (st) { /* a thread gone unseen, its tid now another's: its sums stay its own */
-		settle_pending(st);
-		spill(st);
+	if (st) {
+		retire(st);
 		bpf_map_delete_elem(&ps_offcpu, &tid);
 	}
 	if (!tid || !on || !in_target(tgid, cpu))
@@ -293,10 +303,8 @@ static __always_inline struct ps_oc_entry *leaving(__u32 tgid, __u32 tid, __u32 
 	st = bpf_map_lookup_elem(&ps_offcpu_scratch, &zero);
 	if (!st)
 		return NULL;
-	st->oncpu = 2; /* no slice of its was seen */
-	st->since = st->ran = 0;
 	st->npend = 0;
-	*new = 1;
+	*fresh = 1;
 	return st;
 }
 
@@ -313,7 +321,7 @@ static __always_inline void offcpu(void *ctx, struct task_struct___run *prev, __
 	__u64 ran, delay, wall, task, since;
 	struct ps_oc_entry *st;
 	struct ps_agg_key nk;
-	int new, early;
+	int fresh, early;
 
 	/* (the offset moves by nanoseconds: kept up to date at about one
 	 * switch in 32, whose clock's bits say so) */
@@ -324,23 +332,23 @@ static __always_inline void offcpu(void *ctx, struct task_struct___run *prev, __
 	switched_in(next, nt, now);
 	/* the thread switched out: one the target had at its last switch (its
 	 * counters may be gone if it is exiting), or a thread of the target */
-	if (!(st = leaving(tgid, tid, cpu, TASK_FIELD(raw, me, start_time), &new)))
+	if (!(st = leaving(tgid, tid, cpu, TASK_FIELD(raw, me, start_time), &fresh)))
 		return;
-	if (new)
+	if (fresh)
 		st->born = TASK_FIELD(raw, me, start_time);
 	ran = TASK_FIELD(raw, me, se.sum_exec_runtime);
 	delay = TASK_FIELD(raw, me, sched_info.run_delay);
 	/* what began at the last switch ends now: claimed whole, against the
-	 * reader's flush (a new entry's is its own) */
-	since = new ? now : __sync_lock_test_and_set(&st->since, now);
+	 * reader's flush (a fresh entry's is its own) */
+	since = fresh ? now : __sync_lock_test_and_set(&st->since, now);
 	wall = now > since ? now - since : 0;
 	task = ran - st->ran < wall ? ran - st->ran : wall;
-	if (!new) {
+	if (!fresh) {
 		settle_pending(st);
 		if (!st->oncpu && wall) /* its switch-in was missed: the wait ended task ago */
 			waited(st, since, now - task, raw ? delay - st->delay : PS_NO_RUN, 0);
 	}
-	if (raw && !new &&same_name(st, me, cpu)) { /* most switches: only the state is new */
+	if (raw && !fresh && same_name(st, me, cpu)) { /* most switches: only the state is new */
 		if (cfg_keys & PS_BPF_K_FIELD)
 			st->key.field = state;
 		st->key.ustack = st->key.kstack = -1;
@@ -349,17 +357,17 @@ static __always_inline void offcpu(void *ctx, struct task_struct___run *prev, __
 		make_key_of(&nk, ctx, tgid, tid, cpu, 0, 0, !raw, 0);
 		if (raw && (cfg_keys & PS_BPF_K_FIELD))
 			nk.field = state;
-		if (new)
+		if (fresh)
 			__builtin_memset(st->acc, 0, sizeof(st->acc));
 		else if (!same_who(&nk, &st->key)) /* its sums were under the old name */
 			spill(st);
 		__builtin_memcpy(&st->key, &nk, sizeof(nk));
 	}
 	sw_taken(st, ctx, tgid, tid, me, nt, state, raw);
-	if (!new)
+	if (!fresh)
 		slice(st, wall, task, st->oncpu == 1);
 	if (TASK_FIELD(raw, me, exit_state) || !on) { /* no switch-in follows */
-		if (!new) {
+		if (!fresh) {
 			spill(st);
 			bpf_map_delete_elem(&ps_offcpu, &tid);
 		}
@@ -368,10 +376,10 @@ static __always_inline void offcpu(void *ctx, struct task_struct___run *prev, __
 	/* a thread whose last wait was long (or its first) is likely to wait
 	 * long again, and may still be waiting when the sums are read: its
 	 * stacks are taken now; the others' when they run again, if needed */
-	early = !cfg_offcpu_late || new || st->kept_last;
+	early = !cfg_offcpu_late || fresh || st->kept_last;
 	if (early)
 		take_stacks(st, ctx, raw ? 2 : 0);
-	if (new) /* (an entry of the map has it from the claim above) */
+	if (fresh) /* (an entry of the map has it from the claim above) */
 		st->since = now;
 	st->began = now;
 	st->woken = 0;
@@ -379,7 +387,7 @@ static __always_inline void offcpu(void *ctx, struct task_struct___run *prev, __
 	st->ran = ran;
 	st->delay = delay;
 	st->due = !early;
-	if (new &&bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_ANY))
+	if (fresh && bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_ANY))
 		bump(PS_BPF_LOST_KEYS);
 }
 

@@ -9,12 +9,13 @@
  */
 #ifndef PS_OFFCPU_EDGES_BPF_H
 #define PS_OFFCPU_EDGES_BPF_H
+
 /* The scratch entry, made for a thread seen before any switch of its (a
- * new thread, the command at its exec, one the target had): its ids and
- * times, no stacks yet; its name is the caller's to put in. NULL when
- * there is no scratch. */
-static __always_inline struct ps_oc_entry *unswitched(__u32 tgid, __u32 tid, __u64 since, __u64 ran,
-						      __u64 delay, __u64 oncpu)
+ * new thread, the command at its exec, one the target had): its ids,
+ * times and task's start (born; 0: not known), no stacks yet; its name is
+ * the caller's to put in. NULL when there is no scratch. */
+static __always_inline struct ps_oc_entry *
+unswitched(__u32 tgid, __u32 tid, __u64 born, __u64 since, __u64 ran, __u64 delay, __u64 oncpu)
 {
 	__u32 zero = 0;
 	struct ps_oc_entry *st = bpf_map_lookup_elem(&ps_offcpu_scratch, &zero);
@@ -27,7 +28,7 @@ static __always_inline struct ps_oc_entry *unswitched(__u32 tgid, __u32 tid, __u
 	st->oncpu = oncpu;
 	st->npend = st->due = 0;
 	st->kept_last = 1;
-	st->born = 0;
+	st->born = born;
 	__builtin_memset(st->acc, 0, sizeof(st->acc));
 	st->ran = ran;
 	st->delay = delay;
@@ -50,13 +51,12 @@ static __always_inline void offcpu_exec(struct bpf_raw_tracepoint_args *ctx)
 	struct task_struct___run *me = (void *)bpf_get_current_task();
 	__u64 pt = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pt;
-	struct ps_oc_entry *st =
-	    unswitched(pt >> 32, tid, clock_now_away(), BPF_CORE_READ(me, se.sum_exec_runtime),
-		       BPF_CORE_READ(me, sched_info.run_delay), 1);
+	struct ps_oc_entry *st = unswitched(
+	    pt >> 32, tid, BPF_CORE_READ(me, start_time), clock_now_away(),
+	    BPF_CORE_READ(me, se.sum_exec_runtime), BPF_CORE_READ(me, sched_info.run_delay), 1);
 
 	if (!st)
 		return;
-	st->born = BPF_CORE_READ(me, start_time);
 	if (cfg_keys & PS_BPF_K_COMM)
 		bpf_probe_read_kernel_str(&st->key.comm, sizeof(st->key.comm),
 					  (void *)ctx->args[1]);
@@ -75,7 +75,7 @@ int ps_seed(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 tid = (__u32)ctx->args[0];
 	__u64 name[2] = {ctx->args[3], ctx->args[4]};
-	struct ps_oc_entry *st = tid ? unswitched((__u32)ctx->args[1], tid, clock_now_away(),
+	struct ps_oc_entry *st = tid ? unswitched((__u32)ctx->args[1], tid, 0, clock_now_away(),
 						  ctx->args[5], ctx->args[6], 0)
 				     : NULL;
 
@@ -162,19 +162,17 @@ int ps_wakeup_new(struct bpf_raw_tracepoint_args *ctx)
 	if (!since)
 		since =
 		    cfg_offcpu_raw ? BPF_CORE_READ(r, se.cfs_rq, rq, clock) : bpf_ktime_get_ns();
-	st = unswitched(tgid, tid, since, BPF_CORE_READ(r, se.sum_exec_runtime),
+	st = unswitched(tgid, tid, BPF_CORE_READ(r, start_time), since,
+			BPF_CORE_READ(r, se.sum_exec_runtime),
 			BPF_CORE_READ(r, sched_info.run_delay), 0);
 	if (!st)
 		return 0;
 	st->woken = since; /* runnable from the start */
-	st->born = BPF_CORE_READ(r, start_time);
 	if (cfg_keys & PS_BPF_K_COMM)
 		BPF_CORE_READ_STR_INTO(&st->key.comm, p, comm);
 	/* an entry of its tid is an earlier thread's, gone unseen */
-	if ((old = bpf_map_lookup_elem(&ps_offcpu, &tid))) {
-		settle_pending(old);
-		spill(old);
-	}
+	if ((old = bpf_map_lookup_elem(&ps_offcpu, &tid)))
+		retire(old);
 	if (bpf_map_update_elem(&ps_offcpu, &tid, st, BPF_ANY))
 		bump(PS_BPF_LOST_KEYS);
 	return 0;
