@@ -15,9 +15,10 @@
 -- once per interval of --min-us or more; shorter ones count, stackless);
 -- the on-CPU part by cpu-clock samples (--hz), each thread's samples scaled
 -- to its exact on-CPU time. --call-graph dwarf unwinds both from copies of
--- the user stack, as offcpu.lua and profile.lua do. A thread's lifetime starts at its creation, or at
--- the start for one the target had (-p, -a), and ends at its exit or at the
--- end (a wait or a slice still going on is counted up to then).
+-- the user stack, as offcpu.lua and profile.lua do. A thread's lifetime
+-- starts at its creation, or at the start for one the target had (-p,
+-- -a), and ends at its exit or at the end (a wait or a slice still going
+-- on is counted up to then).
 local opts = require("args").parse(arg, {
   name = "wallclock.lua",
   report = true,
