@@ -88,7 +88,10 @@ probe("end", function()
 end)'
 share() { # target-option... : the named share, in percent, as "PCT (NAMED of N)"
 	local n named
-	read -r n named < <("$PERFSCRIPT" -e "NP = $np; ENOUGH = ${ENOUGH:-nil}; $SHARE" "$@" 2>"$TMP/share.err")
+	# to a file, not a pipe: the notices it prints after the end probe are
+	# in share.err once the line is read
+	"$PERFSCRIPT" -e "NP = $np; ENOUGH = ${ENOUGH:-nil}; $SHARE" "$@" >"$TMP/share.out" 2>"$TMP/share.err"
+	read -r n named <"$TMP/share.out"
 	echo "$(( ${n:-0} ? 100 * named / n : 0 )) ($named of $n)"
 }
 perf_share() { # perf record -p NP over 0.5 s: the share of user samples a map named
