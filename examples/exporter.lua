@@ -77,17 +77,10 @@ for _, ev in ipairs(events) do
   end
 end
 
-local server, err, code = reg:serve(opts.listen, { web_config = opts.web_config })
--- a bad address is the user's (EINVAL: exit 2), a port in use the machine's
-if not server and code == 22 and err:match("^bad listen address") then args.fail(err) end
-args.need(server, err)
+args.listen(opts.listen, function(req) return reg:handle(req) end, { web_config = opts.web_config, after = "/metrics" })
 if #skipped > 0 then
   io.stderr:write(("exporter.lua: not counted here (no PMU support): %s\n"):format(table.concat(skipped, ", ")))
 end
-local host = opts.listen:match("^(.*):%d+$")
-printf("listening on %s://%s:%d/metrics\n", server:tls() and "https" or "http",
-       (host == "" or host == nil) and "0.0.0.0" or host, server:port())
-io.stdout:flush()
 
 probe("end", function()
   printf("served %d scrapes\n", reg.scrapes)

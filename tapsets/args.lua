@@ -240,6 +240,24 @@ function M.need(v, err, ...)
   os.exit(1)
 end
 
+-- Serve handler on --listen's addr (perfscript.http's listen, opts passed
+-- on: web_config, max_connections, idle_timeout_ms), or end the script: a
+-- bad address is the user's (exit 2), a port in use the machine's (exit
+-- 1). Says "listening on SCHEME://HOST:PORT" and opts.after (default "/")
+-- on standard output, the line a supervisor or a test waits for; returns
+-- the server.
+function M.listen(addr, handler, opts)
+  opts = opts or {}
+  local server, err, code = require("perfscript.http").listen(addr, handler, opts)
+  if not server and code == 22 and err:match("^bad listen address") then M.fail(err) end
+  M.need(server, err)
+  local host = addr:match("^(.*):%d+$")
+  printf("listening on %s://%s:%d%s\n", server:tls() and "https" or "http",
+         (host == "" or host == nil) and "0.0.0.0" or host, server:port(), opts.after or "/")
+  io.stdout:flush()
+  return server
+end
+
 -- Whether the code of a failed perfmon call (its third value) means the
 -- user may not: EPERM or EACCES, never "this machine cannot count it".
 function M.denied(code)

@@ -257,6 +257,42 @@ function M.svg(input, opts)
   return table.concat(svg)
 end
 
+-- flame.page(t, opts) -> one HTML page (nothing fetched from anywhere) of
+-- a built pprof table t: its flame graph inline, then its top functions
+-- by samples. opts: title (the page's), heading (default the title),
+-- graph (the flame graph's title), links ({ {href, text}, ... } under the
+-- heading), top (rows, default 20). Every name in it is escaped.
+function M.page(t, opts)
+  local pprof = require "pprof"
+  local lines, top, total = {}, {}, 0
+  for k, v in pairs(pprof.folded(t)) do lines[#lines + 1] = ("%s %d\n"):format(k, v) end
+  table.sort(lines)
+  for name, n in pairs(pprof.flat(t)) do top[#top + 1] = { name = name, n = n }; total = total + n end
+  table.sort(top, function(a, b) return a.n > b.n or a.n == b.n and a.name < b.name end)
+  local rows, links = {}, {}
+  for i = 1, math.min(opts.top or 20, #top) do
+    rows[i] = ("<tr><td>%d</td><td>%.2f%%</td><td>%s</td></tr>"):format(top[i].n, 100 * top[i].n / total,
+                                                                        M.escape(top[i].name))
+  end
+  for i, l in ipairs(opts.links or {}) do
+    links[i] = ('<a href="%s">%s</a>'):format(M.escape(l[1]), M.escape(l[2]))
+  end
+  local svg = M.svg(table.concat(lines), { title = opts.graph or ("%d samples"):format(total) })
+  local title = M.escape(opts.title or "perfscript")
+  local heading = opts.heading and M.escape(opts.heading) or title
+  return ([[<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>%s</title>
+<style>body { font-family: sans-serif; margin: 1em; } td { padding: 0 1em 0 0; font-family: monospace; }</style>
+</head><body><h1>%s</h1>
+<p>%s</p>
+%s
+<h2>Top functions</h2>
+<table><tr><th>samples</th><th>%%</th><th>function</th></tr>
+%s
+</table></body></html>
+]]):format(title, heading, table.concat(links, " · "), (svg:gsub("^<%?xml[^\n]*\n", "")), table.concat(rows, "\n"))
+end
+
 -- flame.save(path, svg) -> true, or nil and why (as pprof.save)
 function M.save(path, svg) return require("pprof").save(path, svg) end
 

@@ -34,7 +34,7 @@ function M.open(opts)
     by = dwarf and { "comm", "args.prev_state" } or { "comm", "args.prev_state", "ustack", "kstack" },
     offcpu = true, min_us = opts.min_us, forward = dwarf })
   if not agg then return nil, err end
-  local w = setmetatable({ counter = sw, agg = agg, dwarf = dwarf, unwound = {} }, Waits)
+  local w = setmetatable({ counter = sw, agg = agg, dwarf = dwarf, unwound = {}, windows = {} }, Waits)
   if dwarf then
     probe(sw, function(s)
       local a = s.args
@@ -73,6 +73,48 @@ end
 
 -- w:dropped() -> intervals the kernel could not count, or nil and why
 function Waits:dropped() return self.agg:dropped() end
+
+-- Windows: sums of the waits from one moment to another, several at once
+-- (a request's profile, a push window). w:window() opens one; the sums
+-- taken since (w:pump(), each second or so, and at every open and close)
+-- go into every open window.
+local Window = {}
+Window.__index = Window
+
+function Waits:pump()
+  local sums = self:take()
+  for win in pairs(self.windows) do
+    for key, ns in pairs(sums) do win.sums[key] = (win.sums[key] or 0) + ns end
+  end
+end
+
+-- w:window() -> window, from now. Its start is stamped before the take
+-- that begins it, whose flush books every wait up to a moment after:
+-- stamped after, a slow take (a host's worth of stacks, under load) made
+-- the window shorter than the waits booked in it.
+function Waits:window()
+  local win = setmetatable({ waits = self, sums = {}, from = gettimeofday_ns() }, Window)
+  self:pump()
+  self.windows[win] = true
+  return win
+end
+
+-- win:close() -> sums, from_ns, until_ns: the waits of the window, which
+-- takes no more; win:drop(): closed with nothing taken.
+function Window:close()
+  self.waits:pump()
+  self.waits.windows[self] = nil
+  return self.sums, self.from, gettimeofday_ns()
+end
+
+function Window:drop() self.waits.windows[self] = nil end
+
+-- win:pprof(comment) -> the window's gzip pprof bytes (closed), or nil and why
+function Window:pprof(comment)
+  local sums, from, to = self:close()
+  return require("pprof").encode(M.profile(M.rows(sums), { time_nanos = from, duration_nanos = to - from,
+                                                           comment = comment }))
+end
 
 -- offcpu.rows(sums) -> rows, total_ns: { comm, state (a letter), stack, ns },
 -- the longest first.

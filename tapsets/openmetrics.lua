@@ -338,6 +338,32 @@ function Registry:series()
   return out
 end
 
+-- The symbolizer's state as a gauge family (default PREFIX_symbolizer):
+-- {what = bytes, budget_bytes, files, processes, exited, unwinders,
+-- evictions}, read from perfmon.symbols() at each scrape.
+local SYMBOLIZER = { { "bytes", "bytes" }, { "budget_bytes", "budget" }, { "files", "files_open" },
+                     { "processes", "processes" }, { "exited", "exited" }, { "unwinders", "unwinders" },
+                     { "evictions", "evictions" } }
+function Registry:symbolizer(name)
+  self:family(name or self.prefix .. "_symbolizer", "gauge",
+              "What the symbolizer holds: bytes (of its budget), files read, processes known and exited, "
+                .. "unwinders; files given back so far.",
+              function()
+                local st, rows = perfmon.symbols(), {}
+                for i, w in ipairs(SYMBOLIZER) do rows[i] = { labels = { what = w[1] }, value = st[w[2]] } end
+                return rows
+              end)
+end
+
+-- The page as one Prometheus remote write 1.0 request to url (a
+-- snappy-compressed protobuf WriteRequest), for the push tapset:
+-- { url, body, headers }.
+function Registry:remote_write(url)
+  return { url = url, body = require("perfscript.remote_write").encode(self:series()),
+           headers = { ["Content-Encoding"] = "snappy", ["Content-Type"] = "application/x-protobuf",
+                       ["X-Prometheus-Remote-Write-Version"] = "0.1.0" } }
+end
+
 -- The reply to one request {method, path, accept}: body, content type, status.
 function Registry:handle(req, path)
   if req.path == (path or "/metrics") then

@@ -347,6 +347,14 @@ function M.from_folded(rows, opts)
   return out
 end
 
+-- pprof.encode(t) -> gzip profile.proto bytes of a table from build,
+-- diff or from_folded, or nil and why
+function M.encode(t)
+  local ok, bytes = pcall(core().encode, t)
+  if ok then return bytes end
+  return nil, tostring(bytes)
+end
+
 -- Write bytes to dest, a path or a file opened for writing (closed here):
 -- true, or nil and a message naming the file. A failed flush at close (a
 -- full disk, /dev/full) is an error like a failed write.

@@ -27,6 +27,22 @@ awk '/^## Remote write/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ {
 out=$("$PERFSCRIPT" "$TMP/rw.lua" 2>&1)
 like "$out" "^[0-9]+[[:space:]]200$" "docs/api.md's remote_write example: encoded and decoded back"
 
+# docs/tapsets.md's push and pprof_http examples run as written: a push to
+# a port nobody listens on is tried, said as not sent at the end; a
+# profile served by pprof_http is a pprof go tool pprof reads.
+tapset_example() { awk -v h="## $1" '$0 == h { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' docs/tapsets.md; }
+tapset_example push >"$TMP/push.lua"
+out=$("$PERFSCRIPT" -T 0.3 "$TMP/push.lua" 2>&1)
+like "$out" "example: sending the last 1 pushes .*"$'\n'"example: 1 remote_write pushes not sent: " \
+	"docs/tapsets.md's push example: the body tried, then said as not sent ($(head -c 160 <<<"$out"))"
+tapset_example pprof_http >"$TMP/served.lua"
+"$PERFSCRIPT" -T 10 "$TMP/served.lua" >"$TMP/served.out" 2>&1 &
+pids+=($!)
+sport=$(wait_line "$TMP/served.out" '^listening on http://127.0.0.1:[0-9]+/$' | sed 's/.*:\([0-9]*\)\/$/\1/')
+curl -s -o "$TMP/served.pb.gz" "http://127.0.0.1:${sport:-1}/debug/pprof/profile?seconds=1"
+like "$(pprof_tool -raw "$TMP/served.pb.gz" 2>&1 | head -5)" "^PeriodType: cpu nanoseconds"$'\n'"Period: 10101010" \
+	"docs/tapsets.md's pprof_http example: a 1 s profile over HTTP that go tool pprof reads"
+
 # Hostile receivers, against http.post itself: a redirect is followed (a
 # POST stays a POST, with its body), at most 10 (a loop of them was
 # retried for ever); an endless reply body is cut off and the reply's
