@@ -317,4 +317,59 @@ function Profile:write_pprof(path, opts)
   return require("pprof").write(self, path, opts)
 end
 
+-- The sampling counter's spec of a profile, from what the user asked:
+-- o.event (a spec of their own, default cpu-clock at o.freq), o.freq, o.g
+-- or o.stacks (stacks wanted: frame pointers unless told), o.call_graph
+-- ("fp" | "dwarf"), o.python (needs DWARF), o.max_stack, o.cgroup (each
+-- sample's cgroup). The event's own terms win: its call-graph= (or
+-- stack-size=, which only DWARF stacks use) is how its stacks are taken.
+-- An event with neither period= nor freq= samples at o.freq, as perf
+-- record's -F applies to it; a tracepoint or probe samples every hit.
+-- -> spec, or nil and a usage error (options that contradict each other)
+local COUNTS = { [0] = true, [1] = true, [3] = true, [4] = true } -- hardware, software, cache, raw
+local function with_term(ev, t) -- ev/a=1/ -> ev/a=1,T/; ev:u -> ev/T/u; ev -> ev/T/
+  if not t then return ev end
+  if ev:match("/$") then return (ev:gsub("/$", "," .. t .. "/")) end
+  local name, mods = ev:match("^([^/]-):([ukhHGpPSDWIe]+)$")
+  if name then return ("%s/%s/%s"):format(name, t, mods) end
+  return ev .. "/" .. t .. "/"
+end
+function M.spec(o)
+  local ev = o.event
+  local own = ev and (ev:match("[/,]call%-graph=(%a+)") or ev:match("[/,]stack%-size=") and "dwarf")
+  if own and o.call_graph and own ~= o.call_graph then
+    return nil, ("--call-graph %s contradicts the event's call-graph=%s: give one of them"):format(o.call_graph, own)
+  end
+  if own and o.python and own ~= "dwarf" then
+    return nil, ("--python needs DWARF stacks, and the event says call-graph=%s"):format(own)
+  end
+  local call_graph = own or o.call_graph or (o.python and "dwarf") or ((o.g or o.stacks) and "fp")
+  local terms = {}
+  if call_graph and not own then terms[#terms + 1] = "call-graph=" .. call_graph end
+  -- a user side as deep as asked; the kernel's stays its own
+  if o.max_stack and not (ev and ev:match("[/,]max%-stack=")) then
+    terms[#terms + 1] = ("max-stack=%d"):format(o.max_stack)
+  end
+  if o.cgroup then terms[#terms + 1] = "cgroup" end
+  local attr = ev and perfmon.describe(ev)
+  attr = attr and #attr == 1 and attr[1]
+  if not ev or (attr and COUNTS[attr.type] and not attr.sample_period and not attr.freq) then
+    table.insert(terms, 1, ("freq=%d"):format(o.freq or 99))
+  end
+  return with_term(ev or "cpu-clock", #terms > 0 and table.concat(terms, ",") or nil)
+end
+
+-- Whether the target (the -c command, or the -p process) is a python3:
+-- a Python profile of the eval loop alone names nothing the user wrote.
+function M.python_target()
+  local cmd = target_command and target_command()
+  local exe = cmd and cmd:match("^%s*(%S+)")
+  if not exe and (target() or 0) > 0 then
+    local f = io.open(("/proc/%d/comm"):format(target()))
+    exe = f and f:read("l")
+    if f then f:close() end
+  end
+  return exe ~= nil and exe:match("[^/]*$"):match("^python3[%d.]*$") ~= nil
+end
+
 return M

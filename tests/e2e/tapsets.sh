@@ -167,5 +167,25 @@ else
 	is "$mine" "$theirs" "interval CSV matches perf stat -x, -I field by field"
 fi
 
+# The profile tapset's spec, and docs/tapsets.md's profile_files example
+# as written: its folded file holds the samples it counted.
+out=$("$PERFSCRIPT" -e 'local profile = require "profile"
+print(profile.spec { freq = 999, stacks = true })
+print(profile.spec { event = "page-faults", freq = 7, max_stack = 9, cgroup = true })
+print(profile.spec { event = "syscalls:sys_enter_read", g = true })
+print(profile.spec { event = "cpu-clock/call-graph=fp/", call_graph = "dwarf" })' 2>&1)
+is "$out" "cpu-clock/freq=999,call-graph=fp/
+page-faults/freq=7,max-stack=9,cgroup/
+syscalls:sys_enter_read/call-graph=fp/
+nil	--call-graph dwarf contradicts the event's call-graph=fp: give one of them" \
+	"profile.spec: freq for counting events only, stacks, max-stack and cgroup terms, a contradiction refused"
+DOCS=$EX/../docs
+awk '/^## profile_files/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' "$DOCS/tapsets.md" \
+	| sed "s|/tmp/cpu\\.|$TMP/cpu.|g" >"$TMP/files.lua"
+out=$("$PERFSCRIPT" "$TMP/files.lua" -c "$WORKLOAD spin 300" 2>&1)
+n=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/cpu.folded" 2>/dev/null)
+like "$out:$n:$(head -c 5 "$TMP/cpu.svg" 2>/dev/null)" "^true:[1-9][0-9]*:<\?xml" \
+	"docs/tapsets.md's profile_files example: folded stacks of its samples ($n) and a flame graph"
+
 done_testing
 
