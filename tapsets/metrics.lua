@@ -9,7 +9,6 @@
 --   local m = metrics.open({ "ipc", "cpu-utilization" })
 --   probe("end", function() io.write(m:report()) end)
 local M = {}
-local rtrim = require("interval").rtrim
 
 -- compute(v, wall_ns) gets the group's values by event name and the wall
 -- time the metric was measured over; nil means "no value" (nothing counted).
@@ -47,10 +46,6 @@ M.defs = {
 M.defs.ipc.event = "instructions"
 M.defs["branch-miss-ratio"].event = "branch-misses"
 M.defs["page-faults-per-sec"].event = "page-faults"
-
--- The rows of `perf stat` without -e, in its order.
-M.perf_stat = { "cpu-utilization", "context-switch-rate", "cpu-migration-rate",
-                "page-faults-per-sec", "clock-rate", "ipc", "branch-rate", "branch-miss-ratio" }
 
 -- Split "a,b,cpu/event=1,umask=2/,{c,d}" at the commas between events.
 function M.split_events(list)
@@ -166,40 +161,6 @@ function M.denials(set)
     if m.denied then return ("\n%s\n"):format(m.err) end
   end
   return ""
-end
-
--- perf stat's "/sec" column: K, M, G by magnitude.
-local function rate_text(x, unit)
-  if unit ~= "/sec" then return ("%8.3f %s"):format(x, unit) end
-  for _, p in ipairs({ { 1e9, "G" }, { 1e6, "M" }, { 1e3, "K" } }) do
-    if x >= p[1] then return ("%8.3f %s/sec"):format(x / p[1], p[2]) end
-  end
-  return ("%8.3f /sec"):format(x)
-end
-
--- One row of perf stat's layout: event ev's count (task-clock in msec, a
--- mean rounded) and the metric's value in `unit` after a "#"; no newline.
-function M.stat_row(ev, count, value, unit)
-  local c
-  if ev == "task-clock" or ev == "cpu-clock" then c = ("%18.2f msec"):format(count / 1e6)
-  else c = ("%18d     "):format(math.floor(count + 0.5)) end
-  local metric = value and rate_text(value, unit) or ""
-  return rtrim(("%s %-32s # %s"):format(c, ev, metric))
-end
-
--- perf stat's layout: one row per metric that names an `event`, the
--- event's count (task-clock in msec) and the metric after a "#".
-function Set:stat_report()
-  local lines = {}
-  for _, r in ipairs(self:read()) do
-    local ev = r.name and M.defs[r.name].event or r.name
-    if not r.supported then
-      lines[#lines + 1] = ("%18s      %s\n"):format("<" .. r.text .. ">", ev)
-    else
-      lines[#lines + 1] = M.stat_row(ev, r.values[ev], r.value, r.unit) .. "\n"
-    end
-  end
-  return table.concat(lines) .. M.denials(self)
 end
 
 function Set:close()

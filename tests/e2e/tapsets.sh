@@ -187,5 +187,10 @@ n=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/cpu.folded" 2>/dev/null)
 like "$out:$n:$(head -c 5 "$TMP/cpu.svg" 2>/dev/null)" "^true:[1-9][0-9]*:<\?xml" \
 	"docs/tapsets.md's profile_files example: folded stacks of its samples ($n) and a flame graph"
 
+awk '/^## perfstat/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' "$DOCS/tapsets.md" >"$TMP/st.lua"
+out=$("$PERFSCRIPT" "$TMP/st.lua" -c "$WORKLOAD spin 100" 2>&1)
+like "$out" "Performance counter stats for 'example':.* msec task-clock +# +[0-9.]+ CPUs utilized.* page-faults .*seconds time elapsed" \
+	"docs/tapsets.md's perfstat example: perf stat's report of its two rows"
+
 done_testing
 

@@ -53,16 +53,6 @@ describe("metrics", function()
     assert.matches("2.000  CPUs utilized", text, 1, true)
   end)
 
-  it("prints perf stat rows", function()
-    local opener = fake_opener({ ["task-clock"] = 5170000, ["page-faults"] = 2054 }, "cycles")
-    local set = metrics.open({ "cpu-utilization", "page-faults-per-sec", "clock-rate" }, opener)
-    set.t0, set.clock = 0, function() return 5841807 end
-    assert.equals(
-      "              5.17 msec task-clock                       #    0.885 CPUs utilized\n" ..
-      "              2054      page-faults                      #  397.292 K/sec\n" ..
-      "   <not supported>      cycles\n", set:stat_report())
-  end)
-
   it("takes new metrics in its table", function()
     metrics.define("faults-per-switch", { events = { "page-faults", "context-switches" },
       compute = function(v) return v["page-faults"] / v["context-switches"] end })
