@@ -380,6 +380,7 @@ install: all
 		>$(DESTDIR)$(PREFIX)/lib/pkgconfig/perfscript.pc
 	install -m 644 examples/*.lua examples/*.c examples/*.service $(DESTDIR)$(PREFIX)/share/perfscript/examples/
 	install -m 755 perfscript $(DESTDIR)$(PREFIX)/bin/perfscript
+	install -m 755 examples/perfscript-agent $(DESTDIR)$(PREFIX)/bin/perfscript-agent
 	install -m 644 $(BUILD)/libperfscript.so $(DESTDIR)$(PREFIX)/lib/libperfscript.so.0
 	ln -sf libperfscript.so.0 $(DESTDIR)$(PREFIX)/lib/libperfscript.so
 	install -m 644 bindings/perfscript.h $(DESTDIR)$(PREFIX)/include/perfscript.h

@@ -13,9 +13,8 @@
 -- with a backoff that never holds up sampling.
 --   perfscript -a examples/agent.lua --listen 127.0.0.1:9464
 --   go tool pprof http://127.0.0.1:9464/debug/pprof/profile?seconds=10
--- The pages show the machine's processes and perfscript runs as root:
--- listen on loopback or behind a firewall, or give it TLS and users
--- (--web.config.file FILE).
+-- The pages show the machine's processes: listen on loopback or behind a
+-- firewall, or give it TLS and users (--web.config.file FILE).
 local args = require "args"
 local opts = args.parse(arg, {
   name = "agent.lua",

@@ -94,6 +94,20 @@ fi
 out=$("$P/bin/perfscript" "$P/share/perfscript/examples/hello.lua" 2>&1)
 like "$out" "hello from perfscript" "an installed example runs from share/perfscript/examples"
 like "$(cat "$P/share/man/man1/perfscript.1")" "share/perfscript/examples" "the man page says where the examples are"
+# the agent is a command of its own, from the same tree
+out=$("$P/bin/perfscript-agent" --help 2>&1)
+like "$out" "^usage: perfscript -a examples/agent.lua --listen" "perfscript-agent --help: the agent's usage"
+if need_root; then
+	"$P/bin/perfscript-agent" --listen 127.0.0.1:0 >"$TMP/agent.out" 2>&1 &
+	agent=$!
+	line=$(wait_line "$TMP/agent.out" '^listening on ')
+	like "$line" "^listening on http://127.0.0.1:[0-9]+/ " "the installed perfscript-agent serves ($(head -c 120 "$TMP/agent.out"))"
+	kill "$agent" 2>/dev/null; wait "$agent" 2>/dev/null
+else
+	skip "needs root (the agent samples the whole host)" "the installed perfscript-agent serves"
+fi
+like "$(grep '^ExecStart=' "$P/share/perfscript/examples/perfscript-agent.service")" "^ExecStart=/usr/local/bin/perfscript-agent --listen " \
+	"the systemd unit runs perfscript-agent"
 
 # make demo installs what building and running need, make check the peers.
 # (--no-print-directory: under `make check` this make is a sub-make)
