@@ -742,44 +742,25 @@ void ps_symbols__free(struct ps_symbols *syms);
 
 /* What the symbolizer holds for the files it read (their images, counted
  * by resident pages; symbol tables; cached answers; line tables) and for
- * processes that exited (their mappings) is kept under a budget in bytes:
- * the oldest exited processes no sample named go first, then the least
- * recently used files.
- * ps_symbols__trim gives memory back until it fits 2 MiB under the budget
- * (a quarter under a budget below 8 MiB); call it where no string or frame it handed out is still
- * in use (perfscript's Lua binding does, between samples, at most once a second). How many files it
- * gave back. 0 bytes sets the default, 128 MiB. */
+ * processes that exited (their mappings) is kept under a budget in bytes
+ * (0: the default, 128 MiB): the oldest exited processes no sample named
+ * go first, then the least recently used files, down to 2 MiB under the
+ * budget (a quarter under a budget below 8 MiB). The symbolizer keeps to
+ * it by itself: call ps_symbols__maintain where no string or frame it
+ * handed out is still in use, as often as you like (perfscript calls it
+ * after each sample and from its loop once a second). It reads the clock
+ * every 1024th call, or at once when a file was read (memory may have
+ * jumped by megabytes; now_ns is the CLOCK_MONOTONIC time if the caller
+ * has it, else 0), and then, when due: a trim to the budget once a
+ * second, or at once when a file read took it past the budget; every 2 s
+ * the pages of the files' images read only once back to the page cache
+ * (they leave the RSS and come back from the page cache if needed; pages
+ * read again since stay); every 10 s the cached answers (names of the
+ * addresses asked so far) past 1 MiB forgotten. ps_symbols__give_back
+ * does all three now, as after a large profile was dropped. */
 void ps_symbols__set_budget(struct ps_symbols *syms, size_t bytes);
-size_t ps_symbols__trim(struct ps_symbols *syms);
-/* Whether a file or its DWARF was read since the last ps_symbols__trim:
- * what it holds may have jumped (a Go binary's DWARF is tens of MB), so a
- * trim is due now rather than after many more samples. */
-bool ps_symbols__grew(const struct ps_symbols *syms);
-/* Whether what it holds is more than 2 MiB past the budget, counted anew
- * only when a file or its DWARF was read since the last call: a trim is
- * then due at once rather than at the next second (a burst of new
- * binaries read within one second took the agent from 38 to 77 MB). */
-bool ps_symbols__over(struct ps_symbols *syms);
-/* Gives back the pages of the files' mapped images (symbol tables, CFI,
- * DWARF as read) that the page cache holds too: they leave this process's
- * RSS and come back one page at a time, from the page cache, when an
- * unwind or a name needs them again. Nothing else changes. Bytes given
- * back. */
-size_t ps_symbols__drop_pages(struct ps_symbols *syms);
-/* The same for the pages not read twice in a row: a page read again since
- * the call before this one stays (unwinding a busy library reads the top
- * of its CFI search table and its hot functions' entries again at once;
- * dropping them too only cycles them in and out), and each page kept is
- * tested again every 8 calls. Call it every few seconds to keep RSS near
- * what is in use. Bytes given back. */
-size_t ps_symbols__drop_cold_pages(struct ps_symbols *syms);
-/* Forgets the answers the files cached (the "func+0x1a" texts and
- * demangled names of the addresses asked so far) when they hold more than
- * keep bytes in all: they grow with every distinct address a long session
- * names. Asked again, an address is named again (a few microseconds).
- * Call it where no name given out is still in use. Bytes forgotten (0
- * when under keep). */
-size_t ps_symbols__forget_answers(struct ps_symbols *syms, size_t keep);
+void ps_symbols__maintain(struct ps_symbols *syms, uint64_t now_ns);
+void ps_symbols__give_back(struct ps_symbols *syms);
 /* Whether source lines and inline frames are read from DWARF (the
  * default): off, addresses are named by symbol tables alone and no DWARF
  * is held (libc's takes 8.7 MB decompressed, plus its units' line tables);

@@ -141,10 +141,6 @@ end, { web_config = opts.web_config, after = "/ (profiles at /debug/pprof/profil
 -- keeps to its budget, and the processes that exited since the last
 -- second's naming are needed no longer than that.
 probe("begin", function() perfmon.symbolize(0, 0, true) end)
--- Every 2 s the binaries' pages read once go back to the page cache (RSS
--- follows what is in use), every 10 s Lua's garbage and the heap's free pages.
-local trims = 0
-probe("timer.s(2)", function() trims = trims + 1; perfmon.trim(trims % 5 == 0 and "all" or "pages") end)
 perfmon.symbols { exited = 1024, exited_sampled = 256, budget = math.floor(opts.symbols_budget * 1048576),
                   lines = opts.lines == true }
 probe("end", function() printf("served %d profiles and %d scrapes\n", served.served, reg.scrapes) end)

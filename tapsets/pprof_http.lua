@@ -48,12 +48,22 @@ end
 -- served:close(p) -> p's gzip pprof bytes, or nil and why; p is emptied.
 -- The rings are drained first: p's last samples may wait there.
 function Served:close(p)
+  return self:built(p, function(t) return pprof.encode(t) end)
+end
+
+-- Close p and make something of its pprof table: make(t) -> bytes, or nil
+-- and why. Then its tables go, and the heap they took back to the system
+-- (perfmon.trim), so that what a request held does not stay resident.
+function Served:built(p, make)
   perfmon.drain()
   self.open[p] = nil
-  local ok, t = pcall(pprof.build, p, { event = self.event, comment = self.comment })
+  local ok, bytes, why = pcall(function()
+    return make(pprof.build(p, { event = self.event, comment = self.comment }))
+  end)
   p:release()
-  if not ok then return nil, tostring(t) end
-  return pprof.encode(t)
+  perfmon.trim()
+  if not ok then return nil, tostring(bytes) end
+  return bytes, why
 end
 
 -- The profiles' families on an openmetrics registry: PREFIX_profiles
@@ -132,18 +142,13 @@ end
 -- ({ {href, text}, ... } after one to the same page again).
 function Served:page(req, opts)
   return self:sampled(req, "5", "text/html; charset=utf-8", function(p, secs)
-    perfmon.drain()
-    self.open[p] = nil
-    local ok, html = pcall(function()
-      local t = pprof.build(p, { event = self.event })
-      local links = { { ("%s?seconds=%d"):format(req.path, secs), "again" } }
-      for _, l in ipairs(opts.links or {}) do links[#links + 1] = l end
+    local links = { { ("%s?seconds=%d"):format(req.path, secs), "again" } }
+    for _, l in ipairs(opts.links or {}) do links[#links + 1] = l end
+    local graph = ("%d samples in %d s"):format(p.total, secs)
+    return self:built(p, function(t)
       return require("flame").page(t, { title = "perfscript: " .. opts.name, links = links,
-        heading = ("%s: the last %d s"):format(opts.name, secs), graph = ("%d samples in %d s"):format(p.total, secs) })
+                                        heading = ("%s: the last %d s"):format(opts.name, secs), graph = graph })
     end)
-    p:release()
-    if ok then return html end
-    return nil, tostring(html)
   end)
 end
 

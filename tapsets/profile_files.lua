@@ -100,18 +100,14 @@ Run.__index = Run
 -- Each second the window's samples are named as they come, as the agent
 -- names them: a process that exited is needed for a second, not until
 -- its window closes, so the symbolizer keeps 1024 + 1024 exited
--- processes; every 2 s the binaries' pages read once go back to the page
--- cache. Between windows the last one's tables go, and the heap they
--- took goes back to the system.
+-- processes. Between windows the last one's tables go, and the heap
+-- they took goes back to the system.
 function M.continuous(files, new)
   local run = setmetatable({ files = files, new = new, p = new(), windows = 0, lost = 0 }, Run)
   perfmon.symbols { exited = 1024, exited_sampled = 1024 }
-  local seconds = 0
   probe("timer.s(1)", function()
     run.p:settle()
     if files.o.pprof then require("pprof").prepare(run.p) end
-    seconds = seconds + 1
-    if seconds % 2 == 0 then perfmon.trim("pages") end
   end)
   probe(("timer.ms(%d)"):format(math.floor(files.o.every * 1000 + 0.5)), function()
     perfmon.drain() -- the window's last samples, still in the rings

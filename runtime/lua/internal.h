@@ -148,10 +148,9 @@ bool ps_lua_stack__cut(struct ps_script *sc, const struct ps_sample *s);
 void ps_lua_sample_where__epoch(lua_State *L, struct ps_script *sc, const struct ps_sample *s);
 void ps_lua_sample_where__cgroup(lua_State *L, struct ps_script *sc, const struct ps_sample *s,
 				 bool path);
-/* perfmon.trim's part in the symbolizer, if it was made: its clean image
- * pages back to the page cache (ps_symbols__drop_pages), and unless
- * pages_only, its cached answers forgotten past PS_KEEP_ANSWERS bytes. */
-void ps_lua_sample_object__give_back(struct ps_script *sc, bool pages_only);
+/* perfmon.trim's part in the symbolizer, if it was made: all it can give
+ * back now (ps_symbols__give_back). */
+void ps_lua_sample_object__give_back(struct ps_script *sc);
 /* Names as symbol tables spell them (raw) or demangled (the default):
  * --no-demangle (ps_script_opts.raw_names), perfmon.demangle(). */
 void ps_lua_sample_object__set_raw_names(struct ps_script *sc, bool raw);
@@ -166,9 +165,9 @@ void ps_lua_sample_object__free(struct ps_script *sc);
 
 /* lua/sample_stack.c: a sample's stacks and source lines. */
 /* s.callchain: addresses, kernel frames then user frames, innermost first. */
-/* lua/sample_object.c: keep the symbolizer within its budget (at most once
- * a second), where no answer it gave is in use. */
-void ps_lua_sample_object__trim(struct ps_script *sc);
+/* lua/sample_object.c: the symbolizer's upkeep (ps_symbols__maintain),
+ * where no answer it gave is in use. */
+void ps_lua_sample_object__maintain(struct ps_script *sc);
 /* lua/sample_object.c: before the end probes, the debug files still coming
  * from debuginfod, within the session's wait. */
 void ps_lua_sample_object__settle(struct ps_script *sc);

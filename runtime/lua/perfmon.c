@@ -369,30 +369,27 @@ static int m_time_source(lua_State *L)
 	return 2;
 }
 
-/* perfmon.trim([what]) -> rss_bytes: a full garbage collection, the
- * symbolizer's file pages it only read back to the page cache and its
- * cached answers past 1 MiB forgotten, then the heap's free pages back to
- * the system. free() keeps what lies between blocks still in use: after a
- * profile's window was built and dropped, 11 MB of a 37 MB heap was free
- * and still resident. perfmon.trim("pages") gives back the file pages
- * only: no collection, cheap enough to call every second or two. */
+/* perfmon.trim() -> rss_bytes: a full garbage collection, all the
+ * symbolizer can give back now (ps_symbols__give_back: under its budget,
+ * the file pages it only read back to the page cache, cached answers past
+ * 1 MiB), then the heap's free pages back to the system. free() keeps
+ * what lies between blocks still in use: after a profile's window was
+ * built and dropped, 11 MB of a 37 MB heap was free and still resident.
+ * For a script that just dropped large tables; the symbolizer's own upkeep
+ * needs no call. */
 static int m_trim(lua_State *L)
 {
-	const char *what = luaL_optstring(L, 1, "all");
 	unsigned long size = 0, rss = 0;
-	bool pages = !strcmp(what, "pages");
 	FILE *f;
 
-	if (!pages && strcmp(what, "all"))
-		return luaL_error(
-		    L, "perfmon.trim(what): what is \"all\" (the default) or \"pages\", not \"%s\"",
-		    what);
-	if (!pages)
-		lua_gc(L, LUA_GCCOLLECT);
-	ps_lua_sample_object__give_back(ps_lua_script__from(L), pages);
+	if (!lua_isnoneornil(L, 1))
+		return luaL_error(L,
+				  "perfmon.trim() takes no argument: the symbolizer gives back its "
+				  "pages by itself");
+	lua_gc(L, LUA_GCCOLLECT);
+	ps_lua_sample_object__give_back(ps_lua_script__from(L));
 #ifdef __GLIBC__
-	if (!pages)
-		malloc_trim(0);
+	malloc_trim(0);
 #endif
 	f = fopen("/proc/self/statm", "re");
 	if (!f || fscanf(f, "%lu %lu", &size, &rss) != 2) {

@@ -29,8 +29,7 @@ struct ps_sample_state {
 	uint32_t seen_pid;	    /* the last pid handed to ps_symbols__seen */
 	uint64_t seq;		    /* samples pushed so far */
 	uint64_t unwound_seq;	    /* the sample uips belongs to (seq starts at 1) */
-	time_t trimmed;		    /* when the symbolizer last kept to its budget */
-	unsigned trim_calls;	    /* checks of the clock are every 1024th */
+	int upkeep_timer;	    /* the loop's timer of ps_symbols__maintain, or -1 */
 	int nuips;
 	uint64_t uips[PS_LUA_MAX_USTACK];
 };
@@ -46,6 +45,7 @@ static struct ps_sample_state *state(struct ps_script *sc)
 		if (sc->sample_state) {
 			sc->sample_state->ref = LUA_NOREF;
 			sc->sample_state->raw_names = sc->o.raw_names;
+			sc->sample_state->upkeep_timer = -1;
 		}
 	}
 	return sc->sample_state;
@@ -63,12 +63,31 @@ struct ps_cgroups *ps_lua_sample_object__cgroups(struct ps_script *sc)
 
 /* ---- symbols ---- */
 
+/* Once a second from the loop, the symbolizer's upkeep (ps_symbols__maintain)
+ * also when no sample comes: a session that went quiet gives back the pages
+ * its last samples read. No name handed out is in use between callbacks. */
+static int on_upkeep(struct ps_loop *loop, uint64_t expirations, void *ctx)
+{
+	struct ps_script *sc = ctx;
+	struct timespec ts;
+
+	(void)loop;
+	(void)expirations;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (sc->sample_state)
+		ps_symbols__maintain(sc->sample_state->syms,
+				     (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+	return 0;
+}
+
 static struct ps_symbols *symbols(struct ps_script *sc)
 {
 	struct ps_sample_state *st = state(sc);
 
 	if (st && !st->syms) {
 		st->syms = ps_symbols__new();
+		if (st->syms && sc->loop)
+			st->upkeep_timer = ps_loop__add_timer(sc->loop, 1000000000u, on_upkeep, sc);
 		ps_symbols__set_raw_names(st->syms, st->raw_names);
 		if (sc->o.debuginfod_set)
 			ps_symbols__set_debuginfod(st->syms, sc->o.debuginfod_wait);
@@ -87,18 +106,10 @@ struct ps_symbols *ps_lua_sample_object__symbols(struct ps_script *sc)
 	return symbols(sc);
 }
 
-/* Cached answers perfmon.trim keeps: a profile's hot addresses fit many
- * times over; past it, a long whole-host session's long tail of distinct
- * addresses is what grows. */
-#define PS_KEEP_ANSWERS (1u << 20)
-
-void ps_lua_sample_object__give_back(struct ps_script *sc, bool pages_only)
+void ps_lua_sample_object__give_back(struct ps_script *sc)
 {
-	if (sc->sample_state) {
-		ps_symbols__drop_cold_pages(sc->sample_state->syms);
-		if (!pages_only)
-			ps_symbols__forget_answers(sc->sample_state->syms, PS_KEEP_ANSWERS);
-	}
+	if (sc->sample_state)
+		ps_symbols__give_back(sc->sample_state->syms);
 }
 
 void ps_lua_sample_object__set_raw_names(struct ps_script *sc, bool raw)
@@ -431,21 +442,10 @@ void ps_lua_sample_object__push(struct ps_script *sc, const struct ps_sample *s)
 	lua_rawgeti(sc->L, LUA_REGISTRYINDEX, st ? st->ref : LUA_NOREF);
 }
 
-void ps_lua_sample_object__trim(struct ps_script *sc)
+void ps_lua_sample_object__maintain(struct ps_script *sc)
 {
-	struct ps_sample_state *st = sc->sample_state;
-	struct timespec now;
-
-	/* a clock read per sample would cost more than a trim: every 1024th,
-	 * or when a file was read (memory may have jumped by megabytes); once
-	 * a second, or at once when the budget is well past */
-	if (!st || !st->syms || (++st->trim_calls % 1024 && !ps_symbols__grew(st->syms)))
-		return;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-	if (now.tv_sec == st->trimmed && !ps_symbols__over(st->syms))
-		return;
-	st->trimmed = now.tv_sec;
-	ps_symbols__trim(st->syms);
+	if (sc->sample_state)
+		ps_symbols__maintain(sc->sample_state->syms, 0);
 }
 
 void ps_lua_sample_object__settle(struct ps_script *sc)
@@ -467,7 +467,7 @@ void ps_lua_sample_object__release(struct ps_script *sc)
 	if (sc->sample_state)
 		sc->sample_state->cur = NULL;
 	/* no name or frame handed out is in use between samples */
-	ps_lua_sample_object__trim(sc);
+	ps_lua_sample_object__maintain(sc);
 }
 
 const struct ps_sample *ps_lua_sample_object__current(const struct ps_script *sc)
@@ -481,6 +481,8 @@ void ps_lua_sample_object__free(struct ps_script *sc)
 
 	if (!st)
 		return;
+	if (st->upkeep_timer >= 0)
+		ps_loop__del_timer(sc->loop, st->upkeep_timer);
 	ps_symbols__free(st->syms);
 	ps_cgroups__free(st->cgroups);
 	free(st);

@@ -282,7 +282,7 @@ static int l_symbolize(lua_State *L)
 	struct ps_lua_frame fr = frame_arg(L, 4);
 	const char *dso = "";
 
-	ps_lua_sample_object__trim(sc); /* the last call's answers are Lua strings now */
+	ps_lua_sample_object__maintain(sc); /* the last call's answers are Lua strings now */
 	char buf[NAME_MAX_LEN];
 	bool resolved = name_of(sc, (pid_t)luaL_checkinteger(L, 1), &fr, buf, sizeof(buf), &dso);
 
@@ -320,7 +320,7 @@ static int l_frames(lua_State *L)
 	pid_t pid = (pid_t)luaL_checkinteger(L, 1);
 	struct ps_lua_frame fr = frame_arg(L, 4);
 	struct ps_symbols *syms =
-	    (ps_lua_sample_object__trim(sc), ps_lua_sample_object__symbols(sc));
+	    (ps_lua_sample_object__maintain(sc), ps_lua_sample_object__symbols(sc));
 	const struct ps_srcframe *sf = NULL;
 	int n = !fr.kernel && syms ? ps_symbols__srcframes_at(
 					 syms, pid, fr.addr, fr.past ? fr.epoch : PS_EPOCH_NOW, &sf)
@@ -380,7 +380,7 @@ static int l_mapping(lua_State *L)
 	uint64_t addr = (uint64_t)luaL_checkinteger(L, 2);
 	uint32_t epoch = lua_isnoneornil(L, 3) ? PS_EPOCH_NOW : (uint32_t)luaL_checkinteger(L, 3);
 	struct ps_symbols *syms =
-	    (ps_lua_sample_object__trim(sc), ps_lua_sample_object__symbols(sc));
+	    (ps_lua_sample_object__maintain(sc), ps_lua_sample_object__symbols(sc));
 	struct ps_mapping_info m = {.sz = sizeof(m)};
 
 	if (!syms || ps_symbols__mapping_at(syms, pid, addr, epoch, &m) < 0) {
@@ -450,10 +450,8 @@ static int l_symbols(lua_State *L)
 	if (recent > 0 || sampled > 0) /* one not given: its default */
 		ps_symbols__set_exited(syms, recent > 0 ? (size_t)recent : 0,
 				       sampled > 0 ? (size_t)sampled : 0);
-	if (b >= 0) {
-		ps_symbols__set_budget(syms, (size_t)b);
-		ps_symbols__trim(syms);
-	}
+	if (b >= 0)
+		ps_symbols__set_budget(syms, (size_t)b); /* kept to at its next upkeep */
 	if (ps_symbols__stats(syms, &st) < 0)
 		return luaL_error(L, "perfmon.symbols: out of memory");
 	lua_createtable(L, 0, 8);

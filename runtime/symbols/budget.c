@@ -4,7 +4,8 @@
  * answers and their text; line tables and inline frames) is what a long
  * system-wide session accumulates as new binaries come and go, so the files
  * are kept in least-recently-used order under a budget: ps_symbols__trim,
- * called where no answer given out is still in use, gives memory back
+ * which ps_symbols__maintain runs on its schedule (at the end of this
+ * file) where no answer given out is still in use, gives memory back
  * until what is left is under the budget less a margin (a quarter of it,
  * 2 MiB at most, so the next file does not evict at once). In this order:
  * the Python code objects (read again if asked), the JIT maps past a
@@ -26,8 +27,10 @@
 #endif
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "symbols/budget.h"
 #include "symbols/internal.h"
 #include "symbols/python.h"
 
@@ -309,8 +312,58 @@ bool ps_symbols__lines(const struct ps_symbols *syms)
 
 void ps_symbols__set_budget(struct ps_symbols *syms, size_t bytes)
 {
-	if (syms)
-		syms->dsos.budget = bytes;
+	if (!syms)
+		return;
+	syms->dsos.budget = bytes;
+	syms->upkeep.due = true; /* kept to at the next ps_symbols__maintain */
+}
+
+/* Cached answers kept past each forgetting: a profile's hot addresses fit
+ * many times over; past it, a long whole-host session's long tail of
+ * distinct addresses is what grows. */
+#define PS_KEEP_ANSWERS (1u << 20)
+#define PS_UPKEEP_CALLS 1024 /* calls between reads of the clock */
+
+void ps_symbols__maintain(struct ps_symbols *syms, uint64_t now_ns)
+{
+	struct timespec ts;
+	int64_t now;
+
+	/* a clock read per sample would cost more than the check: every
+	 * 1024th call, or when a file was read (memory may have jumped) */
+	if (!syms || (!now_ns && ++syms->upkeep.calls % PS_UPKEEP_CALLS &&
+		      !ps_symbols__grew(syms) && !syms->upkeep.due))
+		return;
+	if (!now_ns) {
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+		now = ts.tv_sec;
+	} else {
+		now = (int64_t)(now_ns / 1000000000u);
+	}
+	if (!syms->upkeep.paged) /* the schedule starts at the first call */
+		syms->upkeep.paged = syms->upkeep.forgot = now;
+	if (now != syms->upkeep.trimmed || syms->upkeep.due || ps_symbols__over(syms)) {
+		syms->upkeep.trimmed = now;
+		syms->upkeep.due = false;
+		ps_symbols__trim(syms);
+	}
+	if (now - syms->upkeep.paged >= 2) {
+		syms->upkeep.paged = now;
+		ps_symbols__drop_cold_pages(syms);
+	}
+	if (now - syms->upkeep.forgot >= 10) {
+		syms->upkeep.forgot = now;
+		ps_symbols__forget_answers(syms, PS_KEEP_ANSWERS);
+	}
+}
+
+void ps_symbols__give_back(struct ps_symbols *syms)
+{
+	if (!syms)
+		return;
+	ps_symbols__trim(syms);
+	ps_symbols__drop_cold_pages(syms);
+	ps_symbols__forget_answers(syms, PS_KEEP_ANSWERS);
 }
 
 int ps_symbols__stats(struct ps_symbols *syms, struct ps_symbols_stats *st)

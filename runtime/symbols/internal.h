@@ -373,6 +373,14 @@ struct ps_symbols {
 	 * first, at most PS_NOTICES at once (ps_symbols__notice takes them) */
 	char notices[PS_NOTICES][200];
 	unsigned notice_head, notice_n;
+	/* ps_symbols__maintain's schedule: calls since the clock was read, the
+	 * seconds of the last trim, page drop and forgetting, a trim due at
+	 * once (the budget changed) */
+	struct {
+		unsigned calls;
+		int64_t trimmed, paged, forgot;
+		bool due;
+	} upkeep;
 };
 /* Queue a notice for the user (symbols.c); a full queue drops it. */
 __attribute__((format(printf, 2, 3))) void ps_symbols__tell(struct ps_symbols *syms,

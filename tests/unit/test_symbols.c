@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "perfscript.h"
+#include "symbols/budget.h"
 #include "tap.h"
 
 #define MAXMAPS 256
