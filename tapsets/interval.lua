@@ -9,9 +9,11 @@
 --
 -- A "counter" is anything with :read() returning value[, enabled, running]
 -- (a perfmon counter or group, or a fake one in a spec); :name() or the
--- key of the table it was passed in names it. A table whose read() reads
--- a perfmon counter or group names it as its field source, so that it is
--- read ahead with the others (perfmon.read_ahead). One with supported = false,
+-- key of the table it was passed in names it. A table whose value comes
+-- from a perfmon counter or group names it as its field source, and its
+-- read(got) is given the source's reading, got = { value, enabled, running }
+-- (the source is read with the others at one moment: perfmon.read_many).
+-- One with supported = false,
 -- or whose read() gives nil, "not supported", is a row "<not supported>"
 -- in every interval, as perf stat -I prints; nil, "not counted" a row
 -- "<not counted>".
@@ -57,33 +59,44 @@ local function entries(counters)
   return list
 end
 
--- What perfmon.read_ahead is given for list: its perfmon counters and
--- groups, each once (a table names the one its read() reads as source).
-local function ahead_of(list)
-  local objs, seen = {}, {}
-  for _, e in ipairs(list) do
+-- interval.read_all(objs[, into]) -> into: every object read at one
+-- moment, into[i] = { objs[i]:read() } (perfmon.read_many under
+-- perfscript: counters on CPUs read each from its CPU, as perf stat
+-- reads; elsewhere, a spec's stand-ins, each read in turn).
+function M.read_all(objs, into)
+  local pm = rawget(_G, "perfmon")
+  if pm and pm.read_many then return pm.read_many(objs, into) end
+  into = into or {}
+  for i, o in ipairs(objs) do
+    local r = into[i] or {}
+    r[1], r[2], r[3] = o:read()
+    into[i] = r
+  end
+  return into
+end
+
+-- What list reads: each entry's source (or itself), once, and the index
+-- of each entry's in that list.
+local function sources_of(list)
+  local objs, at = {}, {}
+  for i, e in ipairs(list) do
     local o = type(e.obj) == "table" and e.obj.source or e.obj
-    if o and not seen[o] then seen[o] = true; objs[#objs + 1] = o end
+    if not at[o] then objs[#objs + 1] = o; at[o] = #objs end
+    list[i].at = at[o]
   end
   return objs
 end
 
 -- Current value, enabled and running of every entry, into out's entry
--- tables (reused: a report reads every interval) or new ones. The perfmon
--- counters are read ahead together first, each CPU's fds from that CPU,
--- as perf stat reads; a group is read once for its members (adjacent).
+-- tables (reused: a report reads every interval) or new ones, all read at
+-- one moment; a group is read once for its members.
 local function snapshot(self, out)
-  local list, cobj, cv, ce, cr = self.list, nil, nil, nil, nil
   out = out or {}
-  if #self.ahead > 0 and perfmon and perfmon.read_ahead then perfmon.read_ahead(self.ahead) end
-  for i, e in ipairs(list) do
-    local v, en, run
-    if e.member and e.obj == cobj then
-      v, en, run = cv, ce, cr
-    else
-      v, en, run = e.obj:read()
-      cobj, cv, ce, cr = e.obj, v, en, run
-    end
+  self.got = M.read_all(self.sources, self.got)
+  for i, e in ipairs(self.list) do
+    local got = self.got[e.at]
+    local v, en, run = got[1], got[2], got[3]
+    if type(e.obj) == "table" and e.obj.source then v, en, run = e.obj:read(got) end
     local o = out[i] or {}
     out[i] = o
     if v == nil then -- nil, "not supported" or "not counted": no value
@@ -110,7 +123,7 @@ function M.new(counters, opts)
     list = entries(counters), ms = opts.ms or 1000, format = format, sep = opts.sep or ",",
     write = opts.write or io.write, clock = opts.clock or now_ns,
   }, Report)
-  self.ahead = ahead_of(self.list)
+  self.sources = sources_of(self.list)
   self:restart()
   if opts.register ~= false and type(probe) == "function" then
     -- counters opened by the implicit context start after begin: take the

@@ -117,16 +117,15 @@ end
 -- { {name=, value=, unit=, text=, values=} or {name=, supported=false, err=} }.
 function Set:read()
   local wall = self.clock() - self.t0
-  local out = {}
-  if rawget(_G, "perfmon") and perfmon.read_ahead then
-    local groups = {}
-    for _, m in ipairs(self.list) do groups[#groups + 1] = m.group end
-    perfmon.read_ahead(groups)
+  local out, groups, at = {}, {}, {}
+  for i, m in ipairs(self.list) do
+    if m.group then groups[#groups + 1] = m.group; at[i] = #groups end
   end
-  for _, m in ipairs(self.list) do
+  local got = require("interval").read_all(groups) -- at one moment
+  for i, m in ipairs(self.list) do
     local r = { name = m.name, unit = m.def.unit }
     if m.group then
-      local v = m.group:read()
+      local v = got[at[i]][1]
       r.supported, r.values = true, v
       r.value = m.def.compute(v, wall)
       r.text = r.value and (m.def.format or "%.3f"):format(r.value) or "-"

@@ -236,14 +236,12 @@ function Registry:counter_families()
     end
     return label_text(l)
   end
-  -- the perfmon counters of the scrape read together, each CPU's from it
-  if rawget(_G, "perfmon") and perfmon.read_ahead then
-    local objs = {}
-    for _, e in ipairs(self.counters) do objs[#objs + 1] = e.c end
-    perfmon.read_ahead(objs)
-  end
-  for _, e in ipairs(self.counters) do
-    local v, enabled, running = e.c:read()
+  -- the counters of the scrape read at one moment, each CPU's from it
+  local objs = {}
+  for i, e in ipairs(self.counters) do objs[i] = e.c end
+  local got = require("interval").read_all(objs)
+  for i, e in ipairs(self.counters) do
+    local v, enabled, running = got[i][1], got[i][2], got[i][3]
     local labels = e.text or resolve(e.labels)
     if v == nil then goto next end -- not supported, not counted: no sample, not a 0
     if type(v) ~= "number" then v = 0 end

@@ -103,17 +103,15 @@ end
 function Stat:begin() self.set.t0 = self.set.clock() end
 
 -- The rows as counters of the interval tapset (stat -I): each row's own
--- event, read from its metric's group.
+-- event, from its metric's group's reading.
 function Stat:counters()
   local counters = {}
   for _, m in ipairs(self.set.list) do
     local ev = m.def.event
     counters[#counters + 1] = { supported = m.group ~= nil, source = m.group, name = function() return ev end,
-      read = function()
-        if not m.group then return 0 end
-        local v, enabled, running = m.group:read(m.values)
-        m.values = v -- filled again next time
-        return v[ev] or v[m.def.index], enabled, running
+      read = function(_, got) -- its group's reading
+        if not got or not got[1] then return 0 end
+        return got[1][ev] or got[1][m.def.index], got[2], got[3]
       end }
   end
   return counters

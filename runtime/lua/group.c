@@ -167,25 +167,22 @@ int ps_lua_group__new(lua_State *L)
 	return 1;
 }
 
-/* perfmon.read_ahead({counter or group, ...}) -> true | nil, message, code:
- * read their CPU-bound fds now, each from its CPU, for the reads that
- * follow (ps_session__read_ahead). Anything else in the list (a table with
- * its own read method) is left to its read. */
-int ps_lua__read_ahead(lua_State *L)
+/* Read the CPU-bound fds of the counters and groups of the list at index
+ * idx now, each from its CPU (ps_session__read_ahead), for the reads that
+ * follow. Anything else in the list (a table with its own read method) is
+ * left to its read. */
+static int read_ahead(lua_State *L, int idx)
 {
-	lua_Integer n;
-	ps_handle *hs;
+	lua_Integer n = luaL_len(L, idx);
+	ps_handle *hs = lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof(*hs), 0);
 	size_t k = 0;
 	int rc;
 
-	luaL_checktype(L, 1, LUA_TTABLE);
-	n = luaL_len(L, 1);
-	hs = lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof(*hs), 0);
 	for (lua_Integer i = 1; i <= n; i++) {
 		struct counter_ud *c;
 		struct group_ud *g;
 
-		lua_geti(L, 1, i);
+		lua_geti(L, idx, i);
 		if ((c = luaL_testudata(L, -1, PS_COUNTER_MT)) && c->h)
 			hs[k++] = c->h;
 		else if ((g = luaL_testudata(L, -1, PS_GROUP_MT)) && g->n && g->h[0])
@@ -193,8 +190,77 @@ int ps_lua__read_ahead(lua_State *L)
 		lua_pop(L, 1);
 	}
 	rc = ps_session__read_ahead(ps_lua__session(L), hs, k);
+	lua_pop(L, 1);
+	return rc;
+}
+
+/* Each item's read: into[i] = { item:read() } (its values by index, n =
+ * how many), reusing into[i] and, for a group, its values table. */
+static int read_each(lua_State *L)
+{
+	lua_Integer n = luaL_len(L, 1);
+
+	for (lua_Integer i = 1; i <= n; i++) {
+		int top = lua_gettop(L), got;
+
+		if (lua_geti(L, 2, i) != LUA_TTABLE) {
+			lua_pop(L, 1);
+			lua_createtable(L, 3, 1);
+			lua_pushvalue(L, -1);
+			lua_seti(L, 2, i);
+		}
+		lua_geti(L, 1, i);
+		if (lua_getfield(L, -1, "read") == LUA_TNIL)
+			return luaL_error(L, "perfmon.read_many: item %d has no read method",
+					  (int)i);
+		lua_insert(L, -2);
+		lua_geti(L, top + 1, 1); /* the last values table, which a group's read refills */
+		if (!lua_istable(L, -1)) {
+			lua_pop(L, 1);
+			lua_pushnil(L);
+		}
+		lua_call(L, 2, LUA_MULTRET);
+		got = lua_gettop(L) - top - 1;
+		for (int k = got; k >= 1; k--)
+			lua_seti(L, top + 1, k);
+		for (int k = got + 1; k <= 3; k++) {
+			lua_pushnil(L);
+			lua_seti(L, top + 1, k);
+		}
+		lua_pushinteger(L, got);
+		lua_setfield(L, top + 1, "n");
+		lua_settop(L, top);
+	}
+	lua_settop(L, 2);
+	return 1;
+}
+
+/* perfmon.read_many(list[, into]) -> into: every counter and group of the
+ * list read at one moment (those that count on CPUs each from its CPU, as
+ * perf stat reads), into[i] = { list[i]:read() }. A table in the list with
+ * a read method of its own is read by it. Nothing is left behind: a read
+ * later is live. */
+int ps_lua__read_many(lua_State *L)
+{
+	int rc;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	if (lua_isnoneornil(L, 2)) {
+		lua_settop(L, 1);
+		lua_newtable(L);
+	}
+	luaL_checktype(L, 2, LUA_TTABLE);
+	lua_settop(L, 2);
+	rc = read_ahead(L, 1);
 	if (rc < 0)
 		return ps_lua__fail(L, false, ps_strerror(rc), rc);
-	lua_pushboolean(L, 1);
+	lua_pushcfunction(L, read_each);
+	lua_pushvalue(L, 1);
+	lua_pushvalue(L, 2);
+	rc = lua_pcall(L, 2, 1, 0);
+	/* what was read ahead and not taken (a read that raised) is dropped */
+	ps_session__read_ahead(ps_lua__session(L), NULL, 0);
+	if (rc != LUA_OK)
+		return lua_error(L);
 	return 1;
 }

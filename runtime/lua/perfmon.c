@@ -431,7 +431,7 @@ static int m_valid_utf8(lua_State *L)
 static const luaL_Reg module_funcs[] = {
     {"counter", m_counter},
     {"group", ps_lua_group__new},
-    {"read_ahead", ps_lua__read_ahead},
+    {"read_many", ps_lua__read_many},
     {"describe", ps_lua__describe},
     {"open", m_open},
     {"lost", m_lost},

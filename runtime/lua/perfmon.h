@@ -50,7 +50,7 @@ int ps_lua__describe(lua_State *L);
 /* lua/group.c */
 extern const luaL_Reg ps_lua_group__methods[], ps_lua_group__meta[];
 int ps_lua_group__new(lua_State *L);   /* perfmon.group(spec) */
-int ps_lua__read_ahead(lua_State *L);  /* perfmon.read_ahead(list) */
+int ps_lua__read_many(lua_State *L);   /* perfmon.read_many(list[, into]) */
 int ps_lua_regions__new(lua_State *L); /* perfmon.regions([spec]), lua/region.c */
 int ps_lua_region__call(lua_State *L); /* perfmon.region(name, fn, ...) */
 /* lua/overflow.c: perfmon.overflow(spec [, handler]) and perfmon.poll();

@@ -149,20 +149,24 @@ out=$(for _ in $(seq 20); do "$PERFSCRIPT" -e "$script" -c "$WORKLOAD getppid 10
 is "$out" "$(printf '100000 %.0s' $(seq 20))" "a group started in the main chunk counts from exec: exactly 100000, 20 runs of 20"
 is "$("$PERFSCRIPT" -e "$script" -c "$WORKLOAD getppid 100000" -- stop)" "0 " "a group started then stopped before exec stays stopped (the exec does not start it)"
 
-# perfmon.read_ahead: -a counters read at one moment, from their CPUs; the
-# next read takes that moment's value, the one after is live again.
+# perfmon.read_many: -a counters read at one moment, from their CPUs, the
+# values returned; nothing is kept for a later read, which is live.
 out=$("$PERFSCRIPT" -a -e '
 local c = assert(perfmon.counter("syscalls:sys_enter_getppid"))
 local g = assert(perfmon.group("{syscalls:sys_enter_getppid,cpu-clock}"))
+local into = {}
 probe("timer.ms(50)", function()
-  assert(perfmon.read_ahead({ c, g, { read = function() end } }))
+  perfmon.read_many({ c, g, { read = function() return 7, 1, 1 end } }, into)
+  local a, ga, values = into[1][1], into[2][1][1], into[2][1]
   os.execute(arg[1] .. " getppid 5000")
-  local a, b = c:read(), c:read()
-  local ga, gb = g:read()[1], g:read()[1]
-  print(b - a >= 5000, gb - ga >= 5000)
+  local b = c:read()
+  perfmon.read_many({ c, g, { read = function() return 7, 1, 1 end } }, into)
+  print(b - a >= 5000, into[1][1] - a >= 5000, into[2][1][1] - ga >= 5000, into[2][1] == values,
+        into[3][1], into[2][1]["cpu-clock"] ~= nil)
   exit()
 end)' -- "$WORKLOAD")
-is "$out" "$(printf 'true\ttrue')" "perfmon.read_ahead: the next read of a counter and of a group is the read-ahead's, the one after is live"
+is "$out" "$(printf 'true\ttrue\ttrue\ttrue\t7\ttrue')" \
+	"perfmon.read_many: a counter's and a group's values, read at one moment; a read after it is live; into's tables reused"
 out=$("$PERFSCRIPT" -e '
 local g = assert(perfmon.group("{syscalls:sys_enter_close,task-clock}"))
 g:start()
@@ -171,12 +175,14 @@ for _ = 1, 100 do assert(io.open("/proc/self/stat")):close() end
 local v = g:read(t)
 print(v == t, t[1], t["task-clock"] == t[2])')
 is "$out" "$(printf 'true\t100\ttrue')" "group:read(t): the values go into t, by index and by name"
-out=$("$PERFSCRIPT" -e 'print(pcall(perfmon.read_ahead, "c"))' 2>&1)
-like "$out" "^false.*bad argument #1 to .*read_ahead.* \(table expected, got string\)" "perfmon.read_ahead without a list: the argument error"
-awk '/^### `perfmon.read_ahead/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' \
+out=$("$PERFSCRIPT" -e 'print(pcall(perfmon.read_many, "c"))' 2>&1)
+like "$out" "^false.*bad argument #1 to .*read_many.* \(table expected, got string\)" "perfmon.read_many without a list: the argument error"
+out=$("$PERFSCRIPT" -e 'print(pcall(perfmon.read_many, { {} }))' 2>&1)
+like "$out" "^false.*perfmon.read_many: item 1 has no read method" "perfmon.read_many: an item without a read method is named"
+awk '/^### `perfmon.read_many/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' \
 	"$(dirname "$0")/../../docs/api.md" >"$TMP/ahead.lua"
 out=$("$PERFSCRIPT" -a "$TMP/ahead.lua" -c "sleep 1.2" 2>&1)
-like "$out" '^[0-9]+'$'\t''[0-9]+$' "docs/api.md's perfmon.read_ahead example prints the two counts"
+like "$out" '^[0-9]+'$'\t''[0-9]+$' "docs/api.md's perfmon.read_many example prints the two counts"
 
 # A cpu= term on a command's counter counts its tasks on that CPU only:
 # what never multiplexes is not scaled, so CPU 0's and CPU 1's counts add up
