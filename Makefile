@@ -288,7 +288,7 @@ asan:
 # overflow signals, the loop, the HTTP listener): build-tsan/tests/test_*.
 # tests/slow/tsan.sh runs them. TSan does not model atomic_thread_fence;
 # the ring code's fences are paired with atomics it does model.
-TSAN_TESTS := region overflow loop http
+TSAN_TESTS := region overflow loop http threads
 tsan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build-tsan BIN=build-tsan/perfscript \
 		CFLAGS='-O1 -g -fsanitize=thread -Wno-tsan' \

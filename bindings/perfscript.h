@@ -732,7 +732,8 @@ void ps_bpf__chain_print(bool on);
  * thread of its own (ps_symbols__set_debuginfod). C++ and Rust names
  * are demangled unless raw names are asked for. Kernel:
  * /proc/kallsyms, read once on first use. Results are cached per file and
- * address. Not thread-safe.
+ * address. One thread at a time, as the rule at the top says: two
+ * symbolizers in two threads share only what is locked or read once.
  */
 
 struct ps_symbols;
@@ -751,8 +752,9 @@ void ps_symbols__free(struct ps_symbols *syms);
  * after each sample and from its loop once a second). It reads the clock
  * every 1024th call, or at once when a file was read (memory may have
  * jumped by megabytes; now_ns is the CLOCK_MONOTONIC time if the caller
- * has it, else 0), and then, when due: a trim to the budget once a
- * second, or at once when a file read took it past the budget; every 2 s
+ * has it, else 0), and then, when due: a trim to the budget when a file
+ * was read since the last (once a second at most), at once when a file
+ * read took it past the budget, and every 10 s; every 2 s
  * the pages of the files' images read only once back to the page cache
  * (they leave the RSS and come back from the page cache if needed; pages
  * read again since stay); every 10 s the cached answers (names of the

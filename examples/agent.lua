@@ -117,6 +117,7 @@ if opts.remote_write or opts.push then
     window = { p = served:window(), w = waits and waits:window(), from = now }
     push(served:close(last.p), opts.app, last.from, now)
     if last.w then push(last.w:pprof(OFFCPU), opts.app .. ".offcpu", last.from, now) end
+    perfmon.trim()
   end
   probe(("timer.ms(%d)"):format(math.floor(opts.push_interval * 1000 + 0.5)), push_window)
   -- at the end, the last, partial window too, and up to --flush-ms for the queues

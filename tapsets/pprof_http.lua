@@ -52,8 +52,9 @@ function Served:close(p)
 end
 
 -- Close p and make something of its pprof table: make(t) -> bytes, or nil
--- and why. Then its tables go, and the heap they took back to the system
--- (perfmon.trim), so that what a request held does not stay resident.
+-- and why. Its tables go then; the heap they took goes back to the system
+-- once the reply is sent (Served:owe, perfmon.trim), so that what a
+-- request held does not stay resident.
 function Served:built(p, make)
   perfmon.drain()
   self.open[p] = nil
@@ -61,7 +62,6 @@ function Served:built(p, make)
     return make(pprof.build(p, { event = self.event, comment = self.comment }))
   end)
   p:release()
-  perfmon.trim()
   if not ok then return nil, tostring(bytes) end
   return bytes, why
 end
@@ -119,6 +119,7 @@ function Served:owe(req, o)
     else
       reply:send("cannot build the profile: " .. why .. "\n", nil, 500)
     end
+    perfmon.trim() -- what building it took goes back, after the reply
   end)
 end
 

@@ -6,6 +6,7 @@
  * (lua/aggregate.c) shares the filters.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,17 +42,23 @@ static size_t int_list(lua_State *L, int idx, const char *key, long long *out)
 }
 
 /* The kernel's pid_max: no pid or tid reaches it. */
+static long long pid_max;
+static pthread_once_t pid_max_once = PTHREAD_ONCE_INIT;
+
+static void read_pid_max(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
+
+	if (f && fscanf(f, "%lld", &pid_max) != 1)
+		pid_max = 0;
+	if (f)
+		fclose(f);
+}
+
 static long long pid_limit(void)
 {
-	static long long max;
-	FILE *f;
-
-	if (!max && (f = fopen("/proc/sys/kernel/pid_max", "re"))) {
-		if (fscanf(f, "%lld", &max) != 1)
-			max = 0;
-		fclose(f);
-	}
-	return max > 0 ? max : 4194304; /* PID_MAX_LIMIT */
+	pthread_once(&pid_max_once, read_pid_max);
+	return pid_max > 0 ? pid_max : 4194304; /* PID_MAX_LIMIT */
 }
 
 /* A filter that no sample can pass is a mistake: say which value. */

@@ -197,6 +197,28 @@ struct ps_lua_frame {
 	bool past; /* named by the mappings of epoch (ps_symbols__epoch), not now's */
 	uint32_t epoch;
 };
+#define PS_LUA_MAX_FRAMES (PS_LUA_MAX_USTACK + 1024) /* a sample's frames, kernel and user */
+#define PS_LUA_EVAL_CACHE 1024			     /* lua/python.c's kinds of frames */
+/* A script's room for one sample's frames at a time (lua/sample_stack.c,
+ * lua/python.c), its own rather than static: two sessions in two threads
+ * share nothing. Made with the script's sample state. */
+struct ps_lua_scratch {
+	struct ps_lua_frame frames[PS_LUA_MAX_FRAMES];	/* a sample's, as made */
+	struct ps_lua_frame spliced[PS_LUA_MAX_FRAMES]; /* with its Python frames */
+	uint64_t packed[PS_LUA_MAX_FRAMES];		/* s:packed()'s addresses */
+	uint64_t py[PS_LUA_MAX_PYFRAMES];		/* the Python frames' addresses */
+	bool entry[PS_LUA_MAX_PYFRAMES];		/* which end a call of the eval loop */
+	struct {					/* what a user frame is to the splice */
+		uint64_t addr;
+		pid_t pid;
+		uint32_t epoch; /* the process's mappings then: a new program, a new answer */
+		uint8_t kind;
+	} kinds[PS_LUA_EVAL_CACHE];
+};
+/* lua/symbolizer.c: perfmon.symbols (the script is its upvalue). */
+int ps_lua_symbolizer__symbols(lua_State *L);
+/* lua/sample_object.c: the script's scratch space, NULL when out of memory. */
+struct ps_lua_scratch *ps_lua_sample_object__scratch(struct ps_script *sc);
 /* lua/python.c: a CPython sample's Python frames spliced into its n
  * frames f (room for max) in place of the eval loop's; the new count. */
 int ps_lua_python__splice(struct ps_script *sc, const struct ps_sample *s, struct ps_lua_frame *f,

@@ -11,8 +11,6 @@
 #include "symbols/python.h"
 
 #define NAME_MAX_LEN 1024
-#define MAX_FRAMES   (PS_LUA_MAX_USTACK + 1024)
-#define EVAL_CACHE   1024
 
 enum frame_kind { OTHER, EVAL, GLUE, CALL };
 
@@ -20,25 +18,24 @@ enum frame_kind { OTHER, EVAL, GLUE, CALL };
  * perf trampolines (-X perf, 3.12 and later: a trampoline, "py::NAME" in
  * the perf map, and py_trampoline_evaluator, which calls it), the call
  * into that glue (PyObject_Vectorcall), or other code. Looked up once per
- * address and process (a direct-mapped cache: the same few return
- * addresses come back in every sample). */
-static enum frame_kind kind_of(struct ps_symbols *syms, pid_t pid, const struct ps_lua_frame *fr)
+ * address and program (a direct-mapped cache of the script's, keyed by
+ * address, pid and the epoch of the process's mappings, so that a pid
+ * reused or an exec asks again: the same few return addresses come back
+ * in every sample). */
+static enum frame_kind kind_of(struct ps_lua_scratch *sx, struct ps_symbols *syms, pid_t pid,
+			       uint32_t epoch, const struct ps_lua_frame *fr)
 {
 	static const char eval[] = "_PyEval_EvalFrameDefault";
-	static struct {
-		uint64_t addr;
-		pid_t pid;
-		enum frame_kind kind;
-	} cache[EVAL_CACHE];
 	uint64_t addr = fr->addr - fr->ret;
-	size_t i = (size_t)(((addr ^ (uint64_t)pid) * 0x9e3779b97f4a7c15ull) >> 54) % EVAL_CACHE;
+	size_t i =
+	    (size_t)(((addr ^ (uint64_t)pid) * 0x9e3779b97f4a7c15ull) >> 54) % PS_LUA_EVAL_CACHE;
 	char buf[NAME_MAX_LEN];
 	enum frame_kind kind = OTHER;
 
 	if (fr->kernel || ps_python__is_frame(fr->addr))
 		return OTHER;
-	if (cache[i].addr == addr && cache[i].pid == pid)
-		return cache[i].kind;
+	if (sx->kinds[i].addr == addr && sx->kinds[i].pid == pid && sx->kinds[i].epoch == epoch)
+		return (enum frame_kind)sx->kinds[i].kind;
 	if (ps_symbols__python_trampoline(syms, pid, addr)) {
 		kind = GLUE;
 	} else if (ps_symbols__resolve(syms, pid, addr, false, buf, sizeof(buf), NULL) == 0) {
@@ -50,9 +47,10 @@ static enum frame_kind kind_of(struct ps_symbols *syms, pid_t pid, const struct 
 		else if (!strncmp(buf, "PyObject_Vectorcall+", 20))
 			kind = CALL;
 	}
-	cache[i].addr = addr;
-	cache[i].pid = pid;
-	cache[i].kind = kind;
+	sx->kinds[i].addr = addr;
+	sx->kinds[i].pid = pid;
+	sx->kinds[i].epoch = epoch;
+	sx->kinds[i].kind = (uint8_t)kind;
 	return kind;
 }
 
@@ -64,22 +62,24 @@ static enum frame_kind kind_of(struct ps_symbols *syms, pid_t pid, const struct 
 int ps_lua_python__splice(struct ps_script *sc, const struct ps_sample *s, struct ps_lua_frame *f,
 			  int n, int max)
 {
-	static struct ps_lua_frame out[MAX_FRAMES];
-	static uint64_t py[PS_LUA_MAX_PYFRAMES];
-	static bool entry[PS_LUA_MAX_PYFRAMES];
+	struct ps_lua_scratch *sx = ps_lua_sample_object__scratch(sc);
 	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
-	size_t np = syms ? ps_symbols__python_frames(
-			       syms, (pid_t)s->pid, s->py,
-			       s->py_n < PS_LUA_MAX_PYFRAMES ? s->py_n : PS_LUA_MAX_PYFRAMES, py,
-			       entry)
-			 : 0,
+	struct ps_lua_frame *out = sx ? sx->spliced : NULL;
+	uint64_t *py = sx ? sx->py : NULL;
+	bool *entry = sx ? sx->entry : NULL;
+	size_t np = syms && sx ? ps_symbols__python_frames(
+				     syms, (pid_t)s->pid, s->py,
+				     s->py_n < PS_LUA_MAX_PYFRAMES ? s->py_n : PS_LUA_MAX_PYFRAMES,
+				     py, entry)
+			       : 0,
 	       k = 0;
+	uint32_t epoch = np ? ps_symbols__epoch(syms, (pid_t)s->pid) : 0;
 	int m = 0;
 
 	bool glue = false; /* the frame inside this one was trampoline glue */
 
 	for (int i = 0; i < n && m < max; i++) {
-		enum frame_kind kind = np ? kind_of(syms, (pid_t)s->pid, &f[i]) : OTHER;
+		enum frame_kind kind = np ? kind_of(sx, syms, (pid_t)s->pid, epoch, &f[i]) : OTHER;
 
 		if (kind == GLUE || (kind == CALL && glue)) {
 			glue = kind == GLUE;

@@ -32,6 +32,7 @@ struct ps_sample_state {
 	int upkeep_timer;	    /* the loop's timer of ps_symbols__maintain, or -1 */
 	int nuips;
 	uint64_t uips[PS_LUA_MAX_USTACK];
+	struct ps_lua_scratch scratch;
 };
 
 struct sample_ud {
@@ -104,6 +105,13 @@ static struct ps_symbols *symbols(struct ps_script *sc)
 struct ps_symbols *ps_lua_sample_object__symbols(struct ps_script *sc)
 {
 	return symbols(sc);
+}
+
+struct ps_lua_scratch *ps_lua_sample_object__scratch(struct ps_script *sc)
+{
+	struct ps_sample_state *st = state(sc);
+
+	return st ? &st->scratch : NULL;
 }
 
 void ps_lua_sample_object__give_back(struct ps_script *sc)

@@ -24,7 +24,6 @@
 #include "lua/internal.h"
 
 #define NAME_MAX_LEN 1024
-#define MAX_FRAMES   (PS_LUA_MAX_USTACK + 1024)
 
 struct opts {
 	bool inline_frames;
@@ -38,13 +37,20 @@ static bool is_user(const struct ps_sample *s)
 }
 
 /* The sample's frames, innermost first: kernel, then user; a CPython
- * process's Python frames in place of its eval loop's. */
-static int frames_of(struct ps_script *sc, const struct ps_sample *s, struct ps_lua_frame *f,
-		     int max)
+ * process's Python frames in place of its eval loop's. In *fp, the
+ * script's scratch space, until the next call (none when out of memory). */
+static int frames_of(struct ps_script *sc, const struct ps_sample *s, struct ps_lua_frame **fp)
 {
+	struct ps_lua_scratch *sx = ps_lua_sample_object__scratch(sc);
 	bool dwarf = s->sample_type & PERF_SAMPLE_STACK_USER, kernel = !is_user(s);
-	int n = 0, nuser = 0;
+	int n = 0, nuser = 0, max = PS_LUA_MAX_FRAMES;
+	struct ps_lua_frame *f;
 	const uint64_t *ips;
+
+	*fp = sx ? sx->frames : NULL;
+	if (!sx)
+		return 0;
+	f = sx->frames;
 
 	for (uint64_t i = 0; i < s->nr_ips && n < max; i++) {
 		uint64_t ip = s->ips[i];
@@ -135,8 +141,8 @@ static void check_opts(lua_State *L, int idx, struct opts *o)
 
 void ps_lua_sample_stack__callchain(lua_State *L, struct ps_script *sc, const struct ps_sample *s)
 {
-	static struct ps_lua_frame f[MAX_FRAMES];
-	int n = frames_of(sc, s, f, MAX_FRAMES);
+	struct ps_lua_frame *f;
+	int n = frames_of(sc, s, &f);
 
 	lua_createtable(L, n, 0);
 	for (int i = 0; i < n; i++) {
@@ -147,16 +153,19 @@ void ps_lua_sample_stack__callchain(lua_State *L, struct ps_script *sc, const st
 
 void ps_lua_sample_stack__packed(lua_State *L, struct ps_script *sc, const struct ps_sample *s)
 {
-	static struct ps_lua_frame f[MAX_FRAMES];
-	static uint64_t out[MAX_FRAMES];
-	int n = frames_of(sc, s, f, MAX_FRAMES), k = 0;
+	struct ps_lua_scratch *sx = ps_lua_sample_object__scratch(sc);
+	uint64_t *out = sx ? sx->packed : NULL;
+	struct ps_lua_frame *f;
+	int n = frames_of(sc, s, &f), k = 0;
 
+	if (!out)
+		luaL_error(L, "out of memory");
 	for (int i = 0; i < n; i++)
 		if (f[i].addr) /* a walk's zero ends say nothing */
 			out[k++] = f[i].addr;
 	if (k == 0)
 		out[k++] = s->ip;
-	if (ps_lua_stack__cut(sc, s) && k < MAX_FRAMES)
+	if (ps_lua_stack__cut(sc, s) && k < PS_LUA_MAX_FRAMES)
 		out[k++] = 0; /* the root: "[truncated]" */
 	lua_pushlstring(L, (const char *)out, (size_t)k * sizeof(out[0]));
 }
@@ -164,8 +173,8 @@ void ps_lua_sample_stack__packed(lua_State *L, struct ps_script *sc, const struc
 void ps_lua_sample_stack__chain(lua_State *L, struct ps_script *sc, const struct ps_sample *s,
 				bool kernel, int opts_idx)
 {
-	static struct ps_lua_frame f[MAX_FRAMES];
-	int n = frames_of(sc, s, f, MAX_FRAMES);
+	struct ps_lua_frame *f;
+	int n = frames_of(sc, s, &f);
 	lua_Integer k = 0;
 	struct opts o;
 	char buf[NAME_MAX_LEN];
@@ -218,8 +227,8 @@ static void fold_frame(luaL_Buffer *b, struct ps_script *sc, pid_t pid,
 void ps_lua_sample_stack__folded(lua_State *L, struct ps_script *sc, const struct ps_sample *s,
 				 int opts_idx)
 {
-	static struct ps_lua_frame f[MAX_FRAMES];
-	int n = frames_of(sc, s, f, MAX_FRAMES);
+	struct ps_lua_frame *f;
+	int n = frames_of(sc, s, &f);
 	struct opts o;
 	luaL_Buffer b;
 
@@ -409,67 +418,6 @@ static int l_mapping(lua_State *L)
 	return 1;
 }
 
-/* Field f of the options table at 1, an integer of at least min, or -1. */
-static lua_Integer opt_field(lua_State *L, const char *f, lua_Integer min, const char *what)
-{
-	lua_Integer v = -1;
-
-	if (lua_getfield(L, 1, f) != LUA_TNIL) {
-		v = luaL_checkinteger(L, -1);
-		if (v < min)
-			luaL_error(L, "perfmon.symbols: %s wants %s", f, what);
-	}
-	lua_pop(L, 1);
-	return v;
-}
-
-/* perfmon.symbols([budget_bytes | {budget =, exited =, exited_sampled =,
- * lines =}]) -> { files, files_open, bytes, budget, evictions, processes,
- * unwinders, exited, lines }: what the symbolizer holds, and new limits
- * when given. */
-static int l_symbols(lua_State *L)
-{
-	struct ps_script *sc = lua_touserdata(L, lua_upvalueindex(1));
-	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
-	struct ps_symbols_stats st = {.sz = sizeof(st)};
-	lua_Integer b = -1, recent = -1, sampled = -1;
-
-	if (lua_istable(L, 1)) {
-		b = opt_field(L, "budget", 1 << 20, "at least 1 MiB (1048576 bytes)");
-		recent = opt_field(L, "exited", 1, "at least 1 process");
-		sampled = opt_field(L, "exited_sampled", 1, "at least 1 process");
-		if (lua_getfield(L, 1, "lines") != LUA_TNIL) {
-			luaL_argcheck(L, lua_isboolean(L, -1), 1, "lines wants true or false");
-			ps_symbols__set_lines(syms, lua_toboolean(L, -1));
-		}
-		lua_pop(L, 1);
-	} else if (!lua_isnoneornil(L, 1)) {
-		b = luaL_checkinteger(L, 1);
-		luaL_argcheck(L, b >= (1 << 20), 1, "a budget of at least 1 MiB (1048576 bytes)");
-	}
-	if (recent > 0 || sampled > 0) /* one not given: its default */
-		ps_symbols__set_exited(syms, recent > 0 ? (size_t)recent : 0,
-				       sampled > 0 ? (size_t)sampled : 0);
-	if (b >= 0)
-		ps_symbols__set_budget(syms, (size_t)b); /* kept to at its next upkeep */
-	if (ps_symbols__stats(syms, &st) < 0)
-		return luaL_error(L, "perfmon.symbols: out of memory");
-	lua_createtable(L, 0, 8);
-#define FIELD(name) (lua_pushinteger(L, (lua_Integer)st.name), lua_setfield(L, -2, #name))
-	FIELD(files);
-	FIELD(files_open);
-	FIELD(bytes);
-	FIELD(budget);
-	FIELD(evictions);
-	FIELD(processes);
-	FIELD(unwinders);
-	FIELD(exited);
-#undef FIELD
-	lua_pushboolean(L, ps_symbols__lines(syms));
-	lua_setfield(L, -2, "lines");
-	return 1;
-}
-
 void ps_lua_sample_stack__open(lua_State *L, struct ps_script *sc)
 {
 	if (lua_getglobal(L, "perfmon") == LUA_TTABLE) {
@@ -486,7 +434,7 @@ void ps_lua_sample_stack__open(lua_State *L, struct ps_script *sc)
 		lua_pushcclosure(L, l_frames, 1);
 		lua_setfield(L, -2, "frames");
 		lua_pushlightuserdata(L, sc);
-		lua_pushcclosure(L, l_symbols, 1);
+		lua_pushcclosure(L, ps_lua_symbolizer__symbols, 1);
 		lua_setfield(L, -2, "symbols");
 		lua_pushlightuserdata(L, sc);
 		lua_pushcclosure(L, l_mapping, 1);

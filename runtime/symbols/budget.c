@@ -342,7 +342,13 @@ void ps_symbols__maintain(struct ps_symbols *syms, uint64_t now_ns)
 	}
 	if (!syms->upkeep.paged) /* the schedule starts at the first call */
 		syms->upkeep.paged = syms->upkeep.forgot = now;
-	if (now != syms->upkeep.trimmed || syms->upkeep.due || ps_symbols__over(syms)) {
+	/* a trim walks every file's resident pages: when a file was read
+	 * since the last (once a second at most), at once past the budget,
+	 * and every 10 s for what grows without a read (answers, processes
+	 * that exited) */
+	if (syms->upkeep.due || ps_symbols__over(syms) ||
+	    (ps_symbols__grew(syms) && now != syms->upkeep.trimmed) ||
+	    now - syms->upkeep.trimmed >= 10) {
 		syms->upkeep.trimmed = now;
 		syms->upkeep.due = false;
 		ps_symbols__trim(syms);

@@ -32,7 +32,9 @@
 #include "base/array.h"
 #include "symbols/internal.h"
 
-static char *debuginfo_path; /* NULL: libdwfl's default search path */
+/* NULL: libdwfl's default search path. Never written: every thread and
+ * session reads it. */
+static char *debuginfo_path;
 
 /* The module's ELF is the image of the ps_dso set as its userdata. */
 static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,

@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,22 +317,27 @@ static bool same_tmp_and_pids(pid_t pid)
 	       a.st_ino == b.st_ino;
 }
 
+static struct stat mine; /* our own mount namespace, taken once for every thread */
+static int mine_rc;
+static pthread_once_t mine_once = PTHREAD_ONCE_INIT;
+
+static void take_mine(void)
+{
+	mine_rc = stat("/proc/self/ns/mnt", &mine);
+}
+
 /* pid's pid in its own pid namespace (the last NSpid), with *root_pid set
  * when it lives in another mount namespace whose /tmp is not ours; pid
- * itself, *root_pid 0, when it shares ours, sees our /tmp, or cannot be
- * told. */
+ * itself, *root_pid 0, when it shares ours, sees our /tmp, or cannot be told. */
 static pid_t in_namespace(pid_t pid, pid_t *root_pid)
 {
-	static struct stat mine; /* our own mount namespace, taken once */
-	static int mine_rc = 1;
 	char path[64], line[256];
 	struct stat theirs;
 	pid_t ns = pid;
 	FILE *f;
 
 	*root_pid = 0;
-	if (mine_rc > 0)
-		mine_rc = stat("/proc/self/ns/mnt", &mine);
+	pthread_once(&mine_once, take_mine);
 	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
 	/* one stat for a process in ours: its map is in our /tmp */
 	if (mine_rc < 0 || stat(path, &theirs) < 0 ||

@@ -18,6 +18,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -45,13 +47,19 @@ struct pm_scan_arg {
 #define PAGE_IS_PRESENT (1 << 3)
 #endif
 
+/* /proc/self/pagemap, opened once for every thread and session (or -1). */
+static int pagemap;
+static pthread_once_t pagemap_once = PTHREAD_ONCE_INIT;
+
+static void open_pagemap(void)
+{
+	pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+}
+
 static int pagemap_fd(void)
 {
-	static int fd = -2;
-
-	if (fd == -2)
-		fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	return fd;
+	pthread_once(&pagemap_once, open_pagemap);
+	return pagemap;
 }
 
 bool ps_pages__no_scan;
@@ -60,7 +68,7 @@ typedef void each_run_fn(void *ctx, size_t at, size_t k);
 
 static int scan_ioctl(int fd, size_t first, size_t n, uint64_t mask, each_run_fn *each, void *ctx)
 {
-	static bool missing;
+	static atomic_bool missing; /* the kernel has no PAGEMAP_SCAN: for every thread */
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	struct page_region v[64];
 	struct pm_scan_arg arg = {.size = sizeof(arg),

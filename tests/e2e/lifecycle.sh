@@ -67,32 +67,38 @@ is "$out" end "-T ends a system-wide session and runs end probes"
 ok $(( ms >= 250 && ms < 3000 ? 0 : 1 )) "-T 0.3 lasts about 0.3 s (${ms} ms)"
 
 # SIGINT: end probes run once, exit status 0; a second SIGINT ends at once.
-"$PERFSCRIPT" -e '
+# Each signal goes once the session says it runs (its begin probe), not
+# after a fixed sleep.
+STARTED='probe("begin", function() print("started"); io.stdout:flush() end)'
+"$PERFSCRIPT" -e "$STARTED"'
 probe("timer.ms(10)", function() end)
 probe("end", function() print("end ran") end)' >"$TMP/int.out" 2>&1 &
 pid=$!
-sleep 0.3
+wait_line "$TMP/int.out" '^started' >/dev/null
 kill -INT $pid
 wait $pid; rc=$?
 is "$rc" 0 "SIGINT ends the session with status 0"
-is "$(cat "$TMP/int.out")" "end ran" "SIGINT runs end probes exactly once"
+is "$(cat "$TMP/int.out")" $'started\nend ran' "SIGINT runs end probes exactly once"
 
-"$PERFSCRIPT" -e '
+"$PERFSCRIPT" -e "$STARTED"'
 probe("timer.ms(10)", function() end)
 probe("end", function() print("in end"); io.stdout:flush(); while true do end end)' >"$TMP/int2.out" 2>&1 &
 pid=$!
-sleep 0.3
+wait_line "$TMP/int2.out" '^started' >/dev/null
 kill -INT $pid
-for _ in $(seq 50); do grep -q "in end" "$TMP/int2.out" && break; sleep 0.05; done
+wait_line "$TMP/int2.out" '^in end' >/dev/null
 kill -INT $pid
-sleep 0.2
-kill -0 $pid 2>/dev/null; is "$?" 1 "a second SIGINT ends a stuck end probe at once"
+t0=$(date +%s%N)
+while kill -0 $pid 2>/dev/null && (( $(date +%s%N) - t0 < 500000000 )); do sleep 0.01; done
+kill -0 $pid 2>/dev/null; is "$?" 1 "a second SIGINT ends a stuck end probe within 0.5 s"
 kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
 
-"$PERFSCRIPT" -e 'probe("timer.ms(10)", function() end) probe("end", function() print("term") end)' \
-	>"$TMP/term.out" 2>&1 &
-pid=$!; sleep 0.3; kill -TERM $pid; wait $pid
-is "$(cat "$TMP/term.out")" term "SIGTERM runs end probes"
+"$PERFSCRIPT" -e "$STARTED"'
+probe("timer.ms(10)", function() end) probe("end", function() print("term") end)' >"$TMP/term.out" 2>&1 &
+pid=$!
+wait_line "$TMP/term.out" '^started' >/dev/null
+kill -TERM $pid; wait $pid
+is "$(cat "$TMP/term.out")" $'started\nterm' "SIGTERM runs end probes"
 
 # Syntax error: file:line, exit 1, nothing opened and the command never runs.
 printf 'probe("begin", function()\n  print("x"\nend)\n' >"$TMP/bad.lua"

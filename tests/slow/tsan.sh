@@ -1,7 +1,9 @@
 # tsan.sh: the C tests of the parts that threads share, run on a
 # ThreadSanitizer build (make tsan): code regions (a report while threads
-# add regions, threads counting apart) and overflow signals (a handler per
-# thread, the queue its thread takes from, polling). One TAP line per test
+# add regions, threads counting apart), overflow signals (a handler per
+# thread, the queue its thread takes from, polling), the loop, the HTTP
+# listener, and two sessions and symbolizers in two threads at once
+# (test_threads: what they share in the process). One TAP line per test
 # program: it ran to its end and ThreadSanitizer reported nothing. Their
 # exact counts are checked by the normal build (tests/run): under TSan the
 # signals are deferred to its safe points and its shadow memory adds page
@@ -13,7 +15,7 @@ if ! make -s -C "$ROOT" tsan >"$TMP/build.log" 2>&1; then
 	done_testing; exit
 fi
 export PERFSCRIPT_REPORT=none TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1"
-for t in region overflow loop http; do
+for t in region overflow loop http threads; do
 	"$ROOT/build-tsan/tests/test_$t" >"$TMP/$t.log" 2>&1
 	plan=$(grep -m1 -E '^1\.\.[0-9]+' "$TMP/$t.log")
 	ran=$(grep -cE '^(not )?ok [0-9]+' "$TMP/$t.log")
