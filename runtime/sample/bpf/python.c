@@ -58,6 +58,32 @@ struct py_seen {
 	uint32_t samples, next;
 };
 
+/* The symbolizer that finds a process's CPython (its version, _PyRuntime):
+ * its own, small, and holding no process for longer than a probe, so a
+ * host that starts Python processes all day does not grow it. */
+#define PS_BPF_PROBER_BUDGET (16u << 20)
+
+static struct ps_symbols *new_prober(void)
+{
+	struct ps_symbols *syms = ps_symbols__new();
+
+	if (syms) {
+		ps_symbols__set_budget(syms, PS_BPF_PROBER_BUDGET);
+		ps_symbols__set_exited(syms, 1, 1);
+	}
+	return syms;
+}
+
+/* pid's mappings go (as at its exit: it is read again at a second look),
+ * and the prober keeps to its budget. */
+static void forget(struct ps_symbols *syms, uint32_t pid)
+{
+	struct ps_record exit = {.type = PERF_RECORD_EXIT, .pid = pid, .tid = pid};
+
+	ps_symbols__record(syms, &exit);
+	ps_symbols__maintain(syms, 0);
+}
+
 void ps_bpf__python_seen(struct ps_bpf *bs, const struct ps_bpf_counter *b, uint32_t pid)
 {
 	struct py_seen *seen = ps_pidmap__get(&bs->py_seen, (pid_t)pid);
@@ -72,13 +98,14 @@ void ps_bpf__python_seen(struct ps_bpf *bs, const struct ps_bpf_counter *b, uint
 		return;
 	if (!seen && !(seen = ps_pidmap__put(&bs->py_seen, (pid_t)pid)))
 		return;
-	if (!bs->syms && !(bs->syms = ps_symbols__new()))
+	if (!bs->syms && !(bs->syms = new_prober()))
 		return;
 	if (seen->next) /* a second look: its mappings as they are now */
 		ps_symbols__add_proc(bs->syms, (pid_t)pid);
 	seen->next = seen->next ? 2 * seen->next : 1;
 	seen->samples = 0;
 	seen->rc = ps_python__probe(bs->syms, (pid_t)pid, &py, version, sizeof(version));
+	forget(bs->syms, pid);
 	if (seen->rc == -ENOTSUP && !bs->py_said) {
 		bs->py_said = true;
 		fprintf(stderr,
