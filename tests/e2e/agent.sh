@@ -11,12 +11,10 @@ EX=examples
 
 mnt=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 if ! need_root || ! command -v curl >/dev/null || [[ -z $mnt ]]; then
-	skip "needs root (system-wide sampling), curl and a cgroup v2 mount" "the agent"
-	done_testing; exit
+	skip_all "needs root (system-wide sampling), curl and a cgroup v2 mount" "the agent"
 fi
 if ! command -v go >/dev/null; then
-	skip "go is not installed (make check installs golang-go)" "the agent read by go tool pprof"
-	done_testing; exit
+	skip_all "go is not installed (make check installs golang-go)" "the agent read by go tool pprof"
 fi
 G=psagent$$
 id=$(printf '%064x' $$)

@@ -11,8 +11,7 @@ cd "$(dirname "$0")/../.." || exit 1
 EX=examples
 
 if ! need_root || ! command -v curl >/dev/null || ! command -v python3 >/dev/null; then
-	skip "needs root (system-wide sampling), curl and python3" "the agent's pushes"
-	done_testing; exit
+	skip_all "needs root (system-wide sampling), curl and python3" "the agent's pushes"
 fi
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }

@@ -7,12 +7,10 @@ source "$(dirname "$0")/lib.sh"
 EX=$(cd "$(dirname "$0")/../../examples" && pwd)
 
 if ! need_root; then
-	skip "loading BPF programs and syscall tracepoints need root" "BPF tests"
-	done_testing; exit
+	skip_all "loading BPF programs and syscall tracepoints need root" "BPF tests"
 fi
 if [[ ! -r /sys/kernel/btf/vmlinux ]]; then
-	skip "this kernel has no BTF (/sys/kernel/btf/vmlinux), which the programs need" "BPF tests"
-	done_testing; exit
+	skip_all "this kernel has no BTF (/sys/kernel/btf/vmlinux), which the programs need" "BPF tests"
 fi
 ours() { bpftool prog show 2>/dev/null | grep -cE 'name (ps_perf|ps_tp|ps_fork|ps_free|ps_exec)( |$)'; }
 # The count is machine-wide: another perfscript session running beside this

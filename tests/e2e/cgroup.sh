@@ -11,8 +11,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 mnt=$(awk '$(NF - 2) == "cgroup2" || $0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 if ! need_root || [[ -z $mnt ]]; then
-	skip "needs root and a cgroup v2 mount" "-G cgroup targets"
-	done_testing; exit
+	skip_all "needs root and a cgroup v2 mount" "-G cgroup targets"
 fi
 tracefs_mount
 G=pstest$$

@@ -10,8 +10,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 EX="$ROOT/examples"
 
 if ! need_root || ! command -v unshare >/dev/null || ! command -v objcopy >/dev/null; then
-	skip "needs root, unshare and objcopy (binutils)" "containers and split debug files"
-	done_testing; exit
+	skip_all "needs root, unshare and objcopy (binutils)" "containers and split debug files"
 fi
 
 # The top function of a profile of CMD ("chain_leaf", or "pie_dl+0x1232").

@@ -8,8 +8,7 @@ source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 for c in debuginfod curl objcopy python3; do
 	command -v $c >/dev/null && continue
-	skip "$c is not installed (Debian's debuginfod, curl, binutils, python3)" "names from debuginfod"
-	done_testing; exit
+	skip_all "$c is not installed (Debian's debuginfod, curl, binutils, python3)" "names from debuginfod"
 done
 pids=()
 trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$TMP"' EXIT

@@ -8,12 +8,10 @@ EX=$(cd "$(dirname "$0")/../../examples" && pwd)
 N=5000
 
 if ! command -v curl >/dev/null; then
-	skip "curl is not installed" "the exporter's page"
-	done_testing; exit
+	skip_all "curl is not installed" "the exporter's page"
 fi
 if ! need_root; then
-	skip "syscall tracepoints need root" "the exporter's exact counts"
-	done_testing; exit
+	skip_all "syscall tracepoints need root" "the exporter's exact counts"
 fi
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$TMP"; }

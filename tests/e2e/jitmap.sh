@@ -7,12 +7,10 @@
 source "$(dirname "$0")/lib.sh"
 B=$(cd "$(dirname "$0")/../../build/tests" && pwd)
 if ! need_root || ! command -v setpriv >/dev/null; then
-	skip "needs root and setpriv (the attacks run as nobody against a root profile)" "/tmp/perf-PID.map attacks"
-	done_testing; exit
+	skip_all "needs root and setpriv (the attacks run as nobody against a root profile)" "/tmp/perf-PID.map attacks"
 fi
 if [[ $(uname -m) != x86_64 ]]; then
-	skip "the test JIT writes x86-64 code" "/tmp/perf-PID.map attacks"
-	done_testing; exit
+	skip_all "the test JIT writes x86-64 code" "/tmp/perf-PID.map attacks"
 fi
 chmod a+rx "$TMP"
 cp "$B/jit" "$TMP/jit"

@@ -50,6 +50,18 @@ skip() { # reason description
 	local why=$1; shift
 	TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $* # SKIP $why"
 }
+# skip_all REASON WHAT: the rest of the file cannot run here: a skip for
+# each check it holds after this line (each call of ok, is, like, unlike or
+# skip; a loop's counted once), so the summary's skips say how much went
+# untested, then the plan, and the file ends.
+skip_all() {
+	local n i
+	n=$(tail -n +$((BASH_LINENO[0] + 1)) "$0" | grep -oE '(^|[;&{]|then|do|else)[[:space:]]*(ok|is|like|unlike|skip) ' | wc -l)
+	((n < 1)) && n=1
+	for ((i = 1; i <= n; i++)); do skip "$1" "$2 ($i of $n)"; done
+	done_testing
+	exit
+}
 diag() { echo "# $*"; }
 # wait_for FILE REGEX [SECONDS]: until a line of FILE matches (default 10 s); 1 on timeout.
 wait_for() {

@@ -7,8 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 
 if ! need_root; then
-	skip "syscall tracepoints need root (run make check as root)" "sampling counters read exact values"
-	done_testing; exit
+	skip_all "syscall tracepoints need root (run make check as root)" "sampling counters read exact values"
 fi
 N=100000
 

@@ -8,8 +8,7 @@ EX=examples
 W=build/tests/offcpu
 
 if ! need_root || [[ ! -r /sys/kernel/btf/vmlinux ]]; then
-	skip "off-CPU time is measured by a BPF program: needs root and BTF" "off-CPU time"
-	done_testing; exit
+	skip_all "off-CPU time is measured by a BPF program: needs root and BTF" "off-CPU time"
 fi
 tracefs_mount
 declare -A where

@@ -11,8 +11,7 @@ EX=examples
 W=build/tests/offcpu
 
 if ! need_root || [[ ! -r /sys/kernel/btf/vmlinux ]]; then
-	skip "off-CPU time is measured by a BPF program: needs root and BTF" "off-CPU stacks"
-	done_testing; exit
+	skip_all "off-CPU time is measured by a BPF program: needs root and BTF" "off-CPU stacks"
 fi
 tracefs_mount
 

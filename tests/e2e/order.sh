@@ -8,8 +8,7 @@
 source "$(dirname "$0")/lib.sh"
 
 if ! need_root; then
-	skip "syscall tracepoints need root" "time order"
-	done_testing; exit
+	skip_all "syscall tracepoints need root" "time order"
 fi
 ncpu=$(nproc)
 

@@ -7,8 +7,7 @@ source "$(dirname "$0")/lib.sh"
 EX=$(cd "$(dirname "$0")/../../examples" && pwd)
 
 if ! command -v perf >/dev/null || ! perf stat -e task-clock true >/dev/null 2>&1; then
-	skip "perf stat cannot count here (Debian's linux-perf)" "stat.lua against perf stat"
-	done_testing; exit
+	skip_all "perf stat cannot count here (Debian's linux-perf)" "stat.lua against perf stat"
 fi
 
 # A report with its numbers, and whether a -r row shows its noise (which

@@ -10,8 +10,7 @@ export HOME=$TMP PPROF_TMPDIR=$TMP GOCACHE=$TMP/go-cache # go tool pprof writes 
 gopprof() { pprof_tool "$@" 2>"$TMP/pprof.err"; }
 
 if ! command -v go >/dev/null; then
-	skip "go is not installed (Debian's golang-go gives go tool pprof)" "pprof profiles read back with go tool pprof"
-	done_testing; exit
+	skip_all "go is not installed (Debian's golang-go gives go tool pprof)" "pprof profiles read back with go tool pprof"
 fi
 
 # A cpu-clock profile: samples/count and cpu/nanoseconds, period 1e9/999 ns.

@@ -10,8 +10,7 @@ source "$(dirname "$0")/lib.sh"
 N=1000
 
 if ! need_root; then
-	skip "probes need root (perf_event_open of the uprobe PMU)" "uprobes, USDT, kprobes"
-	done_testing; exit
+	skip_all "probes need root (perf_event_open of the uprobe PMU)" "uprobes, USDT, kprobes"
 fi
 
 count() { # SPEC [perfscript args...]: print the counter's value after the run

@@ -12,8 +12,7 @@ cd "$(dirname "$0")/../.." || exit 1
 EX=examples
 
 if ! need_root || [[ ! -r /sys/kernel/btf/vmlinux ]]; then
-	skip "Python frames are read by a BPF program: needs root and BTF" "Python frames"
-	done_testing; exit
+	skip_all "Python frames are read by a BPF program: needs root and BTF" "Python frames"
 fi
 
 # The CPythons here, each with its headers (for the extension and the

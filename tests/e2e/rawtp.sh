@@ -6,12 +6,10 @@
 source "$(dirname "$0")/lib.sh"
 
 if ! need_root; then
-	skip "BPF programs and tracepoints need root" "raw tracepoint counting"
-	done_testing; exit
+	skip_all "BPF programs and tracepoints need root" "raw tracepoint counting"
 fi
 if [[ ! -r /sys/kernel/btf/vmlinux ]]; then
-	skip "this kernel has no BTF (/sys/kernel/btf/vmlinux), which the programs need" "raw tracepoint counting"
-	done_testing; exit
+	skip_all "this kernel has no BTF (/sys/kernel/btf/vmlinux), which the programs need" "raw tracepoint counting"
 fi
 have_perf=false
 command -v perf >/dev/null && have_perf=true

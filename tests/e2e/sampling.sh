@@ -5,8 +5,7 @@ source "$(dirname "$0")/lib.sh"
 EX=$(cd "$(dirname "$0")/../../examples" && pwd)
 
 if ! need_root; then
-	skip "syscall tracepoints and system-wide samples need root" "sampling tests"
-	done_testing; exit
+	skip_all "syscall tracepoints and system-wide samples need root" "sampling tests"
 fi
 
 N=200000

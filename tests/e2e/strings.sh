@@ -8,8 +8,7 @@ cd "$(dirname "$0")/../.." || exit 1
 EX=examples
 
 if ! need_root || [[ ! -r /sys/kernel/btf/vmlinux ]]; then
-	skip "user strings in the kernel need root and BTF" "strings read at the event"
-	done_testing; exit
+	skip_all "user strings in the kernel need root and BTF" "strings read at the event"
 fi
 tracefs_mount
 for f in A B C; do echo "$f" >"$TMP/$f"; done

@@ -7,8 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 
 if ! need_root || [[ ! -r /sys/kernel/tracing/events/sched/sched_switch/format ]]; then
-	skip "tracepoints need root and tracefs" "tracepoint fields"
-	done_testing; exit
+	skip_all "tracepoints need root and tracefs" "tracepoint fields"
 fi
 N=1000
 

@@ -7,8 +7,7 @@ source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 if ! need_root || ! command -v setpriv >/dev/null; then
-	skip "needs root (to set the sysctl) and setpriv (to drop privileges)" "examples as an unprivileged user"
-	done_testing; exit
+	skip_all "needs root (to set the sysctl) and setpriv (to drop privileges)" "examples as an unprivileged user"
 fi
 sysctl=/proc/sys/kernel/perf_event_paranoid
 saved=$(cat $sysctl)

@@ -11,8 +11,7 @@ EX=examples
 W=build/tests/offcpu
 
 if ! need_root || [[ ! -r /sys/kernel/btf/vmlinux ]]; then
-	skip "wall time is split by a BPF program: needs root and BTF" "wall time"
-	done_testing; exit
+	skip_all "wall time is split by a BPF program: needs root and BTF" "wall time"
 fi
 tracefs_mount
 
