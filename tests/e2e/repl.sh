@@ -49,7 +49,11 @@ a	\{\}	3$' "-i shows tables one level deep with sorted keys, cut at 50, objects 
 
 if command -v tmux >/dev/null; then
 	# Each step waits for what it makes appear (a new prompt, a completion,
-	# output), never a fixed time.
+	# output), never a fixed time. One session stays for the whole file:
+	# killing the last one ends tmux's server, and a new session started
+	# while it exits fails ("server exited unexpectedly", seen once in CI).
+	tmux new-session -d -s "ps-repl-keep-$$" "sleep 300"
+	trap 'tmux kill-session -t "ps-repl-keep-$$" 2>/dev/null; rm -rf "$TMP"' EXIT
 	nlines() { tmux capture-pane -t $s -p | grep -cE "$1"; }
 	send() { # LINE: type it, Enter, and wait for the next prompt
 		local n; n=$(nlines '^perfscript>')
