@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "symbols/internal.h"
+#include "symbols/python.h"
 
 struct ps_proc *ps_procs__find(struct ps_symbols *syms, pid_t pid)
 {
@@ -371,12 +372,15 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec)
 			return -ENOMEM;
 		p->from_proc = p->tracked = true;
 		proc_forget(p, true);
+		ps_python__forget(syms, (pid_t)rec->pid);
 		return 0;
 	case PERF_RECORD_EXIT:
 		/* the process, not one of its threads; kept a while (gone.c):
 		 * samples may still come */
-		if (rec->pid == rec->tid)
+		if (rec->pid == rec->tid) {
 			ps_procs__exited(syms, (pid_t)rec->pid);
+			ps_python__forget(syms, (pid_t)rec->pid);
+		}
 		return 0;
 	default:
 		return 0;

@@ -324,6 +324,20 @@ size_t ps_python__trim(struct ps_symbols *syms)
 	return n;
 }
 
+void ps_python__forget(struct ps_symbols *syms, pid_t pid)
+{
+	struct ps_pysyms *ps = syms->py;
+
+	if (!ps || !ps_pidmap__get(&ps->versions, pid))
+		return; /* no CPython was named in pid */
+	/* what was read of its old program says nothing of its new one */
+	ps_pidmap__del(&ps->versions, pid);
+	free_codes(ps);
+	for (size_t i = 0; ps->stacks && i < PS_PY_STACKS; i++)
+		if (ps->stacks[i].pid == pid)
+			ps->stacks[i].n = 0;
+}
+
 bool ps_python__is_frame(uint64_t addr)
 {
 	return addr >= PS_PY_BASE && addr < PS_PY_BASE + 16ull * PS_PY_MAX_FRAMES;

@@ -56,6 +56,9 @@ size_t ps_symbols__python_frames(struct ps_symbols *syms, pid_t pid, const struc
 size_t ps_python__bytes(const struct ps_symbols *syms);
 size_t ps_python__trim(struct ps_symbols *syms);
 
+/* pid runs another program (an exec) or is gone (its pid may come back
+ * as another process): what was read of its CPython goes. */
+void ps_python__forget(struct ps_symbols *syms, pid_t pid);
 /* Whether addr is such a made-up address of a Python frame. */
 bool ps_python__is_frame(uint64_t addr);
 /* The minor version of a CPython file's base name ("python3.11",

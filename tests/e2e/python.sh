@@ -27,7 +27,7 @@ for py in /usr/bin/python3.1[0-9] "$HOME"/.pyenv/versions/3.1[0-9]*/bin/python3.
 	fi
 	pythons+=("$py")
 done
-[[ ${#pythons[@]} -gt 0 ]] || { done_testing; exit; }
+[[ ${#pythons[@]} -gt 0 ]] || skip_all "no CPython with its headers here (python3-dev)" "Python frames"
 
 cat >"$TMP/chain.py" <<'EOF'
 import os, sys, time, zlib
@@ -305,4 +305,34 @@ kill $hpid; wait $hpid 2>/dev/null
 read -r n named rss <<<"$out"
 ok $(( ${n:-0} > 1000 && ${named:-0} * 10 >= ${n:-0} * 8 && ${rss:-999999} < 300000 ? 0 : 1 )) \
 	"70000 code objects sharing a 64 KiB line table: ${named:-?} of ${n:-?} samples named, peak RSS ${rss:-?} kB (< 300 MB)"
+# A process that becomes another CPython (os.execv, the same pid): its
+# new Python frames are named as its own, the old process's entry is not
+# walked for it (it was, for good, before the backend looked again).
+b=""
+for py in "${pythons[@]}"; do
+	[[ $("$py" -c 'import sys; print(sys.version_info[1])') != $("${pythons[0]}" -c 'import sys; print(sys.version_info[1])') ]] && { b=$py; break; }
+done
+if [[ -n $b ]]; then
+	cat >"$TMP/exec_a.py" <<EOF
+import os, time
+def old_loop():
+    end = time.process_time() + 0.3
+    while time.process_time() < end: pass
+old_loop()
+os.execv("$b", ["$b", "$TMP/exec_b.py"])
+EOF
+	cat >"$TMP/exec_b.py" <<'EOF'
+import time
+def new_loop():
+    end = time.process_time() + 1.5
+    while time.process_time() < end: pass
+new_loop()
+EOF
+	out=$("$PERFSCRIPT" "$EX/profile.lua" --python -c "${pythons[0]} $TMP/exec_a.py" --top 5 2>&1)
+	pct=$(awk '/py::new_loop/ { sub(/%/, "", $2); print int($2); exit }' <<<"$out")
+	ok $(( ${pct:-0} >= 40 ? 0 : 1 )) \
+		"a CPython that execs another ($b): the new one's frames named, py::new_loop ${pct:-no}% of the samples ($(grep -m1 py:: <<<"$out"))"
+else
+	skip "one CPython version here" "a CPython that execs another"
+fi
 done_testing

@@ -142,6 +142,8 @@ size_t ps_bpf__stack(const struct ps_bpf_counter *b, int id, uint64_t *ips, size
  * Python frames: the first of each process tells the program where its
  * interpreter is (later samples carry its frames). */
 void ps_bpf__python_seen(struct ps_bpf *bs, const struct ps_bpf_counter *b, uint32_t pid);
+/* The size of what py_seen keeps per pid (python.c's struct py_seen). */
+size_t ps_bpf__python_seen_size(void);
 
 /* sample/bpf/python.c: 0, or -EOPNOTSUPP with msg saying why c's program
  * cannot do what c asks (a user stack or Python frames of a tracepoint). */

@@ -129,7 +129,7 @@ static struct ps_bpf *bpf_of(struct ps_sampler *m)
 		b->m = m;
 		b->rb_fd = -1;
 		b->py_fd = -1;
-		ps_pidmap__init(&b->py_seen, 3 * sizeof(uint32_t));
+		ps_pidmap__init(&b->py_seen, ps_bpf__python_seen_size());
 		m->bpf = b;
 	}
 	return b;

@@ -9,7 +9,13 @@
  * the programs' records have no room for is refused before load.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 
@@ -51,12 +57,71 @@ static void python_entry(const struct ps_python *py, struct ps_bpf_py *v)
 }
 
 /* What the backend knows of a process: its probe's answer (1: CPython,
- * entry made; else -errno), and when to look again at one that was not
- * (after 1, 2, 4, ... 1024 more samples: it may exec a Python yet). */
+ * entry made; else -errno), when to look again at one that was not
+ * (after 1, 2, 4, ... 1024 more samples: it may exec a Python yet), and
+ * which program it was: its start and its executable, looked at again
+ * every PS_PY_RECHECK samples, so that a pid reused by another process, or
+ * an exec, is probed anew instead of walked with the old one's entry. */
 struct py_seen {
 	int rc;
 	uint32_t samples, next;
+	uint64_t start, exe_dev, exe_ino;
 };
+#define PS_PY_RECHECK 256
+
+size_t ps_bpf__python_seen_size(void)
+{
+	return sizeof(struct py_seen);
+}
+
+/* pid's start (clock ticks since boot, /proc/PID/stat's 22nd field) and
+ * executable: 0 when it cannot be read (gone). */
+static int identity(uint32_t pid, uint64_t *start, uint64_t *dev, uint64_t *ino)
+{
+	char path[64], buf[1024], *p;
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	*start = *dev = *ino = 0;
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	/* after the command's closing parenthesis: state is field 3 */
+	if (!(p = strrchr(buf, ')')) ||
+	    sscanf(p + 1,
+		   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+		   "%*d %" SCNu64,
+		   start) != 1)
+		return -EIO;
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	if (stat(path, &st) == 0) {
+		*dev = st.st_dev;
+		*ino = st.st_ino;
+	}
+	return 0;
+}
+
+/* Whether seen is of the program pid runs now; when not, it is made anew
+ * (and the walker's entry for pid goes). Looked at every PS_PY_RECHECK
+ * samples of a process whose probe is over. */
+static bool same_program(struct ps_bpf *bs, struct py_seen *seen, uint32_t pid)
+{
+	uint64_t start, dev, ino;
+
+	if (identity(pid, &start, &dev, &ino) < 0 ||
+	    (start == seen->start && dev == seen->exe_dev && ino == seen->exe_ino))
+		return true;
+	if (seen->rc == 1)
+		bpf_map_delete_elem(bs->py_fd, &pid);
+	*seen = (struct py_seen){0};
+	return false;
+}
 
 /* The symbolizer that finds a process's CPython (its version, _PyRuntime):
  * its own, small, and holding no process for longer than a probe, so a
@@ -74,8 +139,8 @@ static struct ps_symbols *new_prober(void)
 	return syms;
 }
 
-/* pid's mappings go (as at its exit: it is read again at a second look),
- * and the prober keeps to its budget. */
+/* pid's mappings go (as at its exit: each probe reads them anew), and the
+ * prober keeps to its budget. */
 static void forget(struct ps_symbols *syms, uint32_t pid)
 {
 	struct ps_record exit = {.type = PERF_RECORD_EXIT, .pid = pid, .tid = pid};
@@ -92,16 +157,23 @@ void ps_bpf__python_seen(struct ps_bpf *bs, const struct ps_bpf_counter *b, uint
 	char version[16];
 
 	(void)b;
-	if (bs->py_fd < 0 || (seen && (seen->rc == 1 || seen->rc == -ENOTSUP)))
+	if (bs->py_fd < 0)
 		return;
-	if (seen && (++seen->samples < seen->next || seen->next > 1024))
+	if (seen && (seen->rc == 1 || seen->rc == -ENOTSUP || seen->next > 1024)) {
+		/* its probe is over: now and then, whether it is still that program */
+		if (++seen->samples % PS_PY_RECHECK || same_program(bs, seen, pid))
+			return;
+	} else if (seen && ++seen->samples < seen->next) {
 		return;
+	}
 	if (!seen && !(seen = ps_pidmap__put(&bs->py_seen, (pid_t)pid)))
 		return;
+	if (!seen->next)
+		identity(pid, &seen->start, &seen->exe_dev, &seen->exe_ino);
 	if (!bs->syms && !(bs->syms = new_prober()))
 		return;
-	if (seen->next) /* a second look: its mappings as they are now */
-		ps_symbols__add_proc(bs->syms, (pid_t)pid);
+	/* its mappings as they are now (the prober keeps none past a probe) */
+	ps_symbols__add_proc(bs->syms, (pid_t)pid);
 	seen->next = seen->next ? 2 * seen->next : 1;
 	seen->samples = 0;
 	seen->rc = ps_python__probe(bs->syms, (pid_t)pid, &py, version, sizeof(version));
