@@ -110,7 +110,7 @@ if command -v node >/dev/null; then
 	ok $(( ${p%% *} >= 95 ? 0 : 1 )) "-p on node in a container: $p of its samples named by its map"
 	if [[ -s $TMP/perf.share ]]; then
 		ps=$(cat "$TMP/perf.share")
-		ok $(( ${p%% *} >= ps - 3 ? 0 : 1 )) "-p: as many as perf 6.1 names on the same window ($ps%)"
+		ok $(( ${p%% *} >= ps - 3 ? 0 : 1 )) "-p: as many as perf 6.1 names on the same window ($p against perf's $ps%)"
 	else
 		skip "perf is not installed (linux-perf)" "perf's share of the container's JIT names"
 	fi
