@@ -48,7 +48,7 @@ end
 -- served:close(p) -> p's gzip pprof bytes, or nil and why; p is emptied.
 -- The rings are drained first: p's last samples may wait there.
 function Served:close(p)
-  return self:built(p, function(t) return pprof.encode(t) end)
+  return self:built(p, pprof.encode)
 end
 
 -- Close p and make something of its pprof table: make(t) -> bytes, or nil

@@ -103,7 +103,7 @@ Run.__index = Run
 -- processes. Between windows the last one's tables go, and the heap
 -- they took goes back to the system.
 function M.continuous(files, new)
-  local run = setmetatable({ files = files, new = new, p = new(), windows = 0, lost = 0 }, Run)
+  local run = setmetatable({ files = files, p = new(), windows = 0, lost = 0 }, Run)
   perfmon.symbols { exited = 1024, exited_sampled = 1024 }
   probe("timer.s(1)", function()
     run.p:settle()

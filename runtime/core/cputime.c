@@ -6,35 +6,22 @@
  * clock tick, as perf stat prints them after a Ctrl-C.
  */
 #include <errno.h>
-#include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
+#include "base/procstat.h"
 #include "core/internal.h"
 
 /* utime + cutime and stime + cstime of pid, in microseconds: 0 or -errno. */
 static int proc_times(pid_t pid, uint64_t *user_us, uint64_t *sys_us)
 {
-	char path[64], buf[1024];
-	unsigned long long ut, st, cut, cst;
 	long tick = sysconf(_SC_CLK_TCK);
-	const char *after;
-	size_t n;
-	FILE *f;
+	struct ps_procstat st;
+	int err = tick > 0 ? ps_procstat__read(pid, &st) : -EIO;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "re")))
-		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* the name may hold spaces and parentheses: the fields follow the last ')' */
-	if (!(after = strrchr(buf, ')')) || tick <= 0 ||
-	    sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
-		   &ut, &st, &cut, &cst) != 4)
-		return -EIO;
-	*user_us = (ut + cut) * 1000000ull / (unsigned long long)tick;
-	*sys_us = (st + cst) * 1000000ull / (unsigned long long)tick;
+	if (err)
+		return err;
+	*user_us = (st.utime + st.cutime) * 1000000ull / (unsigned long long)tick;
+	*sys_us = (st.stime + st.cstime) * 1000000ull / (unsigned long long)tick;
 	return 0;
 }
 

@@ -28,33 +28,8 @@
 #include <unistd.h>
 
 #include "base/array.h"
+#include "base/procstat.h"
 #include "core/internal.h"
-
-/* State and start time of pid from /proc/PID/stat; false if it is gone. */
-static bool proc_stat(pid_t pid, char *state, pid_t *pgrp, unsigned long long *start)
-{
-	char path[64], buf[1024], *p;
-	FILE *f;
-	size_t n;
-	int pg = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "re")))
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* after the command name, which may hold spaces and ')' */
-	if (!(p = strrchr(buf, ')')))
-		return false;
-	if (sscanf(p + 2,
-		   "%c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d "
-		   "%llu",
-		   state, &pg, start) != 3)
-		return false;
-	*pgrp = pg;
-	return true;
-}
 
 static bool is_live(char state)
 {
@@ -70,13 +45,11 @@ bool ps_tree__group_alive(pid_t pgid)
 	if (!d)
 		return kill(-pgid, 0) == 0;
 	while (!alive && (de = readdir(d))) {
-		unsigned long long start;
-		pid_t pgrp;
-		char state;
+		struct ps_procstat st;
 
 		if (isdigit((unsigned char)de->d_name[0]) &&
-		    proc_stat((pid_t)strtol(de->d_name, NULL, 10), &state, &pgrp, &start))
-			alive = pgrp == pgid && is_live(state);
+		    !ps_procstat__read((pid_t)strtol(de->d_name, NULL, 10), &st))
+			alive = st.pgrp == pgid && is_live(st.state);
 	}
 	closedir(d);
 	return alive;
@@ -113,20 +86,18 @@ static void collect_children(struct ps_session *s, pid_t pid, int depth)
 /* Add pid (if new) and its descendants to the list. */
 static void collect(struct ps_session *s, pid_t pid, int depth)
 {
-	unsigned long long start;
-	pid_t pgrp;
-	char state;
+	struct ps_procstat st;
 	size_t i;
 
-	if (depth > 64 || !proc_stat(pid, &state, &pgrp, &start))
+	if (depth > 64 || ps_procstat__read(pid, &st))
 		return;
 	for (i = 0; i < s->ntree; i++)
-		if (s->tree[i].pid == pid && s->tree[i].start == start)
+		if (s->tree[i].pid == pid && s->tree[i].start == st.start)
 			break;
 	if (i == s->ntree) {
 		if (ps_array__reserve(&s->tree, &s->captree, s->ntree + 1, sizeof(*s->tree)))
 			return;
-		s->tree[s->ntree++] = (struct ps_tree_proc){.pid = pid, .start = start};
+		s->tree[s->ntree++] = (struct ps_tree_proc){.pid = pid, .start = st.start};
 	}
 	collect_children(s, pid, depth);
 }
@@ -141,15 +112,12 @@ int ps_tree__signal(struct ps_session *s, int sig)
 	collect_children(s, getpid(), 0);
 	for (size_t i = 0; i < s->ntree; i++) {
 		struct ps_tree_proc *p = &s->tree[i];
-		unsigned long long start;
-		pid_t pgrp;
-		char state;
+		struct ps_procstat st;
 
 		/* ours to reap once the command is gone (we are its subreaper) */
 		if (p->pid != s->pid)
 			waitpid(p->pid, NULL, WNOHANG);
-		if (!proc_stat(p->pid, &state, &pgrp, &start) || start != p->start ||
-		    !is_live(state))
+		if (ps_procstat__read(p->pid, &st) || st.start != p->start || !is_live(st.state))
 			continue; /* gone, reused, or a zombie: nothing to stop */
 		live++;
 		if (sig)

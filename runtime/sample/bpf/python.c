@@ -9,16 +9,13 @@
  * the programs' records have no room for is refused before load.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <bpf/bpf.h>
 
+#include "base/procstat.h"
 #include "sample/bpf/internal.h"
 #include "symbols/python.h"
 
@@ -74,31 +71,19 @@ size_t ps_bpf__python_seen_size(void)
 	return sizeof(struct py_seen);
 }
 
-/* pid's start (clock ticks since boot, /proc/PID/stat's 22nd field) and
- * executable: 0 when it cannot be read (gone). */
+/* pid's start (base/procstat.h) and executable: 0 when it cannot be read
+ * (gone). */
 static int identity(uint32_t pid, uint64_t *start, uint64_t *dev, uint64_t *ino)
 {
-	char path[64], buf[1024], *p;
+	struct ps_procstat ps;
+	char path[64];
 	struct stat st;
-	ssize_t n;
-	int fd;
+	int err = ps_procstat__read((pid_t)pid, &ps);
 
-	*start = *dev = *ino = 0;
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	/* after the command's closing parenthesis: state is field 3 */
-	if (!(p = strrchr(buf, ')')) ||
-	    sscanf(p + 1,
-		   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
-		   "%*d %" SCNu64,
-		   start) != 1)
-		return -EIO;
+	*start = err ? 0 : ps.start;
+	*dev = *ino = 0;
+	if (err)
+		return err;
 	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
 	if (stat(path, &st) == 0) {
 		*dev = st.st_dev;
