@@ -900,6 +900,26 @@ int ps_symbols__mapping(struct ps_symbols *syms, pid_t pid, uint64_t addr,
 int ps_symbols__mapping_at(struct ps_symbols *syms, pid_t pid, uint64_t addr, uint32_t epoch,
 			   struct ps_mapping_info *out);
 
+/* A CPython sample's stack as its program ran it (s->py_n > 0: the BPF
+ * backend read its Python frames, PS_BPF_PYTHON). pcs[0..n) are the
+ * sample's frames, innermost first, each an address inside its function
+ * (a return address stepped back); kernel frames may be among them. Each
+ * call of the interpreter's eval loop (_PyEval_EvalFrameDefault, found by
+ * its symbol's address in the process) gives way to the Python frames it
+ * ran, innermost first, and the glue of CPython's perf trampolines (-X
+ * perf, 3.12 and later) goes. Writes at most max frames: where from[i] is
+ * -1, out[i] is a Python frame's address, which ps_symbols__resolve names
+ * "py::QUALNAME:FILE" (and ps_symbols__srcframes FILE:LINE); else out[i]
+ * is pcs[from[i]]. Returns how many, or 0 when no Python frame has a
+ * place (the stack is as it was). */
+int ps_symbols__python_stack(struct ps_symbols *syms, const struct ps_sample *s,
+			     const uint64_t *pcs, int n, uint64_t *out, int *from, int max);
+/* The Python frames of a CPython sample alone, innermost first, as the
+ * addresses above: at most max; how many (0 for none or a process whose
+ * CPython is not known). */
+int ps_symbols__python_frames(struct ps_symbols *syms, const struct ps_sample *s, uint64_t *out,
+			      int max);
+
 /* Unwind the user stack of a sample taken with call-graph=dwarf (its
  * PERF_SAMPLE_REGS_USER registers and PERF_SAMPLE_STACK_USER bytes) in
  * s->pid's address space with the files' DWARF call frame information

@@ -157,8 +157,7 @@ void ps_lua_sample_object__set_raw_names(struct ps_script *sc, bool raw);
 bool ps_lua_sample_object__raw_names(struct ps_script *sc);
 /* The user frames the DWARF unwinder finds in s (the current sample),
  * unwound once per sample: their count, *ips innermost first. */
-#define PS_LUA_MAX_USTACK   1024 /* user frames unwound at most (max-stack caps it lower) */
-#define PS_LUA_MAX_PYFRAMES 256	 /* Python frames of a sample spliced at most */
+#define PS_LUA_MAX_USTACK 1024 /* user frames unwound at most (max-stack caps it lower) */
 int ps_lua_sample_object__unwound(struct ps_script *sc, const struct ps_sample *s,
 				  const uint64_t **ips);
 void ps_lua_sample_object__free(struct ps_script *sc);
@@ -198,22 +197,15 @@ struct ps_lua_frame {
 	uint32_t epoch;
 };
 #define PS_LUA_MAX_FRAMES (PS_LUA_MAX_USTACK + 1024) /* a sample's frames, kernel and user */
-#define PS_LUA_EVAL_CACHE 1024			     /* lua/python.c's kinds of frames */
 /* A script's room for one sample's frames at a time (lua/sample_stack.c,
  * lua/python.c), its own rather than static: two sessions in two threads
  * share nothing. Made with the script's sample state. */
 struct ps_lua_scratch {
-	struct ps_lua_frame frames[PS_LUA_MAX_FRAMES];	/* a sample's, as made */
-	struct ps_lua_frame spliced[PS_LUA_MAX_FRAMES]; /* with its Python frames */
-	uint64_t packed[PS_LUA_MAX_FRAMES];		/* s:packed()'s addresses */
-	uint64_t py[PS_LUA_MAX_PYFRAMES];		/* the Python frames' addresses */
-	bool entry[PS_LUA_MAX_PYFRAMES];		/* which end a call of the eval loop */
-	struct {					/* what a user frame is to the splice */
-		uint64_t addr;
-		pid_t pid;
-		uint32_t epoch; /* the process's mappings then: a new program, a new answer */
-		uint8_t kind;
-	} kinds[PS_LUA_EVAL_CACHE];
+	struct ps_lua_frame frames[PS_LUA_MAX_FRAMES];		 /* a sample's, as made */
+	struct ps_lua_frame spliced[PS_LUA_MAX_FRAMES];		 /* with its Python frames */
+	uint64_t packed[PS_LUA_MAX_FRAMES];			 /* s:packed()'s addresses */
+	uint64_t pcs[PS_LUA_MAX_FRAMES], out[PS_LUA_MAX_FRAMES]; /* the splice's in and out */
+	int from[PS_LUA_MAX_FRAMES];
 };
 /* lua/symbolizer.c: perfmon.symbols (the script is its upvalue). */
 int ps_lua_symbolizer__symbols(lua_State *L);

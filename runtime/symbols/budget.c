@@ -164,7 +164,7 @@ static size_t all_bytes(struct ps_symbols *syms)
 	size_t n;
 
 	return total(syms, NULL, &n) + ps_procs__gone_bytes(syms) + ps_python__bytes(syms) +
-	       ps_jits__bytes(syms);
+	       ps_pysplice__bytes(syms) + ps_jits__bytes(syms);
 }
 
 static size_t budget_of(const struct ps_symbols *syms)

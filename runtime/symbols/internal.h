@@ -25,6 +25,7 @@
 
 #include "base/pidmap.h"
 #include "perfscript.h"
+#include "symbols/image.h"
 #include "symbols/resolve.h"
 
 /* ---- small shared containers (symbols/cache.c) ---- */
@@ -86,15 +87,7 @@ struct ps_page_ages {
  * Dwfl that reads the file gets an Elf over that memory (no descriptor
  * stays open). Files with the same build id share one set of tables: a
  * later one points at the first (same). */
-/* A file as a mapping knows it: device and inode, and (0 when unknown)
- * size and mtime. */
-struct ps_file_stamp {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
-};
-
+#define PS_DSO_PY_SYMS 4
 struct ps_dso {
 	struct ps_dsos *owner;
 	char *path;		    /* as the process named it */
@@ -121,6 +114,12 @@ struct ps_dso {
 	struct ps_load *loads;
 	size_t nloads;
 	uint64_t low, high; /* link-time range: first PT_LOAD page-aligned .. last end */
+
+	/* a CPython file's functions that a Python stack's splice looks for
+	 * (symbols/pysplice.c): their link-time addresses, UINT64_MAX for
+	 * none; py_state 0 not looked, 1 found, -1 not a CPython file */
+	int8_t py_state;
+	uint64_t py_syms[PS_DSO_PY_SYMS];
 
 	struct ps_fsym *syms; /* sorted by address, one per address */
 	size_t nsyms;
@@ -221,6 +220,9 @@ int ps_dso__lookup(struct ps_dso *dso, uint64_t addr, const char **str);
 /* symbols/user.c: the symbol table's own name for a link-time address
  * ("set_binding_values.part.0", a mangled name), NULL when none covers it. */
 const char *ps_dso__raw_name(struct ps_dso *dso, uint64_t addr);
+/* symbols/user.c: the link-time address of the symbol covering a link-time
+ * address, or -ENOENT. */
+int ps_dso__symbol_start(struct ps_dso *dso, uint64_t addr, uint64_t *start);
 /* symbols/plt.c: "name@plt" entries for the PLT stubs of a reported
  * module (x86-64), their names malloc'ed; ps_plt__free frees them. */
 struct ps_plt_syms {
@@ -235,6 +237,9 @@ const char *ps_dso__show(struct ps_dso *dso, const char *name);
 /* Where the file keeps its name -> address table (symbols/lookup.c). */
 struct ps_dso_names **ps_dso__byname(struct ps_dso *dso);
 void ps_dso_names__free(struct ps_dso_names *t);
+/* symbols/lookup.c: the link-time address of the symbol named name in the
+ * file (data symbols too), or -ENOENT. */
+int ps_dso__address_of(struct ps_dso *dso, const char *name, uint64_t *addr);
 
 /* symbols/demangle.c: the readable form of a C++ (Itanium) or Rust (legacy
  * or v0) name, malloc'd; NULL when name is not mangled or does not demangle. */
@@ -368,7 +373,8 @@ struct ps_symbols {
 	struct ps_gone_fifo recent, sampled; /* exited processes, oldest first */
 	size_t cap_recent, cap_sampled;	     /* their capacities (symbols/gone.c) */
 	uint32_t gone_seq;
-	struct ps_pysyms *py; /* symbols/python.c, made on first use */
+	struct ps_pysyms *py;	    /* symbols/python.c, made on first use */
+	struct ps_pysplice *splice; /* symbols/pysplice.c, made on first use */
 	/* what the user should hear of (a JIT map refused, and why), oldest
 	 * first, at most PS_NOTICES at once (ps_symbols__notice takes them) */
 	char notices[PS_NOTICES][200];
@@ -389,6 +395,10 @@ __attribute__((format(printf, 2, 3))) void ps_symbols__tell(struct ps_symbols *s
 /* symbols/python.c: its state's end; the name (and source line, when line
  * is not NULL) of a Python frame's made-up address, or -ENOENT. */
 void ps_python__free(struct ps_symbols *syms);
+/* symbols/pysplice.c: its state's end and bytes; pid's answers go. */
+void ps_pysplice__free(struct ps_symbols *syms);
+size_t ps_pysplice__bytes(const struct ps_symbols *syms);
+void ps_pysplice__forget(struct ps_symbols *syms, pid_t pid);
 int ps_python__resolve(struct ps_symbols *syms, uint64_t addr, const char **func,
 		       struct ps_srcframe *line);
 
@@ -427,23 +437,6 @@ struct ps_map *ps_procs__lookup_at(struct ps_symbols *syms, struct ps_proc *p, u
 /* CLOCK_MONOTONIC_COARSE in ns: for "read again after a while" checks. */
 uint64_t ps_coarse_ns(void);
 
-/* ---- symbols/image.c: files' bytes, read safely whatever their owners do ---- */
-
-/* path mapped copy-on-write if it is still the file want names (a regular
- * file; its size and mtime too when set), opened without blocking, and
- * guarded; NULL + errno (ESTALE: another file is there now). */
-void *ps_image__map(const char *path, const struct ps_file_stamp *want, size_t *size);
-void ps_image__unmap(void *p, size_t size);
-/* A SIGBUS reading [p, p + len) (its file truncated) gives zeros there and
- * marks the range changed, instead of ending the process. -ENOSPC when
- * too many ranges are guarded. */
-int ps_image__guard(const void *p, size_t len);
-void ps_image__unguard(const void *p);
-/* Whether a read of the range guarded at p met a truncated file, and how
- * many such reads there were in all (cheap: check that first). */
-bool ps_image__changed(const void *p);
-unsigned long ps_image__hits(void);
-bool ps_image__same_file(const struct stat *st, const struct ps_file_stamp *want);
 /* Whether m's file-to-module adjustment is known (computed once). */
 bool ps_map__adjust(struct ps_map *m);
 

@@ -158,6 +158,17 @@ static const struct ps_name_sym *find_name(const struct ps_dso_names *t, const c
 	return lo < t->n && !strcmp(t->v[lo].name, name) ? &t->v[lo] : NULL;
 }
 
+int ps_dso__address_of(struct ps_dso *dso, const char *name, uint64_t *addr)
+{
+	const struct ps_dso_names *t = dso_names(dso);
+	const struct ps_name_sym *sym = t ? find_name(t, name) : NULL;
+
+	if (!sym)
+		return -ENOENT;
+	*addr = sym->addr;
+	return 0;
+}
+
 static void suggest(const struct ps_dso_names *t, struct ps_suggest *s)
 {
 	for (size_t i = 0; i < t->n; i++)

@@ -431,7 +431,7 @@ static struct pystack *stack_slot(struct ps_pysyms *ps, pid_t pid, const struct 
 	return &ps->stacks[(h >> 40) % PS_PY_STACKS];
 }
 
-/* Each frame named (ps_symbols__python_frames, for a stack not remembered). */
+/* Each frame named (ps_python__frames, for a stack not remembered). */
 static size_t name_frames(struct ps_pysyms *ps, pid_t pid, const struct ps_pyframe *py, size_t n,
 			  uint64_t *out, bool *entry)
 {
@@ -459,8 +459,8 @@ static size_t name_frames(struct ps_pysyms *ps, pid_t pid, const struct ps_pyfra
 	return k;
 }
 
-size_t ps_symbols__python_frames(struct ps_symbols *syms, pid_t pid, const struct ps_pyframe *py,
-				 size_t n, uint64_t *out, bool *entry)
+size_t ps_python__frames(struct ps_symbols *syms, pid_t pid, const struct ps_pyframe *py, size_t n,
+			 uint64_t *out, bool *entry)
 {
 	struct ps_pysyms *ps = syms ? pysyms(syms) : NULL;
 	struct pystack *st = ps ? stack_slot(ps, pid, py, n) : NULL;

@@ -48,8 +48,8 @@ const struct ps_py_layout *ps_python__layouts(size_t *n);
  * symbolizer names ("py::FUNC:FILE", with FILE:LINE as their source line):
  * out[i] for frame i, entry[i] when it was the outermost of one call of the
  * eval loop. Frames it cannot read are named "py::[unknown]". How many. */
-size_t ps_symbols__python_frames(struct ps_symbols *syms, pid_t pid, const struct ps_pyframe *py,
-				 size_t n, uint64_t *out, bool *entry);
+size_t ps_python__frames(struct ps_symbols *syms, pid_t pid, const struct ps_pyframe *py, size_t n,
+			 uint64_t *out, bool *entry);
 
 /* What the Python tables hold, in bytes (within the symbolizer's budget),
  * and what giving back the cached code objects freed (their names stay). */
@@ -64,8 +64,5 @@ bool ps_python__is_frame(uint64_t addr);
 /* The minor version of a CPython file's base name ("python3.11",
  * "libpython3.12.so.1.0"), -1 for any other file. */
 int ps_python__minor(const char *base);
-/* symbols/pytrampoline.c: whether user address pc (a return address
- * stepped back) of pid is in one of CPython's perf trampolines. */
-bool ps_symbols__python_trampoline(struct ps_symbols *syms, pid_t pid, uint64_t pc);
 
 #endif /* PS_SYMBOLS_PYTHON_H */

@@ -7,8 +7,8 @@
  * ret", without a frame pointer or CFI. A frame in one sits at its call's
  * return, start + 6 (stepped back to + 5, as every return address is).
  * The unwinder steps over such frames by hand (symbols/unwind.c), and a
- * Python profile leaves them out where it puts the Python frames (each
- * would stand twice). One is known by its perf-map name or, where the map
+ * Python stack leaves them out where it puts the Python frames (each
+ * would stand twice: symbols/pysplice.c). One is known by its perf-map name or, where the map
  * names nothing yet (the interpreter writes it after the code, and the map
  * is read again at most every 20 ms), by its bytes, read from the process.
  */
@@ -55,12 +55,4 @@ bool ps_proc__python_trampoline(struct ps_proc *p, uint64_t pc)
 	(void)pc;
 	return false;
 #endif
-}
-
-bool ps_symbols__python_trampoline(struct ps_symbols *syms, pid_t pid, uint64_t pc)
-{
-	struct ps_proc *p = syms ? ps_procs__known(syms, pid) : NULL;
-	struct ps_map *m = p ? ps_proc__lookup(p, pc) : NULL;
-
-	return m && !m->dso && ps_proc__python_trampoline(p, pc);
 }

@@ -39,6 +39,7 @@ void ps_symbols__free(struct ps_symbols *syms)
 		return;
 	ps_procs__free(syms);
 	ps_python__free(syms);
+	ps_pysplice__free(syms);
 	ps_unwinders__free(syms);
 	ps_dsos__free(&syms->dsos);
 	ps_ksyms__free(syms->ksyms);

@@ -269,6 +269,17 @@ const char *ps_dso__raw_name(struct ps_dso *dso, uint64_t addr)
 	return sym->name;
 }
 
+int ps_dso__symbol_start(struct ps_dso *dso, uint64_t addr, uint64_t *start)
+{
+	struct ps_fsym *sym;
+	struct ps_dso *d;
+
+	if (ps_dso__open_symbols(dso, &d) < 0 || !(sym = find_sym(d, addr)))
+		return -ENOENT;
+	*start = sym->addr;
+	return 0;
+}
+
 int ps_dso__lookup(struct ps_dso *dso, uint64_t addr, const char **str)
 {
 	struct ps_fsym *sym;
