@@ -330,9 +330,11 @@ void ps_symbols__maintain(struct ps_symbols *syms, uint64_t now_ns)
 	int64_t now;
 
 	/* a clock read per sample would cost more than the check: every
-	 * 1024th call, or when a file was read (memory may have jumped) */
-	if (!syms || (!now_ns && ++syms->upkeep.calls % PS_UPKEEP_CALLS &&
-		      !ps_symbols__grew(syms) && !syms->upkeep.due))
+	 * 1024th call, or when a file was read (memory may have jumped) or
+	 * its debug file arrived */
+	if (!syms ||
+	    (!now_ns && ++syms->upkeep.calls % PS_UPKEEP_CALLS && !ps_symbols__grew(syms) &&
+	     !syms->upkeep.due && !ps_debuginfod__answered(&syms->dsos)))
 		return;
 	if (!now_ns) {
 		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
@@ -344,9 +346,9 @@ void ps_symbols__maintain(struct ps_symbols *syms, uint64_t now_ns)
 		syms->upkeep.paged = syms->upkeep.forgot = now;
 	/* a trim walks every file's resident pages: when a file was read
 	 * since the last (once a second at most), at once past the budget,
-	 * and every 10 s for what grows without a read (answers, processes
-	 * that exited) */
-	if (syms->upkeep.due || ps_symbols__over(syms) ||
+	 * when a debug file arrived (the trim gives it to its file), and every
+	 * 10 s for what grows without a read (answers, processes that exited) */
+	if (syms->upkeep.due || ps_symbols__over(syms) || ps_debuginfod__answered(&syms->dsos) ||
 	    (ps_symbols__grew(syms) && now != syms->upkeep.trimmed) ||
 	    now - syms->upkeep.trimmed >= 10) {
 		syms->upkeep.trimmed = now;

@@ -53,6 +53,7 @@ struct ps_fetcher {
 	pthread_t thread;
 	bool started;
 	_Atomic bool stop;
+	_Atomic bool found; /* a job was answered since the last apply */
 	struct job *jobs;
 	size_t n, cap;
 	uint64_t budget_ns, waited_ns;
@@ -170,7 +171,9 @@ static void *worker(void *arg)
 			pthread_mutex_lock(&f->lock);
 			f->jobs[at].state = fd >= 0 && path ? FOUND : NONE;
 			f->jobs[at].path = fd >= 0 ? path : NULL;
-			if (fd < 0)
+			if (fd >= 0 && path)
+				atomic_store(&f->found, true);
+			else
 				free(path);
 		}
 		pthread_cond_broadcast(&f->cond);
@@ -222,6 +225,11 @@ void ps_debuginfod__want(struct ps_dsos *dsos, const struct ps_dso *d)
 	pthread_mutex_unlock(&f->lock);
 }
 
+bool ps_debuginfod__answered(const struct ps_dsos *dsos)
+{
+	return dsos->fetch && atomic_load(&dsos->fetch->found);
+}
+
 /* Give each answered file its debug file, at a safe point. */
 void ps_debuginfod__apply(struct ps_dsos *dsos)
 {
@@ -230,6 +238,7 @@ void ps_debuginfod__apply(struct ps_dsos *dsos)
 	if (!f || !f->lib)
 		return;
 	pthread_mutex_lock(&f->lock);
+	atomic_store(&f->found, false);
 	for (size_t i = 0; i < f->n; i++) {
 		struct job *j = &f->jobs[i];
 

@@ -143,11 +143,14 @@ Dwfl *ps_dwfl__begin_unwind(void)
 
 Dwfl_Module *ps_dso__report(struct ps_dso *dso, Dwfl *dwfl, int64_t bias)
 {
-	struct ps_dso *d = dso->same ? dso->same : dso;
+	struct ps_dso *d;
 	Dwfl_Module *mod;
 	void **ud;
 
-	if (!d->usable)
+	/* opened again if it was given back since its mapping was placed (a
+	 * budget's trim, a debug file that arrived): an unwinder made then
+	 * found no CFI in it, and its stacks ended there */
+	if (ps_dso__open(dso, &d) < 0 || !d->usable)
 		return NULL;
 	mod =
 	    dwfl_report_module(dwfl, dso->path, d->low + (uint64_t)bias, d->high + (uint64_t)bias);

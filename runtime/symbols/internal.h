@@ -289,6 +289,8 @@ size_t ps_dwarf__bytes(const struct ps_dwarf *d);
 struct ps_fetcher;
 void ps_debuginfod__want(struct ps_dsos *dsos, const struct ps_dso *d);
 void ps_debuginfod__apply(struct ps_dsos *dsos);
+/* Whether a debug file arrived that ps_debuginfod__apply has not given yet. */
+bool ps_debuginfod__answered(const struct ps_dsos *dsos);
 /* The debug file of d, waiting for it within the session's budget; NULL
  * when none came. */
 const char *ps_debuginfod__wait(struct ps_dsos *dsos, const struct ps_dso *d);

@@ -42,22 +42,33 @@ out=$(prof "http://127.0.0.1:$port" 500 | tr '\n' ' ')
 like "$out" "^chain_leaf	[0-9]+	0 " "a stripped binary is named through a debuginfod server on loopback ($out)"
 # DWARF stacks while the debug file arrives: the file is read again with
 # it, and the unwinders that read its CFI go first (they kept reading its
-# old, unmapped image: a segfault)
+# old, unmapped image: a segfault), and the new ones read it again (they
+# found no CFI in the file given back: one frame a stack from then on)
 out=$(DEBUGINFOD_URLS="http://127.0.0.1:$port" DEBUGINFOD_CACHE_PATH="$TMP/cache-dwarf" "$PERFSCRIPT" -e '
 c = perfmon.counter("cpu-clock/freq=999,call-graph=dwarf/")
-local n, deep, leaf = 0, 0, 0
+local n, leaf, whole, t0, t1 = 0, 0, 0
 probe("perfmon.sample(c)", function(s)
-  n, deep = n + 1, deep + #s.callchain
-  if s.sym:match("^chain_leaf") then leaf = leaf + 1 end
+  n = n + 1
+  t0 = t0 or s.time
+  local stack = table.concat(s:ustack(), ";") -- unwound before anything names the file
+  if stack:match("^chain_leaf") then
+    leaf, t1 = leaf + 1, t1 or s.time
+    if stack:match("^chain_leaf%+0x%x+;chain_middle%+0x%x+;chain_outer%+0x%x+;main%+") then
+      whole = whole + 1
+    end
+  end
   if leaf >= 50 and n >= 300 then exit(0) end -- unwound well past its arrival
 end)
-probe("end", function() print(n, deep / math.max(n, 1), leaf) end)' -c "$TMP/chain 20000" 2>&1; echo "rc=$?")
+probe("end", function() print(n, leaf, whole, (t1 - t0) // 1000000) end)' -c "$TMP/chain 20000" 2>&1; echo "rc=$?")
 rc=$(sed -n 's/^rc=//p' <<<"$out")
-read -r n deep leaf < <(grep -E '^[0-9]+[[:space:]]' <<<"$out")
+read -r n leaf whole ms < <(grep -E '^[0-9]+[[:space:]]' <<<"$out")
 # (the session ends 50 named samples after the file came, however long a
 # loaded machine makes the server take: chain would run 20 s)
-ok $(( ${n:-0} >= 300 && ${leaf:-0} >= 1 && ${rc:-1} == 0 ? 0 : 1 )) \
-	"DWARF stacks of a stripped binary while its debug file arrives: ${n:-?} samples, ${deep:-?} frames a stack, ${leaf:-?} named chain_leaf once it came, exit ${rc:-?} ($out)"
+ok $(( ${n:-0} >= 300 && ${leaf:-0} >= 50 && ${whole:-0} == ${leaf:-1} && ${rc:-1} == 0 ? 0 : 1 )) \
+	"DWARF stacks of a stripped binary while its debug file arrives: ${n:-?} samples, ${leaf:-?} named chain_leaf once it came, ${whole:-?} of them unwound to main, exit ${rc:-?} ($out)"
+# (the file is given its debug file at the next sample: it was at the
+# budget's next trim, up to 10 s later)
+ok $(( ${ms:-99999} < 3000 ? 0 : 1 )) "the debug file names samples soon after it came (${ms:-?} ms after the first sample)"
 out=$(DEBUGINFOD_URLS="http://127.0.0.1:$port" DEBUGINFOD_CACHE_PATH="$TMP/cache-lines" \
 	"$PERFSCRIPT" "$ROOT/examples/profile.lua" -c "$TMP/chain 300" --lines --top 1 2>&1 | tail -1)
 like "$out" "  \\[\\.\\] chain\\.c:[0-9]+$" "and its lines too (--lines: $out)"

@@ -6,7 +6,8 @@
 # Makefile, and perfscript and sudo on the PATH. Each must exit 0 with no
 # traceback; where the doc shows output, the output has its shape (the
 # doc's lines with their numbers as any numbers). What is changed, and
-# why: a PID is a process started for it, -T over 1 s is 0.5 s (time), and
+# why: a PID is a process started for it (running only while a command
+# attaches to it), -T over 1 s is 0.5 s (time), and
 # a --listen port is 0 with -T 0.5 (a server runs until stopped).
 source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -56,7 +57,10 @@ printf 'all:\n\t@true\n' >"$D/Makefile"
 bg=$!
 (cd "$D" && exec python3 app.py 600) &
 bgpy=$!
-trap 'kill $bg $bgpy 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'kill -CONT $bg $bgpy 2>/dev/null; kill $bg $bgpy 2>/dev/null; rm -rf "$TMP"' EXIT
+# They run only while a command attaches to them: two CPU burners all
+# through the file would slow every suite beside it.
+kill -STOP $bg $bgpy
 
 # The commands, "FILE:LINE<TAB>command", and the transcripts' output.
 commands() {
@@ -97,7 +101,11 @@ while IFS=$'\t' read -r where cmd; do
 	fi
 	printf '%s\n' "$run" >"$TMP/cmd.sh" # a file: pgrep -f sees no command line of ours
 	t0=$(date +%s%N)
+	attach=false
+	[[ $run == *" -p "* || $run == *pgrep* ]] && attach=true
+	$attach && kill -CONT $bg $bgpy
 	(cd "$D" && PATH="$D/bin:$PATH" timeout 60 bash "$TMP/cmd.sh" <"$input" >"$TMP/out" 2>"$TMP/err"); rc=$?
+	$attach && kill -STOP $bg $bgpy
 	diag "$(( ($(date +%s%N) - t0) / 1000000 )) ms: $run"
 	ok $(( rc == 0 ? 0 : 1 )) "${where#"$ROOT"/}: $cmd (exit $rc$( ((rc)) && printf ': %s' "$(tail -2 "$TMP/err" | tr '\n' ' ')"))"
 	! grep -q "stack traceback" "$TMP/err"; ok $? "${where#"$ROOT"/}: no traceback"
