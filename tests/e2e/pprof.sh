@@ -179,7 +179,21 @@ like "$out" "unknown label 'cpu' \(pid, tid, comm, cgroup\)" "an unknown label i
 
 # A decompression bomb as the base: 1 MiB of gzip inflating to 1 GiB is
 # refused at the cap, with a small peak RSS, before the command runs.
-head -c 1073741824 /dev/zero | gzip -1 >"$TMP/bomb.pb.gz"
+# (made by repeating one flushed deflate block of a MiB of zeros: gzip
+# would take seconds to squeeze the GiB)
+python3 - "$TMP/bomb.pb.gz" <<'PY'
+import struct, sys, zlib
+z = bytes(1 << 20)
+c = zlib.compressobj(9, zlib.DEFLATED, -15)
+first = c.compress(z) + c.flush(zlib.Z_FULL_FLUSH)
+again = c.compress(z) + c.flush(zlib.Z_FULL_FLUSH)  # the same bytes for every later MiB
+crc = 0
+for _ in range(1024):
+    crc = zlib.crc32(z, crc)
+with open(sys.argv[1], "wb") as f:
+    f.write(b"\x1f\x8b\x08\0\0\0\0\0\0\xff" + first + again * 1023 + c.flush() +
+            struct.pack("<II", crc, (1 << 30) & 0xffffffff))
+PY
 out=$("$PERFSCRIPT" -e 'local t, err = require("pprof").read("'"$TMP/bomb.pb.gz"'")
 local f = io.open("/proc/self/status"); local st = f:read("a"); f:close()
 print(t, err, st:match("VmHWM:%s*(%d+)"))' 2>&1)
