@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "perfscript.h"
+#include "loop/loop.h"
 
 #define MAXN (1u << 22)
 
@@ -67,7 +67,7 @@ static int run(const char *spec, char **argv, bool ordered)
 	n = back = 0;
 	memset(last_time, 0, sizeof(last_time));
 	if (!d || ps_session__allocate(s, spec, &h, 1, &err) != 1 ||
-	    ps_session__set_ordered(s, ordered) || ps_driver__set_sample_ops(d, &ops) ||
+	    ps_sampler__set_ordered(s, ordered) || ps_driver__set_sample_ops(d, &ops) ||
 	    ps_driver__start(d, msg, sizeof(msg))) {
 		fprintf(stderr, "order: cannot start: %s\n", d ? msg : "out of memory");
 		return -1;

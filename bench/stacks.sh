@@ -139,7 +139,7 @@ fi
 
 # ---- 3. time order: the latency it adds ----
 if [ ! -x "$B/order" ] || [ bench/order.c -nt "$B/order" ] || [ build/libperfscript.a -nt "$B/order" ]; then
-	"$CC" -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Ibindings -o "$B/order" bench/order.c \
+	"$CC" -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Ibindings -Iruntime -o "$B/order" bench/order.c \
 		build/libperfscript.a -ldw -lelf -lbpf -lpfm -liberty -ldl -lyaml -lcrypt -lz -lm || die "cannot build order"
 fi
 echo

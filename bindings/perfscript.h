@@ -2,16 +2,21 @@
  * perfscript.h: the public C interface of libperfscript, the Lua-free core of
  * perfscript. It parses event strings into perf_event_attr lists, owns
  * sessions of counters on a target (self, a command, a pid, CPUs), reads and
- * scales their values, and runs the epoll event loop that timers and (later)
- * overflow rings plug into. The perfscript binary, its Lua binding and the
- * LuaJIT FFI module are all clients of this header.
+ * scales their values, delivers their samples to callbacks (the client polls
+ * ps_sampler__poll_fds and calls ps_sampler__dispatch in its own loop), names
+ * addresses and unwinds stacks, and counts code regions. The perfscript
+ * binary, its Lua binding and the LuaJIT FFI module are all clients of this
+ * header; the binary also uses runtime/loop/loop.h (the event loop, the
+ * session driver, HTTP), which the library does not export. Each function
+ * is exported in the node of the release that added it
+ * (bindings/libperfscript.map).
  *
  * Conventions: functions return 0 (or a count) on success and a negative
  * errno or negative PS_ERR_* code on failure; constructors return NULL and set
  * errno. Every __free() accepts NULL.
  *
- * Threads: an object (a session, a loop, a driver, a symbolizer, an event
- * list, an HTTP listener) is used by one thread at a time: its caller
+ * Threads: an object (a session, a symbolizer, an event list, an overflow
+ * counter) is used by one thread at a time: its caller
  * serializes. Different objects may be used by different threads at once:
  * what they share in the process (what the kernel was found to support,
  * sysfs, tracefs and libpfm4 tables, libbpf's log, kept per loading thread)
@@ -413,7 +418,7 @@ size_t ps_session__count(const struct ps_session *s); /* live counters */
  * ring or a BPF program serves a counter (below), its samples and records
  * reach the same ps_sample_ops, through the same poll API, in time order
  * across all sources when there are several (every source stamps them with
- * CLOCK_MONOTONIC; see ps_session__set_ordered). Pointers in a ps_sample or
+ * CLOCK_MONOTONIC; see ps_sampler__set_ordered). Pointers in a ps_sample or
  * ps_record are valid only during the callback that receives them.
  */
 
@@ -524,7 +529,7 @@ struct ps_sample_ops {
 	int (*sample)(const struct ps_sample *s, void *ctx);
 	/* Each other record we track; may be NULL. For LOST and LOST_SAMPLES,
 	 * lost is what the counter lost since the last time this was told (it
-	 * may be 0), counted by the one figure ps_session__sample_stats gives. */
+	 * may be 0), counted by the one figure ps_sampler__stats gives. */
 	int (*record)(const struct ps_record *r, void *ctx);
 	void *ctx;
 };
@@ -557,9 +562,9 @@ int ps_session__sample_every(struct ps_session *s, ps_handle h);
  * (one per CPU once a sampling counter is open) and the BPF ring buffer (once
  * a program forwards). The set only grows; *fds stays valid until the next
  * counter opens. Returns how many. */
-int ps_session__poll_fds(const struct ps_session *s, const int **fds);
+int ps_sampler__poll_fds(const struct ps_session *s, const int **fds);
 /* Decode and deliver at most budget records (0: all there are) of the source
- * behind fd, one of ps_session__poll_fds(). Returns the number consumed, or
+ * behind fd, one of ps_sampler__poll_fds(). Returns the number consumed, or
  * a negative code: the value a callback returned to stop, -EBADMSG after
  * skipping a corrupt stretch (counted as malformed), -EBADF for an fd that
  * is not one of ours. A return equal to budget may have left records behind:
@@ -567,13 +572,13 @@ int ps_session__poll_fds(const struct ps_session *s, const int **fds);
  * not again for what already waits. A dispatch that empties the BPF ring
  * buffer also reports the losses its programs counted (one map read per
  * counter), so a periodic dispatch of every fd keeps ops->record told. */
-int ps_session__dispatch(struct ps_session *s, int fd, size_t budget);
+int ps_sampler__dispatch(struct ps_session *s, int fd, size_t budget);
 /* Deliver everything waiting in every source, then tell ops->record of the
  * losses no record reported yet (a ring still full when its writer went
- * away), so what it was told adds up to ps_session__sample_stats(). For the
+ * away), so what it was told adds up to ps_sampler__stats(). For the
  * end of a session. Returns the number of records delivered, or a callback's
  * stop value. */
-int ps_session__flush(struct ps_session *s);
+int ps_sampler__flush(struct ps_session *s);
 /* Time order (the default): with several sources (a perf ring per CPU, the
  * BPF ring buffer), dispatch delivers samples and records in timestamp
  * order across all of them, so one thread's time never goes back and a
@@ -582,11 +587,11 @@ int ps_session__flush(struct ps_session *s);
  * source has been read past them (the loop drains every 5 ms), the latency
  * it adds. Off, each source's records come as its drain reads them. 0 or
  * -EINVAL. */
-int ps_session__set_ordered(struct ps_session *s, bool on);
-bool ps_session__ordered(const struct ps_session *s);
+int ps_sampler__set_ordered(struct ps_session *s, bool on);
+bool ps_sampler__ordered(const struct ps_session *s);
 /* Stats of counter h, or with h == 0 the session's totals (which include
  * losses reported by the ring carriers and malformed records of no counter). */
-int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_sample_stats *st);
+int ps_sampler__stats(const struct ps_session *s, ps_handle h, struct ps_sample_stats *st);
 
 /* ------------------------------------------------------------------------
  * In-kernel overflow handling (runtime/sample/bpf/, runtime/sample/bpf/ps_sample.bpf.c).
@@ -594,7 +599,7 @@ int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_
  * (libbpf, one object per counter, programs named ps_*) instead of the perf
  * ring: the program filters overflows in the kernel and forwards survivors
  * as compact records through one BPF ring buffer per session (one more fd of
- * ps_session__poll_fds) to the same ps_sample_ops->sample callback (ip pid tid time cpu period
+ * ps_sampler__poll_fds) to the same ps_sample_ops->sample callback (ip pid tid time cpu period
  * user, addr, and a callchain from stack ids when the counter has the callchain term), or counts
  * them in a hash map keyed by any of pid, tid, cpu, comm, ip, user stack, kernel stack. Which path
  * a counter takes: its event string's bpf/nobpf term, else its ps_bpf_opts.backend, else the
@@ -619,7 +624,7 @@ enum ps_backend {
 
 enum ps_bpf_mode {
 	PS_BPF_FORWARD = 1,   /* deliver survivors to ps_sample_ops->sample */
-	PS_BPF_AGGREGATE = 2, /* count survivors by key (ps_session__aggregate_read) */
+	PS_BPF_AGGREGATE = 2, /* count survivors by key (ps_aggregate__read) */
 	/* With AGGREGATE, on sched:sched_switch only: instead of counting
 	 * switches, sum the nanoseconds each thread of the target spends
 	 * switched out, from its switch-out (where the key is taken: its
@@ -702,15 +707,15 @@ struct ps_agg_entry {
 };
 typedef int (*ps_agg_fn)(const struct ps_agg_entry *e, void *ctx);
 /* Call fn for each key of counter h's aggregation map; fn < 0 stops. */
-int ps_session__aggregate_read(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx);
+int ps_aggregate__read(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx);
 /* Take the counts so far away and hand them to fn: every count is in
  * exactly one take, however fast they arrive (a swap of maps, not a read
  * and a delete). Stacks taken are forgotten with them. */
-int ps_session__aggregate_take(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx);
+int ps_aggregate__take(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx);
 /* Forget the counts so far (a take that hands them to no one). */
-int ps_session__aggregate_clear(struct ps_session *s, ps_handle h);
+int ps_aggregate__clear(struct ps_session *s, ps_handle h);
 /* Keys that found the map full (counted in the kernel, per CPU, summed). */
-int ps_session__aggregate_dropped(const struct ps_session *s, ps_handle h, uint64_t *dropped);
+int ps_aggregate__dropped(const struct ps_session *s, ps_handle h, uint64_t *dropped);
 /* Show libbpf's log (and the verifier's) on stderr. Process-wide. */
 void ps_bpf__set_verbose(bool on);
 /* Whether the print function libbpf had before perfscript's (libbpf's
@@ -948,246 +953,6 @@ int ps_symbols__kernel_read(uint64_t addr, void *buf, size_t len);
  * -EACCES when every address reads as 0 (kptr_restrict, or not root:
  * kernel addresses then resolve to hex), or -errno. */
 int ps_symbols__load_kernel(struct ps_symbols *syms);
-
-/* ------------------------------------------------------------------------
- * The event loop (runtime/loop/loop.c): one thread, epoll over fds, timerfds on
- * CLOCK_MONOTONIC and a signalfd.
- */
-
-struct ps_loop;
-/* Return 0 to keep going, a negative value to stop the loop with it. */
-typedef int (*ps_fd_fn)(struct ps_loop *loop, int fd, uint32_t events, void *ctx);
-typedef int (*ps_timer_fn)(struct ps_loop *loop, uint64_t expirations, void *ctx);
-
-struct ps_loop *ps_loop__new(void);
-void ps_loop__free(struct ps_loop *loop);
-int ps_loop__add_fd(struct ps_loop *loop, int fd, uint32_t events, ps_fd_fn fn, void *ctx);
-int ps_loop__del_fd(struct ps_loop *loop, int fd);
-/* A periodic timer; the first expiry is one interval from now. Returns a
- * timer id (>= 0) for ps_loop__del_timer. */
-int ps_loop__add_timer(struct ps_loop *loop, uint64_t interval_ns, ps_timer_fn fn, void *ctx);
-int ps_loop__del_timer(struct ps_loop *loop, int id);
-/* Block the signals of set and deliver them through a signalfd; fn gets the
- * signal number in expirations. */
-int ps_loop__add_signals(struct ps_loop *loop, const int *signals, size_t n, ps_timer_fn fn,
-			 void *ctx);
-/* Run until ps_loop__stop() or a callback returns < 0. Returns 0 or that value. */
-int ps_loop__run(struct ps_loop *loop);
-void ps_loop__stop(struct ps_loop *loop, int status);
-bool ps_loop__stopping(const struct ps_loop *loop);
-
-/* ------------------------------------------------------------------------
- * The session driver (runtime/loop/): how perfscript runs a session on a
- * loop, for any client of the library. Its overflow sources are polled and
- * drained in budgets (512 records) that yield to a pending signal, and
- * every 5 ms whatever woke no one (so time order moves on); the target is
- * watched (its pidfd, or SIGCHLD without one) and the session ends when it
- * exits; SIGINT, SIGTERM, SIGHUP and SIGPIPE, caught by a handler from the
- * driver's creation on, end the session in any phase (a second SIGINT,
- * SIGTERM or SIGHUP ends the process at once; on_signal lets a client stop
- * a busy handler); an
- * optional duration ends it too. At the end, what the rings still hold is
- * delivered (not after a signal or a stop that halts delivery), and a
- * command still running is sent SIGTERM and, after a second, SIGKILL. COMM
- * and FORK records keep a pid -> command name table. BPF options given for a
- * counter several times (by several probes) are merged and handed to the
- * session once, when they changed.
- */
-
-struct ps_driver;
-
-enum ps_stop_reason {
-	PS_STOP_NONE = 0,
-	PS_STOP_CLIENT,	  /* the client ended it (a script's exit()): no more delivery */
-	PS_STOP_ERROR,	  /* a handler failed: no more delivery */
-	PS_STOP_SIGNAL,	  /* SIGINT, SIGTERM, SIGHUP, SIGPIPE: no more delivery */
-	PS_STOP_TARGET,	  /* the command or process exited */
-	PS_STOP_DEADLINE, /* the duration passed */
-	PS_STOP_INPUT,	  /* the client's input ended (a REPL's stdin) */
-};
-
-struct ps_driver_opts {
-	size_t sz;	 /* sizeof(struct ps_driver_opts) */
-	double duration; /* seconds after start to end the session; 0: none */
-	FILE *log; /* what the driver does, a line each ("sending SIGTERM ..."); NULL: quiet */
-	/* SIGINT goes here first: true when the client took it (a REPL drops
-	 * its line), false to end the session as without it; may be NULL */
-	bool (*on_interrupt)(struct ps_driver *d, void *ctx);
-	/* Called in the signal handler itself when SIGINT, SIGTERM, SIGHUP or
-	 * SIGPIPE arrives, so a client can stop what it runs (a hook, a flag):
-	 * only async-signal-safe work (lua_sethook is). May be NULL. */
-	void (*on_signal)(int signo, void *ctx);
-	void *ctx;
-};
-
-/* A driver of s on loop (neither is owned). NULL + errno. */
-struct ps_driver *ps_driver__new(struct ps_session *s, struct ps_loop *loop,
-				 const struct ps_driver_opts *opts);
-void ps_driver__free(struct ps_driver *d);
-/* The client's sample ops, called through the driver (which keeps its name
- * table and stops delivery once halted). */
-int ps_driver__set_sample_ops(struct ps_driver *d, const struct ps_sample_ops *ops);
-/* The sample rings are drained when the kernel wakes the driver (a quarter
- * ring written) and by a timer, every 5 ms while records come: a client
- * that can wait longer for them sets that shortest interval (1 ms to 1 s;
- * -EINVAL outside), and drains at once with drain_now when it needs them
- * (which does nothing from inside a handler a drain called). */
-int ps_driver__set_drain_interval(struct ps_driver *d, uint64_t ns);
-uint64_t ps_driver__drain_interval(const struct ps_driver *d);
-void ps_driver__drain_now(struct ps_driver *d);
-/* Merge o into what counter h will be given (ps_session__set_bpf): the
- * fields o sets (non-zero, non-empty) replace what earlier calls set, mode
- * bits add up. Applied by ps_driver__apply_bpf and at start. */
-int ps_driver__merge_bpf(struct ps_driver *d, ps_handle h, const struct ps_bpf_opts *o);
-/* h's samples are wanted: if h aggregates in the kernel, it forwards too. */
-int ps_driver__want_samples(struct ps_driver *d, ps_handle h);
-/* Hand the configurations that changed to the session; 0 or -errno with msg. */
-int ps_driver__apply_bpf(struct ps_driver *d, char *msg, size_t msglen);
-/* After counters opened: put new poll fds on the loop, with the drain timer. */
-int ps_driver__sync(struct ps_driver *d);
-/* Start the session: apply BPF options, open the counters, let a held
- * command run, watch the target, arm the duration and the signals. 0, or
- * -errno with msg saying what failed. */
-int ps_driver__start(struct ps_driver *d, char *msg, size_t msglen);
-bool ps_driver__started(const struct ps_driver *d);
-/* Run the loop until the session ends; 0 or the loop's error. */
-int ps_driver__run(struct ps_driver *d);
-/* Set (or, with NULL, clear) opts.on_interrupt after creation: a REPL that
- * starts on a driver made for a script. */
-void ps_driver__set_on_interrupt(struct ps_driver *d, bool (*fn)(struct ps_driver *d, void *ctx));
-/* End the session; the first reason given is kept. */
-void ps_driver__stop(struct ps_driver *d, enum ps_stop_reason why);
-/* Act on signo as on a signal now: the REPL's on_interrupt for SIGINT, else
- * the session ends (PS_STOP_SIGNAL). */
-void ps_driver__signal(struct ps_driver *d, int signo);
-/* Act now on a signal caught and not yet acted on (the loop does it when it
- * runs; a client interrupted outside the loop calls this). */
-void ps_driver__take_signal(struct ps_driver *d);
-/* Whether a signal was caught or acted on this session. */
-bool ps_driver__signalled(const struct ps_driver *d);
-bool ps_driver__stopping(const struct ps_driver *d);
-enum ps_stop_reason ps_driver__stop_reason(const struct ps_driver *d);
-/* Why it ended, in words ("SIGINT", "the target exited", ...); "" while it runs. */
-const char *ps_driver__stop_text(const struct ps_driver *d);
-/* Deliver what the sources still hold, unless delivery was halted or a
- * signal ended the session. Returns what ps_session__flush returned, or 0. */
-int ps_driver__finish(struct ps_driver *d);
-/* A command still running is sent SIGTERM, then SIGKILL after a second, and
- * reaped; so are the processes it left (outside a terminal, its process
- * group; in one, its descendants and, as the process that forked it is
- * their subreaper, every child of that process). Zombies are not waited
- * for. */
-void ps_driver__end(struct ps_driver *d);
-/* Whether the command or process exited during the session, with its wait
- * status (meaningful for a command only). */
-bool ps_driver__target_exited(const struct ps_driver *d, int *wstatus);
-/* The name of thread tid of process pid (pid <= 0: not known), from COMM
- * records or /proc/PID/task/TID/comm; "" if unknown. A process's name is
- * its main thread's: ps_driver__comm(d, pid, pid). */
-const char *ps_driver__comm(struct ps_driver *d, pid_t pid, pid_t tid);
-
-/* ------------------------------------------------------------------------
- * An HTTP listener on the loop (runtime/loop/http.c), for endpoints such as
- * an OpenMetrics page: libmicrohttpd in its external epoll mode, driven by
- * the loop, so requests are served on the loop thread between other events
- * and a slow client never blocks them. GET and HEAD only.
- */
-
-struct ps_http;
-
-struct ps_http_request {
-	const char *method; /* "GET" or "HEAD" */
-	const char *path;   /* "/metrics" */
-	const char *accept; /* the Accept header, or NULL */
-	void *impl;	    /* the listener's, for ps_http__args and ps_http__defer */
-};
-
-struct ps_http_reply {
-	int status;		  /* 200 unless set */
-	const char *content_type; /* a static string, or NULL */
-	char *body;		  /* malloc'd; the listener frees it */
-	size_t len;
-};
-
-/* Fill the reply; return 0, or a negative code for a 500 reply. */
-typedef int (*ps_http_fn)(const struct ps_http_request *req, struct ps_http_reply *reply,
-			  void *ctx);
-
-struct ps_http_opts {
-	size_t sz;		  /* sizeof(struct ps_http_opts) */
-	const char *web_config;	  /* TLS and basic auth from this file (docs/fleet.md), or NULL */
-	unsigned max_connections; /* kept at once, 0: 64; a new one evicts the oldest idle */
-	unsigned idle_timeout_ms; /* a connection must send a whole request within this, 0: 10 s */
-	/* the client of deferred request id hung up before its reply (checked
-	 * four times a second): nothing is owed to id any more; NULL: none */
-	void (*gone)(int64_t id, void *ctx);
-};
-
-/* Listen on addr, "HOST:PORT", "[V6]:PORT" or ":PORT" (every address); port
- * 0 picks a free one; opts may be NULL. NULL + errno on failure, with msg
- * saying why ("cannot listen on 127.0.0.1:80: Address already in use"). */
-struct ps_http *ps_http__new(struct ps_loop *loop, const char *addr, ps_http_fn fn, void *ctx,
-			     const struct ps_http_opts *opts, char *msg, size_t msglen);
-/* Close the listener and its connections; NULL is fine. */
-void ps_http__free(struct ps_http *h);
-/* The port it listens on; -EINVAL for NULL. */
-int ps_http__port(const struct ps_http *h);
-/* Connections closed to make room or for sending no request in time. */
-uint64_t ps_http__evictions(const struct ps_http *h);
-/* Whether it speaks HTTPS (its web configuration has a certificate). */
-bool ps_http__tls(const struct ps_http *h);
-/* Inside the handler: each query argument of req ("seconds", "5" for
- * /debug/pprof/profile?seconds=5), in order, to fn; how many. */
-int ps_http__args(const struct ps_http_request *req,
-		  void (*fn)(const char *key, const char *value, void *ctx), void *ctx);
-
-/* Replies owed at once, at most (ps_http__defer). */
-#define PS_HTTP_MAX_LATER 16
-/* Inside the handler: req's reply comes later, from ps_http__answer, and
- * the handler leaves the reply it was given empty (a profile of the next N
- * seconds). Returns the request's id (> 0), -EBUSY when PS_HTTP_MAX_LATER
- * replies are owed already (reply 503 then), -EINVAL outside a handler.
- * The connection waits meanwhile, counted as busy (never evicted); when the
- * listener closes first, the client gets a 503. */
-int64_t ps_http__defer(const struct ps_http_request *req);
-/* The reply owed to request id: status, content type (NULL: text), body
- * (copied). 0, or -ENOENT when nothing is owed to id (answered already). */
-int ps_http__answer(struct ps_http *h, int64_t id, int status, const char *content_type,
-		    const char *body, size_t len);
-/* Replies owed now. */
-unsigned ps_http__owed(const struct ps_http *h);
-
-/* ------------------------------------------------------------------------
- * HTTP POST from the loop (runtime/loop/http_client.c), for pushing what a
- * session measures: libcurl's multi interface on the loop's epoll set, so
- * no request blocks the loop. libcurl is loaded at the first client.
- */
-
-struct ps_http_client;
-
-/* A request's end: status is the HTTP status, or a negative code when no
- * reply came (-ETIMEDOUT, -ECONNREFUSED, -EIO), with body then libcurl's
- * message; body is the reply's first 64 KiB otherwise. */
-typedef void (*ps_http_done_fn)(int status, const char *body, size_t len, void *ctx);
-
-/* NULL + errno with msg (libcurl missing: ENOENT, naming the package). */
-struct ps_http_client *ps_http_client__new(struct ps_loop *loop, char *msg, size_t msglen);
-/* POST body (copied) to url (http or https), with headers ("Name: value",
- * NULL-terminated; may be NULL), within timeout_ms (0: 30 s); fn is called
- * from the loop when it ends. 0 or -errno. */
-int ps_http_client__post(struct ps_http_client *c, const char *url, const char *const *headers,
-			 const void *body, size_t len, unsigned timeout_ms, ps_http_done_fn fn,
-			 void *ctx);
-/* Requests not ended yet. */
-unsigned ps_http_client__pending(const struct ps_http_client *c);
-/* Run the requests under way, off the loop (when it no longer runs: at a
- * session's end), until none is left, timeout_ms pass or *cancel (may be
- * NULL) is set; their fns are called as they end, and requests those post
- * are run too. Returns how many are left. */
-unsigned ps_http_client__flush(struct ps_http_client *c, unsigned timeout_ms,
-			       const volatile int *cancel);
-/* Drops the requests not ended (their fn is not called); NULL is fine. */
-void ps_http_client__free(struct ps_http_client *c);
 
 /* ------------------------------------------------------------------------
  * Time (runtime/core/clock.c): the clock samples are stamped with

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "perfscript.h"
+#include "loop/loop.h"
 
 /* What the command line asked for. */
 struct ps_cli_options {

@@ -27,7 +27,7 @@ size_t ps_driver__drain(struct ps_driver *d, int fd)
 	if (d->draining)
 		return 0; /* a handler's drain, inside a drain */
 	d->draining = true;
-	while ((n = ps_session__dispatch(d->s, fd, PS_DRAIN_BUDGET)) > 0) {
+	while ((n = ps_sampler__dispatch(d->s, fd, PS_DRAIN_BUDGET)) > 0) {
 		total += (size_t)n;
 		if (n != PS_DRAIN_BUDGET || ps_driver__stopping(d) ||
 		    d->async_signo) /* a busy ring must not starve a signal */
@@ -63,7 +63,7 @@ static int on_ready(struct ps_loop *loop, int fd, uint32_t events, void *ctx)
 static size_t drain_all(struct ps_driver *d)
 {
 	const int *fds;
-	int n = d ? ps_session__poll_fds(d->s, &fds) : -1;
+	int n = d ? ps_sampler__poll_fds(d->s, &fds) : -1;
 	size_t got = 0;
 
 	for (int i = 0; i < n && !ps_driver__stopping(d); i++)
@@ -109,7 +109,7 @@ static int on_drain_timer(struct ps_loop *loop, uint64_t expirations, void *ctx)
 int ps_driver__sync(struct ps_driver *d)
 {
 	const int *fds;
-	int n = ps_session__poll_fds(d->s, &fds);
+	int n = ps_sampler__poll_fds(d->s, &fds);
 
 	if (n < 0)
 		return n;

@@ -287,7 +287,7 @@ int ps_driver__finish(struct ps_driver *d)
 	 * wants out now, and a slow handler could take seconds over a full ring. */
 	if (d->halted || d->nsignals)
 		return 0;
-	return ps_session__flush(d->s);
+	return ps_sampler__flush(d->s);
 }
 
 /* Whether anything of the command is left: the command itself, or a member

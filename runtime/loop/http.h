@@ -14,7 +14,7 @@
 
 #include <microhttpd.h>
 
-#include "perfscript.h"
+#include "loop/loop.h"
 
 /* The calls used, resolved from the library at the first listener. */
 struct ps_mhd_api {

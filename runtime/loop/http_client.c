@@ -20,7 +20,7 @@
 #include <curl/curl.h>
 
 #include "base/array.h"
-#include "perfscript.h"
+#include "loop/loop.h"
 
 #define PS_CURL_SONAME "libcurl.so.4"
 #define PS_REPLY_MAX   65536	  /* bytes of a reply's body kept for the callback */

@@ -10,7 +10,7 @@
 #include <signal.h>
 
 #include "base/pidmap.h"
-#include "perfscript.h"
+#include "loop/loop.h"
 
 /* Records per dispatch; between dispatches a pending signal ends draining,
  * so a handler of 1 ms still answers SIGINT within half a second. */

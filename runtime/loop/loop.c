@@ -17,7 +17,7 @@
 
 #include "base/array.h"
 #include "loop/internal.h"
-#include "perfscript.h"
+#include "loop/loop.h"
 
 enum source_kind { SRC_FREE, SRC_FD, SRC_TIMER, SRC_SIGNAL };
 

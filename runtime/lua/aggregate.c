@@ -387,7 +387,7 @@ static int a_read(lua_State *L)
 	int rc;
 
 	lua_newtable(L);
-	rc = ps_session__aggregate_read(u->sc->session, u->h, add_entry, &r);
+	rc = ps_aggregate__read(u->sc->session, u->h, add_entry, &r);
 	return rc < 0 ? fail(L, u, rc) : 1;
 }
 
@@ -398,14 +398,14 @@ static int a_take(lua_State *L)
 	int rc;
 
 	lua_newtable(L);
-	rc = ps_session__aggregate_take(u->sc->session, u->h, add_entry, &r);
+	rc = ps_aggregate__take(u->sc->session, u->h, add_entry, &r);
 	return rc < 0 ? fail(L, u, rc) : 1;
 }
 
 static int a_clear(lua_State *L)
 {
 	struct agg_ud *u = check_agg(L);
-	int rc = ps_session__aggregate_clear(u->sc->session, u->h);
+	int rc = ps_aggregate__clear(u->sc->session, u->h);
 
 	if (rc < 0)
 		return fail(L, u, rc);
@@ -417,7 +417,7 @@ static int a_dropped(lua_State *L)
 {
 	struct agg_ud *u = check_agg(L);
 	uint64_t d = 0;
-	int rc = ps_session__aggregate_dropped(u->sc->session, u->h, &d);
+	int rc = ps_aggregate__dropped(u->sc->session, u->h, &d);
 
 	if (rc < 0)
 		return fail(L, u, rc);
@@ -462,7 +462,7 @@ void ps_lua_aggregate__report(struct ps_script *sc)
 	for (size_t i = 0; a && i < a->n; i++) {
 		uint64_t d = 0;
 
-		if (a->told[i] || ps_session__aggregate_dropped(sc->session, a->v[i], &d) < 0 || !d)
+		if (a->told[i] || ps_aggregate__dropped(sc->session, a->v[i], &d) < 0 || !d)
 			continue;
 		a->told[i] = true;
 		fprintf(stderr,

@@ -317,7 +317,7 @@ static int m_lost(lua_State *L)
 {
 	struct ps_sample_stats st;
 	ps_handle h = handle_arg(L, 1);
-	int rc = ps_session__sample_stats(ps_lua__session(L), h, &st);
+	int rc = ps_sampler__stats(ps_lua__session(L), h, &st);
 
 	if (rc < 0)
 		return ps_lua__bad_handle(L, "perfmon.lost", (lua_Integer)h, rc);
@@ -331,7 +331,7 @@ static int m_stats(lua_State *L)
 {
 	struct ps_sample_stats st;
 	ps_handle h = handle_arg(L, 1);
-	int rc = ps_session__sample_stats(ps_lua__session(L), h, &st);
+	int rc = ps_sampler__stats(ps_lua__session(L), h, &st);
 
 	if (rc < 0)
 		return ps_lua__bad_handle(L, "perfmon.stats", (lua_Integer)h, rc);

@@ -372,9 +372,9 @@ static int l_ordered(lua_State *L)
 
 	if (!lua_isnoneornil(L, 1)) {
 		luaL_checktype(L, 1, LUA_TBOOLEAN);
-		ps_session__set_ordered(sc->session, lua_toboolean(L, 1));
+		ps_sampler__set_ordered(sc->session, lua_toboolean(L, 1));
 	}
-	lua_pushboolean(L, ps_session__ordered(sc->session));
+	lua_pushboolean(L, ps_sampler__ordered(sc->session));
 	return 1;
 }
 

@@ -292,7 +292,7 @@ void ps_lua_script__report_lost(struct ps_script *sc, ps_handle h)
 	for (size_t i = 0; i < sc->ntold; i++)
 		if (sc->told[i] == h)
 			return;
-	if (!h || ps_session__sample_stats(sc->session, h, &st) < 0 ||
+	if (!h || ps_sampler__stats(sc->session, h, &st) < 0 ||
 	    ps_array__reserve(&sc->told, &sc->captold, sc->ntold + 1, sizeof(*sc->told)))
 		return;
 	sc->told[sc->ntold++] = h;

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "perfscript.h"
+#include "loop/loop.h"
 
 struct ps_script;
 

@@ -8,8 +8,8 @@
  * count the serving source keeps itself (the fds' PERF_FORMAT_LOST, a BPF
  * program's reserve failures), else what LOST records said; ops->record is
  * told the difference whenever a loss shows (a LOST record, a drain of the
- * BPF ring buffer) and at the end (ps_session__flush), so what it was told
- * adds up to ps_session__sample_stats(). The public poll API, one set of fds
+ * BPF ring buffer) and at the end (ps_sampler__flush), so what it was told
+ * adds up to ps_sampler__stats(). The public poll API, one set of fds
  * whatever the backend, is here too.
  */
 #include <errno.h>
@@ -121,7 +121,7 @@ void ps_sampler__settle_lost(struct ps_sampler *m, const struct ps_backend_ops *
 	}
 }
 
-int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_sample_stats *st)
+int ps_sampler__stats(const struct ps_session *s, ps_handle h, struct ps_sample_stats *st)
 {
 	struct ps_sampler *m = s ? ps_session__sampler(s) : NULL;
 	const struct ps_counter *k;
@@ -156,7 +156,7 @@ int ps_session__sample_stats(const struct ps_session *s, ps_handle h, struct ps_
 
 /* ---- polling: one set of fds, whatever serves them ---- */
 
-int ps_session__poll_fds(const struct ps_session *s, const int **fds)
+int ps_sampler__poll_fds(const struct ps_session *s, const int **fds)
 {
 	if (!s || !ps_session__sampler(s))
 		return -EINVAL;
@@ -165,7 +165,7 @@ int ps_session__poll_fds(const struct ps_session *s, const int **fds)
 	return (int)ps_session__sampler(s)->nwatch;
 }
 
-int ps_session__dispatch(struct ps_session *s, int fd, size_t budget)
+int ps_sampler__dispatch(struct ps_session *s, int fd, size_t budget)
 {
 	struct ps_sampler *m = s ? ps_session__sampler(s) : NULL;
 
@@ -182,7 +182,7 @@ int ps_session__dispatch(struct ps_session *s, int fd, size_t budget)
 	return -EBADF;
 }
 
-int ps_session__set_ordered(struct ps_session *s, bool on)
+int ps_sampler__set_ordered(struct ps_session *s, bool on)
 {
 	struct ps_sampler *m = s ? ps_session__sampler(s) : NULL;
 
@@ -192,12 +192,12 @@ int ps_session__set_ordered(struct ps_session *s, bool on)
 	return 0;
 }
 
-bool ps_session__ordered(const struct ps_session *s)
+bool ps_sampler__ordered(const struct ps_session *s)
 {
 	return s && ps_session__sampler(s) && !ps_session__sampler(s)->unordered;
 }
 
-int ps_session__flush(struct ps_session *s)
+int ps_sampler__flush(struct ps_session *s)
 {
 	struct ps_sampler *m = s ? ps_session__sampler(s) : NULL;
 	int total = 0;

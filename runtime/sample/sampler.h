@@ -63,7 +63,7 @@ struct ps_backend_ops {
 	/* How full the source behind fd is, in thousandths of its buffer;
 	 * NULL when the backend cannot tell. */
 	unsigned (*fill)(struct ps_sampler *m, int fd);
-	/* Before a flush's drain (ps_session__flush): records the backend's
+	/* Before a flush's drain (ps_sampler__flush): records the backend's
 	 * programs hold back (an off-CPU wait going on) are written now. */
 	void (*settle)(struct ps_sampler *m);
 	/* Samples of the counter this source could not deliver, counted at the
@@ -122,11 +122,11 @@ struct ps_sampler {
 	void *perf;		      /* the perf ring backend's state (sample/perf/backend.c) */
 	void *bpf;		      /* the BPF backend's (sample/bpf/load.c), NULL until used */
 	struct ps_watch *watch;	      /* the poll set, in the order fds appeared */
-	int *fds;		      /* the same fds, for ps_session__poll_fds */
+	int *fds;		      /* the same fds, for ps_sampler__poll_fds */
 	size_t nwatch, capwatch;
 	char fallback[320];	/* why AUTO fell back to the perf ring, first reason */
 	struct ps_order *order; /* the time-ordering queues (sample/order.c), NULL until used */
-	bool unordered;		/* ps_session__set_ordered(s, false) */
+	bool unordered;		/* ps_sampler__set_ordered(s, false) */
 	bool user_stacks;	/* a counter copies user stacks (call-graph=dwarf) */
 };
 

@@ -10,6 +10,16 @@ declared=$("$ROOT/bindings/exports.sh")
 is "$(diff <(echo "$declared") <(echo "$exported") | grep '^[<>]' | tr '\n' ' ')" "" \
 	"nm -D libperfscript.so equals the functions perfscript.h declares (< declared only, > exported only)"
 [[ $(wc -l <<<"$exported") -gt 50 ]]; ok $? "the export list is not empty ($(wc -l <<<"$exported") functions)"
+# ... and the version script lists them, each once, in its release nodes
+mapped=$("$ROOT/bindings/exports.sh" --map)
+is "$(diff <(echo "$declared") <(echo "$mapped") | grep '^[<>]' | tr '\n' ' ')" "" \
+	"bindings/libperfscript.map lists what perfscript.h declares (< declared only, > mapped only)"
+is "$(nm -D --defined-only "$ROOT/build/libperfscript.so" | awk '$2 == "T" && $3 !~ /@@PERFSCRIPT_[0-9.]+$/' | head -3)" "" \
+	"every exported function carries its release's version (name@@PERFSCRIPT_0.1.0)"
+# what only the binding and the CLI use is not exported: the loop, the
+# session driver, HTTP (runtime/loop/loop.h)
+is "$(nm -D --defined-only "$ROOT/build/libperfscript.so" | grep -cE ' ps_(loop|driver|http|http_client)__')" 0 \
+	"the loop, the driver and HTTP are not in the library's ABI"
 if ! command -v luajit >/dev/null; then
 	skip_all "luajit is not installed (make deps installs it)" "LuaJIT FFI binding"
 fi

@@ -11,7 +11,7 @@
 
 #include <bpf/libbpf.h>
 
-#include "perfscript.h"
+#include "loop/loop.h"
 #include "session_util.h"
 #include "tap.h"
 

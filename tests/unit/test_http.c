@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "perfscript.h"
+#include "loop/loop.h"
 #include "tap.h"
 
 struct server {

@@ -18,7 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "perfscript.h"
+#include "loop/loop.h"
 #include "session_util.h"
 #include "tap.h"
 
@@ -193,8 +193,8 @@ static void test_exact(enum ps_backend b, const char *what)
 	tap_is_u64(ps_session__backend(s, h), b, "%s: it is served by that backend", what);
 	for (int i = 0; i < N_CALLS; i++)
 		syscall(SYS_getppid);
-	ps_session__flush(s);
-	ps_session__sample_stats(s, h, &st);
+	ps_sampler__flush(s);
+	ps_sampler__stats(s, h, &st);
 	tap_is_u64(n[0], N_CALLS, "%s: exactly %d samples of our %d getppid() calls", what, N_CALLS,
 		   N_CALLS);
 	tap_is_u64(n[1], 0, "%s: none from another process", what);

@@ -4,7 +4,7 @@
  * makes an exact number of getppid syscalls, so a period=1 tracepoint on it
  * must deliver exactly that many samples, each from the child's pid, and a
  * period=1000 one a thousandth of them. The loop drains as perfscript's own
- * does, epoll over ps_session__poll_fds(), then ps_session__flush() once
+ * does, epoll over ps_sampler__poll_fds(), then ps_sampler__flush() once
  * the command exits. Also: loss on a tiny ring is counted exactly, group
  * reads in samples, user-space IPs of a CPU clock, tracking records (COMM,
  * MMAP2, EXIT), stats, fd hygiene and freeing one counter mid-session.
@@ -163,7 +163,7 @@ static int run_and_drain(struct ps_session *s, bool live_drain)
 
 	if (ep < 0)
 		return -errno;
-	nfds = ps_session__poll_fds(s, &fds);
+	nfds = ps_sampler__poll_fds(s, &fds);
 	for (int i = 0; i < nfds && live_drain; i++) {
 		struct epoll_event ev = {.events = EPOLLIN, .data.fd = fds[i]};
 
@@ -190,7 +190,7 @@ static int run_and_drain(struct ps_session *s, bool live_drain)
 			/* a full budget may leave more: the kernel wakes us once per
 			 * watermark written, not again for what is already there */
 			while (evs[i].data.fd >= 0 &&
-			       ps_session__dispatch(s, evs[i].data.fd, 4096) == 4096)
+			       ps_sampler__dispatch(s, evs[i].data.fd, 4096) == 4096)
 				;
 		if (ps_session__reap(s, &st) == 0) {
 			ret = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
@@ -200,7 +200,7 @@ static int run_and_drain(struct ps_session *s, bool live_drain)
 		if (t.tv_sec - t0.tv_sec > 30)
 			break;
 	}
-	err = ps_session__flush(s);
+	err = ps_sampler__flush(s);
 	if (err < 0 && ret >= 0)
 		ret = err;
 	close(ep);
@@ -237,8 +237,8 @@ static void test_exact(const char *spec, const char *n, uint64_t want, size_t pa
 	}
 	rc = run_and_drain(s, true);
 	tap_ok(rc == 0, "%s: workload ran (%d)", spec, rc);
-	ps_session__sample_stats(s, h, &st);
-	ps_session__sample_stats(s, 0, &tot);
+	ps_sampler__stats(s, h, &st);
+	ps_sampler__stats(s, 0, &tot);
 	tap_is_u64(w.samples, want, "%s: exactly %llu samples", spec, (unsigned long long)want);
 	tap_is_u64(st.lost, 0, "%s: none lost", spec);
 	tap_is_u64(st.samples, w.samples, "%s: stats count what was delivered", spec);
@@ -283,12 +283,12 @@ static void test_lost(void)
 	}
 	for (int i = 0; i < n; i++)
 		syscall(SYS_getppid);
-	ps_session__flush(s);
+	ps_sampler__flush(s);
 	syscall(SYS_getppid); /* flushes the pending LOST record */
 	ps_session__stop(s, h);
-	ps_session__flush(s);
-	ps_session__sample_stats(s, h, &st);
-	ps_session__sample_stats(s, 0, &tot);
+	ps_sampler__flush(s);
+	ps_sampler__stats(s, h, &st);
+	ps_sampler__stats(s, 0, &tot);
 	tap_ok(st.lost > 0, "a 1-page ring drained late loses samples (%llu lost)",
 	       (unsigned long long)st.lost);
 	tap_is_u64(w.samples + st.lost, n + 1, "delivered + lost == made");
@@ -319,7 +319,7 @@ static void test_slow_consumer(void)
 		return;
 	}
 	run_and_drain(s, true);
-	ps_session__sample_stats(s, h, &st);
+	ps_sampler__stats(s, h, &st);
 	tap_ok(st.lost > 0 && w.samples > 0 && w.samples + st.lost <= 20000,
 	       "slow consumer loses samples: %llu delivered + %llu lost of 20000",
 	       (unsigned long long)w.samples, (unsigned long long)st.lost);
@@ -472,7 +472,7 @@ static void test_pid_threads(void)
 	}
 	kill(child, SIGUSR1);
 	waitpid(child, NULL, 0);
-	ps_session__flush(s);
+	ps_sampler__flush(s);
 	tap_is_u64(w.samples, 20000, "-p: 4 new threads x 5000 calls, all samples delivered");
 	tap_is_u64(w.bad_handle, 0, "-p: clones' samples name the counter");
 	ps_session__free(s);
@@ -498,7 +498,7 @@ static void test_budget(void)
 		ps_session__free(s);
 		return;
 	}
-	nrings = ps_session__poll_fds(s, &fds);
+	nrings = ps_sampler__poll_fds(s, &fds);
 	tap_is_u64(nrings, 1, "cpu=0 maps one ring");
 	/* run on CPU 0 so every sample lands in that ring */
 	cpu_set_t one, old;
@@ -511,13 +511,13 @@ static void test_budget(void)
 		syscall(SYS_getppid);
 	sched_setaffinity(0, sizeof(old), &old);
 	ps_session__stop(s, h);
-	first = ps_session__dispatch(s, fds[0], 10);
-	while ((k = ps_session__dispatch(s, fds[0], 10)) > 0)
+	first = ps_sampler__dispatch(s, fds[0], 10);
+	while ((k = ps_sampler__dispatch(s, fds[0], 10)) > 0)
 		got += k;
 	tap_ok(first == 10 && w.samples == 100 && got == 90,
 	       "a budget of 10 consumes 10 records at a time (%d, then %d, %llu samples)", first,
 	       got, (unsigned long long)w.samples);
-	tap_ok(ps_session__dispatch(s, -1, 0) == -EBADF,
+	tap_ok(ps_sampler__dispatch(s, -1, 0) == -EBADF,
 	       "dispatching an fd that is not ours is -EBADF");
 	ps_session__start(s, h);
 	sched_setaffinity(0, sizeof(one), &one); /* the counter is on CPU 0 */
@@ -529,7 +529,7 @@ static void test_budget(void)
 	stop_seen = 0;
 	k = 0;
 	for (int i = 0; i < nrings && k >= 0; i++)
-		k = ps_session__dispatch(s, fds[i], 0);
+		k = ps_sampler__dispatch(s, fds[i], 0);
 	tap_ok(k == -ECANCELED && stop_seen == 3,
 	       "a callback's -ECANCELED stops the drain after "
 	       "its record (%d, %d seen)",
@@ -559,7 +559,7 @@ static void test_free_mid_session(void)
 		ps_session__free(s);
 		return;
 	}
-	rings = ps_session__poll_fds(s, &fds);
+	rings = ps_sampler__poll_fds(s, &fds);
 	tap_ok(rings >= 1, "%d rings, one per CPU", rings);
 	/* on one CPU: period=10 counts on each per-CPU fd apart, so a thread
 	 * that moved would leave a remainder on each */
@@ -571,13 +571,13 @@ static void test_free_mid_session(void)
 	sched_setaffinity(0, sizeof(one), &one);
 	for (int i = 0; i < 1000; i++)
 		syscall(SYS_getppid);
-	ps_session__flush(s);
+	ps_sampler__flush(s);
 	tap_ok(ps_session__free_counter(s, a) == 0, "free the period=1 counter mid-session");
 	for (int i = 0; i < 1000; i++)
 		syscall(SYS_getppid);
 	sched_setaffinity(0, sizeof(old), &old);
-	ps_session__flush(s);
-	ps_session__sample_stats(s, b, &st);
+	ps_sampler__flush(s);
+	ps_sampler__stats(s, b, &st);
 	tap_is_u64(st.samples, 200, "the other counter still samples (2000 calls / 10)");
 	tap_is_u64(w.samples, 1200, "1000 + 200 samples in all");
 	before = count_fds();
@@ -588,7 +588,7 @@ static void test_free_mid_session(void)
 		ps_session__free_counter(s, c);
 	}
 	tap_is_u64(count_fds(), before, "200 sampling counters opened and freed leak no fd");
-	tap_is_u64(ps_session__poll_fds(s, NULL), rings, "the ring set did not change");
+	tap_is_u64(ps_sampler__poll_fds(s, NULL), rings, "the ring set did not change");
 	ps_session__free(s);
 }
 

@@ -143,7 +143,7 @@ static int swap_counts(struct ps_bpf_counter *b)
 	return old;
 }
 
-int ps_session__aggregate_read(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx)
+int ps_aggregate__read(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx)
 {
 	uint32_t fields;
 	int err;
@@ -178,12 +178,12 @@ static int take(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx)
 	return err;
 }
 
-int ps_session__aggregate_take(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx)
+int ps_aggregate__take(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx)
 {
 	return fn ? take(s, h, fn, ctx) : -EINVAL;
 }
 
-int ps_session__aggregate_clear(struct ps_session *s, ps_handle h)
+int ps_aggregate__clear(struct ps_session *s, ps_handle h)
 {
 	return take(s, h, NULL, NULL);
 }
@@ -209,7 +209,7 @@ static uint64_t skipped(const struct ps_bpf_counter *b)
 	return n;
 }
 
-int ps_session__aggregate_dropped(const struct ps_session *s, ps_handle h, uint64_t *dropped)
+int ps_aggregate__dropped(const struct ps_session *s, ps_handle h, uint64_t *dropped)
 {
 	uint32_t fields;
 	int err;
