@@ -774,12 +774,6 @@ void ps_symbols__give_back(struct ps_symbols *syms);
  * what is held goes now, so call it where a trim may run. */
 void ps_symbols__set_lines(struct ps_symbols *syms, bool on);
 bool ps_symbols__lines(const struct ps_symbols *syms);
-/* How many exited processes keep their mappings: the last recent to exit
- * (default 4096), and, beyond those, the last sampled of them that a
- * sample named (default 16384; a profile may name their addresses later).
- * 0 sets a default. A session that names its samples soon (a profile
- * prepared as it goes) can keep far fewer. 0 or -EINVAL. */
-int ps_symbols__set_exited(struct ps_symbols *syms, size_t recent, size_t sampled);
 
 /* Stripped files (no symbol table, no local debug file) are asked of the
  * debuginfod servers $DEBUGINFOD_URLS names, by build id, on a thread of
@@ -803,7 +797,9 @@ struct ps_symbols_stats {
 	uint64_t evictions;   /* files given back to stay within it */
 	size_t processes;     /* processes known (live, and recently exited) */
 	size_t unwinders;     /* processes with a DWARF unwinder (at most 64) */
-	size_t exited;	      /* processes known that exited (ps_symbols__set_exited) */
+	size_t exited;	      /* processes known that exited (their mappings kept: the
+			       * last 4096, and of older ones the last 16384 a sample
+			       * named, all within the budget) */
 };
 int ps_symbols__stats(struct ps_symbols *syms, struct ps_symbols_stats *st);
 

@@ -142,6 +142,6 @@ end, { web_config = opts.web_config, after = "/ (profiles at /debug/pprof/profil
 -- keeps to its budget, and the processes that exited since the last
 -- second's naming are needed no longer than that.
 probe("begin", function() perfmon.symbolize(0, 0, true) end)
-perfmon.symbols { exited = 1024, exited_sampled = 256, budget = math.floor(opts.symbols_budget * 1048576),
+perfmon.symbols { budget = math.floor(opts.symbols_budget * 1048576),
                   lines = opts.lines == true }
 probe("end", function() printf("served %d profiles and %d scrapes\n", served.served, reg.scrapes) end)

@@ -99,12 +99,11 @@ Run.__index = Run
 -- files removed and counted, and the run goes on: the next may find room.
 -- Each second the window's samples are named as they come, as the agent
 -- names them: a process that exited is needed for a second, not until
--- its window closes, so the symbolizer keeps 1024 + 1024 exited
--- processes. Between windows the last one's tables go, and the heap
--- they took goes back to the system.
+-- its window closes (the symbolizer's budget decides how many it keeps).
+-- Between windows the last one's tables go, and the heap they took goes
+-- back to the system.
 function M.continuous(files, new)
   local run = setmetatable({ files = files, p = new(), windows = 0, lost = 0 }, Run)
-  perfmon.symbols { exited = 1024, exited_sampled = 1024 }
   probe("timer.s(1)", function()
     run.p:settle()
     if files.o.pprof then require("pprof").prepare(run.p) end

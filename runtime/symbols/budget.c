@@ -240,10 +240,6 @@ size_t ps_symbols__trim(struct ps_symbols *syms)
 	 * read again whole */
 	ps_symbols__drop_pages(syms);
 	sum = total(syms, held, &n);
-	if (sum <= low) {
-		free(held);
-		return 0;
-	}
 	qsort(held, n, sizeof(*held), by_use);
 	for (size_t i = 0; i < n && sum > low; i++) {
 		size_t b = ps_dso__bytes(held[i]);
@@ -253,6 +249,11 @@ size_t ps_symbols__trim(struct ps_symbols *syms)
 		evicted++;
 	}
 	free(held);
+	/* last, the exited processes a sample named (a profile may hold their
+	 * addresses), oldest first: files come back, they do not */
+	sum = all_bytes(syms);
+	if (sum > low)
+		ps_procs__shed_sampled(syms, sum - low);
 #ifdef __GLIBC__
 	/* what went is spread over the heap in small blocks, which free()
 	 * keeps: give the whole pages among them back, or RSS never falls */

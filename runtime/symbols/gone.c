@@ -15,23 +15,26 @@
 #include <stdlib.h>
 
 #include "symbols/internal.h"
+#include "symbols/python.h"
 
 #define PS_GONE_RECENT	4096
 #define PS_GONE_SAMPLED 16384
 
 static size_t cap_recent(const struct ps_symbols *syms)
 {
-	return syms->cap_recent ? syms->cap_recent : PS_GONE_RECENT;
+	(void)syms;
+	return PS_GONE_RECENT;
 }
 
 static size_t cap_sampled(const struct ps_symbols *syms)
 {
-	return syms->cap_sampled ? syms->cap_sampled : PS_GONE_SAMPLED;
+	(void)syms;
+	return PS_GONE_SAMPLED;
 }
 
 /* Under a memory budget (symbols/budget.c), exited processes no sample
- * named go before their time, oldest first; those a sample named stay,
- * bounded by PS_GONE_SAMPLED. */
+ * named go before their time, oldest first; those a sample named go last,
+ * oldest first, when every file given back was not enough. */
 
 /* Append e; when the FIFO is full, its oldest entry goes to *out and 1 is
  * returned. Without memory for the FIFO nothing is kept track of (the
@@ -90,38 +93,6 @@ void ps_procs__exited(struct ps_symbols *syms, pid_t pid)
 		retire(syms, old);
 }
 
-int ps_symbols__set_exited(struct ps_symbols *syms, size_t recent, size_t sampled)
-{
-	struct ps_gone_fifo r, sa;
-	size_t capr, caps;
-	struct ps_gone out;
-
-	if (!syms)
-		return -EINVAL;
-	r = syms->recent, sa = syms->sampled;
-	capr = cap_recent(syms), caps = cap_sampled(syms);
-	syms->recent = syms->sampled = (struct ps_gone_fifo){0};
-	syms->cap_recent = recent;
-	syms->cap_sampled = sampled;
-	/* the same entries, oldest first, into rings of the new sizes: the
-	 * sampled first (they exited before every recent one), then the
-	 * recent, which retire their oldest as a new exit would */
-	for (size_t i = 0; sa.v && i < sa.n; i++) {
-		struct ps_proc *p;
-
-		if (fifo_push(&syms->sampled, cap_sampled(syms), sa.v[(sa.head + i) % caps],
-			      &out) &&
-		    (p = still(syms, out)))
-			ps_procs__drop(syms, p);
-	}
-	for (size_t i = 0; r.v && i < r.n; i++)
-		if (fifo_push(&syms->recent, cap_recent(syms), r.v[(r.head + i) % capr], &out))
-			retire(syms, out);
-	free(r.v);
-	free(sa.v);
-	return 0;
-}
-
 static size_t proc_bytes(const struct ps_proc *p)
 {
 	return sizeof(*p) + p->cap * sizeof(*p->maps) + 64; /* its pidmap entry and heap headers */
@@ -175,9 +146,18 @@ static bool shed_one(struct ps_symbols *syms, struct ps_proc *p, void *ctx)
 {
 	size_t *want = ctx, b = proc_bytes(p);
 
-	if (p->sampled) /* a profile may hold its addresses: the count bounds those */
+	if (p->sampled) /* a profile may hold its addresses: they go last */
 		return true;
 	ps_procs__drop(syms, p); /* its FIFO entry is now stale, and skipped */
+	*want = *want > b ? *want - b : 0;
+	return *want > 0;
+}
+
+static bool shed_sampled(struct ps_symbols *syms, struct ps_proc *p, void *ctx)
+{
+	size_t *want = ctx, b = proc_bytes(p);
+
+	ps_procs__drop(syms, p);
 	*want = *want > b ? *want - b : 0;
 	return *want > 0;
 }
@@ -189,6 +169,27 @@ size_t ps_procs__shed(struct ps_symbols *syms, size_t want)
 	if (left)
 		each_gone(syms, &syms->recent, cap_recent(syms), shed_one, &left);
 	return want - left;
+}
+
+size_t ps_procs__shed_sampled(struct ps_symbols *syms, size_t want)
+{
+	size_t left = want;
+
+	if (left)
+		each_gone(syms, &syms->recent, cap_recent(syms), shed_sampled, &left);
+	if (left)
+		each_gone(syms, &syms->sampled, cap_sampled(syms), shed_sampled, &left);
+	return want - left;
+}
+
+void ps_python__drop(struct ps_symbols *syms, pid_t pid)
+{
+	struct ps_proc *p = ps_procs__find(syms, pid);
+
+	ps_python__forget(syms, pid);
+	ps_pysplice__forget(syms, pid);
+	if (p)
+		ps_procs__drop(syms, p);
 }
 
 void ps_procs__free_gone(struct ps_symbols *syms)

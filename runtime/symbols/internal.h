@@ -372,8 +372,7 @@ struct ps_symbols {
 	struct ps_ksyms *ksyms;
 	int ksyms_err; /* 1 until the first try, then 0 or -errno */
 	struct ps_unwinders *unwinders;
-	struct ps_gone_fifo recent, sampled; /* exited processes, oldest first */
-	size_t cap_recent, cap_sampled;	     /* their capacities (symbols/gone.c) */
+	struct ps_gone_fifo recent, sampled; /* exited processes, oldest first (symbols/gone.c) */
 	uint32_t gone_seq;
 	struct ps_pysyms *py;	    /* symbols/python.c, made on first use */
 	struct ps_pysplice *splice; /* symbols/pysplice.c, made on first use */
@@ -421,6 +420,9 @@ void ps_procs__free_gone(struct ps_symbols *syms);
  * them no sample named until about want bytes are freed (what was freed). */
 size_t ps_procs__gone_bytes(struct ps_symbols *syms);
 size_t ps_procs__shed(struct ps_symbols *syms, size_t want);
+/* The same for every exited process, the oldest first, a sample named it or
+ * not (its addresses are then named as unknown). */
+size_t ps_procs__shed_sampled(struct ps_symbols *syms, size_t want);
 /* The mapping holding addr, or NULL. */
 struct ps_map *ps_proc__lookup(struct ps_proc *p, uint64_t addr);
 /* The same for a lookup asked now (perfmon.symbolize, a profile's names):

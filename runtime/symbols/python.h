@@ -59,6 +59,9 @@ size_t ps_python__trim(struct ps_symbols *syms);
 /* pid runs another program (an exec) or is gone (its pid may come back
  * as another process): what was read of its CPython goes. */
 void ps_python__forget(struct ps_symbols *syms, pid_t pid);
+/* Everything the symbolizer holds of pid goes, its mappings too, now (a
+ * prober that reads a process once keeps nothing of it: symbols/gone.c). */
+void ps_python__drop(struct ps_symbols *syms, pid_t pid);
 /* Whether addr is such a made-up address of a Python frame. */
 bool ps_python__is_frame(uint64_t addr);
 /* The minor version of a CPython file's base name ("python3.11",

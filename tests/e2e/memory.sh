@@ -23,17 +23,20 @@ ok $? "both sessions report their peak RSS ($small KB, $big KB; $(head -c 200 "$
 (( big <= small + 1536 ))
 ok $? "10000 more processes grow the peak RSS by at most 1.5 MB (by $(( big - small )) KB)"
 
-# perfmon.symbols{exited =, exited_sampled =}: that many exited processes
-# keep their mappings, the rest go; the default keeps thousands.
+# Exited processes count in the budget, which alone bounds them: 6000
+# short processes keep the last 4096 (and older ones a sample named) under the default
+# budget; under 1 MiB a trim keeps what fits (the ones no sample named
+# go first, then files, then the oldest sampled ones).
 kept='c = perfmon.counter("task-clock/freq=999/")
-if arg[1] == "few" then perfmon.symbols { exited = 20, exited_sampled = 10 } end
+if arg[1] == "small" then perfmon.symbols(1048576) end
 probe("perfmon.sample(c)", function(s) local _ = s.sym end)
-probe("end", function() perfmon.symbolize(0, 0); print(perfmon.symbols().exited) end)'
-few=$("$PERFSCRIPT" -e "$kept" -c "$WORKLOAD forks 2000" -- few 2>"$TMP/err")
-all=$("$PERFSCRIPT" -e "$kept" -c "$WORKLOAD forks 2000" -- all 2>>"$TMP/err")
-ok $(( !(${few:-99} <= 30 && ${all:-0} >= 1000) )) "perfmon.symbols{exited = 20, exited_sampled = 10}: at most 30 of 2000 exited processes kept ($few; $all by default)"
-out=$("$PERFSCRIPT" -e 'print(pcall(perfmon.symbols, { exited = 0 })); print(pcall(perfmon.symbols, { budget = 10 }))' 2>&1)
-like "$out" "perfmon.symbols: exited wants at least 1 process" "perfmon.symbols{exited = 0}: refused, saying what it wants"
+probe("end", function() perfmon.trim(); local st = perfmon.symbols(); print(st.exited, st.bytes, st.budget) end)'
+read -r few fbytes fbudget < <("$PERFSCRIPT" -e "$kept" -c "$WORKLOAD forks 6000" -- small 2>"$TMP/err")
+read -r all _ < <("$PERFSCRIPT" -e "$kept" -c "$WORKLOAD forks 6000" -- all 2>>"$TMP/err")
+ok $(( ${all:-0} >= 4096 && ${few:-99999} < 4096 && ${fbytes:-99999999} <= ${fbudget:-0} ? 0 : 1 )) \
+	"a 1 MiB budget bounds the exited processes kept: ${few:-?} of 6000 in ${fbytes:-?} bytes; ${all:-?} under the default budget"
+out=$("$PERFSCRIPT" -e 'print(pcall(perfmon.symbols, { exited = 20 })); print(pcall(perfmon.symbols, { budget = 10 }))' 2>&1)
+like "$out" "perfmon.symbols: unknown field 'exited' \(budget, lines" "perfmon.symbols{exited = 20}: refused, naming the fields it takes"
 like "$out" "perfmon.symbols: budget wants at least 1 MiB" "perfmon.symbols{budget = 10}: refused, saying what it wants"
 
 # A process's DWARF unwinder (its Dwfl, a few hundred KB of parsed call

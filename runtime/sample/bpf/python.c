@@ -117,20 +117,16 @@ static struct ps_symbols *new_prober(void)
 {
 	struct ps_symbols *syms = ps_symbols__new();
 
-	if (syms) {
+	if (syms)
 		ps_symbols__set_budget(syms, PS_BPF_PROBER_BUDGET);
-		ps_symbols__set_exited(syms, 1, 1);
-	}
 	return syms;
 }
 
-/* pid's mappings go (as at its exit: each probe reads them anew), and the
- * prober keeps to its budget. */
+/* pid's mappings go (each probe reads them anew), and the prober keeps to
+ * its budget. */
 static void forget(struct ps_symbols *syms, uint32_t pid)
 {
-	struct ps_record exit = {.type = PERF_RECORD_EXIT, .pid = pid, .tid = pid};
-
-	ps_symbols__record(syms, &exit);
+	ps_python__drop(syms, (pid_t)pid);
 	ps_symbols__maintain(syms, 0);
 }
 
