@@ -10,6 +10,7 @@
 #include <asm/bpf_perf_event.h>
 #endif
 
+#include "base/bits.h"
 #include "base/regs.h"
 #include "perfscript.h"
 
@@ -25,7 +26,7 @@ int ps_sample__reg(const struct ps_sample *s, bool intr, unsigned reg, uint64_t 
 		return -ENOENT;
 	below = r->mask & ((1ull << reg) - 1);
 	if (value)
-		*value = r->regs[__builtin_popcountll(below)];
+		*value = r->regs[ps_bits__count(below)];
 	return 0;
 }
 

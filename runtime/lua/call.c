@@ -216,21 +216,24 @@ static void failed(struct ps_script *sc, unsigned flags, const char *where)
 	ps_lua_script__stop(sc, PS_STOP_ERROR);
 }
 
+void ps_lua__call_init(lua_State *L)
+{
+	lua_pushcfunction(L, msghandler); /* at PS_LUA_MSGH for good */
+}
+
 int ps_lua__call(struct ps_script *sc, int nargs, int nresults, unsigned flags, const char *where)
 {
 	lua_State *L = sc->L;
 	int base = lua_gettop(L) - nargs; /* the function's index */
 	int rc;
 
-	lua_pushcfunction(L, msghandler);
-	lua_insert(L, base);
 	/* a signal caught between two calls stops the next before it starts */
 	if (sc->signal_pending && !sc->ending && !sc->hooked) {
 		sc->hooked = true;
 		lua_sethook(L, interrupted, LUA_MASKCOUNT, 1);
 	}
 	sc->depth++;
-	rc = lua_pcall(L, nargs, nresults, base);
+	rc = lua_pcall(L, nargs, nresults, PS_LUA_MSGH);
 	if (--sc->depth == 0) {
 		sc->running = NULL;
 		if (sc->hooked) {
@@ -238,17 +241,15 @@ int ps_lua__call(struct ps_script *sc, int nargs, int nresults, unsigned flags, 
 			sc->hooked = false;
 		}
 	}
-	if (rc == LUA_OK && !sc->hook_fired) {
-		lua_remove(L, base);
+	if (rc == LUA_OK && !sc->hook_fired)
 		return 0;
-	}
 	if (rc == LUA_OK) { /* interrupted, and a pcall of the script swallowed it */
 		lua_settop(L, base - 1);
 		was_interrupted(sc, flags, where);
 		return -1;
 	}
 	failed(sc, flags, where);
-	lua_settop(L, base - 1); /* the message and the handler */
+	lua_settop(L, base - 1); /* the message */
 	return -1;
 }
 

@@ -54,6 +54,8 @@ struct ps_script *ps_lua_script__new(struct ps_session *session, const struct ps
 	d.log = sc->o.verbose ? stderr : NULL;
 	sc->loop = ps_loop__new();
 	sc->L = luaL_newstate();
+	if (sc->L)
+		ps_lua__call_init(sc->L);
 	sc->driver = sc->loop ? ps_driver__new(session, sc->loop, &d) : NULL;
 	if (!sc->loop || !sc->L || !sc->driver || ps_driver__set_sample_ops(sc->driver, &ops) ||
 	    ps_lua_setup__state(sc) < 0) {

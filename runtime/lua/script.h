@@ -77,6 +77,11 @@ enum ps_call_flags {
  * reported and, unless flags say otherwise, counted: the error probes run
  * with the message and the session ends. Returns 0, or -1 after an error. */
 int ps_lua__call(struct ps_script *sc, int nargs, int nresults, unsigned flags, const char *where);
+/* The message handler every ps_lua__call uses lives at the bottom of the
+ * script's stack, pushed once as the state is made (no call pushes and
+ * removes it): nothing may pop the main stack below it. */
+#define PS_LUA_MSGH 1
+void ps_lua__call_init(lua_State *L);
 /* Run fn(L) protected, with ud as its one argument (a light userdata),
  * through ps_lua__call. */
 int ps_lua__protect(struct ps_script *sc, lua_CFunction fn, void *ud, unsigned flags,

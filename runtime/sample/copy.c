@@ -6,11 +6,12 @@
  */
 #include <string.h>
 
+#include "base/bits.h"
 #include "sample/sampler.h"
 
 static size_t words(uint64_t mask)
 {
-	return (size_t)__builtin_popcountll(mask) * 8;
+	return (size_t)ps_bits__count(mask) * 8;
 }
 
 size_t ps_delivery__payload_size(const struct ps_delivery *d)

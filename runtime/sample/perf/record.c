@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "base/bits.h"
 #include "base/perf.h"
 #include "sample/perf/record.h"
 
@@ -68,7 +69,7 @@ static size_t read_words(uint64_t rf, const struct cur *c)
  * register of mask unless the abi is NONE. */
 static int take_regs(struct cur *c, uint64_t mask, struct ps_regs *r)
 {
-	size_t n = (size_t)__builtin_popcountll(mask);
+	size_t n = (size_t)ps_bits__count(mask);
 
 	if (left(c) < 1)
 		return -EBADMSG;
@@ -175,7 +176,7 @@ int ps_record__sample(const struct perf_event_header *h, const struct perf_event
 	s->sample_type = st;
 	s->read_format = rf;
 	s->misc = h->misc & PERF_RECORD_MISC_CPUMODE_MASK;
-	if (h->size < sizeof(*h) || left(&c) < (size_t)__builtin_popcountll(st & fixed))
+	if (h->size < sizeof(*h) || left(&c) < (size_t)ps_bits__count(st & fixed))
 		return -EBADMSG;
 	if (st & PERF_SAMPLE_IDENTIFIER)
 		s->id = take(&c);
@@ -270,7 +271,7 @@ int ps_sample__value(const struct ps_sample *s, size_t i, uint64_t *value, uint6
 /* Decode the sample_id_all trailer at the end of c, then shrink c to the body. */
 static int trailer(struct cur *c, uint64_t st, struct ps_record *r)
 {
-	size_t n = (size_t)__builtin_popcountll(st & PS_TRAILER_BITS);
+	size_t n = (size_t)ps_bits__count(st & PS_TRAILER_BITS);
 	struct cur t;
 	uint32_t res;
 
