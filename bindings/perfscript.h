@@ -688,6 +688,14 @@ int ps_session__set_backend(struct ps_session *s, enum ps_backend b);
  * one goes). msg explains a failure. */
 int ps_session__set_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf_opts *o, char *msg,
 			size_t msglen);
+/* The same, merged with what the counter has (what several parts of a
+ * program ask of one counter: the binding's probes and aggregates): fields
+ * o sets (non-zero) replace the counter's, the mode bits add up (a counter
+ * that aggregates and also has a sample handler forwards), and nothing is
+ * loaded again when nothing changed. On a counter never configured it is
+ * ps_session__set_bpf. */
+int ps_session__merge_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf_opts *o, char *msg,
+			  size_t msglen);
 /* The path an open counter takes: PS_BACKEND_BPF or PS_BACKEND_PERF. */
 enum ps_backend ps_session__backend(const struct ps_session *s, ps_handle h);
 /* Why AUTO fell back to the perf path ("" when it did not); the first reason. */

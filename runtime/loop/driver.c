@@ -94,7 +94,6 @@ void ps_driver__free(struct ps_driver *d)
 	ps_session__set_cancel(d->s, NULL);
 	ps_session__set_sample_ops(d->s, NULL);
 	ps_driver__free_comms(d);
-	ps_driver__free_confs(d);
 	free(d);
 }
 
@@ -250,10 +249,7 @@ int ps_driver__start(struct ps_driver *d, char *msg, size_t msglen)
 
 	if (msg && msglen)
 		msg[0] = '\0';
-	/* options first: they decide how counters open (BPF or perf ring) */
-	rc = ps_driver__apply_bpf(d, msg, msglen);
-	if (!rc)
-		rc = ps_session__open(d->s, msg, msglen);
+	rc = ps_session__open(d->s, msg, msglen);
 	if (!rc)
 		rc = ps_driver__sync(d);
 	if (rc < 0) {

@@ -1,8 +1,8 @@
 /*
  * internal.h: the session driver's state, shared by loop/driver.c (start,
  * stop, the target), loop/signals.c, loop/drain.c (polling and draining the
- * session's sources), loop/comm.c (pid -> command name) and loop/bpfconf.c
- * (merging BPF options per counter). Nothing here is part of the public ABI.
+ * session's sources) and loop/comm.c (pid -> command name). Nothing here is
+ * part of the public ABI.
  */
 #ifndef PS_LOOP_INTERNAL_H
 #define PS_LOOP_INTERNAL_H
@@ -19,8 +19,6 @@
  * sources (sample/order.c) moves on at least that often. */
 #define PS_DRAIN_INTERVAL_NS 5000000u
 #define PS_DRAIN_IDLE_NS     80000000u /* the longest, after drains that found nothing */
-
-struct ps_bpf_conf; /* loop/bpfconf.c */
 
 struct ps_driver {
 	struct ps_session *s;
@@ -50,8 +48,6 @@ struct ps_driver {
 	struct ps_pidmap comms; /* pid -> char[16] */
 	pid_t *exited;		/* the last processes to exit, a ring (loop/comm.c) */
 	size_t exited_head, nexited;
-	struct ps_bpf_conf *confs;
-	size_t nconfs, capconfs;
 };
 
 /* loop/drain.c: drain one source in budgets, yielding to signals and stop. */
@@ -66,7 +62,5 @@ void ps_driver__release_signals(struct ps_driver *d);
  * time after EXIT. */
 void ps_driver__record_comm(struct ps_driver *d, const struct ps_record *r);
 void ps_driver__free_comms(struct ps_driver *d);
-/* loop/bpfconf.c */
-void ps_driver__free_confs(struct ps_driver *d);
 
 #endif /* PS_LOOP_INTERNAL_H */

@@ -100,14 +100,6 @@ int ps_driver__set_sample_ops(struct ps_driver *d, const struct ps_sample_ops *o
 int ps_driver__set_drain_interval(struct ps_driver *d, uint64_t ns);
 uint64_t ps_driver__drain_interval(const struct ps_driver *d);
 void ps_driver__drain_now(struct ps_driver *d);
-/* Merge o into what counter h will be given (ps_session__set_bpf): the
- * fields o sets (non-zero, non-empty) replace what earlier calls set, mode
- * bits add up. Applied by ps_driver__apply_bpf and at start. */
-int ps_driver__merge_bpf(struct ps_driver *d, ps_handle h, const struct ps_bpf_opts *o);
-/* h's samples are wanted: if h aggregates in the kernel, it forwards too. */
-int ps_driver__want_samples(struct ps_driver *d, ps_handle h);
-/* Hand the configurations that changed to the session; 0 or -errno with msg. */
-int ps_driver__apply_bpf(struct ps_driver *d, char *msg, size_t msglen);
 /* After counters opened: put new poll fds on the loop, with the drain timer. */
 int ps_driver__sync(struct ps_driver *d);
 /* Start the session: apply BPF options, open the counters, let a held

@@ -1,8 +1,9 @@
 /*
  * aggregate.c: perfmon.aggregate(), in-kernel counting of a counter's
  * overflows by key. Its options (by, entries, forward, and the filters
- * parsed in lua/bpf_opts.c) go to the session driver, which merges them per
- * counter and loads a program once (loop/bpfconf.c). perfmon.aggregate() returns a
+ * parsed in lua/bpf_opts.c) are merged into the counter's
+ * (ps_session__merge_bpf), which loads a program again only when they
+ * change. perfmon.aggregate() returns a
  * "perfscript.aggregate" object whose read() turns the kernel's map into { [key] = count }: one
  * field gives its value (pid, tid, cpu as integers; comm, ip, stacks as strings), several are
  * joined with ";"; an ip is its function's name and a stack is folded as
@@ -179,6 +180,14 @@ static uint32_t parse_by(lua_State *L, int idx, uint8_t order[NFIELDS], int *nke
 	return keys;
 }
 
+bool ps_lua_aggregate__has(const struct ps_script *sc, ps_handle h)
+{
+	for (size_t i = 0; sc->aggregates && i < sc->aggregates->n; i++)
+		if (sc->aggregates->v[i] == h)
+			return true;
+	return false;
+}
+
 /* Remember h for the end-of-session report. */
 static int remember(struct ps_script *sc, ps_handle h)
 {
@@ -234,11 +243,9 @@ static int l_aggregate(lua_State *L)
 	c->o.sz = sizeof(c->o);
 	c->o.pids = c->pids;
 	c->o.cpus = c->cpus;
-	rc = ps_driver__merge_bpf(sc->driver, h, &c->o);
+	rc = ps_session__merge_bpf(sc->session, h, &c->o, msg, sizeof(msg));
 	if (!rc)
 		rc = remember(sc, h);
-	if (!rc)
-		rc = ps_driver__apply_bpf(sc->driver, msg, sizeof(msg));
 	if (rc < 0)
 		return ps_lua__fail(L, false, msg[0] ? msg : ps_strerror(rc), rc);
 	/* the aggregate keeps its counter object alive: a local counter the

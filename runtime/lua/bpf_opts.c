@@ -2,7 +2,7 @@
  * bpf_opts.c: the in-kernel options a sample probe gives its counter, as
  * probe()'s third argument: backend, pid, tid, cpu (checked against pid_max
  * and the online CPUs), mode, every. Parsed here into a ps_bpf_opts, which
- * the session driver merges per counter (loop/bpfconf.c); perfmon.aggregate
+ * the session merges per counter (ps_session__merge_bpf); perfmon.aggregate
  * (lua/aggregate.c) shares the filters.
  */
 #include <errno.h>
@@ -169,13 +169,21 @@ struct ps_lua_opts *ps_lua_bpf_opts__parse(lua_State *L, int idx)
 
 int ps_lua_bpf_opts__use(struct ps_script *sc, ps_handle h, const struct ps_lua_opts *p)
 {
-	struct ps_bpf_opts o = p->o;
+	struct ps_bpf_opts o = p ? p->o : (struct ps_bpf_opts){0};
+	int rc;
 
+	if (!p && !ps_lua_aggregate__has(sc, h))
+		return 0; /* the perf path, or the options of another probe, serve it */
 	o.sz = sizeof(o);
-	o.pids = p->pids;
-	o.cpus = p->cpus;
-	o.mode |= PS_BPF_FORWARD; /* a sample probe's options: its samples are wanted */
-	return ps_driver__merge_bpf(sc->driver, h, &o);
+	o.pids = p ? p->pids : NULL;
+	o.cpus = p ? p->cpus : NULL;
+	o.mode |= PS_BPF_FORWARD; /* a sample probe's: its samples are wanted */
+	sc->setup_error[0] = '\0';
+	rc = ps_session__merge_bpf(sc->session, h, &o, sc->setup_error, sizeof(sc->setup_error));
+	if (rc < 0 && !sc->setup_error[0])
+		snprintf(sc->setup_error, sizeof(sc->setup_error), "cannot configure '%s': %s",
+			 ps_session__name(sc->session, h), ps_strerror(rc));
+	return rc;
 }
 
 /* offcpu = true, oncpu = true, min_us = N: sched_switch's intervals off

@@ -236,11 +236,15 @@ void ps_lua_bpf_opts__filters(lua_State *L, int idx, struct ps_lua_opts *c);
  * into c (sched:sched_switch only; raises on misuse). */
 void ps_lua_bpf_opts__offcpu(lua_State *L, struct ps_script *sc, ps_handle h,
 			     struct ps_lua_opts *c);
-/* Merge them into what the driver gives counter h; 0 or -ENOMEM. */
+/* Merge a sample probe's options (its samples are wanted: FORWARD) into
+ * counter h's (ps_session__merge_bpf); o NULL: FORWARD alone, on a counter
+ * an aggregate configured. 0, or < 0 with sc->setup_error saying why. */
 int ps_lua_bpf_opts__use(struct ps_script *sc, ps_handle h, const struct ps_lua_opts *o);
 
 /* lua/aggregate.c: perfmon.aggregate. */
 void ps_lua_aggregate__open(lua_State *L, struct ps_script *sc);
+/* Whether the script aggregates counter h. */
+bool ps_lua_aggregate__has(const struct ps_script *sc, ps_handle h);
 /* Say on stderr how many overflows found an aggregation map full. */
 void ps_lua_aggregate__report(struct ps_script *sc);
 void ps_lua_aggregate__free(struct ps_script *sc);

@@ -5,7 +5,8 @@
  * so counters may be allocated in begin. Each overflow reaches the handlers
  * of its counter as the one reused "perfscript.sample" object, whose fields
  * are decoded only when read (lua/sample_object.c). A probe's options (the
- * in-kernel filters) are merged into the counter's BPF configuration.
+ * in-kernel filters) are merged into the counter's BPF configuration
+ * (ps_session__merge_bpf).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -210,18 +211,13 @@ static int start(struct ps_script *sc)
 	for (size_t i = 0; sp && i < sp->n; i++) {
 		struct sample_probe *p = &sp->v[i];
 
-		if (ps_lua_target__resolve(sc, &p->t, "perfmon.sample", true) < 0)
+		if (ps_lua_target__resolve(sc, &p->t, "perfmon.sample", true) < 0 ||
+		    ps_lua_bpf_opts__use(sc, p->t.handle, p->opts) < 0)
 			return -1;
-		ps_driver__want_samples(sc->driver, p->t.handle);
-		if (p->opts && ps_lua_bpf_opts__use(sc, p->t.handle, p->opts) < 0) {
-			snprintf(sc->setup_error, sizeof(sc->setup_error), "out of memory");
-			return -1;
-		}
 	}
 	if (sp)
 		sp->last = 0;
-	return ps_driver__apply_bpf(sc->driver, sc->setup_error, sizeof(sc->setup_error)) < 0 ? -1
-											      : 0;
+	return 0;
 }
 
 int ps_lua_sample__on_sample(const struct ps_sample *s, void *ctx)

@@ -299,11 +299,12 @@ static int conf_set(struct ps_sample_conf *conf, const struct ps_bpf_opts *o)
 		free(pids);
 		return -ENOMEM;
 	}
-	conf_free(conf);
+	/* copied before the old arrays go: a merge hands back conf's own */
 	if (o->npids)
 		memcpy(pids, o->pids, o->npids * sizeof(*pids));
 	if (o->ncpus)
 		memcpy(cpus, o->cpus, o->ncpus * sizeof(*cpus));
+	conf_free(conf);
 	*conf = (struct ps_sample_conf){
 	    .configured = true,
 	    .backend = o->backend,
@@ -375,6 +376,47 @@ int ps_session__set_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf_o
 		return err;
 	/* an open counter takes its new path now (a new program replaces the old) */
 	return serve(ps_session__sampler(s), ps_session__slot_of(s, k), msg, msglen);
+}
+
+int ps_session__merge_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf_opts *o, char *msg,
+			  size_t msglen)
+{
+	struct ps_counter *k = ps_session__counter_of(s, h);
+	const struct ps_sample_conf *c =
+	    k && ps_counter__sampled(k) ? &ps_counter__sampled(k)->conf : NULL;
+	bool off = o && (o->mode & (PS_BPF_OFFCPU | PS_BPF_ONCPU)) &&
+		   o->sz >= offsetof(struct ps_bpf_opts, offcpu_min_ns) + sizeof(o->offcpu_min_ns);
+	bool field = o && (o->keys & PS_AGG_FIELD) &&
+		     o->sz >= offsetof(struct ps_bpf_opts, field_signed) + sizeof(o->field_signed);
+	bool arg = field && o->sz >= offsetof(struct ps_bpf_opts, usdt_arg) + sizeof(o->usdt_arg);
+	struct ps_bpf_opts m;
+
+	if (!c || !c->configured || !o ||
+	    o->sz < offsetof(struct ps_bpf_opts, entries) + sizeof(o->entries))
+		return ps_session__set_bpf(s, h, o, msg, msglen); /* nothing to merge with */
+	if (!(o->backend || o->npids || o->ncpus || o->tid || o->priv || o->every || o->keys ||
+	      o->entries || (o->mode & ~c->mode) || (off && o->offcpu_min_ns != c->offcpu_min_ns)))
+		return 0; /* the same configuration: no program loaded again */
+	m = (struct ps_bpf_opts){
+	    .sz = sizeof(m),
+	    .backend = o->backend ? o->backend : c->backend,
+	    .mode = c->mode | o->mode,
+	    .pids = o->npids ? o->pids : c->pids,
+	    .npids = o->npids ? o->npids : c->npids,
+	    .tid = o->tid ? o->tid : c->tid,
+	    .cpus = o->ncpus ? o->cpus : c->cpus,
+	    .ncpus = o->ncpus ? o->ncpus : c->ncpus,
+	    .priv = o->priv ? o->priv : c->priv,
+	    .every = o->every ? o->every : c->every,
+	    .keys = o->keys ? o->keys : c->keys,
+	    .entries = o->entries ? o->entries : c->entries,
+	    .field_offset = field ? o->field_offset : c->field_offset,
+	    .field_size = field ? o->field_size : c->field_size,
+	    .field_signed = field ? o->field_signed : c->field_signed,
+	    .offcpu_min_ns = off ? o->offcpu_min_ns : c->offcpu_min_ns,
+	    .usdt_arg = arg ? o->usdt_arg : c->usdt_arg,
+	};
+	return ps_session__set_bpf(s, h, &m, msg, msglen);
 }
 
 enum ps_backend ps_session__backend(const struct ps_session *s, ps_handle h)
