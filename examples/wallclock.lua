@@ -50,14 +50,26 @@ local parts = need(perfmon.aggregate(switch, {
   offcpu = true, oncpu = true, min_us = opts.min_us, forward = dwarf }))
 local clock = need(perfmon.counter(("cpu-clock/freq=%d%s/"):format(opts.hz, dwarf and ",call-graph=dwarf" or "")))
 local samples = need(perfmon.aggregate(clock, { by = { "tid", "ustack", "kstack" }, forward = dwarf }))
-local unwound = { parts = {}, samples = {} } -- with dwarf: "tid;state;stack" -> ns, "tid;stack" -> n
+-- with dwarf: the forwarded intervals { tid, state, stack, n = ns } and
+-- samples { tid, stack, n }, each by its fields joined
+local unwound = { parts = {}, samples = {} }
+local function add(t, e, n)
+  local key = e.tid .. ";" .. (e.state or "") .. ";" .. e.stack
+  local have = t[key]
+  if not have then e.n, have = 0, e; t[key] = e end
+  have.n = have.n + n
+end
 if dwarf then
-  local function add(t, k, v) t[k] = (t[k] or 0) + v end
+  local function stack(s) return s:folded():match("^[^;]*;?(.*)$") end -- without its comm
   probe(switch, function(s)
-    add(unwound.parts, ("%d;%d;%s"):format(s.tid, s.args.prev_state, s:folded():match("^[^;]*;?(.*)$")),
-        s.period)
+    add(unwound.parts, { tid = s.tid, state = s.args.prev_state, stack = stack(s) }, s.period)
   end)
-  probe(clock, function(s) add(unwound.samples, ("%d;%s"):format(s.tid, s:folded():match("^[^;]*;?(.*)$")), 1) end)
+  probe(clock, function(s) add(unwound.samples, { tid = s.tid, stack = stack(s) }, 1) end)
+end
+-- an aggregate row's stacks as one folded line: the user's, then the kernel's
+local function stack_of(r)
+  if not r.ustack then return "" end
+  return (r.ustack ~= "" and r.kstack ~= "") and r.ustack .. ";" .. r.kstack or r.ustack .. r.kstack
 end
 local started = gettimeofday_ns()
 local where = require("profile").where
@@ -78,36 +90,37 @@ local function collect()
     end
     return t
   end
-  local stackless = {} -- with dwarf: "tid;state" -> ns the forwarded intervals leave
-  for key, ns in pairs(parts:read()) do
-    local tid, comm, state, stack = key:match("^(%d+);([^;]*);(%-?%d+);?(.*)$")
-    local t, part = thread(tonumber(tid)), part_of(tonumber(state))
-    t[part] = t[part] + ns
-    t.comms[comm] = (t.comms[comm] or 0) + ns
+  local stackless = {} -- with dwarf: { tid, state, stack = "", n = ns } the forwarded intervals leave
+  for _, r in ipairs(parts:read { rows = true } or {}) do
+    local state = r["args.prev_state"]
+    local t, part = thread(r.tid), part_of(state)
+    t[part] = t[part] + r.count
+    t.comms[r.comm] = (t.comms[r.comm] or 0) + r.count
     if part ~= "on-cpu" and dwarf then
-      stackless[tid .. ";" .. state] = (stackless[tid .. ";" .. state] or 0) + ns
+      add(stackless, { tid = r.tid, state = state, stack = "" }, r.count)
     elseif part ~= "on-cpu" then
-      rows[#rows + 1] = { tid = t.tid, part = part, stack = stack, ns = ns }
+      rows[#rows + 1] = { tid = r.tid, part = part, stack = stack_of(r), ns = r.count }
     end
   end
-  for key, ns in pairs(unwound.parts) do -- the unwound intervals, and what is left
-    local tid, state, stack = key:match("^(%d+);(%-?%d+);(.*)$")
-    rows[#rows + 1] = { tid = tonumber(tid), part = part_of(tonumber(state)), stack = stack, ns = ns }
-    stackless[tid .. ";" .. state] = (stackless[tid .. ";" .. state] or 0) - ns
+  for _, u in pairs(unwound.parts) do -- the unwound intervals, and what is left
+    rows[#rows + 1] = { tid = u.tid, part = part_of(u.state), stack = u.stack, ns = u.n }
+    add(stackless, { tid = u.tid, state = u.state, stack = "" }, -u.n)
   end
-  for key, ns in pairs(stackless) do
-    local tid, state = key:match("^(%d+);(%-?%d+)$")
-    if ns > 0 and threads[tonumber(tid)] then
-      rows[#rows + 1] = { tid = tonumber(tid), part = part_of(tonumber(state)), stack = "", ns = ns }
+  for _, e in pairs(stackless) do
+    if e.n > 0 and threads[e.tid] then
+      rows[#rows + 1] = { tid = e.tid, part = part_of(e.state), stack = "", ns = e.n }
     end
   end
   -- on-CPU by stack: the samples of each thread, scaled to its time
   local sampled, count = {}, {}
-  for key, n in pairs(dwarf and unwound.samples or samples:read()) do
-    local tid, stack = key:match("^(%d+);?(.*)$")
-    tid = tonumber(tid)
+  local function sample(tid, stack, n)
     sampled[#sampled + 1] = { tid = tid, stack = stack, n = n }
     count[tid] = (count[tid] or 0) + n
+  end
+  if dwarf then
+    for _, u in pairs(unwound.samples) do sample(u.tid, u.stack, u.n) end
+  else
+    for _, r in ipairs(samples:read { rows = true } or {}) do sample(r.tid, stack_of(r), r.count) end
   end
   local placed = {}
   for _, s in ipairs(sampled) do

@@ -38,35 +38,51 @@ function M.open(opts)
   if dwarf then
     probe(sw, function(s)
       local a = s.args
-      local k = (a.prev_comm .. ";" .. a.prev_state .. ";" .. s:folded():match("^[^;]*;?(.*)$")):gsub(";$", "")
-      w.unwound[k] = (w.unwound[k] or 0) + s.period
+      M.add(w.unwound, a.prev_comm, a.prev_state, s:folded():match("^[^;]*;?(.*)$"), s.period)
     end)
   end
   return w
 end
 
--- The sums, "comm;state[;stack]" -> ns. With dwarf, the forwarded
--- intervals by their unwound stacks, and what they leave of each
--- command's and state's sum (the intervals under min_us) without one.
-function Waits:merge(sums)
-  if not self.dwarf then return sums end
-  for k, ns in pairs(self.unwound) do
-    local cs = k:match("^([^;]*;%-?%d+)")
-    sums[cs] = (sums[cs] or 0) - ns
+-- M.add(sums, comm, state, stack, ns): ns more for the wait, its entry
+-- in sums made (keyed by its fields joined, a key nothing parses back).
+function M.add(sums, comm, state, stack, ns)
+  local key = comm .. ";" .. state .. ";" .. stack
+  local e = sums[key]
+  if not e then
+    e = { comm = comm, state = state, stack = stack, ns = 0 }
+    sums[key] = e
   end
-  for k, ns in pairs(self.unwound) do sums[k] = (sums[k] or 0) + ns end
-  for k, ns in pairs(sums) do
-    if ns <= 0 then sums[k] = nil end
+  e.ns = e.ns + ns
+end
+
+-- The aggregate's rows as sums. With dwarf, the forwarded intervals by
+-- their unwound stacks, and what they leave of each command's and state's
+-- sum (the intervals under min_us) without one.
+function Waits:sums(rows)
+  local sums = {}
+  for _, r in ipairs(rows or {}) do
+    local stack = r.ustack and (r.ustack ~= "" and r.kstack ~= "" and r.ustack .. ";" .. r.kstack
+                                or r.ustack .. r.kstack) or ""
+    M.add(sums, r.comm, r["args.prev_state"], stack, r.count)
+  end
+  if not self.dwarf then return sums end
+  for _, u in pairs(self.unwound) do
+    M.add(sums, u.comm, u.state, "", -u.ns)
+    M.add(sums, u.comm, u.state, u.stack, u.ns)
+  end
+  for k, e in pairs(sums) do
+    if e.ns <= 0 then sums[k] = nil end
   end
   return sums
 end
 
 -- w:read() -> sums so far; w:take() -> sums since the last take (nothing
 -- before the counter opens).
-function Waits:read() return self:merge(self.agg:read() or {}) end
+function Waits:read() return self:sums(self.agg:read { rows = true }) end
 
 function Waits:take()
-  local sums = self:merge(self.agg:take() or {})
+  local sums = self:sums(self.agg:take { rows = true })
   self.unwound = {}
   return sums
 end
@@ -84,7 +100,7 @@ Window.__index = Window
 function Waits:pump()
   local sums = self:take()
   for win in pairs(self.windows) do
-    for key, ns in pairs(sums) do win.sums[key] = (win.sums[key] or 0) + ns end
+    for _, e in pairs(sums) do M.add(win.sums, e.comm, e.state, e.stack, e.ns) end
   end
 end
 
@@ -120,11 +136,10 @@ end
 -- the longest first.
 function M.rows(sums)
   local rows, total = {}, 0
-  for key, ns in pairs(sums) do
-    local comm, state, stack = key:match("^([^;]*);(%-?%d+);?(.*)$")
-    if comm and ns > 0 then
-      rows[#rows + 1] = { comm = comm, state = M.state(tonumber(state)), stack = stack, ns = ns }
-      total = total + ns
+  for _, e in pairs(sums) do
+    if e.ns > 0 then
+      rows[#rows + 1] = { comm = e.comm, state = M.state(e.state), stack = e.stack, ns = e.ns }
+      total = total + e.ns
     end
   end
   table.sort(rows, function(a, b)

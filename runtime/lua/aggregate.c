@@ -3,12 +3,8 @@
  * overflows by key. Its options (by, entries, forward, and the filters
  * parsed in lua/bpf_opts.c) are merged into the counter's
  * (ps_session__merge_bpf), which loads a program again only when they
- * change. perfmon.aggregate() returns a
- * "perfscript.aggregate" object whose read() turns the kernel's map into { [key] = count }: one
- * field gives its value (pid, tid, cpu as integers; comm, ip, stacks as strings), several are
- * joined with ";"; an ip is its function's name and a stack is folded as
- * "root;...;leaf", both through the sample object's symbolizer, and keys
- * that symbolize alike are summed.
+ * change. It returns a "perfscript.aggregate" object; its read() and
+ * take() are lua/aggregate_read.c's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,18 +30,12 @@ static const struct {
     {"retval", PS_AGG_FIELD},  {"arg", PS_AGG_FIELD},	/* a probe's register */
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
+_Static_assert(NFIELDS <= PS_LUA_AGG_KEYS, "a key per field");
 
 struct ps_aggregates {
 	ps_handle *v; /* counters given to perfmon.aggregate */
 	bool *told;   /* their full-map drops were reported */
 	size_t n, cap;
-};
-
-struct agg_ud {
-	struct ps_script *sc;
-	ps_handle h;
-	uint8_t order[NFIELDS]; /* indexes into fields[], as `by` listed them */
-	int nkeys;
 };
 
 /* The handle of argument idx: an integer or a counter object. */
@@ -140,12 +130,12 @@ static int reg_key(lua_State *L, struct ps_script *sc, ps_handle h, const char *
 }
 
 /* The `by` list of the options at idx: the fields, in order, into order[]. */
-static uint32_t parse_by(lua_State *L, int idx, uint8_t order[NFIELDS], int *nkeys,
-			 struct ps_script *sc, ps_handle h, struct ps_bpf_opts *o)
+static uint32_t parse_by(lua_State *L, int idx, struct ps_lua_agg *u, struct ps_script *sc,
+			 ps_handle h, struct ps_bpf_opts *o)
 {
 	uint32_t keys = 0;
 
-	*nkeys = 0;
+	u->nkeys = 0;
 	if (lua_getfield(L, idx, "by") != LUA_TTABLE)
 		luaL_error(L,
 			   "perfmon.aggregate wants by = { fields... } (fields: pid tid cpu comm "
@@ -169,13 +159,15 @@ static uint32_t parse_by(lua_State *L, int idx, uint8_t order[NFIELDS], int *nke
 				   "unknown aggregation field '%s' (fields: pid tid cpu comm ip "
 				   "ustack kstack args.NAME retval argN)",
 				   f);
-		if (!(keys & fields[k].bit) && *nkeys < (int)NFIELDS)
-			order[(*nkeys)++] = (uint8_t)k;
+		if (!(keys & fields[k].bit) && u->nkeys < PS_LUA_AGG_KEYS) {
+			u->bit[u->nkeys] = fields[k].bit;
+			snprintf(u->name[u->nkeys++], sizeof(u->name[0]), "%s", f);
+		}
 		keys |= fields[k].bit;
 		lua_pop(L, 1);
 	}
 	lua_pop(L, 2);
-	if (!*nkeys)
+	if (!u->nkeys)
 		luaL_error(L, "perfmon.aggregate: by lists no field");
 	return keys;
 }
@@ -212,10 +204,9 @@ static int l_aggregate(lua_State *L)
 	struct ps_script *sc = ps_lua_script__from(L);
 	ps_handle h = handle_arg(L, 1);
 	struct ps_lua_opts *c;
-	struct agg_ud *u;
+	struct ps_lua_agg keys = {.sc = sc, .h = h}, *u;
 	char msg[512] = "";
-	uint8_t order[NFIELDS];
-	int nkeys, rc;
+	int rc;
 
 	luaL_checktype(L, 2, LUA_TTABLE);
 	if (ps_session__check(sc->session, h) < 0)
@@ -226,7 +217,7 @@ static int l_aggregate(lua_State *L)
 		ps_session__sample_every(sc->session, h);
 	c = lua_newuserdatauv(L, sizeof(*c), 0); /* the GC frees it if parsing raises */
 	memset(c, 0, sizeof(*c));
-	c->o.keys = parse_by(L, 2, order, &nkeys, sc, h, &c->o);
+	c->o.keys = parse_by(L, 2, &keys, sc, h, &c->o);
 	ps_lua_bpf_opts__filters(L, 2, c);
 	c->o.mode = PS_BPF_AGGREGATE;
 	if (lua_getfield(L, 2, "forward") != LUA_TNIL && lua_toboolean(L, -1))
@@ -253,124 +244,18 @@ static int l_aggregate(lua_State *L)
 	u = lua_newuserdatauv(L, sizeof(*u), 1);
 	lua_pushvalue(L, 1);
 	lua_setiuservalue(L, -2, 1);
-	u->sc = sc;
-	u->h = h;
-	u->nkeys = nkeys;
-	memcpy(u->order, order, sizeof(order));
+	*u = keys;
 	luaL_setmetatable(L, AGG_MT);
 	return 1;
 }
 
-/* "func" of "func+0x1a": a profile merges a function's addresses. */
-static void push_frame(luaL_Buffer *b, struct ps_script *sc, pid_t pid, uint64_t ip, bool kernel)
-{
-	char buf[256];
-	struct ps_symbols *syms = ps_lua_sample_object__symbols(sc);
-	char *plus;
-
-	if (!syms || ps_symbols__resolve(syms, pid, ip, kernel, buf, sizeof(buf), NULL) < 0) {
-		/* no mapping: a word a frame-pointer walk read past the root
-		 * names no code, and equal stacks must merge (as folded's) */
-		if (!syms || !strncmp(buf, "0x", 2))
-			snprintf(buf, sizeof(buf), "[unknown]");
-	} else if ((plus = strrchr(buf, '+')) && plus != buf) {
-		*plus = '\0';
-	}
-	luaL_addstring(b, buf);
-}
-
-static void push_stack(luaL_Buffer *b, struct ps_script *sc, const struct ps_agg_entry *e,
-		       bool kernel)
-{
-	size_t n = kernel ? e->nkstack : e->nustack, leaf = 0;
-	const uint64_t *ips = kernel ? e->kstack : e->ustack;
-
-	if (n == 0)
-		luaL_addstring(b, kernel ? "[no kernel stack]" : "[no user stack]");
-	while (kernel && leaf + 1 < n && ps_lua_stack__glue(sc, ips[leaf]))
-		leaf++;
-	for (size_t i = n; i-- > leaf;) { /* root first */
-		push_frame(b, sc, (pid_t)e->pid, ips[i], kernel);
-		if (i > leaf)
-			luaL_addchar(b, ';');
-	}
-}
-
-struct read_ctx {
-	lua_State *L;
-	struct agg_ud *u;
-};
-
-static int add_entry(const struct ps_agg_entry *e, void *ctx)
-{
-	struct read_ctx *r = ctx;
-	lua_State *L = r->L;
-	struct agg_ud *u = r->u;
-	uint32_t first = fields[u->order[0]].bit;
-
-	if (u->nkeys == 1 && first == PS_AGG_FIELD) {
-		lua_pushinteger(L, (lua_Integer)e->field);
-	} else if (u->nkeys == 1 && (first & (PS_AGG_PID | PS_AGG_TID | PS_AGG_CPU))) {
-		lua_pushinteger(L, first == PS_AGG_PID	 ? e->pid
-				   : first == PS_AGG_TID ? e->tid
-							 : e->cpu);
-	} else {
-		luaL_Buffer b;
-
-		bool any = false;
-
-		luaL_buffinit(L, &b);
-		for (int i = 0; i < u->nkeys; i++) {
-			uint32_t bit = fields[u->order[i]].bit;
-			size_t depth = bit == PS_AGG_USTACK ? e->nustack : e->nkstack;
-
-			/* a user-mode sample has no kernel stack (and a kernel thread no
-			 * user stack): the key leaves it out rather than say so */
-			if ((bit & (PS_AGG_USTACK | PS_AGG_KSTACK)) && depth == 0 &&
-			    (any || i + 1 < u->nkeys))
-				continue;
-			if (any)
-				luaL_addchar(&b, ';');
-			any = true;
-			if (bit == PS_AGG_FIELD) {
-				char num[24];
-
-				snprintf(num, sizeof(num), "%lld", (long long)e->field);
-				luaL_addstring(&b, num);
-			} else if (bit & (PS_AGG_PID | PS_AGG_TID | PS_AGG_CPU)) {
-				char num[16];
-
-				snprintf(num, sizeof(num), "%u",
-					 bit == PS_AGG_PID   ? e->pid
-					 : bit == PS_AGG_TID ? e->tid
-							     : e->cpu);
-				luaL_addstring(&b, num);
-			} else if (bit == PS_AGG_COMM) {
-				luaL_addstring(&b, e->comm);
-			} else if (bit == PS_AGG_IP) {
-				push_frame(&b, u->sc, (pid_t)e->pid, e->ip, !e->user);
-			} else {
-				push_stack(&b, u->sc, e, bit == PS_AGG_KSTACK);
-			}
-		}
-		luaL_pushresult(&b);
-	}
-	lua_pushvalue(L, -1);
-	lua_rawget(L, -3);
-	lua_Integer prev = lua_tointeger(L, -1);
-	lua_pop(L, 1);
-	lua_pushinteger(L, prev + (lua_Integer)e->count);
-	lua_rawset(L, -3);
-	return 0;
-}
-
-static struct agg_ud *check_agg(lua_State *L)
+static struct ps_lua_agg *check_agg(lua_State *L)
 {
 	return luaL_checkudata(L, 1, AGG_MT);
 }
 
 /* Environment failures: nil, message, errno (like io.open). */
-static int fail(lua_State *L, struct agg_ud *u, int rc)
+static int fail(lua_State *L, struct ps_lua_agg *u, int rc)
 {
 	const char *why = ps_session__bpf_fallback(u->sc->session);
 
@@ -387,31 +272,38 @@ static int fail(lua_State *L, struct agg_ud *u, int rc)
 	return 3;
 }
 
+/* read([{rows = true}]), take(...): the map as { [key] = count }, or as rows */
+static bool rows_wanted(lua_State *L)
+{
+	bool rows;
+
+	if (lua_isnoneornil(L, 2))
+		return false;
+	luaL_checktype(L, 2, LUA_TTABLE);
+	rows = lua_getfield(L, 2, "rows") != LUA_TNIL && lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	return rows;
+}
+
 static int a_read(lua_State *L)
 {
-	struct agg_ud *u = check_agg(L);
-	struct read_ctx r = {L, u};
-	int rc;
+	struct ps_lua_agg *u = check_agg(L);
+	int rc = ps_lua_aggregate__entries(L, u, false, rows_wanted(L));
 
-	lua_newtable(L);
-	rc = ps_aggregate__read(u->sc->session, u->h, add_entry, &r);
 	return rc < 0 ? fail(L, u, rc) : 1;
 }
 
 static int a_take(lua_State *L)
 {
-	struct agg_ud *u = check_agg(L);
-	struct read_ctx r = {L, u};
-	int rc;
+	struct ps_lua_agg *u = check_agg(L);
+	int rc = ps_lua_aggregate__entries(L, u, true, rows_wanted(L));
 
-	lua_newtable(L);
-	rc = ps_aggregate__take(u->sc->session, u->h, add_entry, &r);
 	return rc < 0 ? fail(L, u, rc) : 1;
 }
 
 static int a_clear(lua_State *L)
 {
-	struct agg_ud *u = check_agg(L);
+	struct ps_lua_agg *u = check_agg(L);
 	int rc = ps_aggregate__clear(u->sc->session, u->h);
 
 	if (rc < 0)
@@ -422,7 +314,7 @@ static int a_clear(lua_State *L)
 
 static int a_dropped(lua_State *L)
 {
-	struct agg_ud *u = check_agg(L);
+	struct ps_lua_agg *u = check_agg(L);
 	uint64_t d = 0;
 	int rc = ps_aggregate__dropped(u->sc->session, u->h, &d);
 
@@ -434,7 +326,7 @@ static int a_dropped(lua_State *L)
 
 static int a_tostring(lua_State *L)
 {
-	struct agg_ud *u = check_agg(L);
+	struct ps_lua_agg *u = check_agg(L);
 
 	lua_pushfstring(L, AGG_MT " of '%s'",
 			ps_session__check(u->sc->session, u->h) < 0

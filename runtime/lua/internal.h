@@ -241,7 +241,20 @@ void ps_lua_bpf_opts__offcpu(lua_State *L, struct ps_script *sc, ps_handle h,
  * an aggregate configured. 0, or < 0 with sc->setup_error saying why. */
 int ps_lua_bpf_opts__use(struct ps_script *sc, ps_handle h, const struct ps_lua_opts *o);
 
-/* lua/aggregate.c: perfmon.aggregate. */
+/* lua/aggregate.c: perfmon.aggregate, whose object is a ps_lua_agg: its
+ * counter and its keys, as `by` listed them. */
+#define PS_LUA_AGG_KEYS 10
+struct ps_lua_agg {
+	struct ps_script *sc;
+	ps_handle h;
+	int nkeys;
+	uint32_t bit[PS_LUA_AGG_KEYS];	/* PS_AGG_* */
+	char name[PS_LUA_AGG_KEYS][64]; /* as `by` wrote it: a row's field */
+};
+/* lua/aggregate_read.c: the map (taken: read and cleared) on the stack as
+ * { [key] = count }, or as rows { [name] = value..., count = n }; 0, or
+ * -errno with nothing pushed. */
+int ps_lua_aggregate__entries(lua_State *L, const struct ps_lua_agg *u, bool take, bool rows);
 void ps_lua_aggregate__open(lua_State *L, struct ps_script *sc);
 /* Whether the script aggregates counter h. */
 bool ps_lua_aggregate__has(const struct ps_script *sc, ps_handle h);

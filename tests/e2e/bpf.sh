@@ -159,6 +159,20 @@ else
 	skip "setpriv is not installed" "BPF fallback tests"
 fi
 
+# Rows: each field under its name, the same counts as the keyed form.
+out=$("$PERFSCRIPT" -e '
+c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
+local a = perfmon.aggregate(c, { by = { "comm", "pid" } })
+probe("end", function()
+  local rows, keyed = a:read { rows = true }, a:read()
+  for _, r in ipairs(rows) do
+    if r.comm == "workload" then
+      print(math.type(r.pid), r.count, keyed["workload;" .. r.pid], #rows)
+    end
+  end
+end)' -c "$WORKLOAD getppid 5000" 2>&1)
+is "$out" "integer	5000	5000	1" "aggregate:read{rows = true}: one row, comm and pid by name (an integer), count 5000 as the keyed form"
+
 # Nothing left behind.
 "$PERFSCRIPT" -e '
 c = perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/")
