@@ -355,9 +355,11 @@ end
 
 -- The page as one Prometheus remote write 1.0 request to url (a
 -- snappy-compressed protobuf WriteRequest), for the push tapset:
--- { url, body, headers }.
+-- { url, body, headers }, or nil and why (no libsnappy).
 function Registry:remote_write(url)
-  return { url = url, body = require("perfscript.remote_write").encode(self:series()),
+  local body, err = require("perfscript.remote_write").encode(self:series())
+  if not body then return nil, err end
+  return { url = url, body = body,
            headers = { ["Content-Encoding"] = "snappy", ["Content-Type"] = "application/x-protobuf",
                        ["X-Prometheus-Remote-Write-Version"] = "0.1.0" } }
 end

@@ -23,7 +23,17 @@ local Queue = {}
 Queue.__index = Queue
 
 -- Add a body { url, body, headers }; the oldest goes when the queue is full.
-function Queue:push(item)
+-- Given nil and why (a request that could not be made: its library is
+-- missing), it counts as dropped and says why once on stderr.
+function Queue:push(item, why)
+  if not item then
+    self.dropped = self.dropped + 1
+    if not self.told then
+      io.stderr:write(("push: %s: %s\n"):format(self.kind, tostring(why)))
+      self.told = true
+    end
+    return
+  end
   if #self.items >= self.max then
     table.remove(self.items, 1)
     self.dropped = self.dropped + 1

@@ -9,6 +9,8 @@
  * runtime, which a session that sends nothing should not map).
  */
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,25 +36,40 @@ static struct {
 	int (*uncompressed_length)(const char *in, size_t n, size_t *len);
 } sn;
 
-static void load_snappy(lua_State *L)
-{
-	static void *lib;
+/* libsnappy, loaded once per process (any thread may encode): sn_why
+ * says why it is not there, "" when it is. */
+static pthread_once_t sn_once = PTHREAD_ONCE_INIT;
+static char sn_why[256];
 
-	if (lib)
+static void load_snappy(void)
+{
+	void *lib = dlopen(PS_SNAPPY_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!lib) {
+		snprintf(sn_why, sizeof(sn_why),
+			 "remote_write: cannot load %s: %s (install libsnappy1v5)",
+			 PS_SNAPPY_SONAME, dlerror());
 		return;
-	if (!(lib = dlopen(PS_SNAPPY_SONAME, RTLD_NOW | RTLD_LOCAL)))
-		luaL_error(L, "remote_write: cannot load %s: %s (install libsnappy1v5)",
-			   PS_SNAPPY_SONAME, dlerror());
+	}
 	*(void **)&sn.compress = dlsym(lib, "snappy_compress");
 	*(void **)&sn.uncompress = dlsym(lib, "snappy_uncompress");
 	*(void **)&sn.max_compressed_length = dlsym(lib, "snappy_max_compressed_length");
 	*(void **)&sn.uncompressed_length = dlsym(lib, "snappy_uncompressed_length");
-	if (!sn.compress || !sn.uncompress || !sn.max_compressed_length ||
-	    !sn.uncompressed_length) {
-		dlclose(lib);
-		lib = NULL;
-		luaL_error(L, "remote_write: %s lacks the snappy C API", PS_SNAPPY_SONAME);
-	}
+	if (!sn.compress || !sn.uncompress || !sn.max_compressed_length || !sn.uncompressed_length)
+		snprintf(sn_why, sizeof(sn_why), "remote_write: %s lacks the snappy C API",
+			 PS_SNAPPY_SONAME);
+}
+
+/* Whether libsnappy is there; else nil and why are pushed (an environment
+ * failure: the caller returns them). */
+static bool have_snappy(lua_State *L)
+{
+	pthread_once(&sn_once, load_snappy);
+	if (!sn_why[0])
+		return true;
+	lua_pushnil(L);
+	lua_pushstring(L, sn_why);
+	return false;
 }
 
 static int by_name(const void *a, const void *b)
@@ -130,7 +147,8 @@ static int l_encode(lua_State *L)
 	luaL_checktype(L, 1, LUA_TTABLE);
 	clock_gettime(CLOCK_REALTIME, &t);
 	now_ms = (int64_t)luaL_optinteger(L, 2, (lua_Integer)t.tv_sec * 1000 + t.tv_nsec / 1000000);
-	load_snappy(L);
+	if (!have_snappy(L))
+		return 2;
 	lua_settop(L, 1);
 	lua_newtable(L);
 	anchor = lua_gettop(L);
@@ -167,7 +185,8 @@ static int l_decode(lua_State *L)
 	WriteRequest *w;
 	char *raw;
 
-	load_snappy(L);
+	if (!have_snappy(L))
+		return 2;
 	if (sn.uncompressed_length(in, n, &len) != 0 || len > (64u << 20) ||
 	    !(raw = malloc(len ? len : 1)) || sn.uncompress(in, n, raw, &len) != 0) {
 		lua_pushnil(L);

@@ -10,13 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "symbols/internal.h"
 
 /* Keep e, which the next epoch no longer maps; the oldest retired one
  * goes when PS_RETIRED_MAPS are kept. */
 void ps_proc__retire(struct ps_proc *p, const struct ps_map *e)
 {
-	if (!p->retired && !(p->retired = malloc(PS_RETIRED_MAPS * sizeof(*p->retired))))
+	/* grown as needed: an exec retires the dozen mappings of the old
+	 * image, and a host's thousands of exited processes hold theirs */
+	if (p->nretired < PS_RETIRED_MAPS &&
+	    ps_array__reserve(&p->retired, &p->capretired, p->nretired + 1, sizeof(*p->retired)))
 		return; /* then earlier samples are named by the live mappings */
 	if (p->nretired == PS_RETIRED_MAPS)
 		memmove(p->retired, p->retired + 1, --p->nretired * sizeof(*p->retired));

@@ -95,7 +95,8 @@ void ps_procs__exited(struct ps_symbols *syms, pid_t pid)
 
 static size_t proc_bytes(const struct ps_proc *p)
 {
-	return sizeof(*p) + p->cap * sizeof(*p->maps) + 64; /* its pidmap entry and heap headers */
+	return sizeof(*p) + (p->cap + p->capretired) * sizeof(*p->maps) +
+	       64; /* its pidmap entry and heap headers */
 }
 
 /* Each valid entry of f, oldest first, to fn; stop when fn says so. */

@@ -342,7 +342,7 @@ struct ps_proc {
 	 * added: a sample's epoch says which mappings were live at it */
 	uint32_t epoch;
 	struct ps_map *retired; /* oldest first, at most PS_RETIRED_MAPS */
-	size_t nretired;
+	size_t nretired, capretired;
 	struct ps_unwinder *uw;
 	struct ps_jitmap *jit;
 	uint32_t gone; /* 0 while alive, else its number among exits (symbols/gone.c) */

@@ -73,6 +73,24 @@ ok $(( status == 200 && kept == 65536 && ms < 5000 ? 0 : 1 )) \
 # Misuse and refusals say what is wrong.
 out=$("$PERFSCRIPT" -e 'print(pcall(require("perfscript.remote_write").encode, { { value = 1 } }))' 2>&1)
 like "$out" "series 1 has no name" "remote_write.encode: a series without a name is refused, naming it"
+# A host without libsnappy (hidden in a mount namespace of the test's own):
+# encode says so as nil and why, and a queue given that counts a drop and
+# says it once, where the call raised and a push of its nil stopped the agent.
+snappy=$(ldconfig -p | sed -n 's/.*libsnappy.so.1 .*=> //p' | head -1)
+if [[ -n $snappy && $(id -u) == 0 ]] && command -v unshare >/dev/null; then
+	out=$(timeout 20 unshare -m sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' sh "$(readlink -f "$snappy")" \
+		"$PERFSCRIPT" -e '
+local body, why = require("perfscript.remote_write").encode({ { name = "x_total", value = 1 } })
+print(body, why)
+local q = require("push").new():queue("remote_write")
+q:push(nil, why); q:push(nil, why)
+print(q.dropped)
+exit()' 2>&1)
+	like "$out" $'^nil\tremote_write: cannot load libsnappy.so.1: .*\(install libsnappy1v5\)\n.*push: remote_write: remote_write: cannot load.*\n2$' \
+		"without libsnappy: encode gives nil and why, a queue counts the drops and says it once"
+else
+	skip "not root, no unshare or no libsnappy here" "remote write without libsnappy"
+fi
 out=$("$PERFSCRIPT" -T 5 -e 'require("perfscript.http").post("ftp://127.0.0.1/x", "b", function(st, why) print(st, why); exit() end)' 2>&1)
 like "$out" "^-5[[:space:]]Protocol \"ftp\" not supported" "http.post: a URL that is not http or https gets no request, and says why"
 out=$("$PERFSCRIPT" -a $EX/agent.lua --listen 127.0.0.1:0 --push-interval 0 2>&1)
