@@ -123,8 +123,10 @@ if command -v node >/dev/null; then
 	for bad in "ln -s /etc/passwd /tmp/perf-1.map:a symbolic link" \
 		"mkfifo /tmp/perf-1.map:not a regular file" \
 		"echo 1 >/tmp/perf-1.map && chown 65534 /tmp/perf-1.map:uid 65534"; do
-		in_ns "$TMP/node2.out" sh -c "${bad%%:*} && exec node $C/spin.js 3000"
-		wait_line "$TMP/node2.out" '^ready' >/dev/null
+		# (a file of its own: the last one's "ready" is not this node's)
+		out2="$TMP/node2.$((++nbad)).out"
+		in_ns "$out2" sh -c "${bad%%:*} && exec node $C/spin.js 3000"
+		wait_line "$out2" '^ready' >/dev/null
 		np=$(pgrep -f "^node $C/spin.js" | tail -1)
 		t0=$SECONDS
 		p=$(ENOUGH=50 share -p "$np" -T 10)
