@@ -74,7 +74,10 @@ PROTOS    := $(wildcard runtime/lua/*.proto)
 GEN_SRCS  := $(PROTOS:runtime/lua/%.proto=$(BUILD)/gen/%.pb-c.c)
 GEN_OBJS  := $(GEN_SRCS:.c=.o)
 LUA_LAYER_LIBS := -lprotobuf-c -lz
-PIC_OBJS  := $(CORE_SRCS:runtime/%.c=$(BUILD)/pic/%.o)
+# The core is compiled once, position-independent, for both the static
+# library the binary links and the shared one (-fno-semantic-interposition:
+# calls inside it inline and bind as an executable's would).
+PIC_OBJS  := $(CORE_OBJS)
 LUA_OBJS  := $(LUA_SRCS:runtime/%.c=$(BUILD)/obj/%.o)
 CLI_OBJS  := $(CLI_SRCS:runtime/%.c=$(BUILD)/obj/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -124,15 +127,12 @@ $(BUILD)/obj/lua/pprof.o $(BUILD)/obj/lua/pprof_decode.o $(BUILD)/obj/lua/remote
 DEPFLAGS = -MMD -MP
 $(BUILD)/obj/lua/%.o $(BUILD)/obj/cli/%.o: ALL_CFLAGS += $(LUA_CFLAGS)
 
+$(CORE_OBJS): ALL_CFLAGS += -fPIC -fno-semantic-interposition
+
 $(BUILD)/obj/%.o: runtime/%.c
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
-
-$(BUILD)/pic/%.o: runtime/%.c
-	$(call msg,CC,$< [pic])
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -fPIC -c -o $@ $<
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libperfscript.a
 	$(call msg,CC,$<)
@@ -212,7 +212,7 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 # The loader includes the skeletons (the BPF objects embedded in them).
 BPF_LOADER := $(patsubst runtime/%.c,%.o,$(wildcard runtime/sample/bpf/*.c))
 BPF_LOADER := $(filter-out %.bpf.o,$(BPF_LOADER))
-BPF_LOADER := $(addprefix $(BUILD)/obj/,$(BPF_LOADER)) $(addprefix $(BUILD)/pic/,$(BPF_LOADER))
+BPF_LOADER := $(addprefix $(BUILD)/obj/,$(BPF_LOADER))
 $(BPF_LOADER): ALL_CFLAGS += -I$(BUILD)/bpf
 $(BPF_LOADER): $(BPF_SKELS)
 

@@ -116,7 +116,12 @@ like "$demo" "libbpf-dev" "make demo installs the build's packages"
 peers=$(for p in bpftrace prometheus golang-go linux-perf lua-busted g++; do [[ " ${demo//;/ } " == *" $p "* ]] && echo "$p"; done)
 is "$peers" "" "make demo installs no test peer (bpftrace, prometheus, golang-go, linux-perf, busted, g++)"
 like "$(make -n --no-print-directory check 2>/dev/null | grep 'missing=')" "golang-go prometheus .*bpftrace" "make check installs them"
-# The quiet build's line for a shared-library object is one line.
-out=$(make -n -B build/pic/base/text.o 2>/dev/null | grep '^printf' | sh)
-is "$out" "  CC      runtime/base/text.c [pic]" "the quiet build says '[pic]' on the file's line, no stray line"
+# The quiet build's line for an object is one line, and the core is
+# compiled once, position-independent, for both libraries.
+out=$(make -n -B build/obj/base/text.o 2>/dev/null | grep '^printf' | sh)
+is "$out" "  CC      runtime/base/text.c" "the quiet build says the file on one line, no stray line"
+like "$(make -n -B build/obj/base/text.o 2>/dev/null | grep -- ' -c ')" "-fPIC -fno-semantic-interposition" \
+	"a core object is built once, for the static and the shared library alike"
+ok $(( $(make -n -B build/libperfscript.so 2>/dev/null | grep -c ' -c .*runtime/base/text.c') == 1 ? 0 : 1 )) \
+	"the shared library compiles no second copy of it"
 done_testing
