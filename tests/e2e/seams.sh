@@ -52,11 +52,11 @@ is "$roots:$(( zzz <= 1 ))" "threadnames worker-b :1" "profile.lua: the folded r
 # DWARF stacks reach main.
 EXP=$(cd "$(dirname "$0")/../.." && pwd)/examples
 for terms in call-graph=dwarf call-graph=dwarf,stack-size=16384; do
-	"$PERFSCRIPT" "$EXP/profile.lua" -c "$PROG/chain" --event "cpu-clock/freq=999,$terms/" \
+	"$PERFSCRIPT" "$EXP/profile.lua" -c "$PROG/chain 600" --event "cpu-clock/freq=999,$terms/" \
 		--folded "$TMP/own.folded" >/dev/null 2>"$TMP/own.err"
 	read -r all deep < <(awk '{ n += $NF } /;main;chain_outer;chain_middle;chain_leaf/ { d += $NF }
 		END { print n + 0, d + 0 }' "$TMP/own.folded")
-	ok $(( all > 50 && deep * 10 >= all * 9 ? 0 : 1 )) \
+	ok $(( all > 30 && deep * 10 >= all * 9 ? 0 : 1 )) \
 		"profile.lua --event 'cpu-clock/$terms/': DWARF stacks, $deep of $all reach main ($(head -c 200 "$TMP/own.err"))"
 done
 out=$("$PERFSCRIPT" "$EXP/profile.lua" -c true --event 'cpu-clock/call-graph=dwarf/' --call-graph fp 2>&1); rc=$?
