@@ -47,6 +47,7 @@
 
 #include "base/array.h"
 #include "symbols/internal.h"
+#include "symbols/jitwhere.h"
 
 #define PS_JIT_RECHECK_NS  20000000ull
 #define PS_JIT_RELOAD_NS   1000000000ull
@@ -73,8 +74,11 @@ struct ps_jitmap {
 	char *names;
 	size_t used, room;
 	bool sorted;
-	off_t parsed;	/* bytes read up to the end of the last whole line */
-	struct stat st; /* of the file as read; st_ino 0: never read */
+	off_t parsed;		/* bytes read up to the end of the last whole line */
+	struct stat st;		/* of the file as read; st_ino 0: never read */
+	unsigned char head[64]; /* its first bytes as read: a rewrite in place changes them */
+	size_t nhead;
+	uint64_t born_ns; /* the process's start (CLOCK_REALTIME), 0 when unknown */
 	uint64_t checked_ns, loaded_ns;
 	uint64_t used_ns; /* when it last named an address (the budget drops the oldest) */
 };
@@ -130,7 +134,15 @@ static int open_map(struct ps_jitmap *j, struct stat *st)
 		snprintf(j->why, sizeof(j->why),
 			 "its owner (uid %u) is neither the process's user (%u) nor root",
 			 (unsigned)st->st_uid, (unsigned)j->uid);
-	else
+	else if (j->born_ns &&
+		 (uint64_t)st->st_mtim.tv_sec * 1000000000u + (uint64_t)st->st_mtim.tv_nsec <
+		     j->born_ns) {
+		/* written before the process started: left by an earlier process
+		 * that had its pid (JITs leave their maps), not its; not there
+		 * yet as far as this one goes */
+		close(fd);
+		return -ESTALE;
+	} else
 		return fd;
 	close(fd);
 	return -EPERM;
@@ -227,6 +239,17 @@ static int read_lines(struct ps_jitmap *j, int fd, off_t limit)
 	return 0;
 }
 
+/* Whether the file still begins as it did when read: a map is appended
+ * to, so a change there is a rewrite in place (a new process with the
+ * same pid truncating the old one's map), to be read again whole. */
+static bool same_head(struct ps_jitmap *j, int fd)
+{
+	unsigned char now[sizeof(j->head)];
+
+	return !j->nhead || (pread(fd, now, j->nhead, 0) == (ssize_t)j->nhead &&
+			     !memcmp(now, j->head, j->nhead));
+}
+
 /* Read what is new in the file; everything again when it was replaced. */
 static void load(struct ps_jitmap *j, uint64_t now)
 {
@@ -235,16 +258,23 @@ static void load(struct ps_jitmap *j, uint64_t now)
 
 	if ((fd = open_map(j, &st)) < 0)
 		return;
-	if (st.st_ino != j->st.st_ino || st.st_dev != j->st.st_dev || st.st_size < j->parsed) {
+	if (st.st_ino != j->st.st_ino || st.st_dev != j->st.st_dev || st.st_size < j->parsed ||
+	    !same_head(j, fd)) {
 		if (j->loaded_ns && now - j->loaded_ns < PS_JIT_RELOAD_NS) {
 			close(fd);
 			return; /* replaced again so soon: keep what we have a while */
 		}
 		j->n = j->used = j->lines = 0;
 		j->parsed = 0;
+		j->nhead = 0;
 		j->loaded_ns = now;
 	}
 	read_lines(j, fd, st.st_size < PS_JIT_MAX_BYTES ? st.st_size : PS_JIT_MAX_BYTES);
+	if (j->nhead < sizeof(j->head)) { /* what later loads compare */
+		ssize_t got = pread(fd, j->head, sizeof(j->head), 0);
+
+		j->nhead = got > 0 ? (size_t)got : 0;
+	}
 	close(fd);
 	j->st = st;
 	if (!j->sorted) {
@@ -299,85 +329,18 @@ static const struct ps_jitsym *find(const struct ps_jitmap *j, uint64_t addr)
 	return &j->v[lo - 1];
 }
 
-/* Whether pid's /tmp is our /tmp (the same directory) and its pids are
- * ours: a mount namespace of perfscript's own (its private tracefs) or a
- * copy made for something else leaves both alike, and the map is then read
- * from our /tmp, where it stays after the process is gone. */
-static bool same_tmp_and_pids(pid_t pid)
-{
-	char path[64];
-	struct stat a, b;
-
-	snprintf(path, sizeof(path), "/proc/%d/root/tmp", (int)pid);
-	if (stat(path, &a) < 0 || stat("/tmp", &b) < 0 || a.st_dev != b.st_dev ||
-	    a.st_ino != b.st_ino)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
-	return stat(path, &a) == 0 && stat("/proc/self/ns/pid", &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino;
-}
-
-static struct stat mine; /* our own mount namespace, taken once for every thread */
-static int mine_rc;
-static pthread_once_t mine_once = PTHREAD_ONCE_INIT;
-
-static void take_mine(void)
-{
-	mine_rc = stat("/proc/self/ns/mnt", &mine);
-}
-
-/* pid's pid in its own pid namespace (the last NSpid), with *root_pid set
- * when it lives in another mount namespace whose /tmp is not ours; pid
- * itself, *root_pid 0, when it shares ours, sees our /tmp, or cannot be told. */
-static pid_t in_namespace(pid_t pid, pid_t *root_pid)
-{
-	char path[64], line[256];
-	struct stat theirs;
-	pid_t ns = pid;
-	FILE *f;
-
-	*root_pid = 0;
-	pthread_once(&mine_once, take_mine);
-	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
-	/* one stat for a process in ours: its map is in our /tmp */
-	if (mine_rc < 0 || stat(path, &theirs) < 0 ||
-	    (mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino) ||
-	    same_tmp_and_pids(pid))
-		return pid;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (!(f = fopen(path, "re")))
-		return pid;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "NSpid:", 6)) {
-			char *end, *p = line + 6;
-			long v;
-
-			/* the last number is its pid in its innermost namespace */
-			while ((v = strtol(p, &end, 10)), end != p) {
-				ns = (pid_t)v;
-				p = end;
-			}
-			break;
-		}
-	fclose(f);
-	*root_pid = pid;
-	return ns;
-}
-
 static struct ps_jitmap *jitmap_new(pid_t pid)
 {
 	struct ps_jitmap *j = calloc(1, sizeof(*j));
-	char proc[32];
-	struct stat st;
+	struct ps_jit_where w;
 
 	if (!j)
 		return NULL;
-	snprintf(j->path, sizeof(j->path), "/tmp/perf-%d.map",
-		 (int)in_namespace(pid, &j->root_pid));
-	/* /proc/PID belongs to the process's effective user (root when it is
-	 * not dumpable); a process already gone trusts root's maps only */
-	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
-	j->uid = stat(proc, &st) == 0 ? st.st_uid : 0;
+	ps_jit__where(pid, &w);
+	memcpy(j->path, w.path, sizeof(j->path));
+	j->root_pid = w.root_pid;
+	j->uid = w.uid;
+	j->born_ns = w.born_ns;
 	return j;
 }
 
