@@ -12,29 +12,28 @@ probe("perfmon.sample(c)", function(s) if s.comm ~= "" then names = names + 1 en
 probe("end", function()
   for l in io.lines("/proc/self/status") do
     local kb = l:match("^VmHWM:%s+(%d+)")
-    if kb then print(kb) end
+    if kb then print(kb, perfmon.symbols().exited) end
   end
 end)'
 peak() { "$PERFSCRIPT" -e "$script" -c "$WORKLOAD forks $1" 2>"$TMP/err"; }
-small=$(peak 4000)
-big=$(peak 14000)
+read -r small _ < <(peak 4000)
+read -r big all < <(peak 14000) # all: the exited processes kept, for the budget's check below
 [[ $small =~ ^[0-9]+$ && $big =~ ^[0-9]+$ ]]
 ok $? "both sessions report their peak RSS ($small KB, $big KB; $(head -c 200 "$TMP/err"))"
 (( big <= small + 1536 ))
 ok $? "10000 more processes grow the peak RSS by at most 1.5 MB (by $(( big - small )) KB)"
 
-# Exited processes count in the budget, which alone bounds them: 6000
-# short processes keep the last 4096 (and older ones a sample named) under the default
-# budget; under 1 MiB a trim keeps what fits (the ones no sample named
-# go first, then files, then the oldest sampled ones).
+# Exited processes count in the budget, which alone bounds them: the
+# 14000 above keep the last 4096 (and older ones a sample named) under
+# the default budget; 6000 under 1 MiB keep what fits after a trim (the
+# ones no sample named go first, then files, then the oldest sampled ones).
 kept='c = perfmon.counter("task-clock/freq=999/")
-if arg[1] == "small" then perfmon.symbols(1048576) end
+perfmon.symbols(1048576)
 probe("perfmon.sample(c)", function(s) local _ = s.sym end)
 probe("end", function() perfmon.trim(); local st = perfmon.symbols(); print(st.exited, st.bytes, st.budget) end)'
-read -r few fbytes fbudget < <("$PERFSCRIPT" -e "$kept" -c "$WORKLOAD forks 6000" -- small 2>"$TMP/err")
-read -r all _ < <("$PERFSCRIPT" -e "$kept" -c "$WORKLOAD forks 6000" -- all 2>>"$TMP/err")
+read -r few fbytes fbudget < <("$PERFSCRIPT" -e "$kept" -c "$WORKLOAD forks 6000" 2>"$TMP/err")
 ok $(( ${all:-0} >= 4096 && ${few:-99999} < 4096 && ${fbytes:-99999999} <= ${fbudget:-0} ? 0 : 1 )) \
-	"a 1 MiB budget bounds the exited processes kept: ${few:-?} of 6000 in ${fbytes:-?} bytes; ${all:-?} under the default budget"
+	"a 1 MiB budget bounds the exited processes kept: ${few:-?} of 6000 in ${fbytes:-?} bytes; ${all:-?} of 14000 under the default budget"
 out=$("$PERFSCRIPT" -e 'print(pcall(perfmon.symbols, { exited = 20 })); print(pcall(perfmon.symbols, { budget = 10 }))' 2>&1)
 like "$out" "perfmon.symbols: unknown field 'exited' \(budget, lines" "perfmon.symbols{exited = 20}: refused, naming the fields it takes"
 like "$out" "perfmon.symbols: budget wants at least 1 MiB" "perfmon.symbols{budget = 10}: refused, saying what it wants"
