@@ -378,6 +378,19 @@ int ps_session__set_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf_o
 	return serve(ps_session__sampler(s), ps_session__slot_of(s, k), msg, msglen);
 }
 
+/* Whether m would configure the counter as c does now. */
+static bool same_conf(const struct ps_sample_conf *c, const struct ps_bpf_opts *m)
+{
+	return c->backend == m->backend && c->mode == m->mode && c->npids == m->npids &&
+	       (!m->npids || !memcmp(c->pids, m->pids, m->npids * sizeof(*m->pids))) &&
+	       c->tid == m->tid && c->ncpus == m->ncpus &&
+	       (!m->ncpus || !memcmp(c->cpus, m->cpus, m->ncpus * sizeof(*m->cpus))) &&
+	       c->priv == m->priv && c->every == m->every && c->keys == m->keys &&
+	       c->entries == m->entries && c->field_offset == m->field_offset &&
+	       c->field_size == m->field_size && c->field_signed == m->field_signed &&
+	       c->offcpu_min_ns == m->offcpu_min_ns && c->usdt_arg == m->usdt_arg;
+}
+
 int ps_session__merge_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf_opts *o, char *msg,
 			  size_t msglen)
 {
@@ -394,9 +407,6 @@ int ps_session__merge_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf
 	if (!c || !c->configured || !o ||
 	    o->sz < offsetof(struct ps_bpf_opts, entries) + sizeof(o->entries))
 		return ps_session__set_bpf(s, h, o, msg, msglen); /* nothing to merge with */
-	if (!(o->backend || o->npids || o->ncpus || o->tid || o->priv || o->every || o->keys ||
-	      o->entries || (o->mode & ~c->mode) || (off && o->offcpu_min_ns != c->offcpu_min_ns)))
-		return 0; /* the same configuration: no program loaded again */
 	m = (struct ps_bpf_opts){
 	    .sz = sizeof(m),
 	    .backend = o->backend ? o->backend : c->backend,
@@ -416,6 +426,8 @@ int ps_session__merge_bpf(struct ps_session *s, ps_handle h, const struct ps_bpf
 	    .offcpu_min_ns = off ? o->offcpu_min_ns : c->offcpu_min_ns,
 	    .usdt_arg = arg ? o->usdt_arg : c->usdt_arg,
 	};
+	if (same_conf(c, &m))
+		return 0; /* the same configuration: no program loaded again */
 	return ps_session__set_bpf(s, h, &m, msg, msglen);
 }
 

@@ -253,6 +253,55 @@ static void test_choice(bool bpf_ok)
 	}
 }
 
+static int sum_counts(const struct ps_agg_entry *e, void *ctx)
+{
+	*(uint64_t *)ctx += e->count;
+	return 0;
+}
+
+/* ps_session__merge_bpf: an aggregate's options, then a sample probe's
+ * (FORWARD alone), give a counter that both aggregates and forwards, as
+ * the binding's merges do; the same options again load nothing (a new
+ * program would start an empty map). */
+static void test_merge(void)
+{
+	struct ps_session *s = ps_session__new(
+	    &(struct ps_target_opts){.sz = sizeof(struct ps_target_opts), .kind = PS_TARGET_SELF});
+	uint64_t n[2] = {0, 0}, counted = 0, again = 0;
+	ps_handle h = alloc1(s, GETPPID "/period=1/");
+	struct ps_bpf_opts agg = {.sz = sizeof(agg), .mode = PS_BPF_AGGREGATE, .keys = PS_AGG_PID},
+			   fwd = {.sz = sizeof(fwd), .mode = PS_BPF_FORWARD};
+	char msg[512] = "";
+	int err;
+
+	ps_session__set_sample_ops(s, &(struct ps_sample_ops){
+					  .sz = sizeof(struct ps_sample_ops),
+					  .sample = count_mine,
+					  .ctx = n,
+				      });
+	err = ps_session__merge_bpf(s, h, &agg, msg, sizeof(msg));
+	if (!err)
+		err = ps_session__merge_bpf(s, h, &fwd, msg, sizeof(msg));
+	if (!err)
+		err = ps_session__open(s, msg, sizeof(msg));
+	if (!tap_ok(err == 0, "merge: aggregate, then forward, opens (%s)", err ? msg : "ok")) {
+		ps_session__free(s);
+		return;
+	}
+	for (int i = 0; i < N_CALLS; i++)
+		syscall(SYS_getppid);
+	ps_sampler__flush(s);
+	ps_aggregate__read(s, h, sum_counts, &counted);
+	tap_is_u64(counted, N_CALLS, "merge: the aggregate counted our %d calls", N_CALLS);
+	tap_is_u64(n[0], N_CALLS, "merge: ... and forwarded them, the modes added up");
+	err = ps_session__merge_bpf(s, h, &agg, msg, sizeof(msg));
+	ps_aggregate__read(s, h, sum_counts, &again);
+	tap_ok(err == 0 && again == N_CALLS,
+	       "merge: the same options again load nothing: the map keeps its %llu (%d)",
+	       (unsigned long long)again, err);
+	ps_session__free(s);
+}
+
 int main(void)
 {
 	bool bpf_ok = geteuid() == 0 && access("/sys/kernel/btf/vmlinux", R_OK) == 0;
@@ -273,6 +322,11 @@ int main(void)
 		tap_skip("no BTF (/sys/kernel/btf/vmlinux): BPF programs cannot load",
 			 "exact samples on the BPF backend");
 	test_choice(bpf_ok);
+	if (bpf_ok)
+		test_merge();
+	else
+		tap_skip("no BTF (/sys/kernel/btf/vmlinux): BPF programs cannot load",
+			 "merged BPF options");
 	tap_is_u64(count_fds(), fds_before, "no fd left open by any session");
 	return tap_done();
 }
