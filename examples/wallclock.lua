@@ -66,11 +66,7 @@ if dwarf then
   end)
   probe(clock, function(s) add(unwound.samples, { tid = s.tid, stack = stack(s) }, 1) end)
 end
--- an aggregate row's stacks as one folded line: the user's, then the kernel's
-local function stack_of(r)
-  if not r.ustack then return "" end
-  return (r.ustack ~= "" and r.kstack ~= "") and r.ustack .. ";" .. r.kstack or r.ustack .. r.kstack
-end
+local stack_of = require("offcpu").stack -- a row's user and kernel stacks as one folded line
 local started = gettimeofday_ns()
 local where = require("profile").where
 

@@ -56,15 +56,20 @@ function M.add(sums, comm, state, stack, ns)
   e.ns = e.ns + ns
 end
 
+-- offcpu.stack(row) -> an aggregate row's stacks as one folded line: the
+-- user stack root first, then the kernel's ("" for none).
+function M.stack(r)
+  if not r.ustack then return "" end
+  return (r.ustack ~= "" and r.kstack ~= "") and r.ustack .. ";" .. r.kstack or r.ustack .. r.kstack
+end
+
 -- The aggregate's rows as sums. With dwarf, the forwarded intervals by
 -- their unwound stacks, and what they leave of each command's and state's
 -- sum (the intervals under min_us) without one.
 function Waits:sums(rows)
   local sums = {}
   for _, r in ipairs(rows or {}) do
-    local stack = r.ustack and (r.ustack ~= "" and r.kstack ~= "" and r.ustack .. ";" .. r.kstack
-                                or r.ustack .. r.kstack) or ""
-    M.add(sums, r.comm, r["args.prev_state"], stack, r.count)
+    M.add(sums, r.comm, r["args.prev_state"], M.stack(r), r.count)
   end
   if not self.dwarf then return sums end
   for _, u in pairs(self.unwound) do

@@ -279,7 +279,10 @@ static bool rows_wanted(lua_State *L)
 
 	if (lua_isnoneornil(L, 2))
 		return false;
-	luaL_checktype(L, 2, LUA_TTABLE);
+	if (!lua_istable(L, 2))
+		luaL_error(
+		    L, "aggregate: read and take take a table of options ({rows = true}), got %s",
+		    luaL_typename(L, 2));
 	rows = lua_getfield(L, 2, "rows") != LUA_TNIL && lua_toboolean(L, -1);
 	lua_pop(L, 1);
 	return rows;

@@ -20,18 +20,6 @@
 #define PS_GONE_RECENT	4096
 #define PS_GONE_SAMPLED 16384
 
-static size_t cap_recent(const struct ps_symbols *syms)
-{
-	(void)syms;
-	return PS_GONE_RECENT;
-}
-
-static size_t cap_sampled(const struct ps_symbols *syms)
-{
-	(void)syms;
-	return PS_GONE_SAMPLED;
-}
-
 /* Under a memory budget (symbols/budget.c), exited processes no sample
  * named go before their time, oldest first; those a sample named go last,
  * oldest first, when every file given back was not enough. */
@@ -68,7 +56,7 @@ static void retire(struct ps_symbols *syms, struct ps_gone old)
 
 	if (!p)
 		return;
-	if (p->sampled && fifo_push(&syms->sampled, cap_sampled(syms), old, &old))
+	if (p->sampled && fifo_push(&syms->sampled, PS_GONE_SAMPLED, old, &old))
 		p = still(syms, old);
 	else if (p->sampled)
 		return;
@@ -89,7 +77,7 @@ void ps_procs__exited(struct ps_symbols *syms, pid_t pid)
 	ps_unwinder__free(syms, p->uw);
 	p->gone = ++syms->gone_seq ? syms->gone_seq : ++syms->gone_seq; /* never 0 */
 	e = (struct ps_gone){pid, p->gone};
-	if (fifo_push(&syms->recent, cap_recent(syms), e, &old))
+	if (fifo_push(&syms->recent, PS_GONE_RECENT, e, &old))
 		retire(syms, old);
 }
 
@@ -129,8 +117,8 @@ size_t ps_procs__gone_count(struct ps_symbols *syms)
 {
 	size_t n = 0;
 
-	each_gone(syms, &syms->recent, cap_recent(syms), add_one, &n);
-	each_gone(syms, &syms->sampled, cap_sampled(syms), add_one, &n);
+	each_gone(syms, &syms->recent, PS_GONE_RECENT, add_one, &n);
+	each_gone(syms, &syms->sampled, PS_GONE_SAMPLED, add_one, &n);
 	return n;
 }
 
@@ -138,8 +126,8 @@ size_t ps_procs__gone_bytes(struct ps_symbols *syms)
 {
 	size_t n = 0;
 
-	each_gone(syms, &syms->recent, cap_recent(syms), add_bytes, &n);
-	each_gone(syms, &syms->sampled, cap_sampled(syms), add_bytes, &n);
+	each_gone(syms, &syms->recent, PS_GONE_RECENT, add_bytes, &n);
+	each_gone(syms, &syms->sampled, PS_GONE_SAMPLED, add_bytes, &n);
 	return n;
 }
 
@@ -168,7 +156,7 @@ size_t ps_procs__shed(struct ps_symbols *syms, size_t want)
 	size_t left = want;
 
 	if (left)
-		each_gone(syms, &syms->recent, cap_recent(syms), shed_one, &left);
+		each_gone(syms, &syms->recent, PS_GONE_RECENT, shed_one, &left);
 	return want - left;
 }
 
@@ -177,9 +165,9 @@ size_t ps_procs__shed_sampled(struct ps_symbols *syms, size_t want)
 	size_t left = want;
 
 	if (left)
-		each_gone(syms, &syms->recent, cap_recent(syms), shed_sampled, &left);
+		each_gone(syms, &syms->recent, PS_GONE_RECENT, shed_sampled, &left);
 	if (left)
-		each_gone(syms, &syms->sampled, cap_sampled(syms), shed_sampled, &left);
+		each_gone(syms, &syms->sampled, PS_GONE_SAMPLED, shed_sampled, &left);
 	return want - left;
 }
 
@@ -188,7 +176,6 @@ void ps_python__drop(struct ps_symbols *syms, pid_t pid)
 	struct ps_proc *p = ps_procs__find(syms, pid);
 
 	ps_python__forget(syms, pid);
-	ps_pysplice__forget(syms, pid);
 	if (p)
 		ps_procs__drop(syms, p);
 }

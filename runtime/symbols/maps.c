@@ -373,7 +373,6 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec)
 		p->from_proc = p->tracked = true;
 		proc_forget(p, true);
 		ps_python__forget(syms, (pid_t)rec->pid);
-		ps_pysplice__forget(syms, (pid_t)rec->pid);
 		return 0;
 	case PERF_RECORD_EXIT:
 		/* the process, not one of its threads; kept a while (gone.c):
@@ -381,7 +380,6 @@ int ps_symbols__record(struct ps_symbols *syms, const struct ps_record *rec)
 		if (rec->pid == rec->tid) {
 			ps_procs__exited(syms, (pid_t)rec->pid);
 			ps_python__forget(syms, (pid_t)rec->pid);
-			ps_pysplice__forget(syms, (pid_t)rec->pid);
 		}
 		return 0;
 	default:

@@ -10,7 +10,7 @@
  * return address is does not change while its process keeps its
  * mappings, so the answers are kept, keyed by pid, the generation of its
  * mappings and the address (a pid reused or an exec'd process asks again:
- * an exec or an exit drops a process's answers: symbols/maps.c).
+ * an exec or an exit drops a process's answers: ps_python__forget).
  */
 #include <stdlib.h>
 

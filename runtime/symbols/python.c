@@ -329,9 +329,9 @@ void ps_python__forget(struct ps_symbols *syms, pid_t pid)
 	struct ps_pysyms *ps = syms->py;
 
 	if (!ps || !ps_pidmap__get(&ps->versions, pid))
-		return; /* no CPython was named in pid */
-	/* what was read of its old program says nothing of its new one */
-	ps_pidmap__del(&ps->versions, pid);
+		return;			    /* no CPython was named in pid */
+	ps_pidmap__del(&ps->versions, pid); /* what was read says nothing of a new program */
+	ps_pysplice__forget(syms, pid);
 	free_codes(ps);
 	for (size_t i = 0; ps->stacks && i < PS_PY_STACKS; i++)
 		if (ps->stacks[i].pid == pid)

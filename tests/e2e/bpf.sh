@@ -172,6 +172,10 @@ probe("end", function()
   end
 end)' -c "$WORKLOAD getppid 5000" 2>&1)
 is "$out" "integer	5000	5000	1" "aggregate:read{rows = true}: one row, comm and pid by name (an integer), count 5000 as the keyed form"
+out=$("$PERFSCRIPT" -e '
+local a = perfmon.aggregate(perfmon_allocate_counter("syscalls:sys_enter_getppid/period=1/"), { by = { "pid" } })
+print(pcall(a.read, a, "rows"))' 2>&1)
+like "$out" "^false	.*aggregate: read and take take a table of options \\(\\{rows = true\\}\\), got string" "aggregate:read(\"rows\"): refused, saying it wants a table"
 
 # Nothing left behind.
 "$PERFSCRIPT" -e '

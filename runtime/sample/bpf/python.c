@@ -104,7 +104,7 @@ static bool same_program(struct ps_bpf *bs, struct py_seen *seen, uint32_t pid)
 		return true;
 	if (seen->rc == 1)
 		bpf_map_delete_elem(bs->py_fd, &pid);
-	*seen = (struct py_seen){0};
+	*seen = (struct py_seen){.start = start, .exe_dev = dev, .exe_ino = ino};
 	return false;
 }
 
@@ -147,10 +147,11 @@ void ps_bpf__python_seen(struct ps_bpf *bs, const struct ps_bpf_counter *b, uint
 	} else if (seen && ++seen->samples < seen->next) {
 		return;
 	}
-	if (!seen && !(seen = ps_pidmap__put(&bs->py_seen, (pid_t)pid)))
-		return;
-	if (!seen->next)
+	if (!seen) {
+		if (!(seen = ps_pidmap__put(&bs->py_seen, (pid_t)pid)))
+			return;
 		identity(pid, &seen->start, &seen->exe_dev, &seen->exe_ino);
+	}
 	if (!bs->syms && !(bs->syms = new_prober()))
 		return;
 	/* its mappings as they are now (the prober keeps none past a probe) */
