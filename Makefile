@@ -67,7 +67,8 @@ CORE_SRCS := $(foreach d,$(CORE_LAYERS),$(filter-out %.bpf.c,$(wildcard runtime/
 LUA_SRCS  := $(wildcard runtime/lua/*.c)
 CLI_SRCS  := $(wildcard runtime/cli/*.c)
 CORE_OBJS := $(CORE_SRCS:runtime/%.c=$(BUILD)/obj/%.o)
-# pprof (lua/pprof*.c) and remote write (lua/remote_write.c): protoc-c
+# pprof (lua/pprof*.c), remote write (lua/remote_write.c) and OTLP
+# profiles (lua/otlp.c): protoc-c
 # generates the message code from the schemas lua/*.proto into $(BUILD)/gen,
 # outside obj/ (the layer check reads obj/ only); zlib compresses pprof.
 PROTOS    := $(wildcard runtime/lua/*.proto)
@@ -86,7 +87,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 # distributions build: -O2, no frame pointers; libhot.so is stripped.
 PROGS     := $(addprefix $(BUILD)/tests/,chain clockspin cxxprog inline jit usehot libhot.so manystacks offcpu llvmloop threadnames runqwait reuse usdtargs deep libreuse_a.so libreuse_b.so)
 PROG_CFLAGS := -O2 -g -fomit-frame-pointer
-HELPERS   := $(BUILD)/tests/workload $(PROGS) $(BUILD)/tests/pprof
+HELPERS   := $(BUILD)/tests/workload $(PROGS) $(BUILD)/tests/pprof $(BUILD)/tests/otlp_receiver
 
 .PHONY: all deps check demo install clean asan lint bench
 all: $(BIN) $(BUILD)/libperfscript.so
@@ -120,8 +121,9 @@ $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(call msg,CC,$<)
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(CFLAGS) $(PREFIX_MAP) -I$(BUILD)/gen -c -o $@ $<
 
-$(BUILD)/obj/lua/pprof.o $(BUILD)/obj/lua/pprof_decode.o $(BUILD)/obj/lua/remote_write.o: $(GEN_SRCS:.c=.h)
-$(BUILD)/obj/lua/pprof.o $(BUILD)/obj/lua/pprof_decode.o $(BUILD)/obj/lua/remote_write.o: ALL_CFLAGS += -I$(BUILD)/gen
+PROTO_USERS := $(addprefix $(BUILD)/obj/lua/,pprof.o pprof_decode.o remote_write.o otlp.o)
+$(PROTO_USERS): $(GEN_SRCS:.c=.h)
+$(PROTO_USERS): ALL_CFLAGS += -I$(BUILD)/gen
 
 # Header dependencies are tracked per object (-MMD).
 DEPFLAGS = -MMD -MP
@@ -157,6 +159,18 @@ $(BUILD)/tests/pprof:
 	$(Q)if command -v go >/dev/null; then echo "  GO      cmd/pprof"; \
 		cache=$$(go env GOCACHE 2>/dev/null); [ -n "$$cache" ] && [ "$$cache" != off ] || \
 		cache=$(CURDIR)/$(BUILD)/go-cache; GOCACHE=$$cache GOFLAGS= go build -o $@ cmd/pprof; fi
+
+# The OpenTelemetry Collector's OTLP receiver, the reference reader of the
+# profiles perfscript sends over OTLP (tests/peers/otlp_receiver): the
+# Collector's modules from the Go module proxy at the release go.sum pins,
+# built in the user's GOCACHE as pprof is (42 s the first time, 1 s after).
+OTLP_PEER := $(wildcard tests/peers/otlp_receiver/*.go tests/peers/otlp_receiver/go.*)
+$(BUILD)/tests/otlp_receiver: $(OTLP_PEER)
+	$(Q)mkdir -p $(@D)
+	$(Q)if command -v go >/dev/null; then echo "  GO      otlp_receiver"; \
+		cache=$$(go env GOCACHE 2>/dev/null); [ -n "$$cache" ] && [ "$$cache" != off ] || \
+		cache=$(CURDIR)/$(BUILD)/go-cache; cd tests/peers/otlp_receiver && \
+		GOCACHE=$$cache GOFLAGS=-buildvcs=false go build -o $(CURDIR)/$@ .; fi
 
 $(BUILD)/tests/%: tests/progs/%.c
 	$(call msg,CC,$<)

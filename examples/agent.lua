@@ -9,8 +9,8 @@
 --                                   taken and lost, the agent's own CPU time and state
 -- and pushes every --push-interval seconds (for hosts nobody scrapes) the
 -- counters by Prometheus remote write (--remote-write URL) and each
--- window's profile to Pyroscope's ingest API (--push URL), from a queue
--- with a backoff that never holds up sampling.
+-- window's profile to Pyroscope's ingest API (--push URL) or over OTLP
+-- (--otlp URL), from queues with a backoff that never holds up sampling.
 --   perfscript -a examples/agent.lua --listen 127.0.0.1:9464
 --   go tool pprof http://127.0.0.1:9464/debug/pprof/profile?seconds=10
 -- The pages show the machine's processes: listen on loopback or behind a
@@ -34,6 +34,7 @@ local opts = args.parse(arg, {
   { "--web.config.file", "FILE", "TLS and basic-auth users, the Prometheus exporters' format", key = "web_config" },
   { "--remote-write", "URL", "push the counters by Prometheus remote write to URL" },
   { "--push", "URL", "push each window's profile to Pyroscope's ingest API at URL" },
+  { "--otlp", "URL", "push each window's profiles over OTLP/HTTP to URL (an OpenTelemetry Collector)" },
   { "--app", "NAME", "the application name of pushed profiles (default host)", default = "host" },
   { "--flush-ms", "MS", "at the end, wait up to MS for the last pushes (default 5000)", number = true,
     min = 0, max = 600000, default = 5000 },
@@ -97,26 +98,28 @@ end
 
 -- Pushes: each window's counters and profiles, from the push tapset's queues.
 local pusher
-if opts.remote_write or opts.push then
+if opts.remote_write or opts.push or opts.otlp then
   pusher = require("push").new()
   pusher:families(reg)
   local rw = opts.remote_write and pusher:queue("remote_write")
-  local py = opts.push and pusher:queue("pyroscope")
-  local window = py and { p = served:window(), w = waits and waits:window(), from = gettimeofday_ns() }
-  local function push(bytes, app, from, now)
-    if bytes then
-      py:push(require("pyroscope").request(opts.push, bytes, { app = app, labels = { host = host },
-        from = from, ["until"] = now, rate = opts.freq }))
-    end
-  end
+  local py, ot = opts.push and pusher:queue("pyroscope"), opts.otlp and pusher:queue("otlp")
+  local window = (py or ot) and { p = served:window(), w = waits and waits:window(), from = gettimeofday_ns() }
   local function push_window()
     local now = gettimeofday_ns()
     if rw then rw:push(reg:remote_write(opts.remote_write)) end
     if not window then return end
     local last = window
     window = { p = served:window(), w = waits and waits:window(), from = now }
-    push(served:close(last.p), opts.app, last.from, now)
-    if last.w then push(last.w:pprof(OFFCPU), opts.app .. ".offcpu", last.from, now) end
+    local cpu, why = served:table(last.p)
+    local off = last.w and last.w:profile(OFFCPU)
+    local function pyroscope(t, app) -- a series each: APP and APP.offcpu
+      py:push(require("pyroscope").request(opts.push, t, { app = app, labels = { host = host }, from = last.from,
+                                                           ["until"] = now, rate = opts.freq }))
+    end
+    if py then pyroscope(cpu, opts.app) end
+    if py and off then pyroscope(off, opts.app .. ".offcpu") end
+    local otlp = ot and require("otlp") -- one request: CPU time, then off-CPU time
+    if ot then ot:push(otlp.post(opts.otlp, cpu and otlp.request({ cpu, off }, { service = opts.app }), why)) end
     perfmon.trim()
   end
   probe(("timer.ms(%d)"):format(math.floor(opts.push_interval * 1000 + 0.5)), push_window)

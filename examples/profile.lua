@@ -4,14 +4,15 @@
 -- top functions with their share of the samples; --folded, --pprof and
 -- --svg write folded stacks (flamegraph.pl, speedscope), a pprof profile
 -- (go tool pprof, Pyroscope, Parca; --labels adds pid, tid, comm, cgroup)
--- and an interactive flame graph with nothing to fetch. --diff-base
+-- and an interactive flame graph with nothing to fetch; --otlp writes an
+-- OTLP profiles request (the OpenTelemetry Collector). --diff-base
 -- OLD.pb.gz compares with an earlier profile (the changes, then the
 -- differential forms of each file); --switch-output SECS writes a profile
 -- a window (a continuous profile, files named by each window's start);
 -- --python puts CPython's frames in the stacks (on by itself for a
 -- python3 target). docs/guide.md ("profile.lua's options") says each.
 --   perfscript examples/profile.lua -c './app args' [--freq HZ] [--event SPEC] [--top N]
---       [--folded FILE] [--svg FILE] [--pprof FILE [--labels LIST]] [--diff-base OLD.pb.gz]
+--       [--folded FILE] [--svg FILE] [--pprof FILE [--labels LIST]] [--otlp FILE] [--diff-base OLD.pb.gz]
 --       [--call-graph fp|dwarf] [--python] [--inline] [--lines] [--sort sym|dso]
 local opts = require("args").parse(arg, {
   name = "profile.lua",
@@ -27,6 +28,7 @@ local opts = require("args").parse(arg, {
   { "--folded", "FILE", "write folded stacks to FILE (flamegraph.pl, speedscope)" },
   { "--svg", "FILE", "write a flame graph to FILE (one SVG file, interactive, offline)" },
   { "--pprof", "FILE", "write the profile in pprof's format to FILE" },
+  { "--otlp", "FILE", "write the profile as an OTLP profiles request to FILE (OpenTelemetry)" },
   { "--labels", "LIST", "pprof labels of each sample: pid, tid, comm, cgroup (comma-separated)" },
   { "--diff-base", "OLD.pb.gz", "compare with an earlier pprof profile", key = "base" },
   { "--switch-output", "SECS", "a new --pprof/--folded file every SECS seconds (FILE.YYYYMMDDHHMMSSCC)",
@@ -58,8 +60,8 @@ end
 local labels = opts.labels and {}
 for l in (opts.labels or ""):gmatch("[^,]+") do labels[#labels + 1] = l end
 
-if opts.switch and not (opts.pprof or opts.folded or opts.svg) then
-  args.fail("--switch-output writes --pprof, --folded or --svg files: give one")
+if opts.switch and not (opts.pprof or opts.folded or opts.svg or opts.otlp) then
+  args.fail("--switch-output writes --pprof, --otlp, --folded or --svg files: give one")
 end
 if opts.switch and opts.base then args.fail("--switch-output and --diff-base do not go together") end
 if opts.dwarf_lines and opts.no_dwarf_lines then args.fail("--dwarf-lines and --no-dwarf-lines: give one") end
@@ -86,20 +88,22 @@ if opts.base then
 end
 local what = opts.event or ("cpu-clock at %d Hz"):format(opts.freq)
 local cmd = target_command()
-local files = (opts.pprof or opts.folded or opts.svg) and args.need(require("profile_files").open {
-  pprof = opts.pprof, folded = opts.folded, svg = opts.svg, every = opts.switch, who = "profile.lua",
+local files = (opts.pprof or opts.folded or opts.svg or opts.otlp) and args.need(require("profile_files").open {
+  pprof = opts.pprof, folded = opts.folded, svg = opts.svg, otlp = opts.otlp, every = opts.switch, who = "profile.lua",
+  resource = { ["process.command_line"] = cmd },
   comment = cmd and ("perfscript: " .. cmd), base_name = opts.base,
   title = function(p) return ("%s: %d samples of %s"):format(cmd or "perfscript", p.total, what) end })
 
 local spec, err = profile.spec { event = opts.event, freq = opts.freq, g = opts.g, call_graph = opts.call_graph,
-  stacks = (opts.folded or opts.svg or opts.pprof or opts.base) ~= nil, python = opts.python,
+  stacks = (opts.folded or opts.svg or opts.pprof or opts.otlp or opts.base) ~= nil, python = opts.python,
   max_stack = opts.max_stack, cgroup = labels and table.concat(labels, ","):match("cgroup") ~= nil }
 if not spec then args.fail(err) end
 prof, err = perfmon_allocate_counter(spec)
 if prof == 0 then args.fail(("%s: %s"):format(spec, err)) end
 local function new_profile()
-  return profile.new { stacks = (opts.folded or opts.svg) ~= nil and not base, pprof = (opts.pprof or base) and true,
-                       labels = labels, inline = opts.inline, sort = opts.sort, python = opts.python }
+  return profile.new { stacks = (opts.folded or opts.svg) ~= nil and not base,
+                       pprof = (opts.pprof or opts.otlp or base) and true, labels = labels,
+                       inline = opts.inline, sort = opts.sort, python = opts.python }
 end
 local run = opts.switch and require("profile_files").continuous(files, new_profile) or { p = new_profile() }
 probe("perfmon.sample(prof)", function(s) run.p:add(s) end, opts.python and { python = true } or nil)

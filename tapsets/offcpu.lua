@@ -130,11 +130,15 @@ end
 
 function Window:drop() self.waits.windows[self] = nil end
 
+-- win:profile(comment) -> the window's pprof table (closed)
+function Window:profile(comment)
+  local sums, from, to = self:close()
+  return M.profile(M.rows(sums), { time_nanos = from, duration_nanos = to - from, comment = comment })
+end
+
 -- win:pprof(comment) -> the window's gzip pprof bytes (closed), or nil and why
 function Window:pprof(comment)
-  local sums, from, to = self:close()
-  return require("pprof").encode(M.profile(M.rows(sums), { time_nanos = from, duration_nanos = to - from,
-                                                           comment = comment }))
+  return require("pprof").encode(self:profile(comment))
 end
 
 -- offcpu.rows(sums) -> rows, total_ns: { comm, state (a letter), stack, ns },

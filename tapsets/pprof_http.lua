@@ -51,6 +51,11 @@ function Served:close(p)
   return self:built(p, pprof.encode)
 end
 
+-- served:table(p) -> p's pprof table (pprof.build), or nil and why; p is emptied.
+function Served:table(p)
+  return self:built(p, function(t) return t end)
+end
+
 -- Close p and make something of its pprof table: make(t) -> bytes, or nil
 -- and why. Its tables go then; the heap they took goes back to the system
 -- once the reply is sent (Served:owe, perfmon.trim), so that what a

@@ -9,7 +9,7 @@
 --   probe("end", function() assert(files:write(p)) end)
 local M = {}
 
-local KINDS = { "pprof", "folded", "svg" }
+local KINDS = { "pprof", "folded", "svg", "otlp" }
 
 local Files = {}
 Files.__index = Files
@@ -20,11 +20,11 @@ local function suffix()
   return os.date(".%Y%m%d%H%M%S", ns // 1000000000) .. ("%02d"):format(ns // 10000000 % 100)
 end
 
--- profile_files.open{ folded, pprof, svg (paths), every (seconds, for
--- continuous), title (of the flame graph: fn(p) -> text), comment (the
--- pprof's), base_name (the base's file, in a differential graph's
--- title), who (the script's name, for what it says) } -> files, or nil
--- and why.
+-- profile_files.open{ folded, pprof, svg, otlp (paths), every (seconds,
+-- for continuous), title (of the flame graph: fn(p) -> text), comment
+-- (the pprof's), base_name (the base's file, in a differential graph's
+-- title), resource (the OTLP file's resource attributes), who (the
+-- script's name, for what it says) } -> files, or nil and why.
 function M.open(o)
   local self = setmetatable({ o = o, who = o.who or "profile", files = {}, names = {} }, Files)
   local ok, err = self:reopen()
@@ -47,7 +47,7 @@ function Files:reopen()
 end
 
 -- The first file's name, for what is said about a window.
-function Files:name() return self.names.pprof or self.names.folded or self.names.svg end
+function Files:name() return self.names.pprof or self.names.folded or self.names.svg or self.names.otlp end
 
 -- Write profile p to the files (closed here): true, or nil and why. With a
 -- base (a pprof table: pprof.read), the differential forms: pprof's
@@ -55,7 +55,7 @@ function Files:name() return self.names.pprof or self.names.folded or self.names
 -- t: p's pprof table when the caller built it already (p:pprof).
 function Files:write(p, base, t)
   local pprof, flame = require "pprof", require "flame"
-  t = t or (self.o.pprof or base) and p:pprof { comment = self.o.comment }
+  t = t or (self.o.pprof or self.o.otlp or base) and p:pprof { comment = self.o.comment }
   local out, why = {}, nil
   if base then
     out.folded = pprof.diff_folded(t, base)
@@ -66,6 +66,12 @@ function Files:write(p, base, t)
     if self.o.pprof then out.pprof, why = pprof.encode(t) end
     out.folded = (self.o.folded or self.o.svg) and p:folded()
     out.svg = self.o.svg and flame.svg(out.folded, { title = self.o.title and self.o.title(p) })
+  end
+  if self.o.otlp then -- the profile itself, also against a base
+    local otlp = require "otlp"
+    local err
+    out.otlp, err = otlp.encode(otlp.request({ t }, { resource = self.o.resource }))
+    why = why or err
   end
   for _, k in ipairs(KINDS) do
     if self.o[k] then
@@ -106,7 +112,7 @@ function M.continuous(files, new)
   local run = setmetatable({ files = files, p = new(), windows = 0, lost = 0 }, Run)
   probe("timer.s(1)", function()
     run.p:settle()
-    if files.o.pprof then require("pprof").prepare(run.p) end
+    if files.o.pprof or files.o.otlp then require("pprof").prepare(run.p) end
   end)
   probe(("timer.ms(%d)"):format(math.floor(files.o.every * 1000 + 0.5)), function()
     perfmon.drain() -- the window's last samples, still in the rings

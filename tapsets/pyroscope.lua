@@ -3,7 +3,7 @@
 -- &until=&format=pprof&sampleRate=HZ, in a multipart form (field
 -- "profile"), from and until in seconds since the epoch.
 --   local q = require("push").new():queue("pyroscope")
---   q:push(require("pyroscope").request("http://pyroscope:4040", bytes,
+--   q:push(require("pyroscope").request("http://pyroscope:4040", profile,
 --          { app = "host", labels = { host = "web1" }, from = t0, ["until"] = t1, rate = 19 }))
 local M = {}
 
@@ -20,9 +20,17 @@ local function series_name(app, labels)
   return ("%s{%s}"):format(app, table.concat(parts, ","))
 end
 
--- pyroscope.request(base_url, pprof_bytes, { app, labels, from, until,
--- rate }) -> { url, body, headers }; from and until in nanoseconds.
+-- pyroscope.request(base_url, profile, { app, labels, from, until, rate })
+-- -> { url, body, headers }, or nil and why; profile a pprof table
+-- (pprof.build) or its gzip bytes, nil when it could not be built; from
+-- and until in nanoseconds.
 function M.request(base, bytes, o)
+  if bytes == nil then return nil, "no profile" end
+  if type(bytes) == "table" then
+    local err
+    bytes, err = require("pprof").encode(bytes)
+    if not bytes then return nil, err end
+  end
   local boundary = ("perfscript%x"):format(o["until"])
   local body = table.concat {
     "--", boundary, "\r\n",

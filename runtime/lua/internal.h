@@ -98,6 +98,10 @@ void ps_lua_stats__open(lua_State *L);
 void ps_lua_pprof__open(lua_State *L);
 /* lua/http.c: package.preload["perfscript.http"], the loop's HTTP listener. */
 void ps_lua_http__open(lua_State *L);
+/* lua/otlp.c: package.preload["perfscript.otlp"], OTLP profiles requests
+ * to and from tables shaped like lua/otlp.proto's messages. */
+void ps_lua_otlp__open(lua_State *L);
+
 /* lua/remote_write.c: package.preload["perfscript.remote_write"]. */
 void ps_lua_remote_write__open(lua_State *L);
 /* lua/http_post.c: http.post(url, body, [opts,] callback). */

@@ -202,7 +202,7 @@ error("top.lua: --switch-output writes --pprof or --folded files: give one", 0)'
 is "$rc $out" "1 perfscript: error in main chunk: top.lua: --switch-output writes --pprof or --folded files: give one" \
 	"a script's own error, raised without a place, is one line, exit 1"
 out=$("$PERFSCRIPT" "$(dirname "$0")/../../examples/profile.lua" -c true --switch-output 5 2>&1); rc=$?
-is "$rc $out" "2 profile.lua: --switch-output writes --pprof, --folded or --svg files: give one
+is "$rc $out" "2 profile.lua: --switch-output writes --pprof, --otlp, --folded or --svg files: give one
 (profile.lua --help lists the options)" "an example's usage error: its own line and the --help hint, exit 2"
 out=$("$PERFSCRIPT" -e 'local function f() error("boom") end f()' 2>&1)
 like "$out" $'\nstack traceback:\n' "an error raised at a line keeps its traceback"

@@ -127,7 +127,7 @@ done <<EOF
 2|profile.lua|--event cpu-clock/freq=x/|--event cpu-clock/freq=x/: bad number 'x' for term 'freq'
 2|profile.lua|--freq 0|--freq wants a whole number of at least 1 \(HZ\), got '0'$
 2|profile.lua|--max-stack 2000|--max-stack wants a whole number from 1 to 1024
-2|profile.lua|--switch-output 5|--switch-output writes --pprof, --folded or --svg files
+2|profile.lua|--switch-output 5|--switch-output writes --pprof, --otlp, --folded or --svg files
 1|profile.lua|--pprof /nonexistent/p.pb.gz|--pprof /nonexistent/p.pb.gz: No such file or directory$
 2|stat.lua|-I 0|-I wants a whole number of at least 1 \(MS\), got '0'$
 2|stat.lua|-r 1.5|-r wants a whole number of at least 1 \(N\), got '1.5'$

@@ -1,0 +1,139 @@
+# otlp.sh: profiles over OTLP, read by the OpenTelemetry Collector's own
+# OTLP receiver (build/tests/otlp_receiver: otlpreceiver and pdata at
+# collector 0.165.0, from tests/peers/otlp_receiver). What the Collector
+# understood is compared, sample by sample, with perfscript's own pprof of
+# the same run or window: every stack (function names, inline frames,
+# lines), every value and every label, and the mappings' build ids.
+source "$(dirname "$0")/lib.sh"
+cd "$(dirname "$0")/../.." || exit 1
+RECEIVER=${RECEIVER:-build/tests/otlp_receiver}
+
+if [[ ! -x $RECEIVER ]]; then
+	skip_all "no Go to build the Collector's receiver (tests/peers/otlp_receiver)" "OTLP profiles"
+fi
+if ! need_root || ! command -v curl >/dev/null; then
+	skip_all "needs root (the agent samples the host) and curl" "OTLP profiles"
+fi
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
+trap cleanup EXIT
+
+# The Collector's receiver on a free port; $port, its lines in $TMP/recv.out.
+sleep 600 | "$RECEIVER" 0 >"$TMP/recv.out" 2>"$TMP/recv.err" &
+pids+=($!)
+port=$(wait_line "$TMP/recv.out" '^listening [0-9]+$' | cut -d' ' -f2)
+[[ -n $port ]] || diag "the receiver did not start: $(cat "$TMP/recv.err")"
+post() { curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/x-protobuf' \
+	--data-binary @"$1" "http://127.0.0.1:${port:-1}/v1development/profiles"; }
+
+# A pprof profile as lines "name;name;...(leaf first) value k=v,..." in the
+# receiver's terms: the default sample type's value, inline frames first,
+# labels under OpenTelemetry's names. FILE [VALUES_OF_TYPE]
+fold_pprof() {
+	"$PERFSCRIPT" -e '
+local t = assert(require("pprof").read(arg[1]))
+local keys = { pid = "process.pid", tid = "thread.id", comm = "thread.name", container = "container.id" }
+local col = 1
+for i, st in ipairs(t.sample_type) do if st.type == t.default_sample_type then col = i end end
+local loc, fn = {}, {}
+for _, l in ipairs(t.location) do loc[l.id] = l end
+for _, f in ipairs(t["function"]) do fn[f.id] = f end
+for _, s in ipairs(t.sample) do
+  local names, labels = {}, {}
+  for _, id in ipairs(s.location_id) do
+    for _, ln in ipairs(loc[id].line) do names[#names + 1] = fn[ln.function_id].name .. ":" .. (ln.line or 0) end
+  end
+  for _, l in ipairs(s.label or {}) do labels[#labels + 1] = (keys[l.key] or l.key) .. "=" .. tostring(l.str or l.num) end
+  table.sort(labels)
+  print(table.concat(names, ";") .. " " .. s.value[col] .. " " .. table.concat(labels, ","))
+end' "$1" | sort
+}
+# The same lines of profile P of request line N the receiver printed.
+fold_otlp() { # N P
+	python3 - "$TMP/recv.out" "$1" "$2" <<'EOF' | sort
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+p = reqs[int(sys.argv[2]) - 1]["profiles"][int(sys.argv[3])]
+for s in p["samples"]:
+    names = ";".join(f"{n}:{l}" for n, l in zip(s["stack"], s["lines"]))
+    labels = ",".join(sorted(f"{k}={v}" for k, v in (s.get("attributes") or {}).items()))
+    print(f"{names} {s['values'][0]} {labels}")
+EOF
+}
+otlp_field() { # N P EXPR: a python expression of r (the request) and p (its profile P)
+	python3 -c "import json,sys
+reqs = [json.loads(l) for l in open('$TMP/recv.out') if l.startswith('{')]
+r = reqs[$1 - 1]; p = r['profiles'][$2]
+print($3)"
+}
+
+# profile.lua --otlp and --pprof of one run: what the Collector reads of
+# the first is the second, sample for sample.
+out=$("$PERFSCRIPT" examples/profile.lua -c "$WORKLOAD pages 20000" -F 4999 --otlp "$TMP/w.otlp" \
+	--pprof "$TMP/w.pb.gz" --labels pid,tid,comm 2>&1)
+ok $? "profile.lua --otlp FILE --pprof FILE ($(tail -c 200 <<<"$out"))"
+is "$(post "$TMP/w.otlp")" 200 "the Collector's OTLP receiver accepts the file as a request (HTTP 200)"
+wait_for "grep -c '^{' $TMP/recv.out | grep -qx 1" 10
+fold_pprof "$TMP/w.pb.gz" >"$TMP/pprof.txt"
+fold_otlp 1 0 >"$TMP/otlp.txt"
+n=$(wc -l <"$TMP/pprof.txt")
+ok $(( n >= 10 ? 0 : 1 )) "the pprof has samples of distinct stacks to compare ($n)"
+if cmp -s "$TMP/pprof.txt" "$TMP/otlp.txt"; then ok 0 "every sample the Collector read is the pprof's: stack, lines, value, labels ($n)"
+else ok 1 "every sample the Collector read is the pprof's"; diff "$TMP/pprof.txt" "$TMP/otlp.txt" | head -8 | sed 's/^/# /'; fi
+like "$(grep -c 'do_pages:[1-9]' "$TMP/otlp.txt")" "^[1-9]" "... the workload's own function with its source line"
+is "$(otlp_field 1 0 "p['type'], p['unit'], p['period_type'], p['period'], r['resource']['process.command_line']")" \
+	"cpu nanoseconds cpu 200040 $WORKLOAD pages 20000" "sample type, period and the command as the resource's"
+is "$(otlp_field 1 0 "r['resource']['host.name']")" "$(cat /proc/sys/kernel/hostname)" "host.name is the host's"
+want=$(readelf -n "$WORKLOAD" | awk '/Build ID/ { print $3 }')
+is "$(otlp_field 1 0 "[m['attributes']['process.executable.build_id.gnu'] for m in p['mappings'] if m['file'].endswith('/workload')][0]")" \
+	"$want" "the workload's mapping carries its GNU build id"
+# perfscript reads back what it wrote, too
+out=$("$PERFSCRIPT" -e 'local f = io.open(arg[1], "rb"); local r = assert(require("otlp").decode(f:read("a")))
+local p = r.resource_profiles[1].scope_profiles[1].profiles[1]
+print(r.dictionary.string_table[p.sample_type.type_strindex + 1], #p.samples)' "$TMP/w.otlp" 2>&1)
+is "$out" "cpu	$(grep -c . "$TMP/pprof.txt")" "otlp.decode reads the file back: its sample type and samples"
+
+# The agent pushes each window over OTLP (--otlp URL, no path: OTLP/HTTP's)
+# beside Pyroscope's pprof (--push, the ingest stand-in): the same window
+# twice, CPU time and off-CPU time.
+mkdir -p "$TMP/ingest"
+python3 tests/e2e/ingest_receiver.py "$TMP/ingest" >"$TMP/ingest.log" 2>&1 &
+pids+=($!)
+iport=$(wait_line "$TMP/ingest.log" '^port ' | cut -d' ' -f2)
+"$WORKLOAD" spin 4000 >/dev/null 2>&1 &
+pids+=($!)
+out=$(timeout 30 "$PERFSCRIPT" -a -T 2.5 examples/agent.lua --listen 127.0.0.1:0 --push-interval 1 --offcpu \
+	--otlp "http://127.0.0.1:$port" --push "http://127.0.0.1:${iport:-1}" 2>&1)
+ok $? "agent.lua --otlp URL --push URL --offcpu ran ($(tail -c 200 <<<"$out"))"
+wait_for "[ \$(grep -c '^{' $TMP/recv.out) -ge 3 ]" 10
+is "$(otlp_field 2 0 "p['type'], r['profiles'][1]['type'], r['profiles'][1]['unit'], r['resource']['service.name']")" \
+	"cpu off-cpu nanoseconds host" "a window is one request: CPU time, then off-CPU time, under service.name"
+fold_pprof "$TMP/ingest/1.pb.gz" >"$TMP/a-pprof.txt"
+fold_otlp 2 0 >"$TMP/a-otlp.txt"
+if cmp -s "$TMP/a-pprof.txt" "$TMP/a-otlp.txt"; then
+	ok 0 "the window's CPU profile over OTLP is its pprof pushed to Pyroscope ($(wc -l <"$TMP/a-otlp.txt") samples)"
+else ok 1 "the window's CPU profile over OTLP is its pprof"; diff "$TMP/a-pprof.txt" "$TMP/a-otlp.txt" | head -8 | sed 's/^/# /'; fi
+fold_pprof "$TMP/ingest/2.pb.gz" >"$TMP/o-pprof.txt"
+fold_otlp 2 1 >"$TMP/o-otlp.txt"
+n=$(wc -l <"$TMP/o-otlp.txt")
+if (( n > 0 )) && cmp -s "$TMP/o-pprof.txt" "$TMP/o-otlp.txt"; then
+	ok 0 "... and its off-CPU profile too ($n stacks, nanoseconds each)"
+else ok 1 "... and its off-CPU profile too ($n stacks)"; diff "$TMP/o-pprof.txt" "$TMP/o-otlp.txt" | head -8 | sed 's/^/# /'; fi
+like "$(grep -c 'workload' "$TMP/a-otlp.txt")" "^[1-9]" "the busy workload's samples are there, by thread name"
+
+# docs/tapsets.md's otlp example runs as written.
+awk '/^## otlp/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' docs/tapsets.md >"$TMP/ex.lua"
+out=$("$PERFSCRIPT" "$TMP/ex.lua" -c "$WORKLOAD spin 200" 2>&1)
+is "$out" "true" "docs/tapsets.md's otlp example: a request written and read back with its samples"
+
+# Refusals say what is wrong.
+out=$("$PERFSCRIPT" -e 'print(pcall(require("perfscript.otlp").encode, { dictionary = { stack_table = { {}, { location_indices = { 1, "x" } } } } }))' 2>&1)
+like "$out" "dictionary.stack_table\[2\].location_indices\[2\]: wants an integer, not string" \
+	"otlp.encode: a bad value is named by its path in the request"
+out=$("$PERFSCRIPT" -e 'print(pcall(require("perfscript.otlp").encode, { resource_profile = {} }))' 2>&1)
+like "$out" "ExportProfilesServiceRequest has no field resource_profile" "... a misspelt field by its message"
+out=$("$PERFSCRIPT" -e 'print(require("otlp").decode("\255\255\255"))' 2>&1)
+like "$out" "not an OTLP profiles request" "otlp.decode: bytes that are not a request"
+out=$("$PERFSCRIPT" examples/profile.lua -c true --otlp /nonexistent/dir/x.otlp 2>&1)
+like "$out" "otlp /nonexistent/dir/x.otlp: No such file or directory" "profile.lua --otlp: a path that cannot be written fails at once"
+done_testing
