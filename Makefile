@@ -121,7 +121,7 @@ $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(call msg,CC,$<)
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(CFLAGS) $(PREFIX_MAP) -I$(BUILD)/gen -c -o $@ $<
 
-PROTO_USERS := $(addprefix $(BUILD)/obj/lua/,pprof.o pprof_decode.o remote_write.o otlp.o)
+PROTO_USERS := $(addprefix $(BUILD)/obj/lua/,pprof.o pprof_decode.o remote_write.o otlp.o otlp_dict.o otlp_pprof.o)
 $(PROTO_USERS): $(GEN_SRCS:.c=.h)
 $(PROTO_USERS): ALL_CFLAGS += -I$(BUILD)/gen
 

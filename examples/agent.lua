@@ -118,8 +118,8 @@ if opts.remote_write or opts.push or opts.otlp then
     end
     if py then pyroscope(cpu, opts.app) end
     if py and off then pyroscope(off, opts.app .. ".offcpu") end
-    local otlp = ot and require("otlp") -- one request: CPU time, then off-CPU time
-    if ot then ot:push(otlp.post(opts.otlp, cpu and otlp.request({ cpu, off }, { service = opts.app }), why)) end
+    if ot and not cpu then ot:push(nil, why) end -- else one request: CPU time, then off-CPU time
+    if ot and cpu then ot:push(require("otlp").post(opts.otlp, { cpu, off }, { service = opts.app })) end
     perfmon.trim()
   end
   probe(("timer.ms(%d)"):format(math.floor(opts.push_interval * 1000 + 0.5)), push_window)

@@ -70,7 +70,7 @@ function Files:write(p, base, t)
   if self.o.otlp then -- the profile itself, also against a base
     local otlp = require "otlp"
     local err
-    out.otlp, err = otlp.encode(otlp.request({ t }, { resource = self.o.resource }))
+    out.otlp, err = otlp.encode({ t }, { resource = self.o.resource })
     why = why or err
   end
   for _, k in ipairs(KINDS) do

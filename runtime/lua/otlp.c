@@ -21,8 +21,8 @@
 #include <lauxlib.h>
 
 #include "lua/internal.h"
+#include "lua/otlp.h"
 #include "lua/pprof.h"
-#include "otlp.pb-c.h"
 
 struct enc {
 	lua_State *L;
@@ -194,6 +194,14 @@ static void fill(struct enc *e, int t, const ProtobufCMessageDescriptor *d, Prot
 	}
 }
 
+void ps_lua_otlp__fill(lua_State *L, int anchor, int t, const ProtobufCMessageDescriptor *d,
+		       ProtobufCMessage *m)
+{
+	struct enc e = {.L = L, .anchor = anchor};
+
+	fill(&e, lua_absindex(L, t), d, m);
+}
+
 /* otlp.encode(request) -> the ExportProfilesServiceRequest's bytes. */
 static int l_encode(lua_State *L)
 {
@@ -351,6 +359,7 @@ static int open_otlp(lua_State *L)
 	static const luaL_Reg fns[] = {
 	    {"encode", l_encode},
 	    {"decode", l_decode},
+	    {"from_pprof", ps_lua_otlp__from_pprof},
 	    {NULL, NULL},
 	};
 

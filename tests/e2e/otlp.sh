@@ -134,6 +134,9 @@ out=$("$PERFSCRIPT" -e 'print(pcall(require("perfscript.otlp").encode, { resourc
 like "$out" "ExportProfilesServiceRequest has no field resource_profile" "... a misspelt field by its message"
 out=$("$PERFSCRIPT" -e 'print(require("otlp").decode("\255\255\255"))' 2>&1)
 like "$out" "not an OTLP profiles request" "otlp.decode: bytes that are not a request"
+out=$("$PERFSCRIPT" -e 'print(require("otlp").encode({ { sample_type = { { type = "cpu" } }, sample = { { value = { 1 } }, { location_id = true, value = { 1 } } } } }))' 2>&1)
+like "$out" "^nil	otlp.from_pprof: sample\[2\].location_id: list or packed string expected" \
+	"otlp.encode: a pprof table that is not one is named by its element"
 out=$("$PERFSCRIPT" examples/profile.lua -c true --otlp /nonexistent/dir/x.otlp 2>&1)
 like "$out" "otlp /nonexistent/dir/x.otlp: No such file or directory" "profile.lua --otlp: a path that cannot be written fails at once"
 done_testing
