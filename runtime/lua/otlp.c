@@ -20,6 +20,7 @@
 
 #include <lauxlib.h>
 
+#include "base/utf8.h"
 #include "lua/internal.h"
 #include "lua/otlp.h"
 #include "lua/pprof.h"
@@ -122,6 +123,12 @@ static void value(struct enc *e, int i, const ProtobufCFieldDescriptor *f, void 
 		if (f->type == PROTOBUF_C_TYPE_STRING) {
 			if (strlen(s) != n)
 				fail(e, "a string with a zero byte in it: give it as bytes");
+			if (!ps_utf8__valid(s, n)) { /* repaired, the copy kept by the anchor */
+				lua_pushvalue(L, i);
+				ps_lua__valid_utf8(L, -1);
+				s = lua_tostring(L, -1);
+				lua_rawseti(L, e->anchor, (lua_Integer)lua_rawlen(L, e->anchor) + 1);
+			}
 			*(const char **)p = s;
 		} else {
 			*(ProtobufCBinaryData *)p = (ProtobufCBinaryData){n, (uint8_t *)s};

@@ -43,7 +43,8 @@ int ps_lua_otlp__bad(struct ps_lua_otlp_conv *c, const char *field, const char *
 			  field, want);
 }
 
-/* The index of string s in the string table; the table's key keeps it. */
+/* The index of string s in the string table (invalid UTF-8 repaired, each
+ * bad byte U+FFFD, as pprof's); the table's key keeps it. */
 int32_t ps_lua_otlp__intern(struct ps_lua_otlp_conv *c, const char *s, size_t n)
 {
 	lua_State *L = c->L;
@@ -58,7 +59,15 @@ int32_t ps_lua_otlp__intern(struct ps_lua_otlp_conv *c, const char *s, size_t n)
 	}
 	lua_pop(L, 1);
 	i = (int32_t)c->str.n;
-	ps_lua_otlp__push(c, &c->str, (void *)lua_tostring(L, -1)); /* the key's bytes */
+	lua_pushvalue(L, -1);
+	ps_lua__valid_utf8(L, -1); /* proto3 strings are UTF-8: a process's name may not be */
+	if (!lua_rawequal(L, -1, -2)) {
+		lua_pushvalue(L, -1); /* the repaired copy, kept by its own key */
+		lua_pushinteger(L, i);
+		lua_rawset(L, c->strings);
+	}
+	ps_lua_otlp__push(c, &c->str, (void *)lua_tostring(L, -1)); /* a key's bytes */
+	lua_pop(L, 1);
 	lua_pushinteger(L, i);
 	lua_rawset(L, c->strings);
 	return i;

@@ -126,6 +126,20 @@ awk '/^## otlp/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } 
 out=$("$PERFSCRIPT" "$TMP/ex.lua" -c "$WORKLOAD spin 200" 2>&1)
 is "$out" "true" "docs/tapsets.md's otlp example: a request written and read back with its samples"
 
+# Names come from processes perfscript does not trust: bytes that are not
+# UTF-8 (which proto3 string fields must be) go out repaired, each bad byte
+# U+FFFD, as in pprof; a name repaired twice is still one string.
+out=$("$PERFSCRIPT" -e '
+local t = { sample_type = { { type = "cpu", unit = "nanoseconds" } }, default_sample_type = "cpu",
+  ["function"] = { { id = 1, name = "bad\xff\xfename" }, { id = 2, name = "bad\xff\xfename" } },
+  location = { { id = 1, line = { { function_id = 1 }, { function_id = 2 } } } },
+  sample = { { location_id = { 1 }, value = { 5 }, label = { { key = "comm", str = "x\xc3" } } } } }
+local otlp = require "otlp"
+local st, bad = assert(otlp.decode(assert(otlp.encode({ t })))).dictionary.string_table, 0
+for _, s in ipairs(st) do if not utf8.len(s) then bad = bad + 1 end end
+print(bad, #st, st[4] == "bad\u{FFFD}\u{FFFD}name", st[#st] == "x\u{FFFD}")' 2>&1)
+is "$out" "0	6	true	true" "names that are not UTF-8 leave repaired, each once in the string table"
+
 # Refusals say what is wrong.
 out=$("$PERFSCRIPT" -e 'print(pcall(require("perfscript.otlp").encode, { dictionary = { stack_table = { {}, { location_indices = { 1, "x" } } } } }))' 2>&1)
 like "$out" "dictionary.stack_table\[2\].location_indices\[2\]: wants an integer, not string" \
