@@ -127,7 +127,8 @@ static void value(struct enc *e, int i, const ProtobufCFieldDescriptor *f, void 
 				lua_pushvalue(L, i);
 				ps_lua__valid_utf8(L, -1);
 				s = lua_tostring(L, -1);
-				lua_rawseti(L, e->anchor, (lua_Integer)lua_rawlen(L, e->anchor) + 1);
+				lua_rawseti(L, e->anchor,
+					    (lua_Integer)lua_rawlen(L, e->anchor) + 1);
 			}
 			*(const char **)p = s;
 		} else {

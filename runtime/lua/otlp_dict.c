@@ -167,7 +167,9 @@ int32_t ps_lua_otlp__attribute(struct ps_lua_otlp_conv *c, int32_t k, int v)
 		a->value->int_value = x;
 	} else {
 		a->value->value_case = OPENTELEMETRY__PROTO__ANY_VALUE__VALUE_STRING_VALUE;
-		a->value->string_value = c->str.v[ps_lua_otlp__intern(c, s, n)];
+		int32_t si = ps_lua_otlp__intern(c, s, n); /* first: it may move c->str.v */
+
+		a->value->string_value = c->str.v[si];
 	}
 	i = (int32_t)c->attr.n;
 	ps_lua_otlp__push(c, &c->attr, a);

@@ -103,6 +103,7 @@ probe("end", function() print((c:read())) end)' -p $fp $nc >"$TMP/nc.out" 2>"$TM
 	touch "$TMP/go"
 	wait "$fp"; wait "$ps"
 	execs[${#execs[@]}]=$(cat "$TMP/nc.out")
+	[[ -s $TMP/nc.out ]] || diag "-p $nc printed nothing; it said: $(tail -c 600 "$TMP/nc.err")"
 done
 is "${execs[0]}:${execs[1]}" "10:0" "-p counts the execs of the process's children; --no-children does not"
 out=$("$PERFSCRIPT" -a --no-children -e 'x = 1' -T 0.1 2>&1); rc=$?

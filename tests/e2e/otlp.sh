@@ -19,16 +19,18 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/n
 trap cleanup EXIT
 
 # The Collector's receiver on a free port; $port, its lines in $TMP/recv.out.
-sleep 600 | "$RECEIVER" 0 >"$TMP/recv.out" 2>"$TMP/recv.err" &
+"$RECEIVER" 0 >"$TMP/recv.out" 2>"$TMP/recv.err" </dev/null &
 pids+=($!)
 port=$(wait_line "$TMP/recv.out" '^listening [0-9]+$' | cut -d' ' -f2)
 [[ -n $port ]] || diag "the receiver did not start: $(cat "$TMP/recv.err")"
 post() { curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/x-protobuf' \
 	--data-binary @"$1" "http://127.0.0.1:${port:-1}/v1development/profiles"; }
 
-# A pprof profile as lines "name;name;...(leaf first) value k=v,..." in the
-# receiver's terms: the default sample type's value, inline frames first,
-# labels under OpenTelemetry's names. FILE [VALUES_OF_TYPE]
+# A pprof profile as lines "name:line;...(leaf first) TAB value TAB k=v,..."
+# in the receiver's terms: the default sample type's value, inline frames
+# first, labels under OpenTelemetry's names; samples of one stack and
+# labels as one, their values added (pprof's readers merge them, and so
+# does perfscript's: pprof.read). FILE
 fold_pprof() {
 	"$PERFSCRIPT" -e '
 local t = assert(require("pprof").read(arg[1]))
@@ -45,19 +47,20 @@ for _, s in ipairs(t.sample) do
   end
   for _, l in ipairs(s.label or {}) do labels[#labels + 1] = (keys[l.key] or l.key) .. "=" .. tostring(l.str or l.num) end
   table.sort(labels)
-  print(table.concat(names, ";") .. " " .. s.value[col] .. " " .. table.concat(labels, ","))
-end' "$1" | sort
+  print(table.concat(names, ";") .. "\t" .. s.value[col] .. "\t" .. table.concat(labels, ","))
+end' "$1" | merged
 }
+merged() { awk -F'\t' '{ v[$1 "\t" $3] += $2 } END { for (k in v) { split(k, a, "\t"); print a[1] "\t" v[k] "\t" a[2] } }' | sort; }
 # The same lines of profile P of request line N the receiver printed.
 fold_otlp() { # N P
-	python3 - "$TMP/recv.out" "$1" "$2" <<'EOF' | sort
+	python3 - "$TMP/recv.out" "$1" "$2" <<'EOF' | merged
 import json, sys
 reqs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 p = reqs[int(sys.argv[2]) - 1]["profiles"][int(sys.argv[3])]
 for s in p["samples"]:
     names = ";".join(f"{n}:{l}" for n, l in zip(s["stack"], s["lines"]))
     labels = ",".join(sorted(f"{k}={v}" for k, v in (s.get("attributes") or {}).items()))
-    print(f"{names} {s['values'][0]} {labels}")
+    print(f"{names}\t{s['values'][0]}\t{labels}")
 EOF
 }
 otlp_field() { # N P EXPR: a python expression of r (the request) and p (its profile P)
@@ -91,7 +94,7 @@ is "$(otlp_field 1 0 "[m['attributes']['process.executable.build_id.gnu'] for m 
 out=$("$PERFSCRIPT" -e 'local f = io.open(arg[1], "rb"); local r = assert(require("otlp").decode(f:read("a")))
 local p = r.resource_profiles[1].scope_profiles[1].profiles[1]
 print(r.dictionary.string_table[p.sample_type.type_strindex + 1], #p.samples)' "$TMP/w.otlp" 2>&1)
-is "$out" "cpu	$(grep -c . "$TMP/pprof.txt")" "otlp.decode reads the file back: its sample type and samples"
+is "$out" "cpu	$(otlp_field 1 0 "len(p['samples'])")" "otlp.decode reads the file back: its sample type and the samples the Collector read"
 
 # The agent pushes each window over OTLP (--otlp URL, no path: OTLP/HTTP's)
 # beside Pyroscope's pprof (--push, the ingest stand-in): the same window
@@ -139,6 +142,24 @@ local st, bad = assert(otlp.decode(assert(otlp.encode({ t })))).dictionary.strin
 for _, s in ipairs(st) do if not utf8.len(s) then bad = bad + 1 end end
 print(bad, #st, st[4] == "bad\u{FFFD}\u{FFFD}name", st[#st] == "x\u{FFFD}")' 2>&1)
 is "$out" "0	6	true	true" "names that are not UTF-8 leave repaired, each once in the string table"
+
+# 200 distinct label values: the string table grows while attributes are
+# made (its array moved under one that was being filled: an empty
+# thread.name in one agent window of three).
+cat >"$TMP/grow.lua" <<'LUA'
+local t = { sample_type = { { type = "cpu", unit = "nanoseconds" } }, default_sample_type = "cpu",
+  ["function"] = {}, location = {}, sample = {} }
+for i = 1, 200 do t["function"][i] = { id = i, name = "f" .. i }; t.location[i] = { id = i, line = { { function_id = i } } } end
+for i = 1, 200 do t.sample[i] = { location_id = { i }, value = { i }, label = { { key = "comm", str = "c" .. i } } } end
+local otlp = require "otlp"
+local d = assert(otlp.decode(assert(otlp.encode({ t })))).dictionary
+local bad = 0
+for i, a in ipairs(d.attribute_table) do
+  if i > 1 and not (a.value and a.value.string_value and a.value.string_value:match("^c%d+$")) then bad = bad + 1 end
+end
+print(#d.attribute_table - 1, bad)
+LUA
+is "$("$PERFSCRIPT" "$TMP/grow.lua" 2>&1)" "200	0" "every attribute keeps its value while the string table grows (200 distinct)"
 
 # Refusals say what is wrong.
 out=$("$PERFSCRIPT" -e 'print(pcall(require("perfscript.otlp").encode, { dictionary = { stack_table = { {}, { location_indices = { 1, "x" } } } } }))' 2>&1)

@@ -297,7 +297,7 @@ like "$("$PERFSCRIPT" examples/profile.lua -c true --no-dwarf-lines --inline 2>&
 	"--inline needs DWARF lines: drop --no-dwarf-lines" "--no-dwarf-lines with --inline: refused, saying why"
 like "$("$PERFSCRIPT" examples/profile.lua -c true --no-dwarf-lines --dwarf-lines 2>&1)" \
 	"--dwarf-lines and --no-dwarf-lines: give one" "--dwarf-lines with --no-dwarf-lines: refused"
-like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --switch-output 1 2>&1)" "switch-output writes --pprof, --folded or --svg files" \
+like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --switch-output 1 2>&1)" "switch-output writes --pprof, --otlp, --folded or --svg files" \
 	"--switch-output without a file to write: refused, saying what to give"
 like "$("$PERFSCRIPT" examples/profile.lua -a -T 1 --switch-output 0.01 --pprof "$TMP/x.pb.gz" 2>&1)" \
 	"switch-output wants a number from 0.1 to 86400 \(SECS\), got '0.01'" "--switch-output under 0.1 s: refused"

@@ -9,7 +9,7 @@
 //	  "values": [...]}], "mappings": [...]}]}
 //
 // Usage: otlp_receiver PORT (0 picks one); it prints "listening PORT"
-// first, then a line per request, and stops on SIGTERM or stdin's end.
+// first, then a line per request, and stops on SIGTERM or SIGINT.
 package main
 
 import (
@@ -211,15 +211,6 @@ func main() {
 
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
-	go func() {
-		buf := make([]byte, 64)
-		for {
-			if _, err := os.Stdin.Read(buf); err != nil {
-				stop <- syscall.SIGTERM
-				return
-			}
-		}
-	}()
 	<-stop
 	_ = r.Shutdown(context.Background())
 }
