@@ -47,6 +47,11 @@ void *ps_lua_otlp__alloc(struct ps_lua_otlp_conv *c, size_t size);
 void ps_lua_otlp__push(struct ps_lua_otlp_conv *c, struct ps_lua_otlp_vec *v, void *p);
 /* Raise: "otlp.from_pprof: list[at].field: want expected". */
 int ps_lua_otlp__bad(struct ps_lua_otlp_conv *c, const char *field, const char *want);
+/* The index the table at slot gives the key on top of the stack, which
+ * it pops, or -1 with the key left for ps_lua_otlp__keep, which records
+ * it as index i (and pops it). */
+int32_t ps_lua_otlp__find(struct ps_lua_otlp_conv *c, int slot);
+void ps_lua_otlp__keep(struct ps_lua_otlp_conv *c, int slot, int32_t i);
 /* The index of a string in the string table (added if new). */
 int32_t ps_lua_otlp__intern(struct ps_lua_otlp_conv *c, const char *s, size_t n);
 int32_t ps_lua_otlp__intern_z(struct ps_lua_otlp_conv *c, const char *s);

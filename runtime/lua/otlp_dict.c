@@ -43,6 +43,23 @@ int ps_lua_otlp__bad(struct ps_lua_otlp_conv *c, const char *field, const char *
 			  field, want);
 }
 
+int32_t ps_lua_otlp__find(struct ps_lua_otlp_conv *c, int slot)
+{
+	int32_t i = -1;
+
+	lua_pushvalue(c->L, -1);
+	if (lua_rawget(c->L, slot) == LUA_TNUMBER)
+		i = (int32_t)lua_tointeger(c->L, -1);
+	lua_pop(c->L, i < 0 ? 1 : 2); /* the key goes once found */
+	return i;
+}
+
+void ps_lua_otlp__keep(struct ps_lua_otlp_conv *c, int slot, int32_t i)
+{
+	lua_pushinteger(c->L, i);
+	lua_rawset(c->L, slot);
+}
+
 /* The index of string s in the string table (invalid UTF-8 repaired, each
  * bad byte U+FFFD, as pprof's); the table's key keeps it. */
 int32_t ps_lua_otlp__intern(struct ps_lua_otlp_conv *c, const char *s, size_t n)
@@ -51,25 +68,18 @@ int32_t ps_lua_otlp__intern(struct ps_lua_otlp_conv *c, const char *s, size_t n)
 	int32_t i;
 
 	lua_pushlstring(L, s, n);
-	lua_pushvalue(L, -1);
-	if (lua_rawget(L, c->strings) == LUA_TNUMBER) {
-		i = (int32_t)lua_tointeger(L, -1);
-		lua_pop(L, 2);
+	if ((i = ps_lua_otlp__find(c, c->strings)) >= 0)
 		return i;
-	}
-	lua_pop(L, 1);
 	i = (int32_t)c->str.n;
 	lua_pushvalue(L, -1);
 	ps_lua__valid_utf8(L, -1); /* proto3 strings are UTF-8: a process's name may not be */
 	if (!lua_rawequal(L, -1, -2)) {
 		lua_pushvalue(L, -1); /* the repaired copy, kept by its own key */
-		lua_pushinteger(L, i);
-		lua_rawset(L, c->strings);
+		ps_lua_otlp__keep(c, c->strings, i);
 	}
 	ps_lua_otlp__push(c, &c->str, (void *)lua_tostring(L, -1)); /* a key's bytes */
 	lua_pop(L, 1);
-	lua_pushinteger(L, i);
-	lua_rawset(L, c->strings);
+	ps_lua_otlp__keep(c, c->strings, i);
 	return i;
 }
 
@@ -150,13 +160,8 @@ int32_t ps_lua_otlp__attribute(struct ps_lua_otlp_conv *c, int32_t k, int v)
 		lua_pushlstring(L, s, n);
 		lua_concat(L, 3);
 	}
-	lua_pushvalue(L, -1);
-	if (lua_rawget(L, c->attrs) == LUA_TNUMBER) {
-		i = (int32_t)lua_tointeger(L, -1);
-		lua_pop(L, 2);
+	if ((i = ps_lua_otlp__find(c, c->attrs)) >= 0)
 		return i;
-	}
-	lua_pop(L, 1);
 	a = ps_lua_otlp__alloc(c, sizeof(*a));
 	opentelemetry__proto__key_value_and_unit__init(a);
 	a->key_strindex = k;
@@ -173,8 +178,7 @@ int32_t ps_lua_otlp__attribute(struct ps_lua_otlp_conv *c, int32_t k, int v)
 	}
 	i = (int32_t)c->attr.n;
 	ps_lua_otlp__push(c, &c->attr, a);
-	lua_pushinteger(L, i);
-	lua_rawset(L, c->attrs);
+	ps_lua_otlp__keep(c, c->attrs, i);
 	return i;
 }
 
@@ -256,25 +260,23 @@ static void functions(struct ps_lua_otlp_conv *c, int t, int ids)
 				  ps_lua_otlp__str_field(c, ft, "filename"),
 				  (int32_t)ps_lua_otlp__int_field(c, ft, "start_line")};
 		OtlpFunction *f;
+		int32_t fi;
 
 		lua_pushlstring(L, (const char *)key, sizeof(key));
-		lua_pushvalue(L, -1);
-		if (lua_rawget(L, c->funcs) != LUA_TNUMBER) {
-			lua_pop(L, 1);
+		if ((fi = ps_lua_otlp__find(c, c->funcs)) < 0) {
 			f = ps_lua_otlp__alloc(c, sizeof(*f));
 			opentelemetry__proto__function__init(f);
 			f->name_strindex = key[0];
 			f->system_name_strindex = key[1];
 			f->filename_strindex = key[2];
 			f->start_line = key[3];
-			lua_pushvalue(L, -1);
-			lua_pushinteger(L, (lua_Integer)c->fn.n);
-			lua_rawset(L, c->funcs);
-			lua_pushinteger(L, (lua_Integer)c->fn.n);
+			fi = (int32_t)c->fn.n;
 			ps_lua_otlp__push(c, &c->fn, f);
+			ps_lua_otlp__keep(c, c->funcs, fi);
 		}
+		lua_pushinteger(L, fi);
 		lua_rawseti(L, ids, ps_lua_otlp__int_field(c, ft, "id")); /* its index, by id */
-		lua_pop(L, 2);						  /* the key, the element */
+		lua_pop(L, 1);
 	}
 	lua_pop(L, 1);
 }

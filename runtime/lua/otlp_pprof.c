@@ -66,21 +66,15 @@ static int32_t stack(struct ps_lua_otlp_conv *c, int st, int locs)
 	}
 	lua_pop(L, 1);
 	lua_pushlstring(L, (const char *)idx, n * sizeof(*idx));
-	lua_pushvalue(L, -1);
-	if (lua_rawget(L, c->stacks) == LUA_TNUMBER) {
-		i = (int32_t)lua_tointeger(L, -1);
-		lua_pop(L, 2);
+	if ((i = ps_lua_otlp__find(c, c->stacks)) >= 0)
 		return i;
-	}
-	lua_pop(L, 1);
 	s = ps_lua_otlp__alloc(c, sizeof(*s));
 	opentelemetry__proto__stack__init(s);
 	s->location_indices = idx;
 	s->n_location_indices = n;
 	i = (int32_t)c->stack.n;
 	ps_lua_otlp__push(c, &c->stack, s);
-	lua_pushinteger(L, i);
-	lua_rawset(L, c->stacks);
+	ps_lua_otlp__keep(c, c->stacks, i);
 	return i;
 }
 
