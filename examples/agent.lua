@@ -50,9 +50,7 @@ local opts = args.parse(arg, {
 if not opts.listen then args.fail("--listen ADDR:PORT is needed (e.g. --listen 127.0.0.1:9464)") end
 local cpus = target_cpus()
 if not cpus then args.fail("profiles the whole host: run it with -a (or -C LIST, or -G CGROUP)") end
-local f = io.open("/proc/sys/kernel/hostname")
-local host = f and f:read("l") or "localhost"
-if f then f:close() end
+local host = require("otlp").host()
 
 -- Rings sized to the rate (unless -b says): a DWARF sample is about 8.5
 -- KiB, and a ring holds four drains' worth (the default, 8 MiB a CPU,

@@ -312,27 +312,6 @@ static void push_message(lua_State *L, const ProtobufCMessage *m)
  * of up to a hundred, so a request's C image is bounded by its size. */
 #define DECODE_MAX (128u << 20)
 
-struct dec {
-	lua_State *L;
-	int anchor;
-	size_t bytes;
-};
-
-static void *pb_alloc(void *data, size_t size)
-{
-	struct dec *d = data;
-
-	if (size > DECODE_MAX - d->bytes)
-		return NULL; /* the unpack fails */
-	d->bytes += size;
-	return ps_lua_pprof__alloc(d->L, d->anchor, size);
-}
-
-static void pb_free(void *data, void *ptr)
-{
-	(void)data, (void)ptr; /* the userdata goes with the anchor table */
-}
-
 /* otlp.decode(bytes) -> the request as a table shaped as encode takes it,
  * or nil and why. What protobuf-c allocates is Lua userdata: an error on
  * the way leaks nothing. */
@@ -340,22 +319,21 @@ static int l_decode(lua_State *L)
 {
 	size_t n;
 	const char *bytes = luaL_checklstring(L, 1, &n);
-	struct dec d = {.L = L};
-	ProtobufCAllocator a = {.alloc = pb_alloc, .free = pb_free, .allocator_data = &d};
+	struct ps_lua_pb_arena mem = {.L = L, .max = DECODE_MAX};
+	ProtobufCAllocator a = ps_lua_pprof__arena(&mem);
 	ProtobufCMessage *m;
 
 	lua_settop(L, 1);
 	lua_newtable(L);
-	d.anchor = lua_gettop(L);
+	mem.anchor = lua_gettop(L);
 	m = protobuf_c_message_unpack(
 	    &opentelemetry__proto__export_profiles_service_request__descriptor, &a, n,
 	    (const uint8_t *)bytes);
 	if (!m) {
 		luaL_pushfail(L);
-		lua_pushstring(L,
-			       d.bytes >= DECODE_MAX / 2
-				   ? "an OTLP profiles request too large to read"
-				   : "not an OTLP profiles request (the protobuf does not parse)");
+		lua_pushstring(
+		    L, mem.over ? "an OTLP profiles request too large to read"
+				: "not an OTLP profiles request (the protobuf does not parse)");
 		return 2;
 	}
 	push_message(L, m);

@@ -60,7 +60,8 @@ static int32_t stack(struct ps_lua_otlp_conv *c, int st, int locs)
 			id = lua_tointeger(L, -1);
 			lua_pop(L, 1);
 		}
-		lua_rawgeti(L, locs, id);
+		if (lua_rawgeti(L, locs, id) != LUA_TNUMBER) /* not index 0: none */
+			ps_lua_otlp__bad(c, "location_id", "ids of the profile's Locations");
 		idx[k] = (int32_t)lua_tointeger(L, -1);
 		lua_pop(L, 1);
 	}
@@ -128,8 +129,8 @@ static void labels(struct ps_lua_otlp_conv *c, int st, OtlpSample *s)
 	c->list = list, c->at = at;
 }
 
-/* The column of the pprof table's default sample type (1-based), its
- * type and unit pushed as type, unit; the last type when none is named. */
+/* The column of the pprof table's default sample type (1-based; the last
+ * type when none is named), its ValueType table pushed. */
 static size_t default_type(struct ps_lua_otlp_conv *c, int t)
 {
 	lua_State *L = c->L;
@@ -263,8 +264,7 @@ static void zeros(struct ps_lua_otlp_conv *c)
 	ps_lua_otlp__push(c, &c->attr, a);
 	ps_lua_otlp__intern(c, "", 0);
 	lua_pushlstring(c->L, "", 0); /* the empty stack is stack 0 */
-	lua_pushinteger(c->L, 0);
-	lua_rawset(c->L, c->stacks);
+	ps_lua_otlp__keep(c, c->stacks, 0);
 }
 
 /* otlp.from_pprof(profiles, head) -> bytes: profiles a list of pprof

@@ -71,6 +71,28 @@ void *ps_lua_pprof__alloc(lua_State *L, int anchor, size_t size)
 	return p;
 }
 
+static void *arena_alloc(void *data, size_t size)
+{
+	struct ps_lua_pb_arena *a = data;
+
+	if (size > a->max - a->bytes) {
+		a->over = true;
+		return NULL;
+	}
+	a->bytes += size;
+	return ps_lua_pprof__alloc(a->L, a->anchor, size);
+}
+
+static void arena_free(void *data, void *ptr)
+{
+	(void)data, (void)ptr; /* the userdata goes with the anchor table */
+}
+
+ProtobufCAllocator ps_lua_pprof__arena(struct ps_lua_pb_arena *a)
+{
+	return (ProtobufCAllocator){.alloc = arena_alloc, .free = arena_free, .allocator_data = a};
+}
+
 static void set_where(struct enc *e, const char *fmt, ...)
 {
 	va_list ap;

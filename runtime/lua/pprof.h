@@ -25,6 +25,18 @@ typedef Perftools__Profiles__Function PprofFunction;
  * absolute stack index): freed by the GC with the table, even after an error. */
 void *ps_lua_pprof__alloc(lua_State *L, int anchor, size_t size);
 
+/* What protobuf-c allocates while it unpacks: userdata anchored at anchor
+ * (nothing to free by hand after an error), at most max bytes in all;
+ * over once an allocation was refused (the unpack then fails). */
+struct ps_lua_pb_arena {
+	lua_State *L;
+	int anchor;
+	size_t bytes, max;
+	bool over;
+};
+/* An allocator for protobuf-c's unpack that allocates from a. */
+ProtobufCAllocator ps_lua_pprof__arena(struct ps_lua_pb_arena *a);
+
 /* The most a profile may inflate to, by default: a pprof file of a whole
  * host for minutes is a few MiB. */
 #define PS_PPROF_MAX_BYTES (64 << 20)

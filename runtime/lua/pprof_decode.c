@@ -17,32 +17,12 @@ struct dec {
 	lua_State *L;
 	int anchor;
 	const PprofProfile *p;
-	size_t bytes; /* what protobuf-c asked for so far */
-	bool over;    /* past DECODE_MAX: the unpack was refused memory */
 };
 
 /* What reading one profile may take in C, whatever it inflates to: a
  * small file of many tiny samples (60 MiB of one-frame samples from 92 KB)
  * took 4.7 GB before. */
 #define DECODE_MAX (128u << 20)
-
-static void *pb_alloc(void *data, size_t size)
-{
-	struct dec *d = data;
-
-	if (size > DECODE_MAX - d->bytes) {
-		d->over = true;
-		return NULL; /* the unpack fails, and says so below */
-	}
-	d->bytes += size;
-	return ps_lua_pprof__alloc(d->L, d->anchor, size);
-}
-
-static void pb_free(void *data, void *ptr)
-{
-	(void)data;
-	(void)ptr; /* the userdata goes with the anchor table */
-}
 
 /* Inflate a gzip (or zlib) stream of at most max bytes into a new Lua
  * string (pushed): a small file may inflate a thousandfold. */
@@ -308,16 +288,17 @@ static int decode(lua_State *L)
 	size_t n, max = (size_t)lua_tointeger(L, 2);
 	const char *bytes = luaL_checklstring(L, 1, &n);
 	struct dec d = {.L = L};
-	ProtobufCAllocator a = {.alloc = pb_alloc, .free = pb_free, .allocator_data = &d};
+	struct ps_lua_pb_arena mem = {.L = L, .max = DECODE_MAX};
+	ProtobufCAllocator a = ps_lua_pprof__arena(&mem);
 
 	if (n >= 2 && (uint8_t)bytes[0] == 0x1f && (uint8_t)bytes[1] == 0x8b) {
 		push_gunzip(L, bytes, n, max);
 		bytes = lua_tolstring(L, -1, &n);
 	}
 	lua_newtable(L);
-	d.anchor = lua_gettop(L);
+	d.anchor = mem.anchor = lua_gettop(L);
 	d.p = perftools__profiles__profile__unpack(&a, n, (const uint8_t *)bytes);
-	if (!d.p && d.over)
+	if (!d.p && mem.over)
 		return luaL_error(L,
 				  "pprof: the profile needs more than %d MiB to read (%d MiB of "
 				  "protobuf): it holds too many samples",

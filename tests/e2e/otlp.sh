@@ -172,6 +172,9 @@ like "$out" "not an OTLP profiles request" "otlp.decode: bytes that are not a re
 out=$("$PERFSCRIPT" -e 'print(require("otlp").encode({ { sample_type = { { type = "cpu" } }, sample = { { value = { 1 } }, { location_id = true, value = { 1 } } } } }))' 2>&1)
 like "$out" "^nil	otlp.from_pprof: sample\[2\].location_id: list or packed string expected" \
 	"otlp.encode: a pprof table that is not one is named by its element"
+out=$("$PERFSCRIPT" -e 'print(require("otlp").encode({ { sample_type = { { type = "cpu" } }, location = { { id = 1 } }, sample = { { location_id = { 1, 7 }, value = { 1 } } } } }))' 2>&1)
+like "$out" "^nil	otlp.from_pprof: sample\[1\].location_id: ids of the profile's Locations expected" \
+	"... a sample's location id that no Location has (it was the zero location, silently)"
 out=$("$PERFSCRIPT" examples/profile.lua -c true --otlp /nonexistent/dir/x.otlp 2>&1)
 like "$out" "otlp /nonexistent/dir/x.otlp: No such file or directory" "profile.lua --otlp: a path that cannot be written fails at once"
 done_testing
