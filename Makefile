@@ -282,6 +282,13 @@ check-slow: deps-test
 	@tests/run --slow
 .PHONY: check-slow
 
+# The fleet in a box alone (tests/slow/fleet.sh, also in check-slow): four
+# agents in network namespaces pushing to a Collector and a Prometheus.
+check-fleet: deps-test
+	@$(MAKE) --no-print-directory -j$(NPROC) tests-bin
+	@tests/run --slow slow_fleet
+.PHONY: check-fleet
+
 # what the README and docs/guide.md run: the workload, build/tests/offcpu
 demo: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/tests/workload $(BUILD)/tests/offcpu

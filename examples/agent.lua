@@ -104,7 +104,7 @@ if opts.remote_write or opts.push or opts.otlp then
   local window = (py or ot) and { p = served:window(), w = waits and waits:window(), from = gettimeofday_ns() }
   local function push_window()
     local now = gettimeofday_ns()
-    if rw then rw:push(reg:remote_write(opts.remote_write)) end
+    if rw then rw:push(reg:remote_write(opts.remote_write, { host = host })) end
     if not window then return end
     local last = window
     window = { p = served:window(), w = waits and waits:window(), from = now }

@@ -355,9 +355,17 @@ end
 
 -- The page as one Prometheus remote write 1.0 request to url (a
 -- snappy-compressed protobuf WriteRequest), for the push tapset:
--- { url, body, headers }, or nil and why (no libsnappy).
-function Registry:remote_write(url)
-  local body, err = require("perfscript.remote_write").encode(self:series())
+-- { url, body, headers }, or nil and why (no libsnappy). labels, as
+-- Prometheus' external_labels, go on every series that has none of that
+-- name ({ host = NAME }: whose series these are, where nobody scrapes).
+function Registry:remote_write(url, labels)
+  local series = self:series()
+  for _, s in ipairs(labels and series or {}) do
+    for k, v in pairs(labels) do
+      if s.labels[k] == nil then s.labels[k] = tostring(v) end
+    end
+  end
+  local body, err = require("perfscript.remote_write").encode(series)
   if not body then return nil, err end
   return { url = url, body = body,
            headers = { ["Content-Encoding"] = "snappy", ["Content-Type"] = "application/x-protobuf",

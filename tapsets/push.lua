@@ -2,7 +2,8 @@
 -- at a time per destination and in order, never holding up sampling. A
 -- failure (no reply, 429, 5xx) is retried after a backoff that doubles
 -- from 1 s to 30 s; any other 4xx, or a redirect loop, will never be taken
--- and counts as refused; a full queue (16 bodies) drops its oldest.
+-- and counts as refused; a full queue (16 bodies) drops its oldest body
+-- waiting (not the one being sent, which may yet arrive).
 --   local push = require "push"
 --   local out = push.new()
 --   local q = out:queue("remote_write")
@@ -35,8 +36,11 @@ function Queue:push(item, why)
     return
   end
   if #self.items >= self.max then
-    table.remove(self.items, 1)
+    -- the oldest body waiting goes, not the one being sent (it may yet
+    -- arrive: it would count as dropped and sent); with none waiting, item
     self.dropped = self.dropped + 1
+    if self.busy and #self.items < 2 then return end
+    table.remove(self.items, self.busy and 2 or 1)
   end
   self.items[#self.items + 1] = item
   self:pump()
@@ -48,12 +52,11 @@ function Queue:pump()
   local item = self.items[1]
   local function done(status)
     self.busy = false
-    local first = self.items[1] == item -- not dropped meanwhile
     if status >= 200 and status < 300 then
-      if first then table.remove(self.items, 1) end
+      table.remove(self.items, 1) -- item: a full queue drops the body after it
       self.sent, self.backoff = self.sent + 1, 1
     elseif (status >= 400 and status < 500 and status ~= 429) or status == REDIRECT_LOOP then
-      if first then table.remove(self.items, 1) end
+      table.remove(self.items, 1)
       self.refused = self.refused + 1
     else
       self.retried = self.retried + 1
@@ -133,7 +136,10 @@ function Pusher:flush(ms, who)
     q:pump()
     waiting = waiting + #q.items
   end
-  if waiting == 0 then return 0 end
+  if waiting == 0 then
+    self:tell(who)
+    return 0
+  end
   io.stderr:write(("%s: sending the last %d pushes (up to %d ms; Ctrl-C again to stop)\n"):format(who, waiting, ms))
   local t0 = now_ns()
   http.flush(ms)
@@ -148,7 +154,19 @@ function Pusher:flush(ms, who)
            :format(q.retried, q.refused, waited)))
     end
   end
+  self:tell(who)
   return left
+end
+
+-- Each queue's counts, a line each on stderr as who ("agent: otlp pushes:
+-- 45 sent, 3 retried, 14 dropped, 0 refused"): what perf's end-of-record
+-- lines are to a file, for a session whose output went elsewhere.
+function Pusher:tell(who)
+  for _, kind in ipairs(self.kinds) do
+    local q = self.queues[kind]
+    io.stderr:write(("%s: %s pushes: %d sent, %d retried, %d dropped, %d refused\n")
+                    :format(who or "push", kind, q.sent, q.retried, q.dropped, q.refused))
+  end
 end
 
 return M

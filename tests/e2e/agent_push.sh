@@ -230,6 +230,14 @@ wait_line "$TMP/hole2.out" '^agent: sending the last 1 pushes' >/dev/null
 s0=$(date +%s%N); kill -INT $agent; wait $agent 2>/dev/null; s1=$(date +%s%N)
 ms=$(( (s1 - s0) / 1000000 ))
 ok $(( !(ms < 500) )) "a second Ctrl-C during the end's wait ends it at once ($ms ms)"
+# A full queue drops the oldest body waiting, not the one being sent (it
+# was dropped, then arrived: counted twice, tests/slow/fleet.sh)
+out=$("$PERFSCRIPT" -T 5 -e '
+local q = require("push").new{ max = 2 }:queue("x")
+for _, b in ipairs{ "a", "b", "c", "d" } do q:push{ url = "http://127.0.0.1:'"$hport"'/", body = b } end
+print(q.busy, q.items[1].body, q.items[2].body, q.dropped)
+exit()' 2>&1)
+is "$out" $'true	a	d	2' "a full queue drops the oldest body waiting, never the one under way"
 
 # Remote write, into a real Prometheus that also scrapes the agent.
 if ! command -v prometheus >/dev/null; then
@@ -258,8 +266,8 @@ for ((i = 0; i < 100; i++)); do
 	[[ $got == *'"value"'* ]] && break
 	sleep 0.2
 done
-like "$got" '"__name__":"perfscript_events_total".*"cpu":"0".*"event":"context-switches"' \
-	"Prometheus received the remote-written series and answers a PromQL query for it"
+like "$got" '"__name__":"perfscript_events_total".*"cpu":"0".*"event":"context-switches","host":"'"$(cat /proc/sys/kernel/hostname)"'"' \
+	"Prometheus received the remote-written series, under the host's name, and answers a PromQL query for it"
 for ((i = 0; i < 100; i++)); do # the count of a push arrives with the next one
 	got=$(query 'perfscript_agent_pushes_total{kind="remote_write",result="sent",job=""} > 0')
 	[[ $got == *'"value"'* ]] && break

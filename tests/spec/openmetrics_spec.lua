@@ -88,6 +88,19 @@ describe("openmetrics", function()
     assert.equals(2, reg.scrapes)
   end)
 
+  it("labels a remote write's series as external_labels do, a series' own label first", function()
+    local reg = om.new():counter(fake("page-faults", 7))
+    reg:family("app_jobs", "counter", "jobs done", function() return { { labels = { host = "own" }, value = 1 } } end)
+    local req = reg:remote_write("http://127.0.0.1:9/api/v1/write", { host = "web-1" })
+    local ok, rw = pcall(require, "perfscript.remote_write")
+    if not ok or not req then return pending("needs perfscript.remote_write and libsnappy") end
+    local hosts = {}
+    for _, ts in ipairs(rw.decode(req.body)) do hosts[ts.name] = ts.labels.host end
+    assert.equals("web-1", hosts.perfscript_events_total)
+    assert.equals("own", hosts.app_jobs_total)
+    assert.is_nil(rw.decode(reg:remote_write("http://127.0.0.1:9/").body)[1].labels.host)
+  end)
+
   it("refuses bad names, labels and objects", function()
     assert.has_error(function() om.new{ prefix = "9x" } end,
                      "openmetrics.new: bad prefix '9x' (letters, digits, _ and :)")

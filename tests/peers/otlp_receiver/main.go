@@ -8,8 +8,9 @@
 //	  "period": ..., "samples": [{"stack": ["leaf", ..., "root"],
 //	  "values": [...]}], "mappings": [...]}]}
 //
-// Usage: otlp_receiver PORT (0 picks one); it prints "listening PORT"
-// first, then a line per request, and stops on SIGTERM or SIGINT.
+// Usage: otlp_receiver [ADDR:]PORT (ADDR 127.0.0.1 unless given; PORT 0
+// picks one); it prints "listening PORT" first, then a line per request,
+// and stops on SIGTERM or SIGINT.
 package main
 
 import (
@@ -19,6 +20,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -178,10 +180,15 @@ func consume(_ context.Context, pd pprofile.Profiles) error {
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: otlp_receiver PORT")
+		fmt.Fprintln(os.Stderr, "usage: otlp_receiver [ADDR:]PORT")
 		os.Exit(2)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:"+os.Args[1]) // the port, picked before the receiver binds it
+	addr := os.Args[1]
+	if !strings.Contains(addr, ":") {
+		addr = "127.0.0.1:" + addr
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	ln, err := net.Listen("tcp", addr) // the port, picked before the receiver binds it
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "otlp_receiver:", err)
 		os.Exit(1)
@@ -193,7 +200,7 @@ func main() {
 	cfg := f.CreateDefaultConfig().(*otlpreceiver.Config)
 	cfg.Protocols.GRPC = configoptional.None[configgrpc.ServerConfig]()
 	hc := otlpreceiver.HTTPConfig{ServerConfig: confighttp.NewDefaultServerConfig()}
-	hc.ServerConfig.NetAddr = confignet.AddrConfig{Endpoint: fmt.Sprintf("127.0.0.1:%d", port),
+	hc.ServerConfig.NetAddr = confignet.AddrConfig{Endpoint: net.JoinHostPort(host, fmt.Sprint(port)),
 		Transport: confignet.TransportTypeTCP}
 	cfg.Protocols.HTTP = configoptional.Some(hc)
 	next, _ := xconsumer.NewProfiles(consume)
