@@ -33,14 +33,16 @@ local function is_clock(event)
   return base == "cpu-clock" or base == "task-clock"
 end
 
--- The raw chain of a sample, leaf first, zeros (ends of broken frame
--- chains) left out; the sampled ip alone without a callchain.
+-- The chain of a sample table, leaf first, zeros (ends of broken frame
+-- chains) left out, as sample:packed() gives a live one's: a caller's
+-- return address stepped back into its call; the sampled ip alone
+-- without a callchain.
 local function chain_of(s)
   local c = s.callchain
   if not c or #c == 0 then return { s.ip } end
   local out, n = {}, 0
   for i = 1, #c do
-    if c[i] ~= 0 then n = n + 1; out[n] = c[i] end
+    if c[i] ~= 0 then n = n + 1; out[n] = n > 1 and c[i] - 1 or c[i] end
   end
   if n == 0 then out[1] = s.ip end
   return out
@@ -169,9 +171,10 @@ function Table:lines_of(pid, addr, m, epoch)
   return lines
 end
 
--- The Location of one frame. A caller's address is a return address: the
--- call is the instruction before it, so it is symbolized (and recorded,
--- as pprof allows) one byte earlier, as perf report does.
+-- The Location of one frame. A caller's address is inside its call (a
+-- return address stepped back one byte, by sample:packed() or chain_of),
+-- so it is symbolized and recorded there, as perf report names it and
+-- pprof allows.
 function Table:location_id(pid, addr, leaf, epoch)
   if addr == 0 and not leaf then -- sample:packed()'s root of a stack cut short
     local id = self.locs.truncated
@@ -184,7 +187,6 @@ function Table:location_id(pid, addr, leaf, epoch)
     return id
   end
   local kernel = is_kernel(addr)
-  if not leaf then addr = addr - 1 end
   local key = kernel and "k:" .. addr or ("%d:%d:%d"):format(pid, epoch or 0, addr)
   local id = self.locs[key]
   if id then return id end

@@ -242,12 +242,10 @@ function Profile:top_text(n, header)
 end
 
 -- One frame's names for a folded stack, root first: its function, then
--- what was inlined into it, outermost first. A caller's address is a
--- return address: the call is the byte before it (a Python frame's
--- address names it from the byte before too).
-local function fold_frame(names, self, pid, epoch, addr, leaf, cache)
-  local kernel = addr < 0
-  local at = leaf and addr or addr - 1
+-- what was inlined into it, outermost first. The address is
+-- sample:packed()'s: a caller's already inside its call.
+local function fold_frame(names, self, pid, epoch, at, cache)
+  local kernel = at < 0
   local key = kernel and at or ("%d:%d:%d"):format(pid, epoch, at)
   local got = cache[key]
   if not got then
@@ -278,7 +276,7 @@ function Profile:settle_stacks()
     for pass = 1, 2 do -- user frames root first, then kernel ones
       for i = #chain, 1, -1 do
         if (chain[i] < 0) == (pass == 2) then
-          fold_frame(names, self, pid, epoch, chain[i], i == 1, cache)
+          fold_frame(names, self, pid, epoch, chain[i], cache)
         end
       end
     end

@@ -196,7 +196,7 @@ void ps_lua_sample_stack__open(lua_State *L, struct ps_script *sc);
 struct ps_lua_frame {
 	uint64_t addr;
 	bool kernel;
-	bool ret;  /* a return address from the kernel's walk: look up addr - 1 */
+	bool ret;  /* a caller's return address from the kernel's walk: look up addr - 1 */
 	bool past; /* named by the mappings of epoch (ps_symbols__epoch), not now's */
 	uint32_t epoch;
 };

@@ -9,7 +9,8 @@
  * what the session's symbolizer says: demangled, "file+0xOFF" where no
  * symbol covers an address. A return address of the kernel's walk points
  * after its call, so its source line and inline frames are looked up one
- * byte before it (the unwinder's frames are already there). A folded stack
+ * byte before it (the unwinder's frames are already there), and
+ * sample:packed() gives every frame so, ready to name. A folded stack
  * ("comm;root;...;leaf", what flamegraph.pl reads) is built here in one
  * buffer rather than in Lua: at thousands of samples a second it is most
  * of what a profile does per sample.
@@ -43,7 +44,7 @@ static int frames_of(struct ps_script *sc, const struct ps_sample *s, struct ps_
 {
 	struct ps_lua_scratch *sx = ps_lua_sample_object__scratch(sc);
 	bool dwarf = s->sample_type & PERF_SAMPLE_STACK_USER, kernel = !is_user(s);
-	int n = 0, nuser = 0, max = PS_LUA_MAX_FRAMES;
+	int n = 0, nuser = 0, nkernel = 0, max = PS_LUA_MAX_FRAMES;
 	struct ps_lua_frame *f;
 	const uint64_t *ips;
 
@@ -64,7 +65,7 @@ static int frames_of(struct ps_script *sc, const struct ps_sample *s, struct ps_
 		if (!kernel && ip == 0)
 			break; /* a frame-pointer walk that left the stack */
 		f[n++] = (struct ps_lua_frame){
-		    .addr = ip, .kernel = kernel, .ret = !kernel && nuser++ > 0};
+		    .addr = ip, .kernel = kernel, .ret = (kernel ? nkernel++ : nuser++) > 0};
 	}
 	n = ps_lua_stack__drop_glue(sc, s, f, n);
 	if (dwarf) {
@@ -162,7 +163,7 @@ void ps_lua_sample_stack__packed(lua_State *L, struct ps_script *sc, const struc
 		luaL_error(L, "out of memory");
 	for (int i = 0; i < n; i++)
 		if (f[i].addr) /* a walk's zero ends say nothing */
-			out[k++] = f[i].addr;
+			out[k++] = f[i].addr - f[i].ret;
 	if (k == 0)
 		out[k++] = s->ip;
 	if (ps_lua_stack__cut(sc, s) && k < PS_LUA_MAX_FRAMES)

@@ -3,7 +3,8 @@
 # distributions' linker, which packs the end of one segment and the start
 # of the next into one file page), a GNU-ld program calling a library lld
 # linked, and Rust as rustc builds it (rust-lld, v0 names for std), PLT
-# stubs of GNU ld and lld, and Go's source lines in pprof profiles. With
+# stubs of GNU ld and lld, Go's source lines in pprof profiles, and Go's
+# stacks from Debian's Go 1.19 and the newest Go. With
 # DWARF stacks, at least 99% of the hot function's samples reach main
 # through the known chain, every name readable (no _R or 17h...E hash
 # names).
@@ -105,4 +106,19 @@ else
 		skip "perf or llvm-addr2line is not installed, or perf cannot sample" "Go source lines as perf's"
 	fi
 fi
+# Go's stacks with DWARF, from Debian's Go 1.19 and the newest Go: a
+# goroutine's outermost return address is runtime.goexit's first byte
+# plus one (newproc puts it there), so a caller stepped back twice (the
+# unwinder's frames were, once more by the profile) fell in the padding
+# before it, "gohot+0x5ce1f" (perf 6.1 unwinds only main.hot here).
+for gobin in /usr/lib/go-1.19/bin/go "$(command -v go)"; do
+	if [[ ! -x $gobin ]]; then
+		skip "no Go at ${gobin:-go} (golang-go)" "Go stacks with DWARF"; continue
+	fi
+	v=$("$gobin" env GOVERSION)
+	(cd "$TMP" && mkdir -p "$v" && cp "$P/gohot/main.go" "$v/" && cd "$v" &&
+		GOFLAGS=-mod=mod GOCACHE="$ROOT/build/go-cache" "$gobin" build -o gohot main.go)
+	"${PROFILE[@]}" -c "$TMP/$v/gohot 400" --call-graph dwarf --folded "$TMP/$v.folded" >/dev/null 2>&1
+	check "$v, DWARF" "$TMP/$v.folded" main.hot "gohot;runtime.goexit.abi0;runtime.main;main.main;main.hot"
+done
 done_testing
