@@ -148,17 +148,23 @@ $(BUILD)/tests/workload: tests/workload.c $(wildcard /usr/include/sys/sdt.h)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-inline $(WARN) -pthread -o $@ $<
 
-# go tool pprof, the tests' reference reader, built once: Go builds its
-# tools on first use into GOCACHE (25 s), which each suite paid again.
-# The user's GOCACHE keeps it across clean clones (a fresh one compiled it
-# again each time: 38 s of the build's 52); the build's own where Go has
-# no cache (no HOME). Without Go there is none, and the suites that need
-# it say so.
+# pprof, the tests' reference reader, built once: the newest
+# github.com/google/pprof the Go module proxy serves (what go tool pprof
+# becomes at Go's next release), pinned; Go's own cmd/pprof where the
+# proxy is out of reach. The user's GOCACHE keeps it across clean clones
+# (a fresh one compiled it again each time: 38 s of the build's 52); the
+# build's own where Go has no cache (no HOME). Without Go there is none,
+# and the suites that need it say so.
+PPROF_VERSION := v0.0.0-20261118010117-084b33a85f63
 $(BUILD)/tests/pprof:
 	$(Q)mkdir -p $(@D)
-	$(Q)if command -v go >/dev/null; then echo "  GO      cmd/pprof"; \
+	$(Q)if command -v go >/dev/null; then \
 		cache=$$(go env GOCACHE 2>/dev/null); [ -n "$$cache" ] && [ "$$cache" != off ] || \
-		cache=$(CURDIR)/$(BUILD)/go-cache; GOCACHE=$$cache GOFLAGS= go build -o $@ cmd/pprof; fi
+		cache=$(CURDIR)/$(BUILD)/go-cache; \
+		echo "  GO      github.com/google/pprof@$(PPROF_VERSION)"; \
+		GOCACHE=$$cache GOFLAGS= GOBIN=$(CURDIR)/$(@D) go install github.com/google/pprof@$(PPROF_VERSION) || \
+		{ echo "  GO      cmd/pprof (the module proxy has no github.com/google/pprof)"; \
+		  GOCACHE=$$cache GOFLAGS= go build -o $@ cmd/pprof; }; fi
 
 # The OpenTelemetry Collector's OTLP receiver, the reference reader of the
 # profiles perfscript sends over OTLP (tests/peers/otlp_receiver): the

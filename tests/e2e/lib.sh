@@ -3,7 +3,8 @@
 # `skip` says why. $PERFSCRIPT and $WORKLOAD come from tests/run.
 PERFSCRIPT=${PERFSCRIPT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/perfscript}
 WORKLOAD=${WORKLOAD:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/tests/workload}
-# go tool pprof, built once by make check (build/tests/pprof): Go builds
+# pprof (the newest github.com/google/pprof), built once by make check
+# (build/tests/pprof), or else go tool pprof: Go builds
 # its tools on first use into GOCACHE, 25 s a time, in every suite.
 PPROF_BIN=${PPROF_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/tests/pprof}
 pprof_tool() {
