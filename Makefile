@@ -87,7 +87,8 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 # distributions build: -O2, no frame pointers; libhot.so is stripped.
 PROGS     := $(addprefix $(BUILD)/tests/,chain clockspin cxxprog inline jit usehot libhot.so manystacks offcpu llvmloop threadnames runqwait reuse usdtargs deep libreuse_a.so libreuse_b.so)
 PROG_CFLAGS := -O2 -g -fomit-frame-pointer
-HELPERS   := $(BUILD)/tests/workload $(PROGS) $(BUILD)/tests/pprof $(BUILD)/tests/otlp_receiver
+HELPERS   := $(BUILD)/tests/workload $(PROGS) $(BUILD)/tests/pprof $(BUILD)/tests/otlp_receiver \
+	     $(BUILD)/tests/py-spy
 
 .PHONY: all deps check demo install clean asan lint bench
 all: $(BIN) $(BUILD)/libperfscript.so
@@ -177,6 +178,20 @@ $(BUILD)/tests/otlp_receiver: $(OTLP_PEER)
 		cache=$$(go env GOCACHE 2>/dev/null); [ -n "$$cache" ] && [ "$$cache" != off ] || \
 		cache=$(CURDIR)/$(BUILD)/go-cache; cd tests/peers/otlp_receiver && \
 		GOCACHE=$$cache GOFLAGS=-buildvcs=false go build -o $(CURDIR)/$@ .; fi
+
+# py-spy, the reference profile.lua --python is compared with
+# (tests/e2e/pyspy.sh): the binary its PyPI wheel carries, pinned; none
+# where PyPI is out of reach (the suite says so). Kept between runs.
+PYSPY_VERSION := 0.4.3
+$(BUILD)/tests/py-spy:
+	$(Q)mkdir -p $(@D)
+	$(Q)w=$(CURDIR)/$(BUILD)/py-spy-wheel; rm -rf $$w; \
+	if python3 -m pip download -q --no-deps --only-binary=:all: -d $$w py-spy==$(PYSPY_VERSION) >/dev/null 2>&1; then \
+		echo "  PIP     py-spy $(PYSPY_VERSION)"; \
+		python3 -c 'import glob, sys, zipfile; z = zipfile.ZipFile(glob.glob(sys.argv[1] + "/*.whl")[0]); \
+			n = [m for m in z.namelist() if m.endswith("/scripts/py-spy")][0]; \
+			open(sys.argv[2], "wb").write(z.read(n))' $$w $@ && chmod +x $@; \
+	else echo "  PIP     py-spy: PyPI out of reach, tests/e2e/pyspy.sh will skip"; fi
 
 $(BUILD)/tests/%: tests/progs/%.c
 	$(call msg,CC,$<)
