@@ -88,7 +88,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 PROGS     := $(addprefix $(BUILD)/tests/,chain clockspin cxxprog inline jit usehot libhot.so manystacks offcpu llvmloop threadnames runqwait reuse usdtargs deep libreuse_a.so libreuse_b.so)
 PROG_CFLAGS := -O2 -g -fomit-frame-pointer
 HELPERS   := $(BUILD)/tests/workload $(PROGS) $(BUILD)/tests/pprof $(BUILD)/tests/otlp_receiver \
-	     $(BUILD)/tests/py-spy
+	     $(BUILD)/tests/py-spy $(BUILD)/tests/libasyncProfiler.so
 
 .PHONY: all deps check demo install clean asan lint bench
 all: $(BIN) $(BUILD)/libperfscript.so
@@ -192,6 +192,21 @@ $(BUILD)/tests/py-spy:
 			n = [m for m in z.namelist() if m.endswith("/scripts/py-spy")][0]; \
 			open(sys.argv[2], "wb").write(z.read(n))' $$w $@ && chmod +x $@; \
 	else echo "  PIP     py-spy: PyPI out of reach, tests/e2e/pyspy.sh will skip"; fi
+
+# async-profiler, the reference profile.lua's Java frames are compared
+# with (tests/e2e/asprof.sh): the agent library of Maven Central's
+# tools.profiler:async-profiler linux-x64 jar, pinned; none where Maven
+# Central is out of reach (the suite says so). Kept between runs.
+ASPROF_VERSION := 4.6
+ASPROF_JAR := https://repo1.maven.org/maven2/tools/profiler/async-profiler/$(ASPROF_VERSION)/async-profiler-$(ASPROF_VERSION)-linux-x64.jar
+$(BUILD)/tests/libasyncProfiler.so:
+	$(Q)mkdir -p $(@D)
+	$(Q)if curl -sfL --max-time 60 -o $@.jar $(ASPROF_JAR); then \
+		echo "  MAVEN   async-profiler $(ASPROF_VERSION)"; \
+		python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); \
+			open(sys.argv[2], "wb").write(z.read("linux-x64/libasyncProfiler.so"))' $@.jar $@; \
+		rm -f $@.jar; \
+	else rm -f $@.jar; echo "  MAVEN   async-profiler: Maven Central out of reach, tests/e2e/asprof.sh will skip"; fi
 
 $(BUILD)/tests/%: tests/progs/%.c
 	$(call msg,CC,$<)
