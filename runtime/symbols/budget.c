@@ -67,8 +67,8 @@ size_t ps_dso__bytes(const struct ps_dso *d)
 
 	if (d->image)
 		n += d->image_mapped ? ps_pages__resident(d->image, d->image_size) : d->image_size;
-	if (d->cfi_view)
-		n += ps_pages__resident(d->cfi_view, d->image_size);
+	if (d->cfi_view) /* and the inflated .debug_frame after the file's pages */
+		n += ps_pages__resident(d->cfi_view, d->image_size) + d->cfi_size - d->image_size;
 	return n + ps_page_ages__bytes(&d->image_ages) + ps_page_ages__bytes(&d->cfi_ages);
 }
 

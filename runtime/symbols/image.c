@@ -142,6 +142,12 @@ bool ps_image__same_file(const struct stat *st, const struct ps_file_stamp *want
 
 void *ps_image__map(const char *path, const struct ps_file_stamp *want, size_t *size)
 {
+	return ps_image__map_more(path, want, size, 0);
+}
+
+void *ps_image__map_more(const char *path, const struct ps_file_stamp *want, size_t *size,
+			 size_t more)
+{
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), err = ESTALE;
 	struct stat st;
 	void *p = MAP_FAILED;
@@ -150,9 +156,18 @@ void *ps_image__map(const char *path, const struct ps_file_stamp *want, size_t *
 		return NULL;
 	if (fstat(fd, &st) == 0 && ps_image__same_file(&st, want) && st.st_size > 0) {
 		/* copy-on-write: libelf may write into an image it reads
-		 * (relocating, decompressing in place), never into the file */
-		p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+		 * (relocating, decompressing in place), never into the file;
+		 * the room after it is anonymous, over which the file goes */
+		p = mmap(NULL, (size_t)st.st_size + more, PROT_READ | PROT_WRITE,
+			 more ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_PRIVATE, more ? -1 : fd, 0);
 		err = errno;
+		if (p != MAP_FAILED && more &&
+		    mmap(p, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
+			 0) == MAP_FAILED) {
+			err = errno;
+			munmap(p, (size_t)st.st_size + more);
+			p = MAP_FAILED;
+		}
 	}
 	close(fd);
 	if (p == MAP_FAILED) {
@@ -160,7 +175,7 @@ void *ps_image__map(const char *path, const struct ps_file_stamp *want, size_t *
 		return NULL;
 	}
 	if (ps_image__guard(p, (size_t)st.st_size) < 0) {
-		munmap(p, (size_t)st.st_size);
+		munmap(p, (size_t)st.st_size + more);
 		errno = ENOSPC;
 		return NULL;
 	}

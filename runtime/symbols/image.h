@@ -24,6 +24,10 @@ struct ps_file_stamp {
  * file; its size and mtime too when set), opened without blocking, and
  * guarded; NULL + errno (ESTALE: another file is there now). */
 void *ps_image__map(const char *path, const struct ps_file_stamp *want, size_t *size);
+/* The same with more bytes of zeros after the file's (*size is the
+ * file's); ps_image__unmap takes *size + more. */
+void *ps_image__map_more(const char *path, const struct ps_file_stamp *want, size_t *size,
+			 size_t more);
 void ps_image__unmap(void *p, size_t size);
 /* A SIGBUS reading [p, p + len) (its file truncated) gives zeros there and
  * marks the range changed, instead of ending the process. -ENOSPC when

@@ -101,10 +101,13 @@ struct ps_dso {
 	void *image;	/* the file's bytes */
 	size_t image_size;
 	bool image_mapped; /* munmap, not free */
-	/* what unwinders read CFI from (symbols/cfi.c): the image, or (its
-	 * .eh_frame_hdr after .eh_frame) a second mapping, sections hidden */
-	enum { PS_CFI_UNKNOWN, PS_CFI_AS_IS, PS_CFI_HIDE } cfi_state;
+	/* what unwinders read CFI from (symbols/cfi.c): the image, or a
+	 * second mapping of cfi_size bytes: sections hidden (its
+	 * .eh_frame_hdr after .eh_frame), or .debug_frame alone, inflated
+	 * past the file's end (its debug sections compressed) */
+	enum { PS_CFI_UNKNOWN, PS_CFI_AS_IS, PS_CFI_HIDE, PS_CFI_FRAME } cfi_state;
 	void *cfi_view;
+	size_t cfi_size;
 	struct ps_page_ages image_ages, cfi_ages; /* which pages drops keep (symbols/pages.c) */
 	bool read_since_drop; /* opened for an answer or unwound through since the last drop */
 	int e_type;
