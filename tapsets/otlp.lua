@@ -54,9 +54,10 @@ end
 -- nil and why: profiles a list of pprof tables (pprof.build, p:pprof(),
 -- offcpu's profiles); opts: resource (more resource attributes,
 -- { ["process.command_line"] = ... }), service (service.name), version
--- (the scope's).
+-- (the scope's), gzip (the bytes gzip-compressed).
 function M.encode(profs, opts)
-  local ok, bytes = pcall(core().from_pprof, profs, head(opts or {}))
+  opts = opts or {}
+  local ok, bytes = pcall(core().from_pprof, profs, head(opts), opts.gzip == true)
   if ok then return bytes end
   return nil, tostring(bytes)
 end
@@ -75,12 +76,18 @@ end
 
 -- otlp.post(url, profiles[, opts]) -> { url, body, headers } for the push
 -- tapset, or nil and why. A URL without a path gets OTLP/HTTP's,
--- /v1development/profiles.
+-- /v1development/profiles. The body is gzip-compressed (Content-Encoding:
+-- gzip, which OTLP/HTTP receivers take: the bytes of a gzip pprof) unless
+-- opts.gzip is false.
 function M.post(url, profs, opts)
-  local bytes, err = M.encode(profs, opts)
+  local gz = not (opts and opts.gzip == false)
+  local o = setmetatable({ gzip = gz }, { __index = opts })
+  local bytes, err = M.encode(profs, o)
   if not bytes then return nil, err end
   if not url:match("^%a+://[^/]+/.") then url = url:gsub("/*$", "") .. M.PATH end
-  return { url = url, body = bytes, headers = { ["Content-Type"] = "application/x-protobuf" } }
+  local headers = { ["Content-Type"] = "application/x-protobuf" }
+  if gz then headers["Content-Encoding"] = "gzip" end
+  return { url = url, body = bytes, headers = headers }
 end
 
 return M

@@ -267,9 +267,9 @@ static void zeros(struct ps_lua_otlp_conv *c)
 	ps_lua_otlp__keep(c, c->stacks, 0);
 }
 
-/* otlp.from_pprof(profiles, head) -> bytes: profiles a list of pprof
- * tables, head { resource = Resource, scope = InstrumentationScope } in
- * the request's shape. */
+/* otlp.from_pprof(profiles, head[, gzip]) -> bytes: profiles a list of
+ * pprof tables, head { resource = Resource, scope = InstrumentationScope }
+ * in the request's shape; gzip-compressed when gzip is true. */
 int ps_lua_otlp__from_pprof(lua_State *L)
 {
 	OtlpRequest req = OPENTELEMETRY__PROTO__EXPORT_PROFILES_SERVICE_REQUEST__INIT;
@@ -279,9 +279,11 @@ int ps_lua_otlp__from_pprof(lua_State *L)
 	struct ps_lua_otlp_conv c = {.L = L};
 	size_t n, size;
 	uint8_t *buf;
+	bool gz;
 
 	luaL_checktype(L, 1, LUA_TTABLE);
 	luaL_checktype(L, 2, LUA_TTABLE);
+	gz = lua_toboolean(L, 3);
 	lua_settop(L, 2);
 	for (int i = 0; i < 5; i++)
 		lua_newtable(L);
@@ -322,6 +324,9 @@ int ps_lua_otlp__from_pprof(lua_State *L)
 	size = opentelemetry__proto__export_profiles_service_request__get_packed_size(&req);
 	buf = ps_lua_otlp__alloc(&c, size);
 	opentelemetry__proto__export_profiles_service_request__pack(&req, buf);
-	lua_pushlstring(L, (const char *)buf, size);
+	if (gz)
+		ps_lua_pprof__push_gzip(L, buf, size);
+	else
+		lua_pushlstring(L, (const char *)buf, size);
 	return 1;
 }

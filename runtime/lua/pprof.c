@@ -403,8 +403,7 @@ static void header(struct enc *e, PprofProfile *p)
 	lua_pop(e->L, 1);
 }
 
-/* gzip the n bytes at in into a new Lua string (pushed). */
-static void push_gzip(lua_State *L, const uint8_t *in, size_t n)
+void ps_lua_pprof__push_gzip(lua_State *L, const uint8_t *in, size_t n)
 {
 	z_stream z = {0};
 	luaL_Buffer b;
@@ -412,7 +411,7 @@ static void push_gzip(lua_State *L, const uint8_t *in, size_t n)
 
 	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
 	    Z_OK)
-		luaL_error(L, "pprof: cannot start zlib's deflate");
+		luaL_error(L, "gzip: cannot start zlib's deflate");
 	luaL_buffinit(L, &b);
 	z.next_in = (Bytef *)in;
 	z.avail_in = (uInt)n;
@@ -427,7 +426,7 @@ static void push_gzip(lua_State *L, const uint8_t *in, size_t n)
 	} while (rc == Z_OK || rc == Z_BUF_ERROR);
 	deflateEnd(&z);
 	if (rc != Z_STREAM_END)
-		luaL_error(L, "pprof: zlib's deflate failed (%d)", rc);
+		luaL_error(L, "gzip: zlib's deflate failed (%d)", rc);
 	luaL_pushresult(&b);
 }
 
@@ -459,7 +458,7 @@ static int l_encode(lua_State *L)
 	buf = alloc(&e, size, 1);
 	perftools__profiles__profile__pack(&p, buf);
 	if (gz)
-		push_gzip(L, buf, size);
+		ps_lua_pprof__push_gzip(L, buf, size);
 	else
 		lua_pushlstring(L, (const char *)buf, size);
 	return 1;

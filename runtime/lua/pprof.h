@@ -37,6 +37,10 @@ struct ps_lua_pb_arena {
 /* An allocator for protobuf-c's unpack that allocates from a. */
 ProtobufCAllocator ps_lua_pprof__arena(struct ps_lua_pb_arena *a);
 
+/* gzip the n bytes at in into a new Lua string (pushed): pprof's files,
+ * OTLP's request bodies. */
+void ps_lua_pprof__push_gzip(lua_State *L, const uint8_t *in, size_t n);
+
 /* The most a profile may inflate to, by default: a pprof file of a whole
  * host for minutes is a few MiB. */
 #define PS_PPROF_MAX_BYTES (64 << 20)

@@ -128,6 +128,27 @@ like "$(grep -c 'workload' "$TMP/a-otlp.txt")" "^[1-9]" "the busy workload's sam
 awk '/^## otlp/ { w = 1 } w && /^```lua$/ { f = 1; next } f && /^```$/ { exit } f' docs/tapsets.md >"$TMP/ex.lua"
 out=$("$PERFSCRIPT" "$TMP/ex.lua" -c "$WORKLOAD spin 200" 2>&1)
 is "$out" "true" "docs/tapsets.md's otlp example: a request written and read back with its samples"
+# otlp.post gzips its body (Content-Encoding: gzip): the request's bytes,
+# a seventh of them (the agent's pushes above went so, read by the Collector)
+cat >"$TMP/gz.lua" <<EOF
+local otlp = require "otlp"
+prof = perfmon.counter("cpu-clock/freq=999/")
+local p = require("profile").new { pprof = true, labels = { "pid", "comm" } }
+probe(prof, function(s) p:add(s) end)
+probe("end", function()
+  local t = p:pprof()
+  local req = assert(otlp.post("http://127.0.0.1:1", { t }))
+  io.open("$TMP/gz.body", "wb"):write(req.body):close()
+  io.open("$TMP/raw.body", "wb"):write(assert(otlp.encode({ t }))):close()
+  print(req.headers["Content-Encoding"], otlp.post("http://127.0.0.1:1", { t }, { gzip = false }).headers["Content-Encoding"])
+end)
+EOF
+out=$("$PERFSCRIPT" "$TMP/gz.lua" -c "$WORKLOAD spin 200" 2>&1)
+# (the same request but for its profile's random 16-byte id)
+same=$(python3 -c 'import gzip, sys; a = gzip.decompress(open(sys.argv[1], "rb").read()); b = open(sys.argv[2], "rb").read()
+print(len(a) == len(b) and sum(x != y for x, y in zip(a, b)) <= 16, "%.1f" % (len(b) / len(open(sys.argv[1], "rb").read())))' \
+	"$TMP/gz.body" "$TMP/raw.body" 2>&1)
+is "$out $same" $'gzip\tnil True '"${same##* }" "otlp.post: the body is the request gzip-compressed, said by Content-Encoding (${same##* }x smaller); gzip = false sends it as it is"
 
 # Names come from processes perfscript does not trust: bytes that are not
 # UTF-8 (which proto3 string fields must be) go out repaired, each bad byte
