@@ -217,7 +217,6 @@ dur=$(sed -n 's/^Duration: \([0-9.]*\)\(m\{0,1\}\)s,.*/\1 \2/p' <<<"$top" | awk 
 awk -v c="${cum:-0}" -v d="${dur:-0}" 'BEGIN { exit !(d >= 1.9 && c >= d - 0.2 && c <= d + 0.005) }'
 ok $? "--offcpu: a process asleep all along has its window off the CPU (${cum:-none}s of ${dur:-?}s)"
 like "$top" " __schedule"$'\n' "--offcpu: kernel stacks end at __schedule, not in the tracepoint's frames"
-unlike() { ! grep -qE "$2" <<<"$1"; ok $? "$3"; }
 unlike "$top" "__traceiter_|bpf_trace_run" "--offcpu: no tracing frame in the profile"
 like "$(pprof_tool -tags "$TMP/off.pb.gz" 2>&1)" "state: Total.*S" "--offcpu: each sample says why (state S: asleep)"
 

@@ -51,7 +51,6 @@ is "$total" "${n:-?}" "profile.lua --svg: the graph's total is the samples the r
 awk -v w="$(width "$TMP/p.svg" hot_spin)" 'BEGIN { exit !(w >= 0.9 * 1180) }'
 ok $? "... hot_spin spans at least 90% of it"
 like "$(grep -c '<script' "$TMP/p.svg")" "^1$" "... one script, its own: nothing is fetched"
-unlike() { ! grep -qE "$2" <<<"$1"; ok $? "$3"; }
 unlike "$(cat "$TMP/p.svg")" "https?://[^\"]*\.(js|css)|xlink:href|<image" "... no external file, font or script"
 # with --switch-output, a graph per window, each a whole file
 "$PERFSCRIPT" "$EX/profile.lua" -c "$WORKLOAD spin 2200" --switch-output 1 --svg "$TMP/sw.svg" >"$TMP/sw.out" 2>&1

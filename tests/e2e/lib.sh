@@ -47,6 +47,8 @@ like() {
 	# the lines that start with #
 	[[ $got =~ $re ]] || { printf '#   want match: %s\n' "${re//$'\n'/\\n}"; printf '%s\n' "$got" | sed 's/^/#   got: /' | head -20; }
 }
+# unlike TEXT REGEX description: no line of TEXT matches (grep -E)
+unlike() { ! grep -qE "$2" <<<"$1"; ok $? "$3"; }
 skip() { # reason description
 	local why=$1; shift
 	TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $* # SKIP $why"

@@ -51,8 +51,9 @@ total=$(awk '/ s off the CPU/ { print $1 }' <<<"$out")
 folded=$(awk '{ s += $NF } END { printf "%.6f", s / 1e6 }' "$TMP/off.folded")
 awk -v t="${total:-0}" -v f="${folded:-0}" 'BEGIN { d = t - f; if (d < 0) d = -d; exit !(t >= 3.99 && d < 0.002) }'
 ok $? "offcpu.lua: ${total:-no} s off the CPU in all, the four 1 s waits and more, as the folded lines add up (${folded:-no} s)"
+# (1 s blocked on the pipe, and its wait for a CPU after the wake-up)
 us=$(awk '/^reader;/ { s += $NF } END { print s + 0 }' "$TMP/off.folded")
-awk -v u="$us" 'BEGIN { exit !(u >= 980000 && u <= 1020000) }'; ok $? "--folded: comm;stack microseconds lines (reader $us us)"
+awk -v u="$us" 'BEGIN { exit !(u >= 980000 && u <= 1200000) }'; ok $? "--folded: comm;stack microseconds lines (reader $us us)"
 if command -v go >/dev/null; then
 	top=$(pprof_tool -top -sample_index=off-cpu "$TMP/off.pb.gz" 2>&1)
 	like "$top" "Type: off-cpu" "--pprof: go tool pprof reads it, sample type off-cpu"
@@ -71,7 +72,8 @@ unlike "$(awk 'NR > 2 && / ms/ == 0 && $1 ~ /^[0-9.]+$/ && $5 != "-"' <<<"$out")
 	"... and no interval under 2 s has a stack (each row's WHERE is -)"
 like "$out" "\(-: no stack: intervals under 2e\+06 us" "... said under the table"
 us=$(awk '/^reader / { s += $NF } END { print s + 0 }' "$TMP/long.folded")
-awk -v u="$us" 'BEGIN { exit !(u >= 980000 && u <= 1020000) }'; ok $? "... the reader's second in --folded, on its comm alone ($us us)"
+# (and the wait for a CPU after its wake-up: 75 ms once, beside another suite)
+awk -v u="$us" 'BEGIN { exit !(u >= 980000 && u <= 1200000) }'; ok $? "... the reader's second in --folded, on its comm alone ($us us)"
 
 # A long wait after short ones (500 pipe round trips, then a 200 ms
 # sleep): at --min-us 1000 none of the short ones kept a stack, so the
@@ -119,9 +121,11 @@ n=0
 while read -r tid oncpu delay _; do
 	got=$(awk -v t="$tid" '$1 == "runnable" && $2 == t { print $3 }' "$TMP/pinned.err")
 	# the scheduler's own figure (ps_switch), and the thread's wait to
-	# exit after it read its schedstat
-	awk -v g="${got:-0}" -v d="$delay" 'BEGIN { exit !(d > 1e8 && g >= d * 0.995 && g <= d * 1.02) }'
-	ok $? "thread $tid: runnable ${got:-none} ns, its schedstat run_delay $delay ns (-0.5% to +2%)"
+	# exit after it read its schedstat: a preemption between the read and
+	# the exit adds its wait, up to a time slice of a loaded machine
+	# (8.1 ms once, beside the whole suite: +2.03%)
+	awk -v g="${got:-0}" -v d="$delay" 'BEGIN { exit !(d > 1e8 && g >= d * 0.995 && g <= d * 1.02 + 20e6) }'
+	ok $? "thread $tid: runnable ${got:-none} ns, its schedstat run_delay $delay ns (-0.5% to +2% and a 20 ms slice)"
 	n=$((n + 1))
 done <"$TMP/pinned.out"
 is "$n" 2 "both pinned threads reported their schedstat"
