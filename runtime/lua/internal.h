@@ -101,6 +101,9 @@ void ps_lua_http__open(lua_State *L);
 /* lua/otlp.c: package.preload["perfscript.otlp"], OTLP profiles requests
  * to and from tables shaped like lua/otlp.proto's messages. */
 void ps_lua_otlp__open(lua_State *L);
+/* lua/tty.c: package.preload["perfscript.tty"], the terminal of a
+ * full-screen script: keys as typed, the screen's size. */
+void ps_lua_tty__open(lua_State *L);
 
 /* lua/remote_write.c: package.preload["perfscript.remote_write"]. */
 void ps_lua_remote_write__open(lua_State *L);

@@ -181,6 +181,7 @@ static int setup(lua_State *L)
 	ps_lua_remote_write__open(L);
 	ps_lua_otlp__open(L);
 	ps_lua_http__open(L);
+	ps_lua_tty__open(L);
 	ps_lua_sample_object__open(L, sc);
 	ps_lua_sample_args__open(L);
 	return 0;

@@ -85,9 +85,10 @@ sample_values.lua|
 stat.lua|
 syscalls.lua|
 syscount.lua|
+top.lua|
 wallclock.lua|
 EOF
-is "$(ls "$EX"/*.lua | wc -l)" 17 "every example is in the list above"
+is "$(ls "$EX"/*.lua | wc -l)" 18 "every example is in the list above"
 # -o FILE: the report there, nothing on stderr; -o -: on standard output;
 # perfscript's own -o before the script counts as the script's
 "$PERFSCRIPT" "$EX/syscount.lua" -c "gzip -1 -c $TMP/bin.dat" -o "$TMP/rep" >"$TMP/got.gz" 2>"$TMP/got.err"
