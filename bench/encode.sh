@@ -5,8 +5,8 @@
 # stacks and pid, tid and comm labels (about 30,000 samples); its pprof
 # table is then encoded five times each way and the fastest of each kept:
 # pprof.encode (protobuf-c and gzip, what a pprof push sends) and
-# otlp.encode (lua/otlp_pprof.c and protobuf-c, what an OTLP push sends,
-# uncompressed), from the same table. Target (issue 44): OTLP <= pprof.
+# otlp.encode (lua/otlp_pprof.c, protobuf-c and gzip, what an OTLP push
+# sends), from the same table. Target (issue 44): OTLP <= pprof.
 # Asserts nothing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -23,5 +23,5 @@ read -r samples pprof_ms pprof_bytes otlp_ms otlp_bytes <<<"$(tail -1 <<<"$out")
 ratio=$(awk -v a="$otlp_ms" -v b="$pprof_ms" 'BEGIN { printf "%.2f", a / b }')
 printf '  %-36s %12s\n' "samples" "$samples"
 printf '  %-36s %9.1f ms  %d bytes (gzip)\n' "pprof.encode" "$pprof_ms" "$pprof_bytes"
-printf '  %-36s %9.1f ms  %d bytes\n' "otlp.encode" "$otlp_ms" "$otlp_bytes"
+printf '  %-36s %9.1f ms  %d bytes (gzip)\n' "otlp.encode" "$otlp_ms" "$otlp_bytes"
 printf '  %-36s %12s  target <= 1.0: %s\n' "OTLP / pprof" "$ratio" "$(verdict "$ratio" 1.0)"

@@ -28,13 +28,17 @@ local sampler = args.need(perfmon.counter(("cpu-clock/freq=%d/"):format(opts.fre
 -- Samples are counted by address (a kernel's under pid -1) and named at
 -- each refresh, each address once: the names of a second's new addresses
 -- cost what the second's samples did not.
+-- Records wait in the rings up to 100 ms: the loop wakes 10 times a
+-- second for a table drawn once a second.
+perfmon.drain_interval(100)
 local now, names, named = {}, {}, 0
 local total, last_total = 0, 0
 probe(sampler, function(s)
-  local pid = s.user and s.pid or -1
+  local ip = s.ip
+  local pid = ip < 0 and -1 or s.pid -- a kernel address is negative as a Lua integer
   local t = now[pid]
   if not t then t = {}; now[pid] = t end
-  t[s.ip] = (t[s.ip] or 0) + 1
+  t[ip] = (t[ip] or 0) + 1
 end)
 
 local function name_of(pid, ip)

@@ -77,7 +77,7 @@ end
 -- otlp.post(url, profiles[, opts]) -> { url, body, headers } for the push
 -- tapset, or nil and why. A URL without a path gets OTLP/HTTP's,
 -- /v1development/profiles. The body is gzip-compressed (Content-Encoding:
--- gzip, which OTLP/HTTP receivers take: the bytes of a gzip pprof) unless
+-- gzip at zlib's fastest level, which OTLP/HTTP receivers take) unless
 -- opts.gzip is false.
 function M.post(url, profs, opts)
   local gz = not (opts and opts.gzip == false)

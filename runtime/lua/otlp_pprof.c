@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include <lauxlib.h>
+#include <zlib.h>
 
 #include "lua/internal.h"
 #include "lua/otlp.h"
@@ -325,7 +326,7 @@ int ps_lua_otlp__from_pprof(lua_State *L)
 	buf = ps_lua_otlp__alloc(&c, size);
 	opentelemetry__proto__export_profiles_service_request__pack(&req, buf);
 	if (gz)
-		ps_lua_pprof__push_gzip(L, buf, size);
+		ps_lua_pprof__push_gzip(L, buf, size, Z_BEST_SPEED);
 	else
 		lua_pushlstring(L, (const char *)buf, size);
 	return 1;

@@ -403,13 +403,13 @@ static void header(struct enc *e, PprofProfile *p)
 	lua_pop(e->L, 1);
 }
 
-void ps_lua_pprof__push_gzip(lua_State *L, const uint8_t *in, size_t n)
+void ps_lua_pprof__push_gzip(lua_State *L, const uint8_t *in, size_t n, int level)
 {
 	z_stream z = {0};
 	luaL_Buffer b;
 	int rc;
 
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
 	    Z_OK)
 		luaL_error(L, "gzip: cannot start zlib's deflate");
 	luaL_buffinit(L, &b);
@@ -458,7 +458,7 @@ static int l_encode(lua_State *L)
 	buf = alloc(&e, size, 1);
 	perftools__profiles__profile__pack(&p, buf);
 	if (gz)
-		ps_lua_pprof__push_gzip(L, buf, size);
+		ps_lua_pprof__push_gzip(L, buf, size, Z_DEFAULT_COMPRESSION);
 	else
 		lua_pushlstring(L, (const char *)buf, size);
 	return 1;

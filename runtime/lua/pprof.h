@@ -37,9 +37,10 @@ struct ps_lua_pb_arena {
 /* An allocator for protobuf-c's unpack that allocates from a. */
 ProtobufCAllocator ps_lua_pprof__arena(struct ps_lua_pb_arena *a);
 
-/* gzip the n bytes at in into a new Lua string (pushed): pprof's files,
- * OTLP's request bodies. */
-void ps_lua_pprof__push_gzip(lua_State *L, const uint8_t *in, size_t n);
+/* gzip the n bytes at in into a new Lua string (pushed), at zlib's level
+ * (Z_DEFAULT_COMPRESSION for pprof's files, Z_BEST_SPEED for OTLP's
+ * request bodies: sent once, over the network). */
+void ps_lua_pprof__push_gzip(lua_State *L, const uint8_t *in, size_t n, int level);
 
 /* The most a profile may inflate to, by default: a pprof file of a whole
  * host for minutes is a few MiB. */
