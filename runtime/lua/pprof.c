@@ -409,8 +409,7 @@ void ps_lua_pprof__push_gzip(lua_State *L, const uint8_t *in, size_t n, int leve
 	luaL_Buffer b;
 	int rc;
 
-	if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-	    Z_OK)
+	if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		luaL_error(L, "gzip: cannot start zlib's deflate");
 	luaL_buffinit(L, &b);
 	z.next_in = (Bytef *)in;
