@@ -191,6 +191,16 @@ function Registry:stats(name, agg, opts)
   return self
 end
 
+-- This process's resident memory in bytes (VmRSS of /proc/self/status),
+-- for process_resident_memory_bytes, as Prometheus' clients name it.
+local function self_rss_bytes()
+  local f = io.open("/proc/self/status")
+  if not f then return 0 end
+  local st = f:read("a")
+  f:close()
+  return (math.tointeger(tonumber(st:match("VmRSS:%s*(%d+)"))) or 0) * 1024
+end
+
 -- This process's CPU time in ns (utime + stime of /proc/self/stat), for
 -- process_cpu_seconds_total: what the exporter itself costs.
 local function self_cpu_ns()
@@ -289,6 +299,9 @@ function Registry:text(openmetrics)
   family_text(out, { name = "process_cpu_seconds", type = "counter", unit = "seconds",
                      help = "CPU time of this perfscript process (user and system)." },
               { { "_total", "", seconds(self_cpu_ns()) } }, openmetrics)
+  family_text(out, { name = "process_resident_memory_bytes", type = "gauge", unit = "bytes",
+                     help = "Resident memory of this perfscript process (VmRSS)." },
+              { { "", "", self_rss_bytes() } }, openmetrics)
   if openmetrics then out[#out + 1] = "# EOF\n" end
   return table.concat(out)
 end

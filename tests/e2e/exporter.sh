@@ -44,6 +44,8 @@ like "$page" $'\nperfscript_event_seconds_total\\{event="task-clock",pid="[0-9]+
 like "$page" $'\nperfscript_event_enabled_seconds_total\\{event="page-faults",[^}]*\\} [0-9.]+\n' "enabled time per counter"
 like "$page" $'\nperfscript_event_running_seconds_total\\{event="page-faults",[^}]*\\} [0-9.]+\n' "running time per counter"
 like "$page" $'\nprocess_cpu_seconds_total [0-9.]+' "the exporter's own CPU time"
+rss=$(awk '$1 == "process_resident_memory_bytes" { print $2 }' <<<"$page")
+ok $(( ${rss:-0} > 1048576 && ${rss:-0} < 1073741824 ? 0 : 1 )) "... and its resident memory in bytes ($rss)"
 
 om=$(curl -sS -D "$TMP/headers" -H 'Accept: application/openmetrics-text; version=1.0.0' "$url")
 like "$(cat "$TMP/headers")" "Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8" \
