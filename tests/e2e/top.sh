@@ -41,7 +41,7 @@ tmux send-keys -t $s f
 tmux_wait $s ', frozen'
 ok $? "f freezes the view"
 tmux send-keys -t $s q
-tmux_wait $s '^EXITED'
+tmux_wait $s '^-?icanon -?echo'  # after EXITED: stty's line
 screen=$(tmux capture-pane -t $s -p)
 like "$screen" $'^BEFORE\nEXITED 0' "q quits (exit 0), and the main screen is back as it was"
 like "$screen" "(^|"$'\n'")icanon echo *($|"$'\n'")" "... with the terminal's line editing and echo on again"
@@ -52,7 +52,7 @@ tmux new-session -d -s $s -x 120 -y 30 \
 	"echo BEFORE; $PERFSCRIPT $EX/top.lua -c '$WORKLOAD spin 30000'; echo EXITED; stty -a | tr ' ' '\n' | grep -xE -- '-?(icanon|echo)' | tr '\n' ' '; echo; sleep 30"
 tmux_wait $s '\[\.\] hot_spin'
 tmux send-keys -t $s C-c
-tmux_wait $s '^EXITED'
+tmux_wait $s '^-?icanon -?echo'  # after EXITED: stty's line
 screen=$(tmux capture-pane -t $s -p)
 like "$screen" $'^BEFORE\nEXITED\nicanon echo' "Ctrl-C: the main screen back, line editing and echo on"
 done_testing
