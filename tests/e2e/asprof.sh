@@ -36,40 +36,20 @@ public class Work {
 }
 EOF
 javac -d "$TMP" "$TMP/Work.java"
-cat >"$TMP/shares.py" <<'EOF'
-import collections, re, sys
-own, anywhere, total = collections.Counter(), collections.Counter(), 0
-for line in open(sys.argv[1]):
-    stack, _, n = line.rstrip("\n").rpartition(" ")
-    # perfscript's "long Work.alpha(int)", async-profiler's "Work.alpha"
-    names = [m.group(1) for m in (re.search(r"(?:^|\s)(Work\.\w+)(?:\(|$)", f) for f in stack.split(";"))
-             if m and m.group(1) != "Work.main"]
-    if not names:
-        continue
-    total += int(n)
-    own[names[-1]] += int(n)
-    for f in set(names):
-        anywhere[f] += int(n)
-print("samples", total)
-for label, c in (("self", own), ("total", anywhere)):
-    for f in sorted(c):
-        print(label, f, "%.1f" % (100 * c[f] / total))
-EOF
 
 java=(java -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit
 	-XX:CompileCommand=quiet "-XX:CompileCommand=dontinline,Work::*"
 	"-agentpath:$LIB=start,event=itimer,interval=1ms,collapsed,file=$TMP/ap.txt" -cp "$TMP" Work 8000)
 "$PERFSCRIPT" examples/profile.lua --folded "$TMP/ours.folded" -c "${java[*]}" >"$TMP/ours.out" 2>&1
 is "$?" 0 "profile.lua -c java with async-profiler as its agent ran to its end ($(grep -m1 "samples of" "$TMP/ours.out"))"
-python3 "$TMP/shares.py" "$TMP/ours.folded" >"$TMP/ours.shares"
-python3 "$TMP/shares.py" "$TMP/ap.txt" >"$TMP/ap.shares"
+# perfscript's "long Work.alpha(int)", async-profiler's "Work.alpha"
+WORK='(?:^|\s)(Work\.(?!main\b)\w+)(?:\(|$)'
+python3 tests/e2e/shares.py "$WORK" "$TMP/ours.folded" >"$TMP/ours.shares"
+python3 tests/e2e/shares.py "$WORK" "$TMP/ap.txt" >"$TMP/ap.shares"
 n1=$(awk '$1 == "samples" { print $2 }' "$TMP/ours.shares")
 n2=$(awk '$1 == "samples" { print $2 }' "$TMP/ap.shares")
 ok $(( ${n1:-0} >= 500 && ${n2:-0} >= 500 ? 0 : 1 )) "both took samples in Work's methods (perfscript $n1, async-profiler $n2)"
-read -r worst rows < <(join -a1 -a2 -e 0 -o 0,1.2,2.2 <(awk '$1 != "samples" { print $1 ":" $2, $3 }' "$TMP/ours.shares" | sort) \
-	<(awk '$1 != "samples" { print $1 ":" $2, $3 }' "$TMP/ap.shares" | sort) |
-	awk '$2 >= 1 || $3 >= 1 { d = $2 - $3; if (d < 0) d = -d; if (d > w) w = d; r = r " " $1 "=" $2 "/" $3 }
-		END { printf "%.1f%s\n", w, r }')
+read -r worst rows < <(shares_compare "$TMP/ours.shares" "$TMP/ap.shares")
 ok "$(awk -v w="${worst:-99}" 'BEGIN { exit !(w <= 5) }'; echo $?)" \
 	"each method's share agrees with async-profiler's within 5 points (at most ${worst:-?}; perfscript/async-profiler:$rows)"
 like "$rows" "self:Work.alpha=.*self:Work.beta=.*total:Work.gamma=" "alpha and beta as leaves, gamma above them, in both"

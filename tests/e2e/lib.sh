@@ -96,5 +96,14 @@ tmux_wait() {
 	done
 	return 1
 }
+# shares_compare A B: two shares.py outputs side by side: the largest
+# difference of a row of 1% or more in either, then the rows as
+# " kind:name=A/B" (one line: "2.1 self:alpha=63.7/63.7 ...").
+shares_compare() {
+	join -a1 -a2 -e 0 -o 0,1.2,2.2 <(awk '$1 != "samples" { print $1 ":" $2, $3 }' "$1" | sort) \
+		<(awk '$1 != "samples" { print $1 ":" $2, $3 }' "$2" | sort) |
+		awk '$2 >= 1 || $3 >= 1 { d = $2 - $3; if (d < 0) d = -d; if (d > w) w = d; r = r " " $1 "=" $2 "/" $3 }
+			END { printf "%.1f%s\n", w, r }'
+}
 need_root() { [[ $(id -u) -eq 0 ]]; }
 done_testing() { echo "1..$TAP_N"; [[ $TAP_FAILED -eq 0 ]]; }

@@ -37,29 +37,6 @@ end = time.time() + float(sys.argv[1])
 while time.time() < end:
     alpha(20000); beta(10000); gamma(6000)
 EOF
-# Each function's share in percent, self (innermost Python frame) and
-# total (anywhere), of the samples with a Python frame: "self alpha 65.0".
-cat >"$TMP/shares.py" <<'EOF'
-import collections, re, sys
-kind, path = sys.argv[1], sys.argv[2]
-own, anywhere, total = collections.Counter(), collections.Counter(), 0
-for line in open(path):
-    stack, _, n = line.rstrip("\n").rpartition(" ")
-    if kind == "perfscript":  # comm;...;py::NAME:FILE;...;C leaf
-        names = re.findall(r"(?:^|;)py::([^:;]+):", stack)
-    else:  # py-spy's raw: NAME (FILE:LINE);...
-        names = [re.sub(r" \(.*$", "", f) for f in stack.split(";")]
-    if not names:
-        continue
-    total += int(n)
-    own[names[-1]] += int(n)
-    for f in set(names):
-        anywhere[f] += int(n)
-print("samples", total)
-for label, c in (("self", own), ("total", anywhere)):
-    for f in sorted(c):
-        print(label, f, "%.1f" % (100 * c[f] / total))
-EOF
 
 pythons=()
 for py in /usr/bin/python3.1[0-3] "$HOME"/.pyenv/versions/3.1[0-3]*/bin/python3.1[0-3]; do
@@ -80,13 +57,10 @@ for py in "${pythons[@]}"; do
 	"$PYSPY" record -p "$pid" -d 5 -r 999 -f raw -o "$d/spy.txt" >"$d/spy.log" 2>&1
 	wait "$ours"
 	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-	/usr/bin/python3 "$TMP/shares.py" perfscript "$d/ours.folded" >"$d/ours.shares" 2>&1
-	/usr/bin/python3 "$TMP/shares.py" py-spy "$d/spy.txt" >"$d/spy.shares" 2>&1
-	# the rows of 1% or more in either, and the largest difference
-	read -r worst rows < <(join -a1 -a2 -e 0 -o 0,1.2,2.2 <(awk '$1 != "samples" { print $1 ":" $2, $3 }' "$d/ours.shares" | sort) \
-		<(awk '$1 != "samples" { print $1 ":" $2, $3 }' "$d/spy.shares" | sort) |
-		awk '$2 >= 1 || $3 >= 1 { d = $2 - $3; if (d < 0) d = -d; if (d > w) w = d; r = r " " $1 "=" $2 "/" $3 }
-			END { printf "%.1f%s\n", w, r }')
+	# perfscript's frames "py::NAME:FILE", py-spy's "NAME (FILE:LINE)"
+	/usr/bin/python3 tests/e2e/shares.py '^py::([^:;]+):' "$d/ours.folded" >"$d/ours.shares" 2>&1
+	/usr/bin/python3 tests/e2e/shares.py '^(.+?) \(' "$d/spy.txt" >"$d/spy.shares" 2>&1
+	read -r worst rows < <(shares_compare "$d/ours.shares" "$d/spy.shares")
 	n1=$(awk '$1 == "samples" { print $2 }' "$d/ours.shares")
 	n2=$(awk '$1 == "samples" { print $2 }' "$d/spy.shares")
 	ok $(( ${n1:-0} >= 300 && ${n2:-0} >= 300 ? 0 : 1 )) "$py ($v): both took samples of the Python frames (perfscript $n1, py-spy $n2)"

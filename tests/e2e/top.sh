@@ -14,6 +14,12 @@ like "$top" "^ *(9[0-9]|100)\.[0-9]+% +(9[0-9]|100)\.[0-9]+%  \[\.\] hot_spin  \
 	"as text: the spinning function tops the second refresh, its share of the last second and of all ($top)"
 is "$(grep -c $'\033' <<<"$out")" 0 "... plain text, no terminal codes, when the output is not a terminal"
 like "$out" "[0-9]+ samples in the last 1 s, [0-9]+ in all" "... each table says its samples"
+# perfscript.tty off a terminal: each call says so
+out=$("$PERFSCRIPT" -e 'local tty = require "perfscript.tty"
+print(tty.isatty(0), tty.size())
+print(tty.keys(function() end))' </dev/null 2>&1 | cat)
+is "$out" $'false\tnil\tstandard output is not a terminal\nnil\tstandard input is not a terminal' \
+	"perfscript.tty without a terminal: isatty false, size and keys nil and why"
 out=$("$PERFSCRIPT" $EX/top.lua -T 1 -c true --delay 0 2>&1)
 like "$out" "top.lua: --delay wants a number from 0.1 to 3600" "a delay out of range is refused"
 
