@@ -131,7 +131,10 @@ BT_PROG='tracepoint:sched:sched_switch {
 }'
 if ! command -v bpftrace >/dev/null; then
 	echo "  bpftrace is not installed (make bench installs it): no comparison"
-elif pid=$(start_tracer "Attaching" bpftrace -e "$BT_PROG"); then
+# (bpftrace 0.17 finds tracepoints only where tracefs is mounted: in a
+# mount namespace of its own when the machine has it nowhere)
+elif pid=$(start_tracer "Attaching" unshare -m --propagation slave sh -c \
+	'grep -q " /sys/kernel/tracing tracefs " /proc/mounts || mount -t tracefs nodev /sys/kernel/tracing; exec bpftrace -e "$0"' "$BT_PROG"); then
 	read -r ms c < <(under "$pid")
 	stop "$pid" INT
 	bt=$(pct "${ms:-0}" "$base")

@@ -25,6 +25,7 @@
 #define PS_TARGET_ENTRIES      65536u /* processes of a target a tracepoint follows */
 #define PS_OFFCPU_ENTRIES      65536u /* threads of the target alive at once */
 #define PS_OC_STACK_ENTRIES    2048u  /* their user stacks kept (LRU): 17 MiB */
+#define PS_PLACE_ENTRIES       8192u  /* places they waited at, with their stacks (LRU) */
 #define PS_LATE_ENTRIES	       1024u  /* threads in a syscall whose string comes at its exit */
 #define PS_PY_ENTRIES	       4096u  /* CPython processes a sampling counter walks */
 #define PS_PY_THREADS	       16384u /* their threads' states kept (LRU) */
@@ -279,6 +280,8 @@ static int size_maps(const struct ps_sampler *m, const struct ps_bpf *bs,
 		err = bpf_map__set_max_entries(skel->maps.ps_late, PS_LATE_ENTRIES);
 	if (!err && skel->rodata->cfg_offcpu)
 		err = bpf_map__set_max_entries(skel->maps.ps_offcpu, PS_OFFCPU_ENTRIES);
+	if (!err && skel->rodata->cfg_offcpu && (keys & (PS_AGG_USTACK | PS_AGG_KSTACK)))
+		err = bpf_map__set_max_entries(skel->maps.ps_places, PS_PLACE_ENTRIES);
 	if (!err && skel->rodata->cfg_python)
 		err = bs->py_fd >= 0 ? bpf_map__reuse_fd(skel->maps.ps_py, bs->py_fd)
 				     : bpf_map__set_max_entries(skel->maps.ps_py, PS_PY_ENTRIES);

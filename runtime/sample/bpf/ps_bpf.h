@@ -28,6 +28,11 @@
 #define PS_BPF_LOST_RING 0 /* ring buffer reserves that failed */
 #define PS_BPF_LOST_KEYS 1 /* keys dropped: the count map was full */
 #define PS_BPF_HITS	 2 /* hits ps_raw counted: a raw-tracepoint counter's value */
+#define PS_BPF_PLACE_USED    3 /* off-CPU intervals given a remembered place's stacks */
+#define PS_BPF_PLACE_CHECKED 4 /* uses that walked the stacks again to compare */
+#define PS_BPF_PLACE_WRONG   5 /* and found others: the place is walked from then on */
+#define PS_BPF_PLACE_WALKED  6 /* intervals whose stacks were walked otherwise */
+#define PS_BPF_NLOST	     7
 
 #define PS_BPF_K_PID	0x1u
 #define PS_BPF_K_TID	0x2u
@@ -170,7 +175,7 @@ struct ps_oc_entry {
 	__u32 npend;	     /* and whether there are any */
 	__u32 due;	     /* 1: this interval's stacks are to be taken */
 	__u32 kept_last;     /* 1: its last interval reached the threshold */
-	__u32 pad2;
+	__u32 left;	       /* args.prev_state at the switch-out */
 	__u64 born;	       /* its task's start_time; 0: not known (seeded from /proc) */
 	__u64 acc[PS_ACC_N];   /* stackless parts not added yet, by acc_slot */
 	struct ps_agg_key key; /* taken at the switch-out */

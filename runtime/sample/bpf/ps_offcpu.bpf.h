@@ -127,6 +127,7 @@ struct {
 } ps_resuming SEC(".maps");
 
 #include "ps_offcpu_sums.bpf.h"
+#include "ps_offcpu_places.bpf.h"
 
 /* The thread tid, switched in on this CPU, has its stacks due. */
 static __always_inline void due_here(__u32 tid)
@@ -182,11 +183,17 @@ static __always_inline void retire(struct ps_oc_entry *st)
 }
 
 /* The stacks of st's interval, in its thread's own context (ctx: the
- * program's; kskip: the frames of the walk that are the tracing's): the
+ * program's; kskip: the frames of the walk that are the tracing's; late:
+ * as it runs again, where the kernel stack's first frame is another
+ * place in __schedule than at its switch-out): the
  * key's, and for a forwarded interval the ones its samples carry (taken
  * here when the key has none) and its user registers and stack. */
-static __always_inline void take_stacks(struct ps_oc_entry *st, void *ctx, __u64 kskip)
+static __always_inline void take_stacks(struct ps_oc_entry *st, void *ctx, __u64 kskip, int late)
 {
+	if (!cfg_offcpu_fwd) { /* the key's stacks only: where it waited before, perhaps */
+		stacks_at_place(ctx, kskip, late, st->left, &st->key.ustack, &st->key.kstack);
+		return;
+	}
 	if (cfg_keys & PS_BPF_K_USTACK)
 		st->key.ustack = bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK);
 	if (cfg_keys & PS_BPF_K_KSTACK)
@@ -376,9 +383,10 @@ static __always_inline void offcpu(void *ctx, struct task_struct___run *prev, __
 	/* a thread whose last wait was long (or its first) is likely to wait
 	 * long again, and may still be waiting when the sums are read: its
 	 * stacks are taken now; the others' when they run again, if needed */
+	st->left = (__u32)state;
 	early = !cfg_offcpu_late || fresh || st->kept_last;
 	if (early)
-		take_stacks(st, ctx, raw ? 2 : 0);
+		take_stacks(st, ctx, raw ? 2 : 0, 0);
 	if (fresh) /* (an entry of the map has it from the claim above) */
 		st->since = now;
 	st->began = now;
@@ -447,7 +455,7 @@ int ps_resumed(struct bpf_raw_tracepoint_args *ctx)
 	*slot = 0;
 	if (!(st = bpf_map_lookup_elem(&ps_offcpu, &tid)) || !st->npend)
 		return 0;
-	take_stacks(st, ctx, 2);
+	take_stacks(st, ctx, 2, 1);
 	st->npend = 0;
 	book(st, st->pend, st->pend_state, 1);
 	return 0;

@@ -80,7 +80,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 3); /* PS_BPF_LOST_RING, PS_BPF_LOST_KEYS, PS_BPF_HITS */
+	__uint(max_entries, PS_BPF_NLOST); /* PS_BPF_LOST_RING... */
 	__type(key, __u32);
 	__type(value, __u64);
 } ps_lost SEC(".maps");
@@ -152,13 +152,18 @@ struct {
 /* The registers a sample reads, per architecture: the perf event's copy
  * of the interrupted ones (the UAPI's bpf_user_pt_regs_t), and the task's
  * saved user registers (the kernel's struct pt_regs; only the fields we
- * read, relocated against the running kernel: CO-RE). A user-mode ip is
- * ring 3 on x86-64, EL0 on arm64. */
+ * read, relocated against the running kernel: CO-RE), by probe reads
+ * (TASK_*) or, from bpf_task_pt_regs in a tracing program, directly
+ * (REG_*). A user-mode ip is ring 3 on x86-64, EL0 on arm64. */
 #if defined(__TARGET_ARCH_x86)
 struct pt_regs___ps {
 	unsigned long ip;
 	unsigned long cs;
 	unsigned long sp;
+	unsigned long bp;
+	unsigned long di;
+	unsigned long orig_ax;
+	unsigned long ax;
 } __attribute__((preserve_access_index));
 #define PERF_IP(r)   ((r)->rip)
 #define PERF_SP(r)   ((r)->rsp)
@@ -166,11 +171,21 @@ struct pt_regs___ps {
 #define TASK_IP(r)   BPF_CORE_READ(r, ip)
 #define TASK_USER(r) ((BPF_CORE_READ(r, cs) & 3) == 3)
 #define TASK_SP(r)   BPF_CORE_READ(r, sp)
+#define REG_USER(r)  (((r)->cs & 3) == 3)
+#define REG_IP(r)    ((r)->ip)
+#define REG_SP(r)    ((r)->sp)
+#define REG_FP(r)    ((r)->bp)
+#define REG_ARG(r)   ((r)->di)
+#define REG_NR(r)    ((__s32)(r)->orig_ax) /* -1: not a system call */
+#define REG_INSYS(r) ((r)->ax == -38ul)	   /* -ENOSYS: the call has not returned */
 #elif defined(__TARGET_ARCH_arm64)
 struct pt_regs___ps {
+	unsigned long regs[31];
 	unsigned long pc;
 	unsigned long pstate;
 	unsigned long sp;
+	unsigned long orig_x0;
+	int syscallno;
 } __attribute__((preserve_access_index));
 #define PERF_IP(r)   ((r)->pc)
 #define PERF_SP(r)   ((r)->sp)
@@ -178,6 +193,13 @@ struct pt_regs___ps {
 #define TASK_IP(r)   BPF_CORE_READ(r, pc)
 #define TASK_USER(r) ((BPF_CORE_READ(r, pstate) & 0xf) == 0)
 #define TASK_SP(r)   BPF_CORE_READ(r, sp)
+#define REG_USER(r)  (((r)->pstate & 0xf) == 0)
+#define REG_IP(r)    ((r)->pc)
+#define REG_SP(r)    ((r)->sp)
+#define REG_FP(r)    ((r)->regs[29])
+#define REG_ARG(r)   ((r)->orig_x0)
+#define REG_NR(r)    ((r)->syscallno)
+#define REG_INSYS(r) (-1) /* not known */
 #else
 #error "ps_sample.bpf.c: registers for x86 and arm64 only (-D__TARGET_ARCH_x86 or _arm64)"
 #endif

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ps_offcpu_places.bpf.h: the stacks of a place a thread waited at
+ * before, remembered, so a thread that blocks again where it blocked costs
+ * a lookup, not two stack walks (walks cost 1.5-7 us on the VM this was
+ * measured on; the lookup about 0.5). A place is what the thread's saved
+ * user registers say: its process, the system call it entered the kernel
+ * by and its first argument, whether the call has returned, its user ip,
+ * stack and frame pointers and the return address at the frame pointer,
+ * and why it left the CPU; for a kernel thread, the thread.
+ *
+ * The same place nearly always means the same two stacks, but not always
+ * (fdatasync waits at three places in one call), so the stacks are walked
+ * again and compared at a place's 1st, 2nd, 4th and 8th use and one use in
+ * PS_PLACE_CHECK after: a place found with other stacks is marked
+ * unstable and walked every time from then on. Before that is found, its
+ * other stacks' intervals are given the remembered ones: about
+ * PS_PLACE_CHECK intervals a place, whatever their share (a rarer second
+ * stack takes longer to find, in proportion). ps_lost counts the uses,
+ * the checks, the places found unstable and the intervals walked, for the
+ * reader to say. A preempted thread, or one runnable after an interrupt,
+ * is anywhere: it is walked every time.
+ *
+ * Stack ids are only good until the reader empties the stack map (each
+ * take): it makes places_epoch odd first (no place used or remembered),
+ * waits for the programs running, empties the map, then makes it even
+ * again; a place remembered under another epoch is walked again, which
+ * is a check: a stack has the same id in every epoch (its hash's).
+ * Included once, by ps_offcpu.bpf.h, before take_stacks.
+ */
+#ifndef PS_OFFCPU_PLACES_BPF_H
+#define PS_OFFCPU_PLACES_BPF_H
+
+#define PS_PLACE_CHECK 16 /* one use in this many, after the 8th, walks again */
+#define PS_EEXIST	17 /* bpf_get_stackid: no room for the stack (its bucket taken) */
+
+struct ps_place_key {
+	__u32 tgid;
+	__s32 nr;	  /* the system call; -1: it entered the kernel otherwise */
+	__u64 ip, sp, fp; /* the user registers it entered by */
+	__u64 ret;	  /* the return address at the frame pointer's record */
+	__u64 arg;	  /* the system call's first argument */
+	__s64 state;	  /* args.prev_state, as keyed */
+	__u64 site;	  /* the kernel frames skipped; 0x100: late; 0x200: in a system call */
+};
+
+struct ps_place {
+	__s32 us, ks;	/* the stacks' ids */
+	__u32 epoch;	/* places_epoch when they were taken */
+	__u32 uses;	/* since */
+	__u32 unstable; /* 1: two stacks seen here: walked every time */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1); /* the loader sizes it: PS_PLACE_ENTRIES */
+	__type(key, struct ps_place_key);
+	__type(value, struct ps_place);
+} ps_places SEC(".maps");
+
+__u32 places_epoch = 0; /* odd while the reader empties the stack map */
+
+/* The stacks of the thread running, walked. */
+static __always_inline void walk_stacks(void *ctx, __u64 kskip, __s32 *us, __s32 *ks)
+{
+	*us = *ks = -1;
+	if (cfg_keys & PS_BPF_K_USTACK)
+		*us = bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK);
+	if (cfg_keys & PS_BPF_K_KSTACK)
+		*ks = bpf_get_stackid(ctx, &ps_stacks, kskip);
+}
+
+/* The place the running thread waits at, into k; 0: it has none worth
+ * remembering. */
+static __always_inline int place_of(struct ps_place_key *k, __s64 state, __u64 site)
+{
+	struct pt_regs___ps *r = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	__u64 pt = bpf_get_current_pid_tgid();
+	int insys = REG_INSYS(r);
+
+	if (state == 0x100) /* preempted: anywhere */
+		return 0;
+	k->state = state;
+	if (!REG_USER(r)) { /* a kernel thread: most wait at one place, each */
+		k->tgid = (__u32)pt;
+		k->site = site | 0x400;
+		return 1;
+	}
+	/* runnable after an interrupt: anywhere; runnable in a system call
+	 * or at its end: which, as their kernel stacks differ */
+	k->nr = REG_NR(r);
+	if (state == 0 && (insys < 0 || (!insys && k->nr < 0)))
+		return 0;
+	k->tgid = pt >> 32;
+	k->ip = REG_IP(r);
+	k->sp = REG_SP(r);
+	k->fp = REG_FP(r);
+	k->arg = REG_ARG(r);
+	if (k->fp)
+		bpf_probe_read_user(&k->ret, sizeof(k->ret), (void *)(k->fp + 8));
+	k->site = site | (insys > 0 ? 0x200 : 0);
+	return 1;
+}
+
+/* Whether the n-th use of a place walks its stacks again to compare: the
+ * 1st, 2nd, 4th and 8th, then one in PS_PLACE_CHECK. */
+static __always_inline int checked_use(__u32 n)
+{
+	return n <= 8 ? !(n & (n - 1)) : !(n % PS_PLACE_CHECK);
+}
+
+/* The stacks of the running thread, which left the CPU in state: those
+ * remembered for its place, or walked (and remembered, or compared with
+ * those remembered: a stack has the same id in every epoch, its hash). */
+static __always_inline void stacks_at_place(void *ctx, __u64 kskip, int late, __s64 state,
+					    __s32 *us, __s32 *ks)
+{
+	__u32 epoch = places_epoch;
+	struct ps_place_key k;
+	struct ps_place *p, v;
+
+	__builtin_memset(&k, 0, sizeof(k));
+	if ((epoch & 1) || !place_of(&k, state, kskip | (late ? 0x100 : 0))) {
+		walk_stacks(ctx, kskip, us, ks);
+		bump(PS_BPF_PLACE_WALKED);
+		return;
+	}
+	p = bpf_map_lookup_elem(&ps_places, &k);
+	if (p && !p->unstable && p->epoch == epoch && !checked_use(++p->uses)) {
+		*us = p->us;
+		*ks = p->ks;
+		bump(PS_BPF_PLACE_USED);
+		return;
+	}
+	walk_stacks(ctx, kskip, us, ks);
+	if (!p || p->unstable || *us == -PS_EEXIST || *ks == -PS_EEXIST) {
+		bump(PS_BPF_PLACE_WALKED); /* (no room in the stack map: no verdict) */
+		if (!p && *us != -PS_EEXIST && *ks != -PS_EEXIST) {
+			v.us = *us;
+			v.ks = *ks;
+			v.epoch = epoch;
+			v.uses = 0;
+			v.unstable = 0;
+			v.pad = 0;
+			bpf_map_update_elem(&ps_places, &k, &v, BPF_ANY);
+		}
+		return;
+	}
+	/* a use due for a check, or the first since the stack map was emptied */
+	if (*us != p->us || *ks != p->ks) {
+		p->unstable = 1;
+		bump(PS_BPF_PLACE_WRONG);
+	}
+	p->epoch = epoch;
+	bump(PS_BPF_PLACE_CHECKED);
+}
+
+#endif
