@@ -724,6 +724,16 @@ int ps_aggregate__take(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ct
 int ps_aggregate__clear(struct ps_session *s, ps_handle h);
 /* Keys that found the map full (counted in the kernel, per CPU, summed). */
 int ps_aggregate__dropped(const struct ps_session *s, ps_handle h, uint64_t *dropped);
+/* How an off-CPU aggregate keyed by stacks took them: intervals given the
+ * stacks remembered for their place (a thread that blocks again where it
+ * blocked before), uses that walked the stacks again to compare, places
+ * found with other stacks then (walked every time after: before that, up
+ * to about 16 intervals of such a place had the other stacks), and
+ * intervals walked for want of a usable place. Zeros for others. */
+struct ps_agg_places {
+	uint64_t used, checked, unstable, walked;
+};
+int ps_aggregate__places(const struct ps_session *s, ps_handle h, struct ps_agg_places *places);
 /* Show libbpf's log (and the verifier's) on stderr. Process-wide. */
 void ps_bpf__set_verbose(bool on);
 /* Whether the print function libbpf had before perfscript's (libbpf's

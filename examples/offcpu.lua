@@ -61,6 +61,12 @@ probe("end", function()
       printf("(-: no stack: intervals under %g us, waits still going on at the end, %s)\n",
              opts.min_us, "threads not seen leaving the CPU")
     end
+    local p = waits:places()
+    if p and p.used > 0 then
+      printf("(stacks: %d intervals had those of an earlier wait at the same place, %d walked again %s)\n",
+             p.used, p.checked, p.unstable > 0 and ("and " .. p.unstable .. " places found with other stacks")
+                                                 or "and found the same")
+    end
   end
   local pprof = require("pprof")
   local function saved(ok, err)

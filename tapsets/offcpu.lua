@@ -95,6 +95,10 @@ end
 -- w:dropped() -> intervals the kernel could not count, or nil and why
 function Waits:dropped() return self.agg:dropped() end
 
+-- w:places() -> { used, checked, unstable, walked }: how the kernel took
+-- the stacks (aggregate:places), or nil and why
+function Waits:places() return self.agg:places() end
+
 -- Windows: sums of the waits from one moment to another, several at once
 -- (a request's profile, a push window). w:window() opens one; the sums
 -- taken since (w:pump(), each second or so, and at every open and close)

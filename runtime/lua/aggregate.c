@@ -327,6 +327,26 @@ static int a_dropped(lua_State *L)
 	return 1;
 }
 
+static int a_places(lua_State *L)
+{
+	struct ps_lua_agg *u = check_agg(L);
+	struct ps_agg_places p;
+	int rc = ps_aggregate__places(u->sc->session, u->h, &p);
+
+	if (rc < 0)
+		return fail(L, u, rc);
+	lua_createtable(L, 0, 4);
+	lua_pushinteger(L, (lua_Integer)p.used);
+	lua_setfield(L, -2, "used");
+	lua_pushinteger(L, (lua_Integer)p.checked);
+	lua_setfield(L, -2, "checked");
+	lua_pushinteger(L, (lua_Integer)p.unstable);
+	lua_setfield(L, -2, "unstable");
+	lua_pushinteger(L, (lua_Integer)p.walked);
+	lua_setfield(L, -2, "walked");
+	return 1;
+}
+
 static int a_tostring(lua_State *L)
 {
 	struct ps_lua_agg *u = check_agg(L);
@@ -341,8 +361,8 @@ static int a_tostring(lua_State *L)
 void ps_lua_aggregate__open(lua_State *L, struct ps_script *sc)
 {
 	static const luaL_Reg methods[] = {
-	    {"read", a_read},	    {"take", a_take}, {"clear", a_clear},
-	    {"dropped", a_dropped}, {NULL, NULL},
+	    {"read", a_read},	    {"take", a_take},	  {"clear", a_clear},
+	    {"dropped", a_dropped}, {"places", a_places}, {NULL, NULL},
 	};
 
 	(void)sc;

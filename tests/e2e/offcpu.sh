@@ -103,6 +103,47 @@ for name in before after; do
 	ok $? "renamed midway: ${ns:-no} ns asleep as '$name' (50 sleeps of 2 ms)"
 done
 
+# Stacks remembered by place: one call site reads one fd number, a pipe
+# or a socket dup2'd onto it, so by its registers one place with two
+# kernel stacks. Alternating, the first reuse walks again, finds the other
+# stack and the place is walked from then on: each stack has its own
+# reads' time (the program's own clock around each read). Twelve of one,
+# then twelve of the other: the socket's reads are the place's 12th to
+# 23rd uses, and the check at the 16th finds it, so the 12th to 15th (4
+# waits) go under the pipe's stack (docs/api.md: up to 15 such); the
+# total is the reads' whole.
+cat >"$TMP/oneplace.lua" <<'EOF'
+local c = perfmon.counter("sched:sched_switch")
+local a = assert(perfmon.aggregate(c, { by = { "comm", "args.prev_state", "ustack", "kstack" },
+                                        offcpu = true, min_us = 10 }))
+probe("end", function()
+  local t = { pipe = 0, sock = 0 }
+  for _, r in ipairs(a:read { rows = true }) do
+    local w = r.comm == "oneplace" and (r.kstack:match("pipe_read") and "pipe" or r.kstack:match("unix_stream") and "sock")
+    if w then t[w] = t[w] + r.count end
+  end
+  local p = a:places()
+  print("pipe", t.pipe, "sock", t.sock, "used", p.used, "unstable", p.unstable)
+end)
+EOF
+for how in alt blocks; do
+	out=$("$PERFSCRIPT" "$TMP/oneplace.lua" -c "$W oneplace $how" 2>&1)
+	read -r P U pipe sock used unstable < <(awk '$1 == "P" { p = $2 } $1 == "U" { u = $2 }
+		$1 == "pipe" { print p, u, $2, $4, $6, $8 }' <<<"$out")
+	[[ ${unstable:-0} -ge 1 ]]
+	ok $? "oneplace $how: the place found with two stacks (${unstable:-no} unstable, ${used:-no} uses)"
+	if [[ $how == alt ]]; then
+		awk -v g="${pipe:-0}" -v w="${P:-0}" -v h="${sock:-0}" -v u="${U:-0}" \
+			'BEGIN { exit !(w > 6e7 && u > 6e7 && g <= w && g >= 0.98 * w - 1e6 && h <= u && h >= 0.98 * u - 1e6) }'
+		ok $? "... alternating, each stack its own reads: pipe ${pipe:-no} of $P ns, socket ${sock:-no} of $U ns"
+	else
+		awk -v g="${pipe:-0}" -v w="${P:-0}" -v h="${sock:-0}" -v u="${U:-0}" \
+			'BEGIN { wait = u / 12; exit !(w > 6e7 && g + h <= w + u && g + h >= 0.98 * (w + u) - 2e6 &&
+			                               h >= u - 4.5 * wait && g <= w + 4.5 * wait) }'
+		ok $? "... in blocks, found at the 16th use: at most 4 of the socket's waits under the pipe's stack: pipe ${pipe:-no} of $P ns, socket ${sock:-no} of $U ns"
+	fi
+done
+
 # The run queue: two threads spinning on one CPU each wait about half
 # their time runnable; keyed by args.prev_state, that wait (preempted, or
 # after a wake-up) is state 0 (or 256, preempted), and it equals the

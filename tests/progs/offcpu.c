@@ -17,6 +17,8 @@
  *                   sleeps 200 ms in wait_after_short
  *   offcpu rename   sleeps 50 times 2 ms named "before", then 50 named
  *                   "after"
+ *   offcpu oneplace [alt]  one call site reads a pipe, then a socket, by
+ *                   one fd number (see one_place)
  *   offcpu mixed    the four threads, the two pinned ones and the migrant
  *                   at once; each prints "T tid self_ns on_cpu_ns
  *                   run_delay_ns": how long it saw itself live, its on-CPU
@@ -29,6 +31,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <time.h>
@@ -330,6 +333,71 @@ static int migrate(void)
 	return 0;
 }
 
+/* oneplace: a thread (oneplace) reads fd ONE_FD 24 times from one call
+ * site, the main thread writing to it 5 ms after each read began; ONE_FD
+ * is a pipe's read end or a socket's, dup2'd onto it before each read: by
+ * its registers one place, with two kernel stacks. "alt" alternates them;
+ * otherwise the pipe is read 12 times, then the socket. It prints "P ns"
+ * and "U ns": its time in the pipe's reads and in the socket's. */
+#define ONE_FD 100
+static int pfds[2], ufds[2], alternate;
+static volatile int one_ready;
+
+__attribute__((noinline)) void read_one_place(void)
+{
+	char c;
+
+	one_ready = 1;
+	if (read(ONE_FD, &c, 1) != 1)
+		_exit(1);
+}
+
+static int sock_turn(int i)
+{
+	return alternate ? i % 2 : i >= 12;
+}
+
+static void *oneplace(void *arg)
+{
+	long ns[2] = {0, 0};
+
+	(void)arg;
+	prctl(PR_SET_NAME, "oneplace");
+	for (int i = 0; i < 24; i++) {
+		struct timespec a, b;
+
+		if (dup2(sock_turn(i) ? ufds[0] : pfds[0], ONE_FD) != ONE_FD)
+			_exit(1);
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		read_one_place();
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		ns[sock_turn(i)] += elapsed_ns(&a, &b);
+	}
+	printf("P %ld\nU %ld\n", ns[0], ns[1]);
+	return NULL;
+}
+
+static int one_place(const char *how)
+{
+	struct timespec five = {0, 5000000}, tick = {0, 50000};
+	pthread_t t;
+
+	alternate = how && !strcmp(how, "alt");
+	if (pipe(pfds) || socketpair(AF_UNIX, SOCK_STREAM, 0, ufds))
+		return 1;
+	pthread_create(&t, NULL, oneplace, NULL);
+	for (int i = 0; i < 24; i++) {
+		while (!one_ready)
+			nanosleep(&tick, NULL);
+		one_ready = 0;
+		nanosleep(&five, NULL);
+		if (write(sock_turn(i) ? ufds[1] : pfds[1], "x", 1) != 1)
+			return 1;
+	}
+	pthread_join(t, NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static char *names[] = {"sleeper", "reader", "locker", "xspinner"};
@@ -342,6 +410,8 @@ int main(int argc, char **argv)
 		return late();
 	if (argc > 1 && !strcmp(argv[1], "rename"))
 		return rename_midway();
+	if (argc > 1 && !strcmp(argv[1], "oneplace"))
+		return one_place(argv[2]);
 	if (argc > 1 && !strcmp(argv[1], "pinned")) {
 		pthread_t p[2];
 

@@ -232,3 +232,22 @@ int ps_aggregate__dropped(const struct ps_session *s, ps_handle h, uint64_t *dro
 		*dropped += skipped(b);
 	return err;
 }
+
+int ps_aggregate__places(const struct ps_session *s, ps_handle h, struct ps_agg_places *places)
+{
+	static const __u32 slot[] = {PS_BPF_PLACE_USED, PS_BPF_PLACE_CHECKED, PS_BPF_PLACE_WRONG,
+				     PS_BPF_PLACE_WALKED};
+	uint64_t *field[] = {&places->used, &places->checked, &places->unstable, &places->walked};
+	uint32_t fields;
+	int err = 0;
+	struct ps_bpf_counter *b;
+
+	if (!places)
+		return -EINVAL;
+	memset(places, 0, sizeof(*places));
+	if (!(b = aggregating(s, h, &fields, &err)))
+		return err;
+	for (size_t i = 0; i < sizeof(slot) / sizeof(*slot) && !err; i++)
+		err = ps_bpf__percpu_sum(b, slot[i], field[i]);
+	return err;
+}

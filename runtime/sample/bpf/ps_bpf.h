@@ -25,9 +25,9 @@
 
 /* cfg_keys: the aggregation key's fields (also PS_AGG_* in perfscript.h) */
 /* Slots of ps_lost, per CPU */
-#define PS_BPF_LOST_RING 0 /* ring buffer reserves that failed */
-#define PS_BPF_LOST_KEYS 1 /* keys dropped: the count map was full */
-#define PS_BPF_HITS	 2 /* hits ps_raw counted: a raw-tracepoint counter's value */
+#define PS_BPF_LOST_RING     0 /* ring buffer reserves that failed */
+#define PS_BPF_LOST_KEYS     1 /* keys dropped: the count map was full */
+#define PS_BPF_HITS	     2 /* hits ps_raw counted: a raw-tracepoint counter's value */
 #define PS_BPF_PLACE_USED    3 /* off-CPU intervals given a remembered place's stacks */
 #define PS_BPF_PLACE_CHECKED 4 /* uses that walked the stacks again to compare */
 #define PS_BPF_PLACE_WRONG   5 /* and found others: the place is walked from then on */
@@ -164,17 +164,17 @@ struct ps_agg_key {
  * ids name when it empties the stack map (sample/bpf/offcpu.c): the
  * interval going on is added under them later. */
 struct ps_oc_entry {
-	__u64 since;	     /* the clock at the switch-out (or in, or the last flush) */
-	__u64 began;	     /* at the switch-out that began the interval */
-	__u64 woken;	     /* at its first wake-up since, 0 until then */
-	__u64 oncpu;	     /* 1: since the switch-in */
-	__u64 ran;	     /* the thread's sum_exec_runtime at the switch-out */
-	__u64 delay;	     /* and its sched_info.run_delay */
-	__u64 pend[2];	     /* cfg_offcpu_late: an interval's parts waiting for... */
-	__s64 pend_state[2]; /* ...its stacks, their states, */
-	__u32 npend;	     /* and whether there are any */
-	__u32 due;	     /* 1: this interval's stacks are to be taken */
-	__u32 kept_last;     /* 1: its last interval reached the threshold */
+	__u64 since;	       /* the clock at the switch-out (or in, or the last flush) */
+	__u64 began;	       /* at the switch-out that began the interval */
+	__u64 woken;	       /* at its first wake-up since, 0 until then */
+	__u64 oncpu;	       /* 1: since the switch-in */
+	__u64 ran;	       /* the thread's sum_exec_runtime at the switch-out */
+	__u64 delay;	       /* and its sched_info.run_delay */
+	__u64 pend[2];	       /* cfg_offcpu_late: an interval's parts waiting for... */
+	__s64 pend_state[2];   /* ...its stacks, their states, */
+	__u32 npend;	       /* and whether there are any */
+	__u32 due;	       /* 1: this interval's stacks are to be taken */
+	__u32 kept_last;       /* 1: its last interval reached the threshold */
 	__u32 left;	       /* args.prev_state at the switch-out */
 	__u64 born;	       /* its task's start_time; 0: not known (seeded from /proc) */
 	__u64 acc[PS_ACC_N];   /* stackless parts not added yet, by acc_slot */

@@ -32,7 +32,7 @@
 #define PS_OFFCPU_PLACES_BPF_H
 
 #define PS_PLACE_CHECK 16 /* one use in this many, after the 8th, walks again */
-#define PS_EEXIST	17 /* bpf_get_stackid: no room for the stack (its bucket taken) */
+#define PS_EEXIST      17 /* bpf_get_stackid: no room for the stack (its bucket taken) */
 
 struct ps_place_key {
 	__u32 tgid;
