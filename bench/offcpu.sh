@@ -81,7 +81,17 @@ start_tracer() {
 	fi
 	echo "$pid"
 }
-stop() { kill "-${2:-TERM}" "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+# stop PID [SIG]: until it has ended (start_tracer's subshell left it to
+# init: wait cannot wait for it; a zombie init keeps has ended)
+stop() {
+	kill "-${2:-TERM}" "$1" 2>/dev/null
+	for _ in $(seq 600); do
+		[[ $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) =~ ^[^Z]$ ]] || return 0
+		sleep 0.05
+	done
+	echo "  $1 did not end in 30 s of SIG${2:-TERM}" >&2
+	kill -KILL "$1" 2>/dev/null
+}
 
 echo "off-CPU time (bench/offcpu.sh, $N pipe round trips pinned to CPU 0)"
 base=$(bare_ms)
@@ -114,10 +124,15 @@ if [[ -n $stats_was ]] && sysctl -q kernel.bpf_stats_enabled=1; then
 		read -r st sc < <(prog_stats ps_switch)
 		read -r rt rc < <(prog_stats ps_resumed)
 		stop "$pid"
+		# offcpu.lua's last line: "(stacks of N intervals: U remembered ..., C checked ..., W walked)"
+		read -r ni nu < <(sed -n 's/^(stacks of \([0-9]*\) intervals: \([0-9]*\) remembered.*$/\1 \2/p' "$log")
 		awk -v st="$st" -v sc="$sc" -v rt="$rt" -v rc="$rc" -v us="$((c1 - c0))" -v m="$min" \
+			-v ni="${ni:-0}" -v nu="${nu:-0}" \
 			'BEGIN { if (!sc) { print "  --min-us " m ": no switch counted"; exit }
 			         printf "  --min-us %-3s in the kernel %4.0f ns a switch (ps_switch %.0f, ps_resumed %.0f a run); perfscript %.0f ns a switch\n",
-			                m, (st + rt) / sc, st / sc, (rc ? rt / rc : 0), us / sc }'
+			                m, (st + rt) / sc, st / sc, (rc ? rt / rc : 0), us / sc
+			         if (ni) printf "             %d of %d switches ended an interval with stacks: %.0f ns each in all; %d remembered, %d walked\n",
+			                        ni, sc, (st + rt) / ni, nu, ni - nu }'
 	done
 	sysctl -q kernel.bpf_stats_enabled="$stats_was"
 else

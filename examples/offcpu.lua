@@ -62,10 +62,11 @@ probe("end", function()
              opts.min_us, "threads not seen leaving the CPU")
     end
     local p = waits:places()
-    if p and p.used > 0 then
-      printf("(stacks: %d intervals had those of an earlier wait at the same place, %d walked again %s)\n",
-             p.used, p.checked, p.unstable > 0 and ("and " .. p.unstable .. " places found with other stacks")
-                                                 or "and found the same")
+    if p and p.used + p.checked + p.walked > 0 then
+      printf("(stacks of %d intervals: %d remembered from an earlier wait at the same place, %d checked by walking again (%s), %d walked)\n",
+             p.used + p.checked + p.walked, p.used, p.checked,
+             p.unstable == 0 and "all the same" or ("%d place%s had other stacks"):format(p.unstable, p.unstable > 1 and "s" or ""),
+             p.walked)
     end
   end
   local pprof = require("pprof")

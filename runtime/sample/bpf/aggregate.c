@@ -166,23 +166,16 @@ static int take(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx)
 
 	if (!b)
 		return err;
-	bool stacks = fields & (PS_AGG_USTACK | PS_AGG_KSTACK);
-
 	ps_bpf__offcpu_flush(b);
-	if (stacks) /* places remembered are not used until the stacks are emptied */
-		b->skel->bss->places_epoch |= 1;
-	old = swap_counts(b); /* (and the programs that used them have ended) */
-	if (old >= 0) {
-		err = fn ? read_counts(b, fields, old, fn, ctx) : 0;
-		/* emptied even when fn failed: the spare must be empty for the next swap */
-		empty_map(old, ps_bpf__key_size(fields));
-	}
-	if (stacks) {
-		if (old >= 0)
-			ps_bpf__empty_stacks(b);
-		b->skel->bss->places_epoch++; /* even: places are remembered anew */
-	}
-	return old < 0 ? old : err;
+	old = swap_counts(b);
+	if (old < 0)
+		return old;
+	err = fn ? read_counts(b, fields, old, fn, ctx) : 0;
+	/* emptied even when fn failed: the spare must be empty for the next swap */
+	empty_map(old, ps_bpf__key_size(fields));
+	if (fields & (PS_AGG_USTACK | PS_AGG_KSTACK))
+		ps_bpf__empty_stacks(b, ps_bpf__key_size(fields));
+	return err;
 }
 
 int ps_aggregate__take(struct ps_session *s, ps_handle h, ps_agg_fn fn, void *ctx)

@@ -155,7 +155,7 @@ int ps_bpf__refuse(const struct ps_counter *c, char *msg, size_t msglen);
 void ps_bpf__offcpu_seed(const struct ps_session *s, struct ps_sample_bpf *skel);
 void ps_bpf__offcpu_flush(const struct ps_bpf_counter *b);
 /* Empty b's stack map but for the stacks its off-CPU entries still hold. */
-void ps_bpf__empty_stacks(const struct ps_bpf_counter *b);
+void ps_bpf__empty_stacks(const struct ps_bpf_counter *b, size_t key_size);
 /* The sampler's settle: ps_bpf__offcpu_flush of each that forwards. */
 void ps_bpf__offcpu_settle(struct ps_sampler *m);
 

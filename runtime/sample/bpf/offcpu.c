@@ -11,6 +11,10 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,14 +282,17 @@ static int by_id(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The stack ids b's off-CPU entries hold, sorted, into *ids (NULL when
- * none). An id that names no stack any more could name another's later. */
-static size_t held(const struct ps_bpf_counter *b, __s32 **ids)
+/* The stack ids b's off-CPU entries hold, and the keys of its count map
+ * in use (booked since the take began, key_size bytes each), sorted, into
+ * *ids (NULL when none). An id that names no stack any more could name
+ * another's later. */
+static size_t held(const struct ps_bpf_counter *b, size_t key_size, __s32 **ids)
 {
 	int fd = bpf_map__fd(b->skel->maps.ps_offcpu);
 	size_t n = 0, cap = 0;
 	__u32 key, *prev = NULL;
 	struct ps_oc_entry e;
+	struct ps_agg_key k = {0}, *kprev = NULL;
 
 	*ids = NULL;
 	while (!bpf_map_get_next_key(fd, prev, &key)) {
@@ -298,18 +305,46 @@ static size_t held(const struct ps_bpf_counter *b, __s32 **ids)
 		(*ids)[n++] = e.us;
 		(*ids)[n++] = e.ks;
 	}
+	fd = b->counts_fd[b->active];
+	while (key_size >= offsetof(struct ps_agg_key, ip) &&
+	       !bpf_map_get_next_key(fd, kprev, &k)) {
+		kprev = &k;
+		if (ps_array__reserve(ids, &cap, n + 2, sizeof(**ids)))
+			break;
+		(*ids)[n++] = k.ustack;
+		(*ids)[n++] = k.kstack;
+	}
 	if (n)
 		qsort(*ids, n, sizeof(**ids), by_id);
 	return n;
 }
 
-void ps_bpf__empty_stacks(const struct ps_bpf_counter *b)
+/* Wait until every program of the machine's CPUs that was running has
+ * ended (BPF programs run inside an RCU read-side section; the kernel's
+ * global membarrier is a synchronize_rcu). */
+static bool quiesce(void)
+{
+	return syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
+}
+
+void ps_bpf__empty_stacks(const struct ps_bpf_counter *b, size_t key_size)
 {
 	int fd = bpf_map__fd(b->skel->maps.ps_stacks);
 	__s32 *ids = NULL;
-	size_t n = b->skel->rodata->cfg_offcpu ? held(b, &ids) : 0;
+	size_t n;
 	__u32 key, next;
-	bool more = !bpf_map_get_next_key(fd, NULL, &next);
+	bool more, places = b->skel->rodata->cfg_offcpu && !(b->skel->bss->places_epoch & 1);
+
+	/* the places' stacks are not used while they go (ps_offcpu_places.bpf.h),
+	 * nor by a program that read them before: where that cannot be waited
+	 * for, places stay unused and every stack is walked */
+	if (places) {
+		b->skel->bss->places_epoch |= 1;
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		places = quiesce();
+	}
+	n = b->skel->rodata->cfg_offcpu ? held(b, key_size, &ids) : 0;
+	more = !bpf_map_get_next_key(fd, NULL, &next);
 
 	/* the next key is found before this one goes */
 	while (more) {
@@ -319,4 +354,6 @@ void ps_bpf__empty_stacks(const struct ps_bpf_counter *b)
 			bpf_map_delete_elem(fd, &key);
 	}
 	free(ids);
+	if (places)
+		b->skel->bss->places_epoch++; /* even: places remembered anew */
 }
