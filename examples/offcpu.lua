@@ -63,10 +63,10 @@ probe("end", function()
     end
     local p = waits:places()
     if p and p.used + p.checked + p.walked > 0 then
-      printf("(stacks of %d intervals: %d remembered from an earlier wait at the same place, %d checked by walking again (%s), %d walked)\n",
-             p.used + p.checked + p.walked, p.used, p.checked,
-             p.unstable == 0 and "all the same" or ("%d place%s had other stacks"):format(p.unstable, p.unstable > 1 and "s" or ""),
-             p.walked)
+      local other = p.unstable == 0 and "all the same"
+                    or ("%d place%s had other stacks"):format(p.unstable, p.unstable > 1 and "s" or "")
+      printf("(stacks of %d intervals: %d remembered from an earlier wait at the same place, %s (%s), %d walked)\n",
+             p.used + p.checked + p.walked, p.used, p.checked .. " checked by walking again", other, p.walked)
     end
   end
   local pprof = require("pprof")

@@ -27,6 +27,7 @@ unswitched(__u32 tgid, __u32 tid, __u64 born, __u64 since, __u64 ran, __u64 dela
 	st->woken = 0;
 	st->oncpu = oncpu;
 	st->npend = st->due = 0;
+	st->left = 0;
 	st->kept_last = 1;
 	st->born = born;
 	__builtin_memset(st->acc, 0, sizeof(st->acc));
