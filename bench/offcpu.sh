@@ -8,9 +8,11 @@
 #     every switch-out, the interval added at the switch-in, as bcc's
 #     offcputime does). Targets: at 10 us, <= 10% and <= 0.2x bpftrace's;
 #     at 1 us, <= 0.5x bpftrace's.
-#  2. The tracer's own CPU per switch: in the kernel (bpf_stats: the
-#     programs' run time over the switches they saw) and in perfscript
-#     (utime + stime of its process over the window).
+#  2. The tracer's own CPU per switch (each ends one thread's interval):
+#     in the kernel (bpf_stats: the programs' run time over the switches
+#     they saw) and in perfscript (its threads' schedstat over the window),
+#     and how many intervals had stacks, remembered from their place or
+#     walked (offcpu.lua's last line).
 #  3. --call-graph dwarf at 10 us: a figure, no target.
 #  4. A server: PostgreSQL from Debian's packages (a private cluster in a
 #     temporary directory, on a loopback port) under pgbench, started and
@@ -131,8 +133,8 @@ if [[ -n $stats_was ]] && sysctl -q kernel.bpf_stats_enabled=1; then
 			'BEGIN { if (!sc) { print "  --min-us " m ": no switch counted"; exit }
 			         printf "  --min-us %-3s in the kernel %4.0f ns a switch (ps_switch %.0f, ps_resumed %.0f a run); perfscript %.0f ns a switch\n",
 			                m, (st + rt) / sc, st / sc, (rc ? rt / rc : 0), us / sc
-			         if (ni) printf "             %d of %d switches ended an interval with stacks: %.0f ns each in all; %d remembered, %d walked\n",
-			                        ni, sc, (st + rt) / ni, nu, ni - nu }'
+			         if (ni) printf "             %d of %d intervals (one a switch) had stacks: %d remembered from their place, %d walked\n",
+			                        ni, sc, nu, ni - nu }'
 	done
 	sysctl -q kernel.bpf_stats_enabled="$stats_was"
 else
