@@ -110,8 +110,10 @@ done
 # reads' time (the program's own clock around each read). Twelve of one,
 # then twelve of the other: the socket's reads are the place's 12th to
 # 23rd uses, and the check at the 16th finds it, so the 12th to 15th (4
-# waits) go under the pipe's stack (docs/api.md: up to 15 such); the
-# total is the reads' whole.
+# waits) go under the pipe's stack (docs/api.md: up to 15 such). Beside
+# four busy loops one wait can be twice as long as another (4 waits came
+# to 5.3 average ones), so the bound is 8.5 of the average; never found,
+# all 12 would go. The total is the reads' whole.
 cat >"$TMP/oneplace.lua" <<'EOF'
 local c = perfmon.counter("sched:sched_switch")
 local a = assert(perfmon.aggregate(c, { by = { "comm", "args.prev_state", "ustack", "kstack" },
@@ -148,8 +150,8 @@ for how in alt blocks alt-takes; do
 	else
 		awk -v g="${pipe:-0}" -v w="${P:-0}" -v h="${sock:-0}" -v u="${U:-0}" \
 			'BEGIN { wait = u / 12; exit !(w > 6e7 && g + h <= w + u && g + h >= 0.98 * (w + u) - 2e6 &&
-			                               h >= u - 4.5 * wait && g <= w + 4.5 * wait) }'
-		ok $? "... in blocks, found at the 16th use: at most 4 of the socket's waits under the pipe's stack: pipe ${pipe:-no} of $P ns, socket ${sock:-no} of $U ns"
+			                               h >= u - 8.5 * wait && g <= w + 8.5 * wait) }'
+		ok $? "... in blocks, found at the 16th use: at most 4 of the socket's 12 waits under the pipe's stack: pipe ${pipe:-no} of $P ns, socket ${sock:-no} of $U ns"
 	fi
 done
 
