@@ -32,7 +32,8 @@
 #define PS_OFFCPU_PLACES_BPF_H
 
 #define PS_PLACE_CHECK 16 /* one use in this many, after the 8th, walks again */
-#define PS_EEXIST      17 /* bpf_get_stackid: no room for the stack (its bucket taken) */
+#define PS_EEXIST      17 /* bpf_get_stackid: no room for the stack (its bucket taken)... */
+#define PS_ENOMEM      12 /* ...or none left in the map */
 
 struct ps_place_key {
 	__u32 tgid;
@@ -103,6 +104,13 @@ static __always_inline int place_of(struct ps_place_key *k, __s64 state, __u64 s
 	return 1;
 }
 
+/* Whether a walk's ids say nothing of the place: the stack map had no
+ * room for one of its stacks then. */
+static __always_inline int no_room(__s32 us, __s32 ks)
+{
+	return us == -PS_EEXIST || ks == -PS_EEXIST || us == -PS_ENOMEM || ks == -PS_ENOMEM;
+}
+
 /* Whether the n-th use of a place walks its stacks again to compare: the
  * 1st, 2nd, 4th and 8th, then one in PS_PLACE_CHECK. */
 static __always_inline int checked_use(__u32 n)
@@ -134,9 +142,9 @@ static __always_inline void stacks_at_place(void *ctx, __u64 kskip, int late, __
 		return;
 	}
 	walk_stacks(ctx, kskip, us, ks);
-	if (!p || p->unstable || *us == -PS_EEXIST || *ks == -PS_EEXIST) {
-		bump(PS_BPF_PLACE_WALKED); /* (no room in the stack map: no verdict) */
-		if (!p && *us != -PS_EEXIST && *ks != -PS_EEXIST) {
+	if (!p || p->unstable || no_room(*us, *ks)) {
+		bump(PS_BPF_PLACE_WALKED); /* (no room: no verdict) */
+		if (!p && !no_room(*us, *ks)) {
 			v.us = *us;
 			v.ks = *ks;
 			v.epoch = epoch;
