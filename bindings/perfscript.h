@@ -726,10 +726,11 @@ int ps_aggregate__clear(struct ps_session *s, ps_handle h);
 int ps_aggregate__dropped(const struct ps_session *s, ps_handle h, uint64_t *dropped);
 /* How an off-CPU aggregate keyed by stacks took them: intervals given the
  * stacks remembered for their place (a thread that blocks again where it
- * blocked before), uses that walked the stacks again to compare, places
- * found with other stacks then (walked every time after: before that, up
- * to about 16 intervals of such a place had the other stacks), and
- * intervals walked for want of a usable place. Zeros for others. */
+ * blocked before; or the one of them that does not differ there), uses
+ * that walked the stacks again to compare, the times a place was found
+ * with another stack then (walked there every time after: before that, up
+ * to 15 intervals of the place had the other one), and intervals walked
+ * for want of a usable place. Zeros for others. */
 struct ps_agg_places {
 	uint64_t used, checked, unstable, walked;
 };

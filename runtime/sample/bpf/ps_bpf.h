@@ -30,7 +30,7 @@
 #define PS_BPF_HITS	     2 /* hits ps_raw counted: a raw-tracepoint counter's value */
 #define PS_BPF_PLACE_USED    3 /* off-CPU intervals given a remembered place's stacks */
 #define PS_BPF_PLACE_CHECKED 4 /* uses that walked the stacks again to compare */
-#define PS_BPF_PLACE_WRONG   5 /* and found others: the place is walked from then on */
+#define PS_BPF_PLACE_WRONG   5 /* and found another: that stack is walked from then on */
 #define PS_BPF_PLACE_WALKED  6 /* intervals whose stacks were walked otherwise */
 #define PS_BPF_NLOST	     7
 

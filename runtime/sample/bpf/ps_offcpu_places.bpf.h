@@ -12,14 +12,15 @@
  * The same place nearly always means the same two stacks, but not always
  * (fdatasync waits at three places in one call), so the stacks are walked
  * again and compared at a place's 1st, 2nd, 4th and 8th use and one use in
- * PS_PLACE_CHECK after: a place found with other stacks is marked
- * unstable and walked every time from then on. Before that is found, its
- * other stacks' intervals are given the remembered ones: about
- * PS_PLACE_CHECK intervals a place, whatever their share (a rarer second
- * stack takes longer to find, in proportion). ps_lost counts the uses,
- * the checks, the places found unstable and the intervals walked, for the
- * reader to say. A preempted thread, or one runnable after an interrupt,
- * is anywhere: it is walked every time.
+ * PS_PLACE_CHECK after: a stack found to differ (the kernel's, or the
+ * user's) is walked at that place every time from then on, the other
+ * still remembered. Before that is found, its other stacks' intervals are
+ * given the remembered one: about PS_PLACE_CHECK intervals a place,
+ * whatever their share (a rarer second stack takes longer to find, in
+ * proportion). ps_lost counts the uses, the checks, the times a place was
+ * found with another stack and the intervals walked, for the reader to
+ * say. A preempted thread, or one runnable after an interrupt, is
+ * anywhere: it is walked every time.
  *
  * Stack ids are only good until the reader empties the stack map (each
  * take): it makes places_epoch odd first (no place used or remembered),
@@ -31,9 +32,11 @@
 #ifndef PS_OFFCPU_PLACES_BPF_H
 #define PS_OFFCPU_PLACES_BPF_H
 
-#define PS_PLACE_CHECK 16 /* one use in this many, after the 8th, walks again */
-#define PS_EEXIST      17 /* bpf_get_stackid: no room for the stack (its bucket taken)... */
-#define PS_ENOMEM      12 /* ...or none left in the map */
+#define PS_PLACE_CHECK	16 /* one use in this many, after the 8th, walks again */
+#define PS_PLACE_USTACK 1  /* a place's user stacks differ between waits */
+#define PS_PLACE_KSTACK 2  /* its kernel stacks */
+#define PS_EEXIST	17 /* bpf_get_stackid: no room for the stack (its bucket taken)... */
+#define PS_ENOMEM	12 /* ...or none left in the map */
 
 struct ps_place_key {
 	__u32 tgid;
@@ -49,7 +52,7 @@ struct ps_place {
 	__s32 us, ks;	/* the stacks' ids */
 	__u32 epoch;	/* places_epoch when they were taken */
 	__u32 uses;	/* since */
-	__u32 unstable; /* 1: two stacks seen here: walked every time */
+	__u32 unstable; /* PS_PLACE_*: the stacks seen to differ here, walked every time */
 	__u32 pad;
 };
 
@@ -62,14 +65,16 @@ struct {
 
 __u32 places_epoch = 0; /* odd while the reader empties the stack map */
 
-/* The stacks of the thread running, walked. */
-static __always_inline void walk_stacks(void *ctx, __u64 kskip, __s32 *us, __s32 *ks)
+/* The running thread's user stack, walked (-1: not keyed by it). */
+static __always_inline __s32 walk_user(void *ctx)
 {
-	*us = *ks = -1;
-	if (cfg_keys & PS_BPF_K_USTACK)
-		*us = bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK);
-	if (cfg_keys & PS_BPF_K_KSTACK)
-		*ks = bpf_get_stackid(ctx, &ps_stacks, kskip);
+	return cfg_keys & PS_BPF_K_USTACK ? bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK) : -1;
+}
+
+/* Its kernel stack, walked (-1: not keyed by it). */
+static __always_inline __s32 walk_kernel(void *ctx, __u64 kskip)
+{
+	return cfg_keys & PS_BPF_K_KSTACK ? bpf_get_stackid(ctx, &ps_stacks, kskip) : -1;
 }
 
 /* The place the running thread waits at, into k; 0: it has none worth
@@ -120,44 +125,53 @@ static __always_inline int checked_use(__u32 n)
 
 /* The stacks of the running thread, which left the CPU in state: those
  * remembered for its place, or walked (and remembered, or compared with
- * those remembered: a stack has the same id in every epoch, its hash). */
+ * those remembered: a stack has the same id in every epoch, its hash). A
+ * place whose kernel stacks differ between waits (or its user stacks)
+ * walks that one every time and may still remember the other. */
 static __always_inline void stacks_at_place(void *ctx, __u64 kskip, int late, __s64 state,
 					    __s32 *us, __s32 *ks)
 {
-	__u32 epoch = places_epoch;
+	__u32 epoch = places_epoch, bad = 0;
 	struct ps_place_key k;
 	struct ps_place *p, v;
+	int placed, check;
 
 	__builtin_memset(&k, 0, sizeof(k));
-	if ((epoch & 1) || !place_of(&k, state, kskip | (late ? 0x100 : 0))) {
-		walk_stacks(ctx, kskip, us, ks);
+	placed = !(epoch & 1) && place_of(&k, state, kskip | (late ? 0x100 : 0));
+	p = placed ? bpf_map_lookup_elem(&ps_places, &k) : NULL;
+	if (!p || p->unstable == (PS_PLACE_USTACK | PS_PLACE_KSTACK)) {
+		*us = walk_user(ctx);
+		*ks = walk_kernel(ctx, kskip);
 		bump(PS_BPF_PLACE_WALKED);
+		if (p || !placed || no_room(*us, *ks)) /* (no room: no verdict) */
+			return;
+		v.us = *us;
+		v.ks = *ks;
+		v.epoch = epoch;
+		v.uses = 0;
+		v.unstable = 0;
+		v.pad = 0;
+		bpf_map_update_elem(&ps_places, &k, &v, BPF_ANY);
 		return;
 	}
-	p = bpf_map_lookup_elem(&ps_places, &k);
-	if (p && !p->unstable && p->epoch == epoch && !checked_use(++p->uses)) {
-		*us = p->us;
-		*ks = p->ks;
+	/* the first use since the stack map was emptied is a check too */
+	check = p->epoch != epoch || checked_use(++p->uses);
+	*us = check || (p->unstable & PS_PLACE_USTACK) ? walk_user(ctx) : p->us;
+	*ks = check || (p->unstable & PS_PLACE_KSTACK) ? walk_kernel(ctx, kskip) : p->ks;
+	if (!check) {
 		bump(PS_BPF_PLACE_USED);
 		return;
 	}
-	walk_stacks(ctx, kskip, us, ks);
-	if (!p || p->unstable || no_room(*us, *ks)) {
-		bump(PS_BPF_PLACE_WALKED); /* (no room: no verdict) */
-		if (!p && !no_room(*us, *ks)) {
-			v.us = *us;
-			v.ks = *ks;
-			v.epoch = epoch;
-			v.uses = 0;
-			v.unstable = 0;
-			v.pad = 0;
-			bpf_map_update_elem(&ps_places, &k, &v, BPF_ANY);
-		}
+	if (no_room(*us, *ks)) {
+		bump(PS_BPF_PLACE_WALKED);
 		return;
 	}
-	/* a use due for a check, or the first since the stack map was emptied */
-	if (*us != p->us || *ks != p->ks) {
-		p->unstable = 1;
+	if (!(p->unstable & PS_PLACE_USTACK) && *us != p->us)
+		bad |= PS_PLACE_USTACK;
+	if (!(p->unstable & PS_PLACE_KSTACK) && *ks != p->ks)
+		bad |= PS_PLACE_KSTACK;
+	if (bad) {
+		p->unstable |= bad;
 		bump(PS_BPF_PLACE_WRONG);
 	}
 	p->epoch = epoch;
