@@ -197,7 +197,11 @@ for round in 1 2 3; do
 done
 mid() { tr ' ' '\n' <<<"$1" | grep . | median; }
 bare=$(mid "${runs[bare]}")
-echo "  pgbench (8 clients, loopback, ${PG_SECONDS} s windows): bare $bare tps"
+# the bare windows' spread: how far apart two windows of the same run are
+# here, against which a 98% target can be read
+spread=$(tr ' ' '\n' <<<"${runs[bare]}" | grep . | sort -n |
+	awk '{ v[NR] = $1 } END { if (NR && v[1] > 0) printf "%d-%d, %.1f%% apart", v[1], v[NR], 100 * (v[NR] - v[1]) / v[1] }')
+echo "  pgbench (8 clients, loopback, ${PG_SECONDS} s windows): bare $bare tps (its windows ${spread:-?})"
 for t in offcpu agent; do
 	v=$(mid "${runs[$t]:-}")
 	[[ -n $v && $bare -gt 0 ]] || { echo "  under $t: no figure"; continue; }
