@@ -16,8 +16,9 @@
  * sums are read), otherwise as the thread runs again if the interval turned
  * out long (cfg_offcpu_late: its kernel and user stacks still hold the
  * place where it left the CPU; ps_resumed); on other kernels at every
- * switch-out. The stack map keeps each distinct stack once: a
- * thread that blocks again at the same place costs a lookup. With on-CPU
+ * switch-out. The stack map keeps each distinct stack once, and a
+ * thread that blocks again where it blocked before is given the stacks
+ * walked there, checked now and then (ps_offcpu_places.bpf.h). With on-CPU
  * slices asked for too (cfg_offcpu & PS_OC_ON), the time from a switch-in
  * to the next switch-out is added under the key taken there, its state
  * PS_STATE_ONCPU: a thread's parts then add up to its whole time in the
