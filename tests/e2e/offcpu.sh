@@ -155,6 +155,12 @@ for how in alt blocks alt-takes; do
 	fi
 done
 
+# An aggregate that is not off-CPU has no places: all 0, not an error.
+out=$("$PERFSCRIPT" -e 'local c = perfmon.counter("syscalls:sys_enter_getppid")
+local a = assert(perfmon.aggregate(c, { by = { "pid" } }))
+probe("end", function() local p = assert(a:places()); print(p.used, p.checked, p.unstable, p.walked) end)' -c true 2>&1)
+is "$out" $'0\t0\t0\t0' "aggregate:places() of an aggregate that is not off-CPU: all 0"
+
 # The run queue: two threads spinning on one CPU each wait about half
 # their time runnable; keyed by args.prev_state, that wait (preempted, or
 # after a wake-up) is state 0 (or 256, preempted), and it equals the

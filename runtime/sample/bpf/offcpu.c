@@ -302,8 +302,10 @@ static size_t held(const struct ps_bpf_counter *b, size_t key_size, __s32 **ids)
 			continue;
 		(*ids)[n++] = e.key.ustack;
 		(*ids)[n++] = e.key.kstack;
-		(*ids)[n++] = e.us;
-		(*ids)[n++] = e.ks;
+		if (b->skel->rodata->cfg_offcpu_fwd) { /* a forwarded interval's own */
+			(*ids)[n++] = e.us;
+			(*ids)[n++] = e.ks;
+		}
 	}
 	fd = b->counts_fd[b->active];
 	while (key_size >= offsetof(struct ps_agg_key, ip) &&

@@ -195,14 +195,8 @@ static __always_inline void take_stacks(struct ps_oc_entry *st, void *ctx, __u64
 		stacks_at_place(ctx, kskip, late, st->left, &st->key.ustack, &st->key.kstack);
 		return;
 	}
-	if (cfg_keys & PS_BPF_K_USTACK)
-		st->key.ustack = bpf_get_stackid(ctx, &ps_stacks, BPF_F_USER_STACK);
-	if (cfg_keys & PS_BPF_K_KSTACK)
-		st->key.kstack = bpf_get_stackid(ctx, &ps_stacks, kskip);
-	st->us = st->key.ustack;
-	st->ks = st->key.kstack;
-	if (!cfg_offcpu_fwd)
-		return;
+	st->us = st->key.ustack = walk_user(ctx);
+	st->ks = st->key.kstack = walk_kernel(ctx, kskip);
 	if ((cfg_flags & PS_BPF_F_CALLCHAIN) && !(cfg_keys & PS_BPF_K_KSTACK))
 		st->ks = bpf_get_stackid(ctx, &ps_stacks, kskip);
 	if ((cfg_flags & PS_BPF_F_CALLCHAIN) && !cfg_offcpu_stack && !(cfg_keys & PS_BPF_K_USTACK))
